@@ -1,0 +1,189 @@
+/*
+ * NPY arrays and NPZ archives (numpy's formats), read and written.
+ *
+ * Reading: .npy headers v1/v2/v3; dtypes bool, u1/i1/u2/i2/u4/i4/u8/i8,
+ * f2 (converted to float32 on read), f4, f8; little- and big-endian; C and
+ * Fortran order. Arrays are always handed back native-endian, C order.
+ * Archives: ZIP entries stored or deflated, ZIP64 (entries over 4 GiB,
+ * archives over 65,535 entries). Container parsing is libzip's; inflate is
+ * libdeflate's for whole entries and zlib's (through libzip) when streaming.
+ *
+ * Every size in a header is checked against the entry's real size before any
+ * allocation, so a lying header cannot drive a huge allocation.
+ */
+#ifndef PERFCAST_NPZ_H
+#define PERFCAST_NPZ_H
+
+#include "perfcast/perfcast.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum pc_dtype {
+    PC_DTYPE_BOOL = 0,
+    PC_DTYPE_U8,
+    PC_DTYPE_I8,
+    PC_DTYPE_U16,
+    PC_DTYPE_I16,
+    PC_DTYPE_U32,
+    PC_DTYPE_I32,
+    PC_DTYPE_U64,
+    PC_DTYPE_I64,
+    PC_DTYPE_F16, /* only as a file dtype: reads convert it to F32 */
+    PC_DTYPE_F32,
+    PC_DTYPE_F64,
+    PC_DTYPE_COUNT
+} pc_dtype;
+
+/* Bytes per element; 0 for an invalid dtype. */
+size_t pc_dtype_size(pc_dtype t);
+/* numpy's name: "bool", "uint8", ..., "float32". */
+const char *pc_dtype_name(pc_dtype t);
+/* 1 for integer dtypes (bool excluded), 0 otherwise. */
+int pc_dtype_is_int(pc_dtype t);
+
+#define PC_MAX_DIMS 8
+
+/* What a .npy header says, before any data is read. */
+typedef struct pc_array_info {
+    pc_dtype dtype;       /* file dtype (F16 stays F16 here) */
+    int big_endian;       /* 1 if the file data is big-endian */
+    int fortran_order;    /* 1 if the file data is Fortran order */
+    int ndim;
+    int64_t shape[PC_MAX_DIMS];
+    int64_t count;        /* product of shape (1 for a 0-d array) */
+    uint64_t data_bytes;  /* count * file element size */
+    uint64_t data_offset; /* header length: data starts here in the .npy */
+} pc_array_info;
+
+/*
+ * An in-memory array, native-endian, C order. The data is either owned
+ * (malloc'd) or a view into a memory map; pc_array_free releases either.
+ * The fields after `data` are private.
+ */
+typedef struct pc_array {
+    pc_dtype dtype;
+    int ndim;
+    int64_t shape[PC_MAX_DIMS];
+    void *data;
+    void *priv_base_;      /* malloc'd block or mmap base */
+    size_t priv_len_;      /* mmap length; 0 for malloc'd */
+} pc_array;
+
+/* Zero-initialised array, safe to pass to pc_array_free. */
+#define PC_ARRAY_INIT {PC_DTYPE_F32, 0, {0}, NULL, NULL, 0}
+
+void pc_array_free(pc_array *a); /* frees data and resets *a; NULL ok */
+int64_t pc_array_count(const pc_array *a);
+size_t pc_array_nbytes(const pc_array *a);
+/* Allocates an owned zero-filled array. */
+pc_status pc_array_alloc(pc_array *a, pc_dtype t, int ndim, const int64_t *shape,
+                         pc_error *err);
+/*
+ * Converts in place between numeric dtypes (ints <-> ints, ints <-> floats).
+ * Integer narrowing that would change a value fails with PC_ERR_RANGE
+ * naming `what` (e.g. "file.npz: node_opcode").
+ */
+pc_status pc_array_convert(pc_array *a, pc_dtype to, const char *what, pc_error *err);
+
+/* ---- .npy headers ---------------------------------------------------- */
+
+/*
+ * Parses a .npy header from the first `len` bytes of a file whose total size
+ * is `file_size` (UINT64_MAX if unknown). `what` names the source in errors.
+ */
+pc_status pc_npy_parse_header(const void *buf, size_t len, uint64_t file_size,
+                              const char *what, pc_array_info *info, pc_error *err);
+
+/*
+ * Formats a v1 (or v2 if needed) .npy header for a native-endian C-order
+ * array; the header length is a multiple of 64 so the data that follows is
+ * aligned. Returns the header length, or 0 if `cap` is too small.
+ */
+size_t pc_npy_format_header(pc_dtype t, int ndim, const int64_t *shape, char *out,
+                            size_t cap);
+
+/* ---- single .npy files ----------------------------------------------- */
+
+pc_status pc_npy_load(const char *path, pc_array *out, pc_error *err);
+/* Maps a native-endian, C-order, non-f16 .npy read-only instead of reading it. */
+pc_status pc_npy_map(const char *path, pc_array *out, pc_error *err);
+/* Writes to a temporary name in the same directory, then renames. */
+pc_status pc_npy_save(const char *path, const pc_array *a, pc_error *err);
+
+/* ---- .npz archives: reading ------------------------------------------ */
+
+typedef struct pc_npz pc_npz;
+
+pc_status pc_npz_open(const char *path, pc_npz **out, pc_error *err);
+void pc_npz_close(pc_npz *z);
+
+const char *pc_npz_path(const pc_npz *z);
+/* Number of .npy members. Non-.npy members are ignored. */
+int pc_npz_count(const pc_npz *z);
+/* Key of member i, without the ".npy" suffix (numpy's key). */
+const char *pc_npz_key(const pc_npz *z, int i);
+/* Member index for a key, or -1. */
+int pc_npz_find(const pc_npz *z, const char *key);
+/* 1 if member i is stored (uncompressed), 0 if deflated. */
+int pc_npz_is_stored(const pc_npz *z, int i);
+/* Uncompressed and compressed sizes of member i, in bytes. */
+uint64_t pc_npz_member_size(const pc_npz *z, int i);
+uint64_t pc_npz_member_csize(const pc_npz *z, int i);
+
+/* Reads only the member's header. */
+pc_status pc_npz_info(pc_npz *z, int i, pc_array_info *info, pc_error *err);
+
+/* Reads a whole member (native-endian, C order; F16 becomes F32). */
+pc_status pc_npz_read(pc_npz *z, int i, pc_array *out, pc_error *err);
+
+/*
+ * Reads rows [row0, row0+nrows) along axis 0 of a C-order member without
+ * inflating more than the data up to row0+nrows, and holding only those rows
+ * in memory. Fortran-order members fail with PC_ERR_UNSUPPORTED.
+ */
+pc_status pc_npz_read_rows(pc_npz *z, int i, int64_t row0, int64_t nrows, pc_array *out,
+                           pc_error *err);
+
+/*
+ * Reads every member into outs[0..count-1] (indexed like pc_npz_key),
+ * inflating members in parallel with up to `threads` threads (0 = default).
+ */
+pc_status pc_npz_read_all(pc_npz *z, pc_array *outs, int threads, pc_error *err);
+
+/* ---- .npz archives: writing ------------------------------------------ */
+
+typedef struct pc_npz_writer pc_npz_writer;
+
+typedef enum pc_npz_compress {
+    PC_NPZ_STORED = 0,  /* like np.savez */
+    PC_NPZ_DEFLATED = 1 /* like np.savez_compressed */
+} pc_npz_compress;
+
+/*
+ * Starts an archive at `path`. Nothing appears at `path` until commit, which
+ * writes a temporary file in the same directory and renames it into place.
+ */
+pc_status pc_npz_writer_open(const char *path, pc_npz_compress mode, pc_npz_writer **out,
+                             pc_error *err);
+/* Deflate level 1..9 (default 6, numpy's). */
+void pc_npz_writer_set_level(pc_npz_writer *w, int level);
+/*
+ * Adds `key`.npy holding a native-endian, C-order array. The data is copied
+ * (compressed members are compressed here), so the caller may free it at once.
+ */
+pc_status pc_npz_writer_add(pc_npz_writer *w, const char *key, pc_dtype t, int ndim,
+                            const int64_t *shape, const void *data, pc_error *err);
+pc_status pc_npz_writer_add_array(pc_npz_writer *w, const char *key, const pc_array *a,
+                                  pc_error *err);
+/* Finishes the archive and renames it into place; frees w in all cases. */
+pc_status pc_npz_writer_commit(pc_npz_writer *w, pc_error *err);
+/* Drops the archive (removes the temporary file); frees w. NULL ok. */
+void pc_npz_writer_abort(pc_npz_writer *w);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PERFCAST_NPZ_H */

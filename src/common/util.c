@@ -1,0 +1,136 @@
+/* Files, paths, checked allocation and half floats. */
+#define _XOPEN_SOURCE 700
+#define _DEFAULT_SOURCE
+#include <errno.h>
+#include <ftw.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/util.h"
+
+void *pc_malloc_array(uint64_t n, uint64_t size) {
+    uint64_t bytes;
+    if (!pc_mul_u64(n, size, &bytes) || bytes > SIZE_MAX) return NULL;
+    return malloc(bytes ? (size_t)bytes : 1);
+}
+
+void *pc_calloc_array(uint64_t n, uint64_t size) {
+    uint64_t bytes;
+    if (!pc_mul_u64(n, size, &bytes) || bytes > SIZE_MAX) return NULL;
+    return calloc(bytes ? (size_t)n : 1, bytes ? (size_t)size : 1);
+}
+
+pc_status pc_mkdirs(const char *path, pc_error *err) {
+    char buf[4096];
+    size_t len = strlen(path);
+    if (len == 0 || len >= sizeof buf) return pc_fail(err, PC_ERR_ARG, "%s: bad directory path", path);
+    memcpy(buf, path, len + 1);
+    for (char *p = buf + 1; *p; p++) {
+        if (*p != '/') continue;
+        *p = '\0';
+        if (mkdir(buf, 0777) != 0 && errno != EEXIST)
+            return pc_fail(err, PC_ERR_IO, "%s: cannot create directory: %s", buf, strerror(errno));
+        *p = '/';
+    }
+    if (mkdir(buf, 0777) != 0 && errno != EEXIST)
+        return pc_fail(err, PC_ERR_IO, "%s: cannot create directory: %s", buf, strerror(errno));
+    struct stat st;
+    if (stat(buf, &st) != 0 || !S_ISDIR(st.st_mode))
+        return pc_fail(err, PC_ERR_IO, "%s: exists and is not a directory", buf);
+    return PC_OK;
+}
+
+FILE *pc_tmp_open(const char *path, char *tmp, size_t cap, pc_error *err) {
+    const char *slash = strrchr(path, '/');
+    int dirlen = slash ? (int)(slash - path + 1) : 0;
+    const char *base = slash ? slash + 1 : path;
+    int n = snprintf(tmp, cap, "%.*s.%s.tmpXXXXXX", dirlen, path, base);
+    if (n < 0 || (size_t)n >= cap) {
+        pc_fail(err, PC_ERR_ARG, "%s: path too long", path);
+        return NULL;
+    }
+    int fd = mkstemp(tmp);
+    if (fd < 0) {
+        pc_fail(err, PC_ERR_IO, "%s: cannot create temporary file: %s", path, strerror(errno));
+        return NULL;
+    }
+    fchmod(fd, 0644);
+    FILE *f = fdopen(fd, "wb");
+    if (!f) {
+        close(fd);
+        unlink(tmp);
+        pc_fail(err, PC_ERR_IO, "%s: cannot open temporary file: %s", path, strerror(errno));
+    }
+    return f;
+}
+
+pc_status pc_tmp_commit(FILE *f, const char *tmp, const char *path, pc_error *err) {
+    int bad = ferror(f);
+    if (fclose(f) != 0) bad = 1;
+    if (bad) {
+        unlink(tmp);
+        return pc_fail(err, PC_ERR_IO, "%s: write failed: %s", path, strerror(errno));
+    }
+    if (rename(tmp, path) != 0) {
+        int e = errno;
+        unlink(tmp);
+        return pc_fail(err, PC_ERR_IO, "%s: cannot rename temporary file into place: %s", path,
+                       strerror(e));
+    }
+    return PC_OK;
+}
+
+static int remove_cb(const char *p, const struct stat *sb, int flag, struct FTW *ftw) {
+    (void)sb;
+    (void)flag;
+    (void)ftw;
+    remove(p);
+    return 0;
+}
+
+void pc_remove_tree(const char *path) { nftw(path, remove_cb, 16, FTW_DEPTH | FTW_PHYS); }
+
+int pc_str_ends_with(const char *s, const char *suffix) {
+    size_t a = strlen(s), b = strlen(suffix);
+    return a >= b && memcmp(s + a - b, suffix, b) == 0;
+}
+
+void pc_path_stem(const char *path, const char *ext, char *out, size_t cap) {
+    const char *slash = strrchr(path, '/');
+    const char *base = slash ? slash + 1 : path;
+    size_t len = strlen(base);
+    if (ext && pc_str_ends_with(base, ext)) len -= strlen(ext);
+    if (cap == 0) return;
+    if (len >= cap) len = cap - 1;
+    memcpy(out, base, len);
+    out[len] = '\0';
+}
+
+float pc_half_to_float(uint16_t h) {
+    uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
+    uint32_t exp = (h >> 10) & 0x1fu;
+    uint32_t mant = h & 0x3ffu;
+    uint32_t bits;
+    if (exp == 0) {
+        if (mant == 0) {
+            bits = sign;
+        } else { /* subnormal: normalise */
+            exp = 127 - 15 + 1;
+            while (!(mant & 0x400u)) {
+                mant <<= 1;
+                exp--;
+            }
+            mant &= 0x3ffu;
+            bits = sign | (exp << 23) | (mant << 13);
+        }
+    } else if (exp == 31) {
+        bits = sign | 0x7f800000u | (mant << 13);
+    } else {
+        bits = sign | ((exp + 127 - 15) << 23) | (mant << 13);
+    }
+    float f;
+    memcpy(&f, &bits, sizeof f);
+    return f;
+}

@@ -1,0 +1,55 @@
+/* Internal helpers shared by every module: errors, checked arithmetic, files. */
+#ifndef PC_UTIL_H
+#define PC_UTIL_H
+
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "perfcast/perfcast.h"
+
+#if defined(__GNUC__)
+#define PC_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define PC_PRINTF(a, b)
+#endif
+
+/* Fills err (if not NULL) and returns code, so callers can `return pc_fail(...)`. */
+pc_status pc_fail(pc_error *err, pc_status code, const char *fmt, ...) PC_PRINTF(3, 4);
+/* Prefixes an existing message with "<prefix>: ". */
+void pc_error_prefix(pc_error *err, const char *fmt, ...) PC_PRINTF(2, 3);
+
+/* Checked arithmetic: return 0 on overflow, 1 otherwise. */
+static inline int pc_mul_u64(uint64_t a, uint64_t b, uint64_t *out) {
+    return !__builtin_mul_overflow(a, b, out);
+}
+static inline int pc_add_u64(uint64_t a, uint64_t b, uint64_t *out) {
+    return !__builtin_add_overflow(a, b, out);
+}
+
+/* malloc that fails cleanly on 0 or overflow of n*size. */
+void *pc_malloc_array(uint64_t n, uint64_t size);
+void *pc_calloc_array(uint64_t n, uint64_t size);
+
+/* mkdir -p; PC_OK if it exists already. */
+pc_status pc_mkdirs(const char *path, pc_error *err);
+
+/*
+ * Outputs are written to a temporary name beside `path` and renamed into
+ * place, so a failed or interrupted run never leaves a half-written file.
+ * pc_tmp_open opens "<dir>/.<base>.tmpXXXXXX"; on success tmp holds its name.
+ */
+FILE *pc_tmp_open(const char *path, char *tmp, size_t cap, pc_error *err);
+/* fflush+fsync-free close and rename tmp -> path; removes tmp on failure. */
+pc_status pc_tmp_commit(FILE *f, const char *tmp, const char *path, pc_error *err);
+/* Removes a file or a whole directory tree (best effort). */
+void pc_remove_tree(const char *path);
+
+/* Base name without directories and without `ext` if it ends with it. */
+void pc_path_stem(const char *path, const char *ext, char *out, size_t cap);
+int pc_str_ends_with(const char *s, const char *suffix);
+
+/* IEEE half -> float. */
+float pc_half_to_float(uint16_t h);
+
+#endif /* PC_UTIL_H */
