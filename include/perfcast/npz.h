@@ -147,6 +147,26 @@ pc_status pc_npz_read_rows(pc_npz *z, int i, int64_t row0, int64_t nrows, pc_arr
                            pc_error *err);
 
 /*
+ * A forward-only row cursor over one C-order member: successive reads at
+ * non-decreasing row offsets inflate the member once, start to end, holding
+ * only the rows asked for. Use it to scan or sample a huge array
+ * (e.g. layout node_config_feat) in bounded memory. Not thread-safe; several
+ * cursors may be open on one archive.
+ */
+typedef struct pc_npz_rows pc_npz_rows;
+
+pc_status pc_npz_rows_open(pc_npz *z, int i, pc_npz_rows **out, pc_error *err);
+/* The member's header (file dtype, full shape). */
+const pc_array_info *pc_npz_rows_info(const pc_npz_rows *r);
+/*
+ * Copies rows [row0, row0+nrows) into dst (native-endian, in-memory dtype:
+ * F16 becomes F32). row0 must not be before the end of the previous read.
+ */
+pc_status pc_npz_rows_read(pc_npz_rows *r, int64_t row0, int64_t nrows, void *dst,
+                           pc_error *err);
+void pc_npz_rows_close(pc_npz_rows *r);
+
+/*
  * Reads every member into outs[0..count-1] (indexed like pc_npz_key),
  * inflating members in parallel with up to `threads` threads (0 = default).
  */

@@ -42,7 +42,7 @@ pc_synth_opts pc_synth_opts_default(void);
 
 /*
  * Writes <out_dir>/npz/{tile/xla,layout/{xla,nlp}/{random,default}}/
- * {train,valid,test}/*.npz. Test splits carry zero runtimes, as in the
+ * {train,valid,test}/ (one .npz per graph). Test splits carry zero runtimes, as in the
  * public data. Progress lines go to `log` if not NULL.
  */
 pc_status pc_synth_write(const char *out_dir, const pc_synth_opts *opts, pc_report *log,

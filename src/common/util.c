@@ -5,20 +5,44 @@
 #include <ftw.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/util.h"
 
+/*
+ * Large blocks are 2 MiB-aligned and advised as huge pages: filling a fresh
+ * 100 MB array otherwise costs ~25k page faults, which on virtual machines
+ * took longer than inflating the data (numpy does the same for its arrays).
+ * The block is still released with free().
+ */
+#define PC_HUGE_MIN (UINT64_C(4) << 20)
+#define PC_HUGE_ALIGN ((size_t)2 << 20)
+
+static void *big_alloc(uint64_t bytes) {
+    void *p = NULL;
+    if (posix_memalign(&p, PC_HUGE_ALIGN, (size_t)bytes) != 0) return NULL;
+    size_t len = ((size_t)bytes + PC_HUGE_ALIGN - 1) & ~(PC_HUGE_ALIGN - 1);
+    (void)madvise(p, len, MADV_HUGEPAGE); /* advisory: ignore failure */
+    return p;
+}
+
 void *pc_malloc_array(uint64_t n, uint64_t size) {
     uint64_t bytes;
     if (!pc_mul_u64(n, size, &bytes) || bytes > SIZE_MAX) return NULL;
+    if (bytes >= PC_HUGE_MIN) return big_alloc(bytes);
     return malloc(bytes ? (size_t)bytes : 1);
 }
 
 void *pc_calloc_array(uint64_t n, uint64_t size) {
     uint64_t bytes;
     if (!pc_mul_u64(n, size, &bytes) || bytes > SIZE_MAX) return NULL;
+    if (bytes >= PC_HUGE_MIN) {
+        void *p = big_alloc(bytes);
+        if (p) memset(p, 0, (size_t)bytes);
+        return p;
+    }
     return calloc(bytes ? (size_t)n : 1, bytes ? (size_t)size : 1);
 }
 

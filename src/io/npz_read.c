@@ -307,6 +307,7 @@ pc_status pc_npz_read(pc_npz *z, int i, pc_array *out, pc_error *err) {
 static pc_status skip_bytes(zip_file_t *zf, int stored, uint64_t pos, uint64_t n,
                             const pc_npz *z, const member *m, pc_error *err) {
     if (n == 0) return PC_OK;
+    /* zip_fseek works on stored members only; deflated ones inflate and drop. */
     if (stored && zip_fseek(zf, (zip_int64_t)(pos + n), SEEK_SET) == 0) return PC_OK;
     enum { SCRATCH = 1 << 20 };
     unsigned char *scratch = malloc(SCRATCH);
@@ -321,9 +322,18 @@ static pc_status skip_bytes(zip_file_t *zf, int stored, uint64_t pos, uint64_t n
     return st;
 }
 
-pc_status pc_npz_read_rows(pc_npz *z, int i, int64_t row0, int64_t nrows, pc_array *out,
-                           pc_error *err) {
-    memset(out, 0, sizeof *out);
+struct pc_npz_rows {
+    pc_npz *z;
+    member *m;
+    zip_file_t *zf;
+    pc_array_info info;
+    uint64_t row_bytes; /* in the file */
+    uint64_t pos;       /* byte offset in the member of the next unread byte */
+    char what[1200];
+};
+
+pc_status pc_npz_rows_open(pc_npz *z, int i, pc_npz_rows **out, pc_error *err) {
+    *out = NULL;
     pc_array_info info;
     pc_status st = pc_npz_info(z, i, &info, err);
     if (st) return st;
@@ -333,34 +343,92 @@ pc_status pc_npz_read_rows(pc_npz *z, int i, int64_t row0, int64_t nrows, pc_arr
     if (info.fortran_order && info.ndim > 1)
         return pc_fail(err, PC_ERR_UNSUPPORTED, "%s: key '%s': row ranges of Fortran-order "
                        "arrays are not supported (read the whole array)", z->path, m->key);
-    if (row0 < 0 || nrows < 0 || row0 > info.shape[0] || nrows > info.shape[0] - row0)
-        return pc_fail(err, PC_ERR_RANGE, "%s: key '%s': rows [%lld, %lld) outside [0, %lld)",
-                       z->path, m->key, (long long)row0, (long long)(row0 + nrows),
-                       (long long)info.shape[0]);
-    const uint64_t row_bytes = info.shape[0] ? info.data_bytes / (uint64_t)info.shape[0] : 0;
-    const uint64_t nbytes = row_bytes * (uint64_t)nrows;
-    void *block = pc_malloc_array(nbytes, 1);
-    if (!block) return pc_fail(err, PC_ERR_NOMEM, "%s: key '%s': out of memory for %lld rows",
-                               z->path, m->key, (long long)nrows);
-    zip_file_t *zf = open_member(z, m, 0, err);
-    if (!zf) {
-        free(block);
+    pc_npz_rows *r = calloc(1, sizeof *r);
+    if (!r) return pc_fail(err, PC_ERR_NOMEM, "%s: out of memory", z->path);
+    r->zf = open_member(z, m, 0, err);
+    if (!r->zf) {
+        free(r);
         return err ? err->code : PC_ERR_FORMAT;
     }
-    const uint64_t start = info.data_offset + row_bytes * (uint64_t)row0;
-    st = skip_bytes(zf, m->method == ZIP_CM_STORE, 0, start, z, m, err);
-    if (!st) st = fread_exact(zf, block, nbytes, z, m, err);
-    zip_fclose(zf);
-    if (st) {
-        free(block);
+    r->z = z;
+    r->m = m;
+    r->info = info;
+    r->row_bytes = info.shape[0] ? info.data_bytes / (uint64_t)info.shape[0] : 0;
+    snprintf(r->what, sizeof r->what, "%s: member '%s.npy'", z->path, m->key);
+    *out = r;
+    return PC_OK;
+}
+
+const pc_array_info *pc_npz_rows_info(const pc_npz_rows *r) { return &r->info; }
+
+void pc_npz_rows_close(pc_npz_rows *r) {
+    if (!r) return;
+    zip_fclose(r->zf);
+    free(r);
+}
+
+/* File-order row bytes already in dst (at `src`) -> native in-memory values at dst. */
+static void rows_to_native(const pc_array_info *info, unsigned char *dst, unsigned char *src,
+                           uint64_t count) {
+    const size_t es = pc_file_elem_size(info->dtype);
+    if (info->big_endian == pc_host_is_le() && es > 1) pc_bswap_inplace(src, count, es);
+    if (info->dtype != PC_DTYPE_F16) return;
+    /* In place, front to back: float i lands at 4i, below half i+1 at 2n+2i+2. */
+    for (uint64_t k = 0; k < count; k++) {
+        uint16_t h;
+        memcpy(&h, src + 2 * k, 2);
+        float f = pc_half_to_float(h);
+        memcpy(dst + 4 * k, &f, 4);
+    }
+}
+
+pc_status pc_npz_rows_read(pc_npz_rows *r, int64_t row0, int64_t nrows, void *dst,
+                           pc_error *err) {
+    const int64_t n0 = r->info.shape[0];
+    if (row0 < 0 || nrows < 0 || row0 > n0 || nrows > n0 - row0)
+        return pc_fail(err, PC_ERR_RANGE, "%s: rows [%lld, %lld) outside [0, %lld)", r->what,
+                       (long long)row0, (long long)(row0 + nrows), (long long)n0);
+    const uint64_t start = r->info.data_offset + r->row_bytes * (uint64_t)row0;
+    if (start < r->pos)
+        return pc_fail(err, PC_ERR_ARG, "%s: row cursor cannot go back to row %lld", r->what,
+                       (long long)row0);
+    pc_status st = skip_bytes(r->zf, r->m->method == ZIP_CM_STORE, r->pos, start - r->pos, r->z,
+                              r->m, err);
+    if (st) return st;
+    r->pos = start;
+    const uint64_t nbytes = r->row_bytes * (uint64_t)nrows;
+    const uint64_t count = r->row_bytes ? nbytes / pc_file_elem_size(r->info.dtype) : 0;
+    unsigned char *d = dst;
+    unsigned char *src = r->info.dtype == PC_DTYPE_F16 ? d + 2 * count : d;
+    st = fread_exact(r->zf, src, nbytes, r->z, r->m, err);
+    if (st) return st;
+    r->pos += nbytes;
+    rows_to_native(&r->info, d, src, count);
+    return PC_OK;
+}
+
+pc_status pc_npz_read_rows(pc_npz *z, int i, int64_t row0, int64_t nrows, pc_array *out,
+                           pc_error *err) {
+    memset(out, 0, sizeof *out);
+    pc_npz_rows *r;
+    pc_status st = pc_npz_rows_open(z, i, &r, err);
+    if (st) return st;
+    pc_array_info info = r->info;
+    if (row0 < 0 || nrows < 0 || row0 > info.shape[0] || nrows > info.shape[0] - row0) {
+        st = pc_fail(err, PC_ERR_RANGE, "%s: key '%s': rows [%lld, %lld) outside [0, %lld)",
+                     z->path, r->m->key, (long long)row0, (long long)(row0 + nrows),
+                     (long long)info.shape[0]);
+        pc_npz_rows_close(r);
         return st;
     }
-    info.shape[0] = nrows;
-    info.count = (int64_t)(row_bytes ? nbytes / pc_file_elem_size(info.dtype) : 0);
-    info.data_bytes = nbytes;
-    char what[1200];
-    snprintf(what, sizeof what, "%s: member '%s.npy'", z->path, m->key);
-    return pc_array_from_file_data(&info, block, block, out, what, err);
+    int64_t shape[PC_MAX_DIMS];
+    memcpy(shape, info.shape, sizeof shape);
+    shape[0] = nrows;
+    st = pc_array_alloc(out, pc_mem_dtype(info.dtype), info.ndim, shape, err);
+    if (!st) st = pc_npz_rows_read(r, row0, nrows, out->data, err);
+    if (st) pc_array_free(out);
+    pc_npz_rows_close(r);
+    return st;
 }
 
 pc_status pc_npz_read_all(pc_npz *z, pc_array *outs, int threads, pc_error *err) {

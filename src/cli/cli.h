@@ -1,0 +1,45 @@
+/* Shared pieces of the perfcast command-line tool (public API only). */
+#ifndef PC_CLI_H
+#define PC_CLI_H
+
+#include <stdio.h>
+
+#include "perfcast/dataset.h"
+#include "perfcast/npz.h"
+#include "perfcast/perfcast.h"
+#include "perfcast/synth.h"
+
+/* Exit codes: 0 ok, 1 failure or problems found, 2 usage error. */
+enum { PC_EXIT_OK = 0, PC_EXIT_FAIL = 1, PC_EXIT_USAGE = 2 };
+
+typedef struct pc_command {
+    const char *name;
+    const char *summary;
+    int (*run)(int argc, char **argv);
+} pc_command;
+
+int pc_cmd_info(int argc, char **argv);
+int pc_cmd_stats(int argc, char **argv);
+int pc_cmd_check(int argc, char **argv);
+int pc_cmd_synth(int argc, char **argv);
+int pc_cmd_cache(int argc, char **argv);
+
+/* Prints "perfcast <cmd>: <msg>" to stderr and returns PC_EXIT_USAGE. */
+int pc_cli_usage_error(const char *cmd, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+/* Prints the error message and returns PC_EXIT_FAIL. */
+int pc_cli_fail(const pc_error *err);
+
+/* Strict integer parsing of a flag value; 0 on success. */
+int pc_cli_parse_i64(const char *s, long long lo, long long hi, long long *out);
+
+/* Writes text to `path` via a temporary name and rename ("-" = stdout). */
+int pc_cli_write_text(const char *path, const char *text, pc_error *err);
+
+/* "12.3k", "4.5M" style counts for tables. */
+const char *pc_cli_human(double v, char *buf, size_t cap);
+
+#endif

@@ -1,0 +1,237 @@
+/*
+ * perfcast stats: per collection and split, graph/node/edge/config counts
+ * and runtime spread. Reads only .npy headers and config_runtime, so it
+ * summarises the full public dataset in seconds.
+ */
+#define _GNU_SOURCE
+#include <cjson/cJSON.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+typedef struct graph_row {
+    int ok;
+    int64_t nodes, edges, configs, config_nodes;
+    double spread; /* max/min runtime, 0 if no runtimes */
+    char error[PC_ERROR_MSG_MAX];
+} graph_row;
+
+static int64_t dim0(pc_npz *z, const char *key, pc_error *e) {
+    int i = pc_npz_find(z, key);
+    pc_array_info info;
+    if (i < 0 || pc_npz_info(z, i, &info, e) != PC_OK || info.ndim == 0) return -1;
+    return info.shape[0];
+}
+
+static double spread_of(const int64_t *rt, int64_t c) {
+    int64_t lo = INT64_MAX, hi = 0;
+    for (int64_t k = 0; k < c; k++) {
+        if (rt[k] > 0 && rt[k] < lo) lo = rt[k];
+        if (rt[k] > hi) hi = rt[k];
+    }
+    return hi > 0 && lo < INT64_MAX ? (double)hi / (double)lo : 0.0;
+}
+
+static void row_from_npz(const char *path, graph_row *r) {
+    pc_error e;
+    pc_error_clear(&e);
+    pc_npz *z;
+    if (pc_npz_open(path, &z, &e) != PC_OK) {
+        snprintf(r->error, sizeof r->error, "%s", e.msg);
+        return;
+    }
+    r->nodes = dim0(z, "node_opcode", &e);
+    r->edges = dim0(z, "edge_index", &e);
+    r->config_nodes = pc_npz_find(z, "node_config_ids") >= 0 ? dim0(z, "node_config_ids", &e) : 0;
+    int ir = pc_npz_find(z, "config_runtime");
+    pc_array rt;
+    if (ir >= 0 && pc_npz_read(z, ir, &rt, &e) == PC_OK &&
+        pc_array_convert(&rt, PC_DTYPE_I64, path, &e) == PC_OK) {
+        r->configs = pc_array_count(&rt);
+        r->spread = spread_of(rt.data, r->configs);
+        pc_array_free(&rt);
+        r->ok = r->nodes >= 0 && r->edges >= 0 && r->config_nodes >= 0;
+        if (!r->ok) snprintf(r->error, sizeof r->error, "%s: missing or bad node_opcode/edge_index/"
+                             "node_config_ids", path);
+    } else {
+        snprintf(r->error, sizeof r->error, "%s", e.msg[0] ? e.msg : "missing config_runtime");
+    }
+    pc_npz_close(z);
+}
+
+static void row_from_graph(const char *path, graph_row *r) {
+    pc_load_opts o = pc_load_opts_default();
+    o.max_resident_config_bytes = 1;
+    o.threads = 1;
+    pc_graph *g;
+    pc_error e;
+    if (pc_graph_load(path, &o, &g, &e) != PC_OK) {
+        snprintf(r->error, sizeof r->error, "%s", e.msg);
+        return;
+    }
+    r->nodes = pc_graph_num_nodes(g);
+    r->edges = pc_graph_num_edges(g);
+    r->configs = pc_graph_num_configs(g);
+    r->config_nodes = pc_graph_num_config_nodes(g);
+    r->spread = spread_of(pc_graph_config_runtime(g), r->configs);
+    r->ok = 1;
+    pc_graph_free(g);
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+typedef struct summary {
+    size_t graphs, failed, no_runtime;
+    int64_t nodes, edges, configs, config_nodes, max_nodes, max_configs, max_config_nodes;
+    double spread_median, spread_max;
+} summary;
+
+static summary summarise(const graph_row *rows, size_t n) {
+    summary s = {0};
+    double *sp = malloc((n + 1) * sizeof *sp);
+    size_t ns = 0;
+    for (size_t i = 0; i < n; i++) {
+        const graph_row *r = &rows[i];
+        if (!r->ok) {
+            s.failed++;
+            continue;
+        }
+        s.graphs++;
+        s.nodes += r->nodes;
+        s.edges += r->edges;
+        s.configs += r->configs;
+        s.config_nodes += r->config_nodes;
+        if (r->nodes > s.max_nodes) s.max_nodes = r->nodes;
+        if (r->configs > s.max_configs) s.max_configs = r->configs;
+        if (r->config_nodes > s.max_config_nodes) s.max_config_nodes = r->config_nodes;
+        if (r->spread > 0 && sp) sp[ns++] = r->spread;
+        else s.no_runtime++;
+    }
+    if (ns) {
+        qsort(sp, ns, sizeof *sp, cmp_double);
+        s.spread_median = ns % 2 ? sp[ns / 2] : 0.5 * (sp[ns / 2 - 1] + sp[ns / 2]);
+        s.spread_max = sp[ns - 1];
+    }
+    free(sp);
+    return s;
+}
+
+static cJSON *summary_json(int c, int sp, const summary *s) {
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "collection", pc_collection_name(c));
+    cJSON_AddStringToObject(o, "split", pc_split_name(sp));
+    cJSON_AddNumberToObject(o, "graphs", (double)s->graphs);
+    cJSON_AddNumberToObject(o, "unreadable", (double)s->failed);
+    cJSON_AddNumberToObject(o, "nodes", (double)s->nodes);
+    cJSON_AddNumberToObject(o, "max_nodes", (double)s->max_nodes);
+    cJSON_AddNumberToObject(o, "edges", (double)s->edges);
+    cJSON_AddNumberToObject(o, "configs", (double)s->configs);
+    cJSON_AddNumberToObject(o, "max_configs", (double)s->max_configs);
+    cJSON_AddNumberToObject(o, "configurable_nodes", (double)s->config_nodes);
+    cJSON_AddNumberToObject(o, "max_configurable_nodes", (double)s->max_config_nodes);
+    cJSON_AddNumberToObject(o, "graphs_without_runtimes", (double)s->no_runtime);
+    cJSON_AddNumberToObject(o, "runtime_spread_median", s->spread_median);
+    cJSON_AddNumberToObject(o, "runtime_spread_max", s->spread_max);
+    return o;
+}
+
+static void print_header(void) {
+    printf("%-19s %-5s %6s %9s %8s %9s %9s %8s %9s %9s %8s %8s\n", "collection", "split", "graphs",
+           "nodes", "mean", "max", "edges", "configs", "mean", "max", "cfgnodes", "spread");
+}
+
+static void print_summary(int c, int sp, const summary *s) {
+    char a[6][32];
+    double g = s->graphs ? (double)s->graphs : 1.0;
+    printf("%-19s %-5s %6zu %9s %8s %9lld %9s %8s %9s %9lld %8.0f ", pc_collection_name(c),
+           pc_split_name(sp), s->graphs, pc_cli_human((double)s->nodes, a[0], 32),
+           pc_cli_human((double)s->nodes / g, a[1], 32), (long long)s->max_nodes,
+           pc_cli_human((double)s->edges, a[2], 32), pc_cli_human((double)s->configs, a[3], 32),
+           pc_cli_human((double)s->configs / g, a[4], 32), (long long)s->max_configs,
+           (double)s->config_nodes / g);
+    if (s->spread_median > 0) printf("x%.2f", s->spread_median);
+    else printf("%8s", "-");
+    if (s->failed) printf("  (%zu unreadable)", s->failed);
+    printf("\n");
+}
+
+static void stats_help(FILE *f) {
+    fprintf(f,
+            "usage: perfcast stats [--json] [--threads N] DIR\n\n"
+            "DIR holds npz/{tile/xla,layout/{xla,nlp}/{random,default}}/{train,valid,test}/\n"
+            "(or those folders directly, or a cache made by 'perfcast cache').\n"
+            "Columns: graphs; nodes total/mean/max; edges total; configs total/mean/max;\n"
+            "mean configurable nodes per graph; median over graphs of slowest/fastest runtime.\n");
+}
+
+int pc_cmd_stats(int argc, char **argv) {
+    static const struct option opts[] = {{"json", no_argument, 0, 'j'},
+                                         {"threads", required_argument, 0, 't'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
+    int json = 0, c;
+    long long threads = 0;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "jt:h", opts, NULL)) != -1) {
+        if (c == 'j') json = 1;
+        else if (c == 't') {
+            if (pc_cli_parse_i64(optarg, 0, 1024, &threads))
+                return pc_cli_usage_error("stats", "--threads expects 0..1024, got '%s'", optarg);
+        } else if (c == 'h') {
+            stats_help(stdout);
+            return PC_EXIT_OK;
+        } else return pc_cli_usage_error("stats", "unknown option '%s'", argv[optind - 1]);
+    }
+    if (optind != argc - 1) return pc_cli_usage_error("stats", "expected exactly one DIR");
+    pc_error e;
+    pc_dataset *d;
+    if (pc_dataset_open(argv[optind], &d, &e) != PC_OK) return pc_cli_fail(&e);
+    cJSON *out = json ? cJSON_CreateArray() : NULL;
+    if (!json) {
+        printf("dataset: %s\n", pc_dataset_root(d));
+        print_header();
+    }
+    int rc = PC_EXIT_OK;
+    for (int col = 0; col < PC_NUM_COLLECTIONS; col++) {
+        for (int sp = 0; sp < PC_NUM_SPLITS; sp++) {
+            size_t n = pc_dataset_num_files(d, col, sp);
+            if (n == 0) continue;
+            graph_row *rows = calloc(n, sizeof *rows);
+            if (!rows) {
+                rc = PC_EXIT_FAIL;
+                break;
+            }
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads > 0 ? (int)threads : 2)
+            for (size_t i = 0; i < n; i++) {
+                const char *f = pc_dataset_file(d, col, sp, i);
+                size_t len = strlen(f);
+                if (len > 4 && !strcmp(f + len - 4, ".pcc")) row_from_graph(f, &rows[i]);
+                else row_from_npz(f, &rows[i]);
+            }
+            for (size_t i = 0; i < n; i++)
+                if (!rows[i].ok) {
+                    fprintf(stderr, "perfcast stats: skipped: %s\n", rows[i].error);
+                    rc = PC_EXIT_FAIL;
+                }
+            summary s = summarise(rows, n);
+            if (json) cJSON_AddItemToArray(out, summary_json(col, sp, &s));
+            else print_summary(col, sp, &s);
+            free(rows);
+        }
+    }
+    if (json) {
+        char *s = cJSON_Print(out);
+        if (s) puts(s);
+        free(s);
+        cJSON_Delete(out);
+    }
+    pc_dataset_free(d);
+    return rc;
+}

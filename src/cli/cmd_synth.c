@@ -1,0 +1,117 @@
+/* perfcast synth: writes a synthetic TpuGraphs-format dataset. */
+#define _GNU_SOURCE
+#include <getopt.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli.h"
+
+static void synth_help(FILE *f) {
+    fprintf(f,
+            "usage: perfcast synth --out DIR [--scale tiny|small|full] [--seed N] [options]\n\n"
+            "Writes DIR/npz/{tile/xla,layout/{xla,nlp}/{random,default}}/{train,valid,test}/\n"
+            "from HLO-like graphs (convnets, transformer blocks, MLPs) timed by a simulated\n"
+            "TPU cost model (docs/synth.md). Same seed, same bytes.\n\n"
+            "  --out DIR             output root (created)\n"
+            "  --scale S             tiny (tests), small (demo, default), full (benchmarks)\n"
+            "  --seed N              random seed (default 1)\n"
+            "  --compress            deflate the .npz members (like np.savez_compressed)\n"
+            "  --threads N           worker threads (0 = all cores)\n"
+            "  --graphs N            graphs per collection in the train split\n"
+            "  --layout-nodes N      target nodes per layout graph\n"
+            "  --layout-configs N    configurations per layout graph\n"
+            "  --tile-configs N      configurations per tile graph\n"
+            "  --collections LIST    comma-separated subset, e.g. tile:xla,layout:xla:random\n");
+}
+
+static int parse_collections(const char *list, unsigned *mask) {
+    char buf[256];
+    if (strlen(list) >= sizeof buf) return -1;
+    strcpy(buf, list);
+    *mask = 0;
+    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        int c = pc_collection_find(tok);
+        if (c < 0) return -1;
+        *mask |= 1u << c;
+    }
+    return *mask ? 0 : -1;
+}
+
+int pc_cmd_synth(int argc, char **argv) {
+    enum { O_GRAPHS = 256, O_LNODES, O_LCONFIGS, O_TCONFIGS, O_COLL };
+    static const struct option opts[] = {
+        {"out", required_argument, 0, 'o'},         {"scale", required_argument, 0, 's'},
+        {"seed", required_argument, 0, 'S'},        {"compress", no_argument, 0, 'z'},
+        {"threads", required_argument, 0, 't'},     {"graphs", required_argument, 0, O_GRAPHS},
+        {"layout-nodes", required_argument, 0, O_LNODES},
+        {"layout-configs", required_argument, 0, O_LCONFIGS},
+        {"tile-configs", required_argument, 0, O_TCONFIGS},
+        {"collections", required_argument, 0, O_COLL},
+        {"help", no_argument, 0, 'h'},              {0, 0, 0, 0}};
+    pc_synth_opts o = pc_synth_opts_default();
+    o.scale = PC_SYNTH_SMALL;
+    const char *out = NULL;
+    long long v;
+    int c;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "o:s:S:zt:h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'o': out = optarg; break;
+        case 's': {
+            int s = pc_synth_scale_find(optarg);
+            if (s < 0) return pc_cli_usage_error("synth", "--scale expects tiny, small or full, "
+                                                 "got '%s'", optarg);
+            o.scale = (pc_synth_scale)s;
+            break;
+        }
+        case 'S':
+            if (pc_cli_parse_i64(optarg, 0, INT64_MAX, &v))
+                return pc_cli_usage_error("synth", "--seed expects a non-negative integer, got "
+                                          "'%s'", optarg);
+            o.seed = (uint64_t)v;
+            break;
+        case 'z': o.compress = 1; break;
+        case 't':
+            if (pc_cli_parse_i64(optarg, 0, 1024, &v))
+                return pc_cli_usage_error("synth", "--threads expects 0..1024, got '%s'", optarg);
+            o.threads = (int)v;
+            break;
+        case O_GRAPHS:
+        case O_LNODES:
+        case O_LCONFIGS:
+        case O_TCONFIGS:
+            if (pc_cli_parse_i64(optarg, 1, 10000000, &v))
+                return pc_cli_usage_error("synth", "%s expects 1..10000000, got '%s'",
+                                          argv[optind - 1], optarg);
+            if (c == O_GRAPHS) o.graphs_per_split = v;
+            else if (c == O_LNODES) o.layout_nodes = v;
+            else if (c == O_LCONFIGS) o.layout_configs = v;
+            else o.tile_configs = v;
+            break;
+        case O_COLL:
+            if (parse_collections(optarg, &o.collections))
+                return pc_cli_usage_error("synth", "--collections expects a comma-separated list "
+                                          "of tile:xla, layout:{xla,nlp}:{random,default}; got "
+                                          "'%s'", optarg);
+            break;
+        case 'h': synth_help(stdout); return PC_EXIT_OK;
+        default: return pc_cli_usage_error("synth", "unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    if (!out) return pc_cli_usage_error("synth", "--out DIR is required");
+    if (optind != argc) return pc_cli_usage_error("synth", "unexpected argument '%s'", argv[optind]);
+    pc_report *log = pc_report_new();
+    pc_error e;
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    pc_status st = pc_synth_write(out, &o, log, &e);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    for (size_t i = 0; i < pc_report_count(log); i++) printf("%s\n", pc_report_get(log, i));
+    pc_report_free(log);
+    if (st != PC_OK) return pc_cli_fail(&e);
+    printf("wrote %s (scale %s, seed %llu) in %.2f s\n", out, pc_synth_scale_name(o.scale),
+           (unsigned long long)o.seed,
+           (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec));
+    return PC_EXIT_OK;
+}
