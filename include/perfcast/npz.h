@@ -190,8 +190,9 @@ pc_status pc_npz_writer_open(const char *path, pc_npz_compress mode, pc_npz_writ
 /* Deflate level 1..9 (default 6, numpy's). */
 void pc_npz_writer_set_level(pc_npz_writer *w, int level);
 /*
- * Adds `key`.npy holding a native-endian, C-order array. The data is copied
- * (compressed members are compressed here), so the caller may free it at once.
+ * Adds `key`.npy holding a native-endian, C-order array. The data is copied,
+ * so the caller may free it at once; the copies are held (and compressed)
+ * until commit, so an archive needs about its uncompressed size in memory.
  */
 pc_status pc_npz_writer_add(pc_npz_writer *w, const char *key, pc_dtype t, int ndim,
                             const int64_t *shape, const void *data, pc_error *err);

@@ -28,6 +28,7 @@ static pc_status read_exact(int fd, void *buf, uint64_t n, uint64_t off, const c
 }
 
 static pc_status open_regular(const char *path, int *fd, uint64_t *size, pc_error *err) {
+    *size = 0;
     *fd = open(path, O_RDONLY);
     if (*fd < 0) return pc_fail(err, PC_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
     struct stat st;
@@ -61,8 +62,8 @@ static pc_status read_info(int fd, uint64_t size, const char *path, pc_array_inf
 
 pc_status pc_npy_load(const char *path, pc_array *out, pc_error *err) {
     memset(out, 0, sizeof *out);
-    int fd;
-    uint64_t size;
+    int fd = -1;
+    uint64_t size = 0;
     pc_array_info info;
     pc_status st = open_regular(path, &fd, &size, err);
     if (st) return st;
@@ -81,8 +82,8 @@ pc_status pc_npy_load(const char *path, pc_array *out, pc_error *err) {
 
 pc_status pc_npy_map(const char *path, pc_array *out, pc_error *err) {
     memset(out, 0, sizeof *out);
-    int fd;
-    uint64_t size;
+    int fd = -1;
+    uint64_t size = 0;
     pc_array_info info;
     pc_status st = open_regular(path, &fd, &size, err);
     if (st) return st;

@@ -69,7 +69,7 @@ static int parse_string(cursor *c, char *out, size_t cap) {
     char q = *c->p++;
     size_t n = 0;
     while (c->p < c->end && *c->p != q) {
-        if (*c->p == '\\' || n + 1 >= cap) return 0;
+        if (*c->p == '\\' || *c->p == '\0' || n + 1 >= cap) return 0;
         out[n++] = *c->p++;
     }
     if (c->p >= c->end) return 0;
@@ -178,7 +178,14 @@ size_t pc_npy_header_len(const unsigned char *b, size_t len, const char *what, p
         return 0;
     }
     unsigned major = b[6];
-    if (major == 1) return 10 + (size_t)(b[8] | (b[9] << 8));
+    if (major == 1) {
+        size_t hl = (size_t)(b[8] | (b[9] << 8));
+        if (hl < 2) { /* cannot hold even "{}" */
+            pc_fail(err, PC_ERR_FORMAT, "%s: .npy header length %zu is too short", what, hl);
+            return 0;
+        }
+        return 10 + hl;
+    }
     if (major == 2 || major == 3) {
         if (len < 12) {
             pc_fail(err, PC_ERR_FORMAT, "%s: truncated .npy header", what);
@@ -189,6 +196,11 @@ size_t pc_npy_header_len(const unsigned char *b, size_t len, const char *what, p
         if (hl > PC_NPY_MAX_HEADER) {
             pc_fail(err, PC_ERR_FORMAT, "%s: .npy header length %" PRIu32 " exceeds %u bytes", what,
                     hl, PC_NPY_MAX_HEADER);
+            return 0;
+        }
+        if (hl < 2) {
+            pc_fail(err, PC_ERR_FORMAT, "%s: .npy header length %u is too short", what,
+                    (unsigned)hl);
             return 0;
         }
         return 12 + (size_t)hl;
@@ -211,6 +223,10 @@ pc_status pc_npy_parse_header(const void *buf, size_t len, uint64_t file_size, c
     char why[160];
     if (!parse_dict(&c, info, why, sizeof why))
         return pc_fail(err, PC_ERR_FORMAT, "%s: bad .npy header: %s", what, why);
+    skip_ws(&c); /* numpy pads with spaces and a newline, nothing else */
+    if (c.p != c.end)
+        return pc_fail(err, PC_ERR_FORMAT, "%s: bad .npy header: unexpected bytes after the dict",
+                       what);
     uint64_t count = 1;
     for (int i = 0; i < info->ndim; i++)
         if (!pc_mul_u64(count, (uint64_t)info->shape[i], &count) || count > (UINT64_C(1) << 62))

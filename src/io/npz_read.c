@@ -195,7 +195,7 @@ pc_status pc_npz_info(pc_npz *z, int i, pc_array_info *info, pc_error *err) {
     size_t hlen = 0;
     st = fread_exact(zf, pre, plen, z, m, err);
     if (!st && !(hlen = pc_npy_header_len(pre, plen, what, err))) st = err ? err->code : PC_ERR_FORMAT;
-    if (!st && hlen > m->size)
+    if (!st && (hlen < plen || hlen > m->size))
         st = pc_fail(err, PC_ERR_FORMAT, "%s: .npy header runs past the end of the member", what);
     if (!st && !(h = malloc(hlen))) st = pc_fail(err, PC_ERR_NOMEM, "%s: out of memory", what);
     if (!st) {
@@ -387,7 +387,8 @@ pc_status pc_npz_rows_read(pc_npz_rows *r, int64_t row0, int64_t nrows, void *ds
     const int64_t n0 = r->info.shape[0];
     if (row0 < 0 || nrows < 0 || row0 > n0 || nrows > n0 - row0)
         return pc_fail(err, PC_ERR_RANGE, "%s: rows [%lld, %lld) outside [0, %lld)", r->what,
-                       (long long)row0, (long long)(row0 + nrows), (long long)n0);
+                       (long long)row0, (long long)row0 + (nrows > 0 && row0 <= INT64_MAX - nrows
+                       ? nrows : 0), (long long)n0);
     const uint64_t start = r->info.data_offset + r->row_bytes * (uint64_t)row0;
     if (start < r->pos)
         return pc_fail(err, PC_ERR_ARG, "%s: row cursor cannot go back to row %lld", r->what,
@@ -416,7 +417,8 @@ pc_status pc_npz_read_rows(pc_npz *z, int i, int64_t row0, int64_t nrows, pc_arr
     pc_array_info info = r->info;
     if (row0 < 0 || nrows < 0 || row0 > info.shape[0] || nrows > info.shape[0] - row0) {
         st = pc_fail(err, PC_ERR_RANGE, "%s: key '%s': rows [%lld, %lld) outside [0, %lld)",
-                     z->path, r->m->key, (long long)row0, (long long)(row0 + nrows),
+                     z->path, r->m->key, (long long)row0,
+                     (long long)row0 + (nrows > 0 && row0 <= INT64_MAX - nrows ? nrows : 0),
                      (long long)info.shape[0]);
         pc_npz_rows_close(r);
         return st;

@@ -20,6 +20,7 @@ struct pc_npz_writer {
     zip_t *za;
     pc_npz_compress mode;
     int level;
+    int64_t count; /* members added */
 };
 
 pc_status pc_npz_writer_open(const char *path, pc_npz_compress mode, pc_npz_writer **out,
@@ -89,6 +90,7 @@ pc_status pc_npz_writer_add(pc_npz_writer *w, const char *key, pc_dtype t, int n
     if (zip_set_file_compression(w->za, (zip_uint64_t)idx, method, (zip_uint32_t)w->level) != 0 ||
         zip_file_set_mtime(w->za, (zip_uint64_t)idx, PC_ZIP_MTIME, 0) != 0)
         return pc_fail(err, PC_ERR_IO, "%s: '%s': %s", w->path, name, zip_strerror(w->za));
+    w->count++;
     return PC_OK;
 }
 
@@ -97,9 +99,30 @@ pc_status pc_npz_writer_add_array(pc_npz_writer *w, const char *key, const pc_ar
     return pc_npz_writer_add(w, key, a->dtype, a->ndim, a->shape, a->data, err);
 }
 
+/*
+ * libzip never writes an archive without entries (it removes the file), but
+ * np.savez() with no arrays does: an empty archive is just the 22-byte end of
+ * central directory record.
+ */
+static pc_status write_empty_zip(const char *path, pc_error *err) {
+    static const unsigned char eocd[22] = {0x50, 0x4b, 0x05, 0x06};
+    char tmp[4096];
+    FILE *f = pc_tmp_open(path, tmp, sizeof tmp, err);
+    if (!f) return err ? err->code : PC_ERR_IO;
+    if (fwrite(eocd, 1, sizeof eocd, f) != sizeof eocd) {
+        fclose(f);
+        remove(tmp);
+        return pc_fail(err, PC_ERR_IO, "%s: write failed", path);
+    }
+    return pc_tmp_commit(f, tmp, path, err);
+}
+
 pc_status pc_npz_writer_commit(pc_npz_writer *w, pc_error *err) {
     pc_status st = PC_OK;
-    if (zip_close(w->za) != 0) {
+    if (w->count == 0) {
+        zip_discard(w->za);
+        st = write_empty_zip(w->path, err);
+    } else if (zip_close(w->za) != 0) {
         st = pc_fail(err, PC_ERR_IO, "%s: cannot write archive: %s", w->path, zip_strerror(w->za));
         zip_discard(w->za);
     }
