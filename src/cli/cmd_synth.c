@@ -81,9 +81,12 @@ int pc_cmd_synth(int argc, char **argv) {
         case O_LNODES:
         case O_LCONFIGS:
         case O_TCONFIGS:
-            if (pc_cli_parse_i64(optarg, 1, 10000000, &v))
-                return pc_cli_usage_error("synth", "%s expects 1..10000000, got '%s'",
-                                          argv[optind - 1], optarg);
+            if (pc_cli_parse_i64(optarg, 1, 10000000, &v)) {
+                const char *flag = c == O_GRAPHS ? "--graphs" : c == O_LNODES ? "--layout-nodes"
+                                   : c == O_LCONFIGS ? "--layout-configs" : "--tile-configs";
+                return pc_cli_usage_error("synth", "%s expects 1..10000000, got '%s'", flag,
+                                          optarg);
+            }
             if (c == O_GRAPHS) o.graphs_per_split = v;
             else if (c == O_LNODES) o.layout_nodes = v;
             else if (c == O_LCONFIGS) o.layout_configs = v;

@@ -1,0 +1,251 @@
+#!/usr/bin/env python3
+"""End-to-end tests of the perfcast command line.
+
+Covers: help/version, usage errors (exit 2 with a message), synth
+determinism, stats/check/info on synthetic data (text and --json), check
+listing every problem of a broken graph, the cache round trip, and clean
+failures (exit 1, file named, no half-written output).
+
+Environment (tests/CMakeLists.txt): PERFCAST, PC_TEST_TMP. numpy (Debian
+python3-numpy) builds the broken graph.
+"""
+import filecmp
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+
+CLI = os.environ["PERFCAST"]
+TMP = os.environ.get("PC_TEST_TMP", "/tmp/pc_test_cli")
+FAILS = []
+
+
+def run(*args, timeout=120):
+    p = subprocess.run([CLI, *args], capture_output=True, text=True, timeout=timeout)
+    if p.returncode < 0:
+        FAILS.append("%s: killed by signal %d\n%s" % (" ".join(args), -p.returncode, p.stderr))
+    return p
+
+
+def expect(cond, what):
+    if not cond:
+        FAILS.append(what)
+
+
+def expect_rc(p, rc, what):
+    expect(p.returncode == rc, "%s: exit %d, expected %d\nstdout: %s\nstderr: %s"
+           % (what, p.returncode, rc, p.stdout[-2000:], p.stderr[-2000:]))
+
+
+def test_help():
+    p = run("--help")
+    expect_rc(p, 0, "--help")
+    for cmd in ("info", "stats", "check", "synth", "cache"):
+        expect(cmd in p.stdout, "--help lists " + cmd)
+        q = run(cmd, "--help")
+        expect_rc(q, 0, cmd + " --help")
+        expect("usage: perfcast " + cmd in q.stdout, cmd + " --help prints usage")
+    p = run("--version")
+    expect_rc(p, 0, "--version")
+    expect(p.stdout.startswith("perfcast "), "--version output")
+
+
+def test_usage_errors():
+    cases = [
+        ([], "usage"),
+        (["frobnicate"], "unknown command"),
+        (["info"], "expected at least one FILE"),
+        (["info", "--bogus", "x.npz"], "unknown option"),
+        (["stats", "--threads", "lots", "d"], "--threads"),
+        (["stats", "--threads", "-3", "d"], "--threads"),
+        (["synth"], "--out"),
+        (["synth", "--out", TMP + "/x", "--scale", "huge"], "--scale"),
+        (["synth", "--out", TMP + "/x", "--seed", "1e9"], "--seed"),
+        (["synth", "--out", TMP + "/x", "--collections", "tile:gpu"], "--collections"),
+        (["synth", "--out", TMP + "/x", "--layout-nodes", "0"], "--layout-nodes"),
+        (["check"], "PATH"),
+        (["cache", "d"], "--out"),
+    ]
+    for args, needle in cases:
+        p = run(*args)
+        expect_rc(p, 2, "usage error for %r" % args)
+        expect(needle in p.stderr, "message for %r mentions %r: %s" % (args, needle, p.stderr))
+    expect(not os.path.exists(TMP + "/x"), "a refused synth wrote nothing")
+
+
+def synth(out, seed):
+    p = run("synth", "--out", out, "--scale", "tiny", "--seed", str(seed), "--threads", "2")
+    expect_rc(p, 0, "synth seed %d" % seed)
+
+
+def same_tree(a, b):
+    cmp = filecmp.dircmp(a, b)
+    if cmp.left_only or cmp.right_only or cmp.diff_files or cmp.funny_files:
+        return False
+    for sub in cmp.common_dirs:
+        if not same_tree(os.path.join(a, sub), os.path.join(b, sub)):
+            return False
+    # dircmp compares shallowly (size+mtime); compare bytes too.
+    _, mismatch, errors = filecmp.cmpfiles(a, b, cmp.common_files, shallow=False)
+    return not mismatch and not errors
+
+
+def test_synth_determinism(d1):
+    d2, d3 = TMP + "/synth_again", TMP + "/synth_other"
+    synth(d2, 7)
+    synth(d3, 8)
+    expect(same_tree(d1, d2), "same seed gives byte-identical trees")
+    expect(not same_tree(d1, d3), "a different seed gives different data")
+
+
+def test_stats(d):
+    p = run("stats", d)
+    expect_rc(p, 0, "stats")
+    for c in ("tile:xla", "layout:xla:random", "layout:xla:default", "layout:nlp:random",
+              "layout:nlp:default"):
+        expect(c in p.stdout, "stats lists " + c)
+    p = run("stats", "--json", d)
+    expect_rc(p, 0, "stats --json")
+    rows = json.loads(p.stdout)
+    expect(len(rows) == 15, "15 collection x split rows, got %d" % len(rows))
+    n_files = sum(len(fs) for _, _, fs in os.walk(d))
+    expect(sum(r["graphs"] for r in rows) == n_files, "stats counts every file")
+    test_rows = [r for r in rows if r["split"] == "test"]
+    expect(all(r["graphs_without_runtimes"] == r["graphs"] for r in test_rows),
+           "test splits have no runtimes")
+    # Cross-check one row against numpy.
+    tile_train = [r for r in rows if r["collection"] == "tile:xla" and r["split"] == "train"][0]
+    tdir = os.path.join(d, "npz/tile/xla/train")
+    nodes = configs = 0
+    for f in os.listdir(tdir):
+        z = np.load(os.path.join(tdir, f))
+        nodes += z["node_feat"].shape[0]
+        configs += z["config_runtime"].shape[0]
+    expect(tile_train["nodes"] == nodes and tile_train["configs"] == configs,
+           "stats totals match numpy (%r vs %d nodes, %d configs)" % (tile_train, nodes, configs))
+
+
+def test_check_ok(d):
+    p = run("check", "--quiet", d)
+    expect_rc(p, 0, "check on synthetic data")
+    expect("0 with problems" in p.stdout, "check summary")
+
+
+def test_info(d):
+    f = sorted(os.listdir(os.path.join(d, "npz/layout/xla/random/train")))[0]
+    path = os.path.join(d, "npz/layout/xla/random/train", f)
+    p = run("info", path)
+    expect_rc(p, 0, "info")
+    expect("graph: layout" in p.stdout, "info graph summary")
+    p = run("info", "--json", path)
+    expect_rc(p, 0, "info --json")
+    doc = json.loads(p.stdout)[0]
+    z = np.load(path)
+    arrays = {a["key"]: a for a in doc["arrays"]}
+    expect(set(arrays) == set(z.files), "info lists every array")
+    for k in z.files:
+        a = z[k]
+        expect(list(a.shape) == arrays[k]["shape"], "info shape of " + k)
+        if a.size:
+            expect(np.isclose(arrays[k]["min"], a.min()) and np.isclose(arrays[k]["max"], a.max())
+                   and np.isclose(arrays[k]["mean"], a.astype(np.float64).mean(), rtol=1e-6),
+                   "info min/max/mean of %s" % k)
+    expect(doc["graph"]["nodes"] == z["node_feat"].shape[0], "info graph nodes")
+
+
+def write_broken(path):
+    n = 6
+    np.savez(path,
+             node_feat=np.array([[0.0] * 140] * (n - 1) + [[np.nan] * 140], np.float32),
+             node_opcode=np.array([2, 13, 24, 26, 34, 41], np.uint8),
+             edge_index=np.array([[1, 0], [2, 9], [3, -1]], np.int64),
+             node_config_ids=np.array([3, 3], np.int64),
+             node_config_feat=np.full((2, 2, 18), -1, np.float32),
+             node_splits=np.array([[0, 4, 2, 6]], np.int64),
+             config_runtime=np.array([5, 0], np.int64))
+
+
+def test_check_problems():
+    d = TMP + "/broken/npz/layout/xla/random/train"
+    os.makedirs(d, exist_ok=True)
+    path = d + "/broken.npz"
+    write_broken(path)
+    p = run("check", path)
+    expect_rc(p, 1, "check on a broken graph")
+    out = p.stdout
+    for needle in ("edge", "node_config_ids", "node_splits", "config_runtime", "node_feat"):
+        expect(needle in out, "check reports a %s problem:\n%s" % (needle, out))
+    expect(out.count("broken.npz") >= 5, "every problem line names the file:\n" + out)
+    p = run("check", TMP + "/broken")  # the tree form finds it too
+    expect_rc(p, 1, "check on a tree with a broken graph")
+
+
+def test_bad_files():
+    junk = TMP + "/junk.npz"
+    with open(junk, "wb") as f:
+        f.write(b"PK\x03\x04 this is not really a zip file")
+    for args in (["info", junk], ["check", junk], ["info", TMP + "/missing.npz"],
+                 ["check", TMP + "/missing.npz"], ["stats", TMP + "/nothing_here"]):
+        p = run(*args)
+        expect_rc(p, 1, "clean failure for %r" % args)
+        expect(os.path.basename(args[-1]) in (p.stderr + p.stdout), "message names the file for %r"
+               % args)
+
+
+def test_synth_unwritable():
+    blocker = TMP + "/blocker"
+    with open(blocker, "w") as f:
+        f.write("a file, not a directory")
+    p = run("synth", "--out", blocker + "/sub", "--scale", "tiny")
+    expect_rc(p, 1, "synth into an impossible directory")
+    expect("blocker" in p.stderr, "synth error names the path: " + p.stderr)
+
+
+def test_cache(d):
+    c = TMP + "/cache"
+    p = run("cache", d, "--out", c)
+    expect_rc(p, 0, "cache build")
+    p1 = run("stats", "--json", d)
+    p2 = run("stats", "--json", c)
+    expect_rc(p2, 0, "stats on the cache")
+    strip = lambda rows: [{k: v for k, v in r.items()} for r in json.loads(rows)]
+    expect(strip(p1.stdout) == strip(p2.stdout), "stats identical on cache and source")
+    p = run("check", "--quiet", c)
+    expect_rc(p, 0, "check on the cache")
+    stamp = {}
+    for root, dirs, files in os.walk(c):
+        for f in files:
+            stamp[os.path.join(root, f)] = os.stat(os.path.join(root, f)).st_ino
+    p = run("cache", d, "--out", c)
+    expect_rc(p, 0, "cache rebuild")
+    same = all(os.stat(f).st_ino == ino for f, ino in stamp.items() if os.path.exists(f))
+    expect(same, "an up-to-date cache is kept, not rewritten")
+    leftovers = [f for _, _, fs in os.walk(c) for f in fs if "tmp" in f]
+    expect(not leftovers, "no temporary files left: %r" % leftovers[:5])
+
+
+def main():
+    shutil.rmtree(TMP, ignore_errors=True)
+    os.makedirs(TMP)
+    d1 = TMP + "/synth"
+    synth(d1, 7)
+    for t in (test_help, test_usage_errors, lambda: test_synth_determinism(d1),
+              lambda: test_stats(d1), lambda: test_check_ok(d1), lambda: test_info(d1),
+              test_check_problems, test_bad_files, test_synth_unwritable,
+              lambda: test_cache(d1)):
+        t()
+    if FAILS:
+        print("%d failure(s):" % len(FAILS))
+        for f in FAILS:
+            print(" -", f)
+        print("0 passed, 1 failed")
+        return 1
+    print("all CLI checks passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
