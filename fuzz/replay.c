@@ -21,6 +21,7 @@
 #include <time.h>
 
 /* One line per fuzz/fuzz_<name>.c (PC_FUZZ_TARGET(name)). */
+int pc_fuzz_graph(const uint8_t *data, size_t size);
 int pc_fuzz_npy_header(const uint8_t *data, size_t size);
 int pc_fuzz_npz(const uint8_t *data, size_t size);
 
@@ -30,6 +31,7 @@ static const struct {
     const char *name;
     fuzz_fn fn;
 } targets[] = {
+    {"graph", pc_fuzz_graph},
     {"npy_header", pc_fuzz_npy_header},
     {"npz", pc_fuzz_npz},
 };
