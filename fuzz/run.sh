@@ -2,7 +2,8 @@
 # Builds the libFuzzer targets with clang (ASan + UBSan, library instrumented
 # for coverage) and runs each for a bounded time.
 #
-#   fuzz/run.sh [TARGET...]          default: every fuzz/fuzz_<target>.c
+#   fuzz/run.sh [TARGET...]          default: every fuzz/fuzz_<target>.c, one
+#                                    after the other: npy_header, npz, graph
 #
 # Environment:
 #   FUZZ_SECONDS    seconds per target (default 30)

@@ -37,6 +37,8 @@ pc_status pc_ncf_pass_open_(const pc_graph *g, pc_ncf_pass *p, pc_error *err) {
     if (st != PC_OK) return st;
     if (pc_npz_rows_info(p->cur)->dtype != PC_DTYPE_F64) return PC_OK;
     p->scratch_rows = pc_graph_chunk_rows_(g);
+    /* A small array needs no more scratch than its own rows. */
+    if (g->c > 0 && p->scratch_rows > g->c) p->scratch_rows = g->c;
     p->scratch = pc_malloc_array((uint64_t)p->scratch_rows, row_floats(g) * 8);
     if (p->scratch) return PC_OK;
     pc_ncf_pass_close_(p);

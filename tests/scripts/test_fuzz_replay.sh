@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Replays the committed fuzz corpora and the must-fail files through every
 # fuzz target with fuzz_replay (plain build, no libFuzzer), so a crash found
-# once stays fixed. Bounded: each replay runs under `timeout`.
+# once stays fixed. Targets come from `fuzz_replay --list` (npy_header, npz,
+# graph); each must have its corpus in fuzz/corpus/<target>/. Bounded: each
+# replay runs under `timeout`.
 # Environment (set by tests/CMakeLists.txt): PC_FUZZ_REPLAY, PC_TEST_TMP.
 set -u
 root="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -12,13 +14,16 @@ if [[ -z "$replay" || ! -x "$replay" ]]; then
 fi
 tmp="${PC_TEST_TMP:-/tmp/pc_test_fuzz_replay}"
 mkdir -p "$tmp"
-export PC_FUZZ_TMP="$tmp"   # scratch files of the npz target
+export PC_FUZZ_TMP="$tmp"   # scratch files of the npz and graph targets
 
 status=0
 for target in $("$replay" --list); do
-    dirs=()
-    [[ -d "$root/fuzz/corpus/$target" ]] && dirs+=("$root/fuzz/corpus/$target")
-    dirs+=("$root/tests/data/bad")
+    if [[ ! -d "$root/fuzz/corpus/$target" ]]; then
+        echo "FAIL: $target: no corpus in fuzz/corpus/$target/"
+        status=1
+        continue
+    fi
+    dirs=("$root/fuzz/corpus/$target" "$root/tests/data/bad")
     start=$(date +%s%N)
     out=$(timeout 300 "$replay" -v "$target" "${dirs[@]}" 2>"$tmp/$target.log")
     rc=$?
