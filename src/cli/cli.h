@@ -36,8 +36,12 @@ int pc_cli_fail(const pc_error *err);
 /* Strict integer parsing of a flag value; 0 on success. */
 int pc_cli_parse_i64(const char *s, long long lo, long long hi, long long *out);
 
-/* Writes text to `path` via a temporary name and rename ("-" = stdout). */
-int pc_cli_write_text(const char *path, const char *text, pc_error *err);
+/*
+ * Parses the options shared by info and stats (--json, --threads N, --help).
+ * Returns -1 to go on (optind at the first operand), else an exit code.
+ */
+int pc_cli_json_threads_opts(const char *cmd, int argc, char **argv, int *json,
+                             long long *threads, void (*help)(FILE *));
 
 /* "12.3k", "4.5M" style counts for tables. */
 const char *pc_cli_human(double v, char *buf, size_t cap);

@@ -227,24 +227,10 @@ static void info_help(FILE *f) {
 }
 
 int pc_cmd_info(int argc, char **argv) {
-    static const struct option opts[] = {{"json", no_argument, 0, 'j'},
-                                         {"threads", required_argument, 0, 't'},
-                                         {"help", no_argument, 0, 'h'},
-                                         {0, 0, 0, 0}};
-    int json = 0, c;
+    int json = 0;
     long long threads = 0;
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "jt:h", opts, NULL)) != -1) {
-        if (c == 'j') json = 1;
-        else if (c == 't') {
-            if (pc_cli_parse_i64(optarg, 0, 1024, &threads))
-                return pc_cli_usage_error("info", "--threads expects 0..1024, got '%s'", optarg);
-        } else if (c == 'h') {
-            info_help(stdout);
-            return PC_EXIT_OK;
-        } else return pc_cli_usage_error("info", "unknown option '%s'", argv[optind - 1]);
-    }
+    int rc0 = pc_cli_json_threads_opts("info", argc, argv, &json, &threads, info_help);
+    if (rc0 >= 0) return rc0;
     if (optind >= argc) return pc_cli_usage_error("info", "expected at least one FILE");
     int rc = PC_EXIT_OK;
     cJSON *all = json ? cJSON_CreateArray() : NULL;

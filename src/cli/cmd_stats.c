@@ -171,24 +171,10 @@ static void stats_help(FILE *f) {
 }
 
 int pc_cmd_stats(int argc, char **argv) {
-    static const struct option opts[] = {{"json", no_argument, 0, 'j'},
-                                         {"threads", required_argument, 0, 't'},
-                                         {"help", no_argument, 0, 'h'},
-                                         {0, 0, 0, 0}};
-    int json = 0, c;
+    int json = 0;
     long long threads = 0;
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "jt:h", opts, NULL)) != -1) {
-        if (c == 'j') json = 1;
-        else if (c == 't') {
-            if (pc_cli_parse_i64(optarg, 0, 1024, &threads))
-                return pc_cli_usage_error("stats", "--threads expects 0..1024, got '%s'", optarg);
-        } else if (c == 'h') {
-            stats_help(stdout);
-            return PC_EXIT_OK;
-        } else return pc_cli_usage_error("stats", "unknown option '%s'", argv[optind - 1]);
-    }
+    int rc0 = pc_cli_json_threads_opts("stats", argc, argv, &json, &threads, stats_help);
+    if (rc0 >= 0) return rc0;
     if (optind != argc - 1) return pc_cli_usage_error("stats", "expected exactly one DIR");
     pc_error e;
     pc_dataset *d;

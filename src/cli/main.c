@@ -1,6 +1,7 @@
 /* perfcast: the command-line front end. Each subcommand lives in cmd_<name>.c. */
-#define _POSIX_C_SOURCE 200809L
+#define _GNU_SOURCE
 #include <errno.h>
+#include <getopt.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,32 +56,26 @@ int pc_cli_parse_i64(const char *s, long long lo, long long hi, long long *out) 
     return 0;
 }
 
-int pc_cli_write_text(const char *path, const char *text, pc_error *err) {
-    if (strcmp(path, "-") == 0) {
-        fputs(text, stdout);
-        return 0;
+int pc_cli_json_threads_opts(const char *cmd, int argc, char **argv, int *json,
+                             long long *threads, void (*help)(FILE *)) {
+    static const struct option opts[] = {{"json", no_argument, 0, 'j'},
+                                         {"threads", required_argument, 0, 't'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
+    int c;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "jt:h", opts, NULL)) != -1) {
+        if (c == 'j') *json = 1;
+        else if (c == 't') {
+            if (pc_cli_parse_i64(optarg, 0, 1024, threads))
+                return pc_cli_usage_error(cmd, "--threads expects 0..1024, got '%s'", optarg);
+        } else if (c == 'h') {
+            help(stdout);
+            return PC_EXIT_OK;
+        } else return pc_cli_usage_error(cmd, "unknown option '%s'", argv[optind - 1]);
     }
-    char tmp[4096];
-    int n = snprintf(tmp, sizeof tmp, "%s.tmpXXXXXX", path);
-    if (n < 0 || (size_t)n >= sizeof tmp) {
-        snprintf(err->msg, sizeof err->msg, "%s: path too long", path);
-        return -1;
-    }
-    int fd = mkstemp(tmp);
-    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
-    if (!f) {
-        snprintf(err->msg, sizeof err->msg, "%s: cannot write: %s", path, strerror(errno));
-        if (fd >= 0) close(fd), unlink(tmp);
-        return -1;
-    }
-    int bad = fputs(text, f) < 0;
-    bad |= fclose(f) != 0;
-    if (bad || rename(tmp, path) != 0) {
-        snprintf(err->msg, sizeof err->msg, "%s: cannot write: %s", path, strerror(errno));
-        unlink(tmp);
-        return -1;
-    }
-    return 0;
+    return -1;
 }
 
 const char *pc_cli_human(double v, char *buf, size_t cap) {
