@@ -40,8 +40,9 @@ typedef struct pc_load_opts {
     pc_kind kind;
     /*
      * Layout node_config_feat larger than this many bytes is not read at load
-     * time; rows are then read on demand (pc_graph_config_feat_rows). 0 means
-     * "always read it" ... use PC_LOAD_DEFAULT_RESIDENT_BYTES for the default.
+     * time; its rows are then streamed on demand (pc_graph_config_feat_rows /
+     * _gather). 0 means always read it whole. Default
+     * PC_LOAD_DEFAULT_RESIDENT_BYTES.
      */
     uint64_t max_resident_config_bytes;
     int threads; /* for parallel inflate; 0 = default */
@@ -59,6 +60,11 @@ pc_load_opts pc_load_opts_default(void);
 pc_status pc_graph_load(const char *path, const pc_load_opts *opts, pc_graph **out,
                         pc_error *err);
 void pc_graph_free(pc_graph *g);
+/*
+ * Threads: different graphs may be used from different threads. A graph whose
+ * node_config_feat is streamed drives its own file handle, so its row access
+ * and pc_graph_validate must not run concurrently on that one graph.
+ */
 
 const char *pc_graph_path(const pc_graph *g);
 pc_kind pc_graph_kind(const pc_graph *g);
