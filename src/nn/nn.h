@@ -1,0 +1,251 @@
+/*
+ * The NN engine: float32 kernels with hand-written forward and backward
+ * passes, a parameter arena and optimizers (internal for now).
+ *
+ * Style follows llm.c: every op is a pair `pc_<op>_forward` /
+ * `pc_<op>_backward` over plain contiguous row-major float arrays. Backward
+ * passes ACCUMULATE (+=) into the input and parameter gradients, so the
+ * caller zeroes gradients once per step and may fan one tensor out to
+ * several consumers. A NULL input gradient means "not needed" where noted.
+ *
+ * Letters used in shapes:
+ *   N nodes (rows), C channels, IC / OC linear in / out features (not I:
+ *   <complex.h>, pulled in by cblas.h, defines it),
+ *   V vocabulary (embedding rows), K gathered rows, M edges, G graphs.
+ *
+ * Graph segments: the nodes of graph g are rows off[g] .. off[g+1]-1 of a
+ * node tensor; off has G+1 non-decreasing entries with off[0] == 0.
+ *
+ * Edges: edge_index (M, 2), row [u, v] means "u consumes v" (v is an operand
+ * of u, u is a user of v), as in TpuGraphs.
+ *
+ * Determinism: OpenMP loops split independent output rows/columns only, and
+ * every sum runs in a fixed order inside one thread, so results are bitwise
+ * identical for any thread count.
+ */
+#ifndef PC_NN_H
+#define PC_NN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "perfcast/perfcast.h"
+
+/* ---- linear, residual, concat ------------------------------------------- */
+
+/* out (N,OC) = in (N,IC) @ w^T + b; w (OC,IC) as in llm.c/PyTorch, b (OC) or NULL. */
+void pc_linear_forward(float *out, const float *in, const float *w, const float *b, int N, int IC,
+                       int OC);
+/* dinp (N,IC) may be NULL (first layer); db may be NULL when b was NULL. */
+void pc_linear_backward(float *dinp, float *dw, float *db, const float *dout, const float *in,
+                        const float *w, int N, int IC, int OC);
+
+/* out (n) = a (n) + b (n). */
+void pc_residual_forward(float *out, const float *a, const float *b, size_t n);
+/* da, db (n) += dout; either may be NULL. */
+void pc_residual_backward(float *da, float *db, const float *dout, size_t n);
+
+/* out (N, sum cs) = [ins[0] (N,cs[0]) || ins[1] || ...]. */
+void pc_concat_forward(float *out, const float *const *ins, const int *cs, int k, int N);
+/* dins[j] (N,cs[j]) += the matching columns of dout; a NULL dins[j] is skipped. */
+void pc_concat_backward(float *const *dins, const float *dout, const int *cs, int k, int N);
+
+/* ---- gather / scatter / embedding ---------------------------------------- */
+
+/* out (K,C) = x[idx[k]]; idx values in [0, rows of x). */
+void pc_gather_forward(float *out, const float *x, const int32_t *idx, int K, int C);
+/* dx[idx[k]] += dout[k]; dx has Nx rows (duplicates in idx add up). */
+void pc_gather_backward(float *dx, const float *dout, const int32_t *idx, int K, int Nx, int C);
+
+/* out[idx[k]] += src[k]: places K rows (e.g. configurable-node features) into out (Nout,C). */
+void pc_scatter_add_forward(float *out, const float *src, const int32_t *idx, int K, int Nout,
+                            int C);
+/* dsrc (K,C) += dout[idx[k]]. */
+void pc_scatter_add_backward(float *dsrc, const float *dout, const int32_t *idx, int K, int C);
+
+/* out (N,C) = table[ids[n]] with table (V,C); the caller checks ids < V. */
+void pc_embedding_forward(float *out, const float *table, const int32_t *ids, int N, int C);
+/* dtable (V,C) += dout rows at ids. */
+void pc_embedding_backward(float *dtable, const float *dout, const int32_t *ids, int N, int V,
+                           int C);
+
+/* ---- activations (elementwise over n values; PReLU over (N,C)) ------------ */
+
+void pc_relu_forward(float *out, const float *in, size_t n);
+void pc_relu_backward(float *dinp, const float *dout, const float *in, size_t n);
+
+void pc_leaky_relu_forward(float *out, const float *in, float slope, size_t n);
+void pc_leaky_relu_backward(float *dinp, const float *dout, const float *in, float slope,
+                            size_t n);
+
+/* GELU, tanh approximation (as GPT-2 / llm.c). */
+void pc_gelu_forward(float *out, const float *in, size_t n);
+void pc_gelu_backward(float *dinp, const float *dout, const float *in, size_t n);
+
+/* out = x >= 0 ? x : a[c] * x, with a learnable slope a (C) per channel. */
+void pc_prelu_forward(float *out, const float *in, const float *a, int N, int C);
+/* dinp (N,C) may be NULL; da (C) += sum over rows. */
+void pc_prelu_backward(float *dinp, float *da, const float *dout, const float *in, const float *a,
+                       int N, int C);
+
+/* ---- dropout ------------------------------------------------------------- */
+
+/*
+ * Inverted dropout: out = in * mask / (1 - p), mask[i] in {0, 1}. The mask
+ * bit for element i is a hash of (*seed, i), so it does not depend on thread
+ * count; *seed is then advanced so the next call draws a fresh mask. p == 0
+ * (evaluation) copies in and sets every mask byte to 1. Requires 0 <= p < 1.
+ */
+void pc_dropout_forward(float *out, uint8_t *mask, const float *in, float p, uint64_t *seed,
+                        size_t n);
+void pc_dropout_backward(float *dinp, const float *dout, const uint8_t *mask, float p, size_t n);
+
+/* ---- normalization ------------------------------------------------------- */
+
+/*
+ * LayerNorm over the C channels of each row:
+ * out = (x - mean) * rstd * gamma + beta; caches mean, rstd (N) for backward.
+ */
+void pc_layernorm_forward(float *out, float *mean, float *rstd, const float *in,
+                          const float *gamma, const float *beta, int N, int C, float eps);
+void pc_layernorm_backward(float *dinp, float *dgamma, float *dbeta, const float *dout,
+                           const float *in, const float *gamma, const float *mean,
+                           const float *rstd, int N, int C);
+
+/*
+ * Per-graph normalization of each channel over the nodes of a segment
+ * (GraphNorm, Cai et al. 2021):
+ *   c = x - alpha[c] * mean_seg(x),  out = c * rstd * gamma + beta,
+ *   rstd = 1 / sqrt(mean_seg(c^2) + eps).
+ * alpha == NULL means alpha = 1, which is InstanceNorm over each graph.
+ * Caches mean and rstd (G,C). Empty segments produce nothing.
+ */
+void pc_graphnorm_forward(float *out, float *mean, float *rstd, const float *in,
+                          const float *alpha, const float *gamma, const float *beta,
+                          const int32_t *off, int G, int C, float eps);
+/* dalpha (C) is ignored when alpha is NULL; dinp may be NULL. */
+void pc_graphnorm_backward(float *dinp, float *dalpha, float *dgamma, float *dbeta,
+                           const float *dout, const float *in, const float *alpha,
+                           const float *gamma, const float *mean, const float *rstd,
+                           const int32_t *off, int G, int C);
+
+/* ---- message passing over edges ------------------------------------------ */
+
+/*
+ * Both adjacency lists of one graph, built once and reused every layer:
+ * ops lists, for each node, the operands it consumes (in edge order);
+ * users lists, for each node, the nodes that consume it. Each list is the
+ * transpose of the other, which is what the backward pass needs to write
+ * each input row from a single thread (no atomics).
+ */
+typedef struct pc_csr {
+    int n, m;
+    int32_t *ops_ptr;   /* (n+1) */
+    int32_t *ops_idx;   /* (m) */
+    int32_t *users_ptr; /* (n+1) */
+    int32_t *users_idx; /* (m) */
+} pc_csr;
+
+typedef enum pc_edge_dir {
+    PC_EDGE_FROM_OPERANDS, /* node u aggregates x[v] over its operands v */
+    PC_EDGE_FROM_USERS,    /* node v aggregates x[u] over its users u */
+    PC_EDGE_DIR_COUNT
+} pc_edge_dir;
+
+typedef enum pc_reduce {
+    PC_REDUCE_SUM,
+    PC_REDUCE_MEAN, /* a node without neighbours (or an empty graph) gets 0 */
+    PC_REDUCE_MAX,  /* pooling only */
+    PC_REDUCE_COUNT
+} pc_reduce;
+
+/* edges (m,2) with endpoints in [0,n); fails with PC_ERR_RANGE otherwise. */
+pc_status pc_csr_build(pc_csr *csr, const int32_t *edges, int m, int n, pc_error *err);
+void pc_csr_free(pc_csr *csr); /* NULL and zeroed structs are fine */
+
+/* out (N,C) = sum or mean of x (N,C) over the neighbours chosen by dir. */
+void pc_edge_aggregate_forward(float *out, const float *x, const pc_csr *csr, pc_edge_dir dir,
+                               pc_reduce mode, int C);
+/* dx (N,C) += transpose of the forward applied to dout (N,C). */
+void pc_edge_aggregate_backward(float *dx, const float *dout, const pc_csr *csr, pc_edge_dir dir,
+                                pc_reduce mode, int C);
+
+/* ---- per-graph pooling ---------------------------------------------------- */
+
+/*
+ * out (G,C) = sum / mean / max of x over the nodes of each segment. argmax
+ * (G,C) holds the winning row for MAX (first one on ties, -1 for an empty
+ * segment whose output is 0) and may be NULL for SUM and MEAN.
+ */
+void pc_pool_forward(float *out, int32_t *argmax, const float *x, const int32_t *off, int G,
+                     int C, pc_reduce mode);
+void pc_pool_backward(float *dx, const float *dout, const int32_t *argmax, const int32_t *off,
+                      int G, int C, pc_reduce mode);
+
+/* ---- parameter arena ------------------------------------------------------ */
+
+#define PC_PARAM_NAME_MAX 64
+#define PC_PARAM_MAX_DIMS 4
+
+typedef struct pc_param_info {
+    char name[PC_PARAM_NAME_MAX];
+    int ndim;
+    int shape[PC_PARAM_MAX_DIMS];
+    size_t offset, numel; /* into the arena blocks, in floats */
+} pc_param_info;
+
+/*
+ * All parameters live in one float block, their gradients in a second and
+ * the Adam moments in two more, all with the same layout; so zero_grad,
+ * clipping and the optimizer step are flat loops. Register every tensor
+ * first, then allocate once (llm.c's parameter-size table).
+ */
+typedef struct pc_params {
+    pc_param_info *info;
+    int count, cap;
+    size_t numel;
+    float *data, *grad, *m, *v; /* (numel) each, NULL until alloc */
+} pc_params;
+
+void pc_params_init(pc_params *p);
+/* Registers a tensor; *index (may be NULL) receives its index. Fails after alloc. */
+pc_status pc_params_add(pc_params *p, const char *name, int ndim, const int *shape, int *index,
+                        pc_error *err);
+/* Allocates the four blocks, all zeroed. */
+pc_status pc_params_alloc(pc_params *p, pc_error *err);
+void pc_params_free(pc_params *p);
+int pc_params_find(const pc_params *p, const char *name); /* -1 if absent */
+float *pc_params_data(const pc_params *p, int index);
+float *pc_params_grad(const pc_params *p, int index);
+void pc_params_zero_grad(pc_params *p);
+
+/* ---- optimizers and schedule --------------------------------------------- */
+
+/*
+ * Scales grad (n) so its L2 norm is at most max_norm; returns the norm
+ * before clipping (summed in double).
+ */
+double pc_clip_grad_norm(float *grad, size_t n, float max_norm);
+
+typedef struct pc_adam_cfg {
+    float beta1, beta2, eps;
+    float weight_decay;
+    int decoupled; /* 0: Adam, decay added to the gradient (L2); 1: AdamW */
+} pc_adam_cfg;
+
+pc_adam_cfg pc_adam_cfg_default(void); /* 0.9, 0.999, 1e-8, no decay, Adam */
+
+/* One step at t (1-based, for bias correction) with learning rate lr. */
+void pc_adam_step(float *param, const float *grad, float *m, float *v, size_t n,
+                  const pc_adam_cfg *cfg, long t, float lr);
+/* pc_adam_step over the whole arena. */
+void pc_params_adam_step(pc_params *p, const pc_adam_cfg *cfg, long t, float lr);
+
+/*
+ * Learning rate at step (0-based): linear warmup base*(step+1)/warmup over
+ * the first warmup steps, then cosine decay from base to min_lr reached at
+ * step == total, and min_lr afterwards.
+ */
+float pc_lr_cosine(long step, float base_lr, float min_lr, long warmup, long total);
+
+#endif /* PC_NN_H */
