@@ -248,4 +248,104 @@ void pc_params_adam_step(pc_params *p, const pc_adam_cfg *cfg, long t, float lr)
  */
 float pc_lr_cosine(long step, float base_lr, float min_lr, long warmup, long total);
 
+/* ==== losses (src/nn/loss.c) ============================================== */
+
+/*
+ * Ranking losses for the learned cost model, one graph at a time or over a
+ * batch of G graphs with K configurations each.
+ *
+ * Score convention (as in perfcast/metrics.h): the model outputs one
+ * runtime-like score per configuration, LOWER score = predicted FASTER.
+ * A loss takes scores s[K] (float) and true runtimes y[K] (double; any
+ * positive scale, ties allowed), returns the scalar loss L (summed in
+ * double, NOT multiplied by weight) and, when ds is not NULL, ACCUMULATES
+ * ds[k] += weight * dL/ds[k]. weight plays the role of a backward pass's
+ * dout (pass 1 for a plain loss). With ds == NULL nothing is written
+ * (evaluation).
+ *
+ * Degenerate lists are well defined: K <= 1, or no pair with different
+ * runtimes, gives L = 0 and a zero gradient (nothing added). Scores must be
+ * finite. Invalid parameters (temperature <= 0 or not finite, negative or
+ * all-zero combo weights) or a failed scratch allocation return NaN and
+ * leave ds untouched (a batch call that fails on allocation may already
+ * have updated the rows of earlier graphs).
+ *
+ * temperature T > 0 divides the scores before the loss (z = s / T, as
+ * TF-Ranking's `temperature`; TpuGraphs tile baselines use T = 10). T = 1
+ * means no scaling.
+ *
+ * Batch wrappers take contiguous (G,K) arrays s, y, ds (row g = graph g),
+ * return the mean over the G graphs of the per-graph losses and add
+ * weight / G * dL_g/ds into each row; G <= 0 returns 0.
+ */
+
+/*
+ * Pairwise hinge: over the pairs P = {(i,j) : y_i < y_j} (i truly faster;
+ * pairs with tied runtimes are skipped),
+ *   L = 1/|P| * sum_P max(0, margin - (s_j - s_i) / T),
+ * i.e. the slower config's score should exceed the faster one's by at least
+ * margin (after scaling). O(K^2). GST: margin 0.1; 1st place Kaggle: 1.
+ * At the kink (margin == (s_j - s_i)/T exactly) the pair counts as inactive.
+ */
+double pc_loss_pairwise_hinge(float *ds, const float *s, const double *y, int K, float margin,
+                              float temperature, float weight);
+double pc_loss_pairwise_hinge_batch(float *ds, const float *s, const double *y, int G, int K,
+                                    float margin, float temperature, float weight);
+
+/*
+ * ListMLE (Plackett-Luce negative log-likelihood of the true order): sort
+ * the configs by runtime, fastest first, giving pi(0..K-1); ties in y are
+ * broken deterministically by index (stable: the lower index comes first;
+ * NaN runtimes sort last). With logits z_k = -s_k / T (faster = higher),
+ *   L = sum_{k=0}^{K-1} [ logsumexp_{m>=k} z_pi(m) - z_pi(k) ],
+ * summed over positions, not averaged (as TF-Ranking's ListMLELoss per
+ * list). The suffix logsumexps are built from the tail with a stable
+ * log-add-exp and the gradient uses only exp of non-positive numbers, so
+ * score magnitudes of 1e4 and more stay finite. O(K log K); allocates
+ * O(K) scratch per call.
+ */
+double pc_loss_listmle(float *ds, const float *s, const double *y, int K, float temperature,
+                       float weight);
+double pc_loss_listmle_batch(float *ds, const float *s, const double *y, int G, int K,
+                             float temperature, float weight);
+
+/*
+ * MSE against the per-graph mean-normalized runtime:
+ *   t_k = y_k / mean(y),  L = 1/K * sum_k (s_k - t_k)^2.
+ * t is scale-free (the targets of a graph average 1, so a score of 1 means
+ * "average speed for this graph") and needs no statistics from other
+ * graphs. When mean(y) is not both finite and > 0 (e.g. all runtimes 0,
+ * as in test splits) the targets are t = 0. No temperature: the scores are
+ * compared as they are. K <= 0 gives 0.
+ */
+double pc_loss_mse_norm(float *ds, const float *s, const double *y, int K, float weight);
+double pc_loss_mse_norm_batch(float *ds, const float *s, const double *y, int G, int K,
+                              float weight);
+
+/*
+ * Weighted combination, weights renormalized to sum to 1 like the TpuGraphs
+ * baseline's "ListMLELoss:1,MSE:0.02":
+ *   L = (w_l * L_listmle + w_h * L_hinge + w_m * L_mse) / (w_l + w_h + w_m).
+ * Weights must be >= 0 and finite with a positive sum; a component with
+ * weight 0 is not evaluated (its part is reported as 0).
+ */
+typedef struct pc_loss_cfg {
+    float w_listmle, w_hinge, w_mse;
+    float listmle_temperature;
+    float hinge_margin, hinge_temperature;
+} pc_loss_cfg;
+
+/* TpuGraphs tile default: ListMLE 1, hinge 0, MSE 0.02; T = 10 for both
+ * ranking losses; hinge margin 1. */
+pc_loss_cfg pc_loss_cfg_default(void);
+
+/* parts (may be NULL) receives the unweighted {L_listmle, L_hinge, L_mse}. */
+double pc_loss_combo(float *ds, const float *s, const double *y, int K, const pc_loss_cfg *cfg,
+                     float weight, double parts[3]);
+/* parts (may be NULL) receives the graph means of the three components. */
+double pc_loss_combo_batch(float *ds, const float *s, const double *y, int G, int K,
+                           const pc_loss_cfg *cfg, float weight, double parts[3]);
+
+/* ==== end of losses ======================================================== */
+
 #endif /* PC_NN_H */
