@@ -1,0 +1,750 @@
+/* The tile and layout GNN cost models: parameters, forward, backward (see model.h). */
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/util.h"
+#include "model/model.h"
+
+#define LEAKY_SLOPE 0.01f
+#define LN_EPS 1e-5f
+
+/* ---- options and parameters ------------------------------------------------- */
+
+pc_model_opts pc_model_opts_default(pc_kind kind) {
+    pc_model_opts o;
+    memset(&o, 0, sizeof o);
+    o.kind = kind;
+    o.hidden = 64;
+    o.layers = 3;
+    o.emb_dim = 16;
+    o.num_opcodes = 256;
+    o.pool = PC_POOL_MEAN;
+    o.join = PC_JOIN_EARLY;
+    o.act = PC_ACT_LEAKY_RELU;
+    o.layernorm = 1;
+    o.dropout = 0.0f;
+    return o;
+}
+
+static int is_late(const pc_model *m) {
+    return m->opts.kind == PC_KIND_TILE && m->opts.join == PC_JOIN_LATE;
+}
+static int pool_width(const pc_model *m) {
+    return m->opts.pool == PC_POOL_MEANMAX ? 2 * m->opts.hidden : m->opts.hidden;
+}
+/* Width of the head input. */
+static int readout_width(const pc_model *m) {
+    int P = pool_width(m);
+    if (m->opts.kind == PC_KIND_LAYOUT) return 2 * P;
+    return is_late(m) ? P + m->cfg_dim : P;
+}
+
+static uint64_t splitmix(uint64_t *s) {
+    uint64_t z = (*s += UINT64_C(0x9E3779B97F4A7C15));
+    z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
+    return z ^ (z >> 31);
+}
+static float unif(uint64_t *s, float a) { /* U(-a, a) */
+    double u = (double)(splitmix(s) >> 11) * 0x1.0p-53;
+    return (float)((2.0 * u - 1.0) * a);
+}
+
+static pc_status add(pc_model *m, const char *name, int d0, int d1, int *idx, pc_error *err) {
+    int shape[2] = {d0, d1};
+    return pc_params_add(&m->params, name, d1 > 0 ? 2 : 1, shape, idx, err);
+}
+
+/* Xavier-uniform fill of a (OC, IC) weight. */
+static void xavier(pc_model *m, int idx, uint64_t *s) {
+    const pc_param_info *t = &m->params.info[idx];
+    int oc = t->shape[0], ic = t->ndim > 1 ? t->shape[1] : 1;
+    float a = sqrtf(6.0f / (float)(oc + ic));
+    float *w = pc_params_data(&m->params, idx);
+    for (size_t i = 0; i < t->numel; i++) w[i] = unif(s, a);
+}
+
+pc_status pc_model_new(const pc_model_opts *opts, int feat_dim, int cfg_dim, uint64_t seed,
+                       pc_model **out, pc_error *err) {
+    *out = NULL;
+    const pc_model_opts *o = opts;
+    if (o->kind != PC_KIND_TILE && o->kind != PC_KIND_LAYOUT)
+        return pc_fail(err, PC_ERR_ARG, "model: kind must be tile or layout");
+    if (o->hidden < 1 || o->layers < 0 || o->emb_dim < 1 || o->num_opcodes < 1 ||
+        feat_dim < 1 || cfg_dim < 1)
+        return pc_fail(err, PC_ERR_ARG,
+                       "model: bad sizes (hidden %d, layers %d, emb %d, opcodes %d, feat %d, "
+                       "cfg %d)",
+                       o->hidden, o->layers, o->emb_dim, o->num_opcodes, feat_dim, cfg_dim);
+    if ((unsigned)o->pool > PC_POOL_MEANMAX || (unsigned)o->join > PC_JOIN_LATE ||
+        (unsigned)o->act > PC_ACT_GELU)
+        return pc_fail(err, PC_ERR_ARG, "model: bad pool/join/activation option");
+    if (!(o->dropout >= 0.0f && o->dropout < 1.0f))
+        return pc_fail(err, PC_ERR_ARG, "model: dropout %g not in [0, 1)", (double)o->dropout);
+    pc_model *m = calloc(1, sizeof *m);
+    if (!m) return pc_fail(err, PC_ERR_NOMEM, "model: out of memory");
+    m->opts = *o;
+    m->feat_dim = feat_dim;
+    m->cfg_dim = cfg_dim;
+    pc_params_init(&m->params);
+    int L = o->layers, H = o->hidden;
+    size_t nl = (size_t)(L > 0 ? L : 1);
+    m->p_ln_g = malloc(nl * sizeof(int));
+    m->p_ln_b = malloc(nl * sizeof(int));
+    m->p_w = malloc(nl * sizeof(int));
+    m->p_b = malloc(nl * sizeof(int));
+    pc_status st = PC_OK;
+    if (!m->p_ln_g || !m->p_ln_b || !m->p_w || !m->p_b) {
+        st = pc_fail(err, PC_ERR_NOMEM, "model: out of memory");
+        goto fail;
+    }
+    m->p_cfg_w = m->p_cfg_b = -1;
+    if ((st = add(m, "emb", o->num_opcodes, o->emb_dim, &m->p_emb, err))) goto fail;
+    if ((st = add(m, "in.w", H, feat_dim + o->emb_dim, &m->p_in_w, err))) goto fail;
+    if ((st = add(m, "in.b", H, 0, &m->p_in_b, err))) goto fail;
+    if (!is_late(m) && (st = add(m, "cfg.w", H, cfg_dim, &m->p_cfg_w, err))) goto fail;
+    if (o->kind == PC_KIND_LAYOUT && (st = add(m, "cfg.b", H, 0, &m->p_cfg_b, err))) goto fail;
+    for (int l = 0; l < L; l++) {
+        char name[PC_PARAM_NAME_MAX];
+        m->p_ln_g[l] = m->p_ln_b[l] = -1;
+        if (o->layernorm) {
+            snprintf(name, sizeof name, "gnn.%d.ln.g", l);
+            if ((st = add(m, name, H, 0, &m->p_ln_g[l], err))) goto fail;
+            snprintf(name, sizeof name, "gnn.%d.ln.b", l);
+            if ((st = add(m, name, H, 0, &m->p_ln_b[l], err))) goto fail;
+        }
+        snprintf(name, sizeof name, "gnn.%d.w", l);
+        if ((st = add(m, name, H, 3 * H, &m->p_w[l], err))) goto fail;
+        snprintf(name, sizeof name, "gnn.%d.b", l);
+        if ((st = add(m, name, H, 0, &m->p_b[l], err))) goto fail;
+    }
+    if ((st = add(m, "head.w1", H, readout_width(m), &m->p_h1_w, err))) goto fail;
+    if ((st = add(m, "head.b1", H, 0, &m->p_h1_b, err))) goto fail;
+    if ((st = add(m, "head.w2", 1, H, &m->p_h2_w, err))) goto fail;
+    if ((st = add(m, "head.b2", 1, 0, &m->p_h2_b, err))) goto fail;
+    if ((st = pc_params_alloc(&m->params, err))) goto fail;
+
+    uint64_t s = seed;
+    float *emb = pc_params_data(&m->params, m->p_emb);
+    for (size_t i = 0; i < m->params.info[m->p_emb].numel; i++) emb[i] = unif(&s, 0.1f);
+    xavier(m, m->p_in_w, &s);
+    if (m->p_cfg_w >= 0) xavier(m, m->p_cfg_w, &s);
+    for (int l = 0; l < L; l++) {
+        if (m->p_ln_g[l] >= 0) {
+            float *g = pc_params_data(&m->params, m->p_ln_g[l]);
+            for (int c = 0; c < H; c++) g[c] = 1.0f;
+        }
+        xavier(m, m->p_w[l], &s);
+    }
+    xavier(m, m->p_h1_w, &s);
+    xavier(m, m->p_h2_w, &s);
+    if ((st = pc_prep_identity(&m->node_prep, feat_dim, err))) goto fail;
+    if ((st = pc_prep_identity(&m->cfg_prep, cfg_dim, err))) goto fail;
+    *out = m;
+    return PC_OK;
+fail:
+    pc_model_free(m);
+    return st;
+}
+
+void pc_model_free(pc_model *m) {
+    if (!m) return;
+    pc_params_free(&m->params);
+    pc_prep_free(&m->node_prep);
+    pc_prep_free(&m->cfg_prep);
+    free(m->p_ln_g);
+    free(m->p_ln_b);
+    free(m->p_w);
+    free(m->p_b);
+    free(m);
+}
+
+pc_status pc_model_set_prep(pc_model *m, const pc_prep *node, const pc_prep *cfg,
+                            pc_error *err) {
+    if (node->out_dim != m->feat_dim || cfg->out_dim != m->cfg_dim)
+        return pc_fail(err, PC_ERR_ARG,
+                       "model: preprocessing gives %d node / %d config columns, model takes %d "
+                       "/ %d",
+                       node->out_dim, cfg->out_dim, m->feat_dim, m->cfg_dim);
+    pc_prep a = {0}, b = {0};
+    pc_status st = pc_prep_copy(&a, node, err);
+    if (!st) st = pc_prep_copy(&b, cfg, err);
+    if (st) {
+        pc_prep_free(&a);
+        pc_prep_free(&b);
+        return st;
+    }
+    pc_prep_free(&m->node_prep);
+    pc_prep_free(&m->cfg_prep);
+    m->node_prep = a;
+    m->cfg_prep = b;
+    return PC_OK;
+}
+
+/* ---- graphs ------------------------------------------------------------------- */
+
+pc_status pc_model_gdata_build(const pc_model *m, const pc_graph *graph, pc_model_gdata *out,
+                               pc_error *err) {
+    memset(out, 0, sizeof *out);
+    if (pc_graph_kind(graph) != m->opts.kind)
+        return pc_fail(err, PC_ERR_ARG, "model: %s graph given to a %s model",
+                       pc_kind_name(pc_graph_kind(graph)), pc_kind_name(m->opts.kind));
+    int64_t n = pc_graph_num_nodes(graph), e = pc_graph_num_edges(graph);
+    if (n < 1 || n > INT_MAX / 4 || e > INT_MAX)
+        return pc_fail(err, PC_ERR_RANGE, "model: %lld nodes / %lld edges not supported",
+                       (long long)n, (long long)e);
+    if (pc_graph_node_feat_dim(graph) != m->node_prep.in_dim)
+        return pc_fail(err, PC_ERR_ARG, "model: node_feat has %lld columns, expected %d",
+                       (long long)pc_graph_node_feat_dim(graph), m->node_prep.in_dim);
+    if (pc_graph_config_dim(graph) != m->cfg_prep.in_dim)
+        return pc_fail(err, PC_ERR_ARG, "model: configs have %lld columns, expected %d",
+                       (long long)pc_graph_config_dim(graph), m->cfg_prep.in_dim);
+    const int32_t *op = pc_graph_node_opcode(graph);
+    for (int64_t i = 0; i < n; i++)
+        if (op[i] < 0 || op[i] >= m->opts.num_opcodes)
+            return pc_fail(err, PC_ERR_RANGE, "model: node %lld opcode %d not in [0, %d)",
+                           (long long)i, (int)op[i], m->opts.num_opcodes);
+    out->x = pc_malloc_array((uint64_t)n * (uint64_t)m->feat_dim, sizeof(float));
+    if (!out->x) return pc_fail(err, PC_ERR_NOMEM, "model: out of memory");
+    pc_prep_apply(&m->node_prep, pc_graph_node_feat(graph), n, out->x);
+    pc_status st = pc_csr_build(&out->csr, pc_graph_edge_index(graph), (int)e, (int)n, err);
+    if (st) {
+        pc_model_gdata_free(out);
+        return st;
+    }
+    out->g.n = (int)n;
+    out->g.x = out->x;
+    out->g.opcode = op;
+    out->g.csr = &out->csr;
+    if (m->opts.kind == PC_KIND_LAYOUT) {
+        int64_t nc = pc_graph_num_config_nodes(graph);
+        const int32_t *ids = pc_graph_node_config_ids(graph);
+        for (int64_t j = 0; j < nc; j++)
+            if (ids[j] < 0 || ids[j] >= n) {
+                pc_model_gdata_free(out);
+                return pc_fail(err, PC_ERR_RANGE, "model: config node id %d out of range",
+                               (int)ids[j]);
+            }
+        out->g.nc = (int)nc;
+        out->g.cfg_ids = ids;
+    }
+    return PC_OK;
+}
+
+void pc_model_gdata_free(pc_model_gdata *d) {
+    if (!d) return;
+    free(d->x);
+    pc_csr_free(&d->csr);
+    memset(d, 0, sizeof *d);
+}
+
+void pc_model_prep_configs(const pc_model *m, const float *raw, int64_t rows, float *out) {
+    pc_prep_apply(&m->cfg_prep, raw, rows, out);
+}
+
+/* ---- workspace ------------------------------------------------------------------ */
+
+typedef struct fbuf {
+    float *p;
+    size_t cap;
+} fbuf;
+typedef struct ibuf {
+    int32_t *p;
+    size_t cap;
+} ibuf;
+typedef struct ubuf {
+    uint8_t *p;
+    size_t cap;
+} ubuf;
+
+/* Activations of one GNN layer over N = S*n rows. */
+typedef struct lbuf {
+    fbuf z, lnm, lnr, ao, au, cat, u, a, d, hout;
+    ubuf mask;
+} lbuf;
+
+struct pc_model_ws {
+    /* what the last forward saw */
+    pc_model_graph g;
+    const float *cfg;
+    int K, S, train, have_prefix;
+    /* prefix, n rows */
+    fbuf emb, x0, base;
+    /* GNN, S*n rows */
+    fbuf pre0, inj, h0;
+    lbuf *lay;
+    int nlay;
+    fbuf pa, pb, pooled, gath, cpa, cpb, cpooled;
+    ibuf am, cam, off, coff, cidx;
+    /* head, K rows */
+    fbuf r, h1, a1;
+    /* backward scratch */
+    fbuf dh, dt, du, dcat, dz, dao, dau, dpre, dbase, dx0, demb, dinj, dr, dh1, da1, dpa, dpb,
+        dgath, dpooled, dcpooled;
+};
+
+pc_model_ws *pc_model_ws_new(void) { return calloc(1, sizeof(pc_model_ws)); }
+
+static void lbuf_free(lbuf *l) {
+    fbuf *fs[] = {&l->z, &l->lnm, &l->lnr, &l->ao, &l->au, &l->cat, &l->u, &l->a, &l->d, &l->hout};
+    for (size_t i = 0; i < sizeof fs / sizeof fs[0]; i++) free(fs[i]->p);
+    free(l->mask.p);
+}
+
+void pc_model_ws_free(pc_model_ws *ws) {
+    if (!ws) return;
+    fbuf *fs[] = {&ws->emb, &ws->x0,  &ws->base,  &ws->pre0, &ws->inj,     &ws->h0,
+                  &ws->pa,  &ws->pb,  &ws->pooled, &ws->gath, &ws->cpa,     &ws->cpb,
+                  &ws->cpooled, &ws->r, &ws->h1,  &ws->a1,   &ws->dh,      &ws->dt,
+                  &ws->du,  &ws->dcat, &ws->dz,   &ws->dao,  &ws->dau,     &ws->dpre,
+                  &ws->dbase, &ws->dx0, &ws->demb, &ws->dinj, &ws->dr,     &ws->dh1,
+                  &ws->da1, &ws->dpa, &ws->dpb,   &ws->dgath, &ws->dpooled, &ws->dcpooled};
+    for (size_t i = 0; i < sizeof fs / sizeof fs[0]; i++) free(fs[i]->p);
+    free(ws->am.p);
+    free(ws->cam.p);
+    free(ws->off.p);
+    free(ws->coff.p);
+    free(ws->cidx.p);
+    for (int l = 0; l < ws->nlay; l++) lbuf_free(&ws->lay[l]);
+    free(ws->lay);
+    free(ws);
+}
+
+/* Grows b to n floats (contents are not kept when it grows). */
+static int fgrow(fbuf *b, size_t n) {
+    if (n == 0) n = 1;
+    if (b->cap >= n) return 1;
+    free(b->p);
+    b->p = pc_malloc_array(n, sizeof(float));
+    b->cap = b->p ? n : 0;
+    return b->p != NULL;
+}
+static int igrow(ibuf *b, size_t n) {
+    if (n == 0) n = 1;
+    if (b->cap >= n) return 1;
+    free(b->p);
+    b->p = pc_malloc_array(n, sizeof(int32_t));
+    b->cap = b->p ? n : 0;
+    return b->p != NULL;
+}
+static int ugrow(ubuf *b, size_t n) {
+    if (n == 0) n = 1;
+    if (b->cap >= n) return 1;
+    free(b->p);
+    b->p = pc_malloc_array(n, 1);
+    b->cap = b->p ? n : 0;
+    return b->p != NULL;
+}
+/* Zeroes the first n floats; backward grows every buffer first (bwd_grow). */
+static float *fzero(fbuf *b, size_t n) {
+    memset(b->p, 0, (n ? n : 1) * sizeof(float));
+    return b->p;
+}
+
+static pc_status nomem(pc_error *err) {
+    return pc_fail(err, PC_ERR_NOMEM, "model: out of memory for activations");
+}
+
+/* ---- small helpers -------------------------------------------------------------- */
+
+static void act_fwd(const pc_model *m, float *out, const float *in, size_t n) {
+    switch (m->opts.act) {
+    case PC_ACT_RELU: pc_relu_forward(out, in, n); break;
+    case PC_ACT_GELU: pc_gelu_forward(out, in, n); break;
+    default: pc_leaky_relu_forward(out, in, LEAKY_SLOPE, n); break;
+    }
+}
+static void act_bwd(const pc_model *m, float *dinp, const float *dout, const float *in,
+                    size_t n) {
+    switch (m->opts.act) {
+    case PC_ACT_RELU: pc_relu_backward(dinp, dout, in, n); break;
+    case PC_ACT_GELU: pc_gelu_backward(dinp, dout, in, n); break;
+    default: pc_leaky_relu_backward(dinp, dout, in, LEAKY_SLOPE, n); break;
+    }
+}
+
+static float *P(const pc_model *m, int i) { return pc_params_data(&m->params, i); }
+static float *G(const pc_model *m, int i) { return pc_params_grad(&m->params, i); }
+
+/* out (G, P) from x over segments off; pa, pb, am are scratch (G, H). */
+static int pool_fwd(const pc_model *m, fbuf *out, fbuf *pa, fbuf *pb, ibuf *am, const float *x,
+                    const int32_t *off, int Gs, int H) {
+    size_t gh = (size_t)Gs * (size_t)H;
+    if (!fgrow(out, (size_t)Gs * (size_t)pool_width(m)) || !igrow(am, gh)) return 0;
+    switch (m->opts.pool) {
+    case PC_POOL_SUM: pc_pool_forward(out->p, NULL, x, off, Gs, H, PC_REDUCE_SUM); break;
+    case PC_POOL_MAX: pc_pool_forward(out->p, am->p, x, off, Gs, H, PC_REDUCE_MAX); break;
+    case PC_POOL_MEANMAX: {
+        if (!fgrow(pa, gh) || !fgrow(pb, gh)) return 0;
+        pc_pool_forward(pa->p, NULL, x, off, Gs, H, PC_REDUCE_MEAN);
+        pc_pool_forward(pb->p, am->p, x, off, Gs, H, PC_REDUCE_MAX);
+        const float *ins[2] = {pa->p, pb->p};
+        int cs[2] = {H, H};
+        pc_concat_forward(out->p, ins, cs, 2, Gs);
+        break;
+    }
+    default: pc_pool_forward(out->p, NULL, x, off, Gs, H, PC_REDUCE_MEAN); break;
+    }
+    return 1;
+}
+
+/* dx += pool backward of dout (G, P); dpa, dpb scratch. */
+static void pool_bwd(const pc_model *m, float *dx, const float *dout, fbuf *dpa, fbuf *dpb,
+                    const ibuf *am, const int32_t *off, int Gs, int H) {
+    switch (m->opts.pool) {
+    case PC_POOL_SUM: pc_pool_backward(dx, dout, NULL, off, Gs, H, PC_REDUCE_SUM); break;
+    case PC_POOL_MAX: pc_pool_backward(dx, dout, am->p, off, Gs, H, PC_REDUCE_MAX); break;
+    case PC_POOL_MEANMAX: {
+        size_t gh = (size_t)Gs * (size_t)H;
+        fzero(dpa, gh);
+        fzero(dpb, gh);
+        float *dins[2] = {dpa->p, dpb->p};
+        int cs[2] = {H, H};
+        pc_concat_backward(dins, dout, cs, 2, Gs);
+        pc_pool_backward(dx, dpa->p, NULL, off, Gs, H, PC_REDUCE_MEAN);
+        pc_pool_backward(dx, dpb->p, am->p, off, Gs, H, PC_REDUCE_MAX);
+        break;
+    }
+    default: pc_pool_backward(dx, dout, NULL, off, Gs, H, PC_REDUCE_MEAN); break;
+    }
+}
+
+static int offsets(ibuf *b, int Gs, int step) {
+    if (!igrow(b, (size_t)Gs + 1)) return 0;
+    for (int k = 0; k <= Gs; k++) b->p[k] = k * step;
+    return 1;
+}
+
+/* ---- GNN over S segments -------------------------------------------------------- */
+
+static float *layer_in(pc_model_ws *ws, int l) { return l == 0 ? ws->h0.p : ws->lay[l - 1].hout.p; }
+static float *layer_z(const pc_model *m, pc_model_ws *ws, int l) {
+    return m->opts.layernorm ? ws->lay[l].z.p : layer_in(ws, l);
+}
+static int use_dropout(const pc_model *m, const pc_model_ws *ws) {
+    return ws->train && m->opts.dropout > 0.0f;
+}
+static float *layer_d(const pc_model *m, pc_model_ws *ws, int l) {
+    return use_dropout(m, ws) ? ws->lay[l].d.p : ws->lay[l].a.p;
+}
+/* The final node tensor h_L. */
+static float *gnn_out(const pc_model *m, pc_model_ws *ws) {
+    return m->opts.layers ? ws->lay[m->opts.layers - 1].hout.p : ws->h0.p;
+}
+
+/* h0 = act(pre0), then the L layers, over S segments of n rows. */
+static pc_status gnn_forward(const pc_model *m, pc_model_ws *ws, int S, uint64_t *seed,
+                             pc_error *err) {
+    int n = ws->g.n, H = m->opts.hidden, L = m->opts.layers;
+    int N = S * n;
+    size_t NH = (size_t)N * (size_t)H;
+    if (ws->nlay < L) {
+        lbuf *lay = realloc(ws->lay, (size_t)L * sizeof *lay);
+        if (!lay) return nomem(err);
+        memset(lay + ws->nlay, 0, (size_t)(L - ws->nlay) * sizeof *lay);
+        ws->lay = lay;
+        ws->nlay = L;
+    }
+    if (!fgrow(&ws->h0, NH)) return nomem(err);
+    act_fwd(m, ws->h0.p, ws->pre0.p, NH);
+    for (int l = 0; l < L; l++) {
+        lbuf *b = &ws->lay[l];
+        if (!fgrow(&b->ao, NH) || !fgrow(&b->au, NH) || !fgrow(&b->cat, 3 * NH) ||
+            !fgrow(&b->u, NH) || !fgrow(&b->a, NH) || !fgrow(&b->hout, NH))
+            return nomem(err);
+        const float *hin = layer_in(ws, l);
+        if (m->opts.layernorm) {
+            if (!fgrow(&b->z, NH) || !fgrow(&b->lnm, (size_t)N) || !fgrow(&b->lnr, (size_t)N))
+                return nomem(err);
+            pc_layernorm_forward(b->z.p, b->lnm.p, b->lnr.p, hin, P(m, m->p_ln_g[l]),
+                                 P(m, m->p_ln_b[l]), N, H, LN_EPS);
+        }
+        const float *z = layer_z(m, ws, l);
+        for (int k = 0; k < S; k++) {
+            size_t o = (size_t)k * (size_t)n * (size_t)H;
+            pc_edge_aggregate_forward(b->ao.p + o, z + o, ws->g.csr, PC_EDGE_FROM_OPERANDS,
+                                      PC_REDUCE_MEAN, H);
+            pc_edge_aggregate_forward(b->au.p + o, z + o, ws->g.csr, PC_EDGE_FROM_USERS,
+                                      PC_REDUCE_MEAN, H);
+        }
+        const float *ins[3] = {z, b->ao.p, b->au.p};
+        int cs[3] = {H, H, H};
+        pc_concat_forward(b->cat.p, ins, cs, 3, N);
+        pc_linear_forward(b->u.p, b->cat.p, P(m, m->p_w[l]), P(m, m->p_b[l]), N, 3 * H, H);
+        act_fwd(m, b->a.p, b->u.p, NH);
+        if (use_dropout(m, ws)) {
+            if (!fgrow(&b->d, NH) || !ugrow(&b->mask, NH)) return nomem(err);
+            pc_dropout_forward(b->d.p, b->mask.p, b->a.p, m->opts.dropout, seed, NH);
+        }
+        pc_residual_forward(b->hout.p, hin, layer_d(m, ws, l), NH);
+    }
+    return PC_OK;
+}
+
+/* ws->dh (S*n, H) holds dL/dh_L (it is consumed); leaves dL/dpre0 in ws->dpre. */
+static void gnn_backward(pc_model *m, pc_model_ws *ws, int S) {
+    int n = ws->g.n, H = m->opts.hidden, L = m->opts.layers;
+    int N = S * n;
+    size_t NH = (size_t)N * (size_t)H;
+    float *dh = ws->dh.p;
+    for (int l = L - 1; l >= 0; l--) {
+        lbuf *b = &ws->lay[l];
+        const float *da = dh;
+        if (use_dropout(m, ws)) {
+            fzero(&ws->dt, NH);
+            pc_dropout_backward(ws->dt.p, dh, b->mask.p, m->opts.dropout, NH);
+            da = ws->dt.p;
+        }
+        fzero(&ws->du, NH);
+        fzero(&ws->dcat, 3 * NH);
+        fzero(&ws->dz, NH);
+        fzero(&ws->dao, NH);
+        fzero(&ws->dau, NH);
+        act_bwd(m, ws->du.p, da, b->u.p, NH);
+        pc_linear_backward(ws->dcat.p, G(m, m->p_w[l]), G(m, m->p_b[l]), ws->du.p, b->cat.p,
+                           P(m, m->p_w[l]), N, 3 * H, H);
+        float *dins[3] = {ws->dz.p, ws->dao.p, ws->dau.p};
+        int cs[3] = {H, H, H};
+        pc_concat_backward(dins, ws->dcat.p, cs, 3, N);
+        for (int k = 0; k < S; k++) {
+            size_t o = (size_t)k * (size_t)n * (size_t)H;
+            pc_edge_aggregate_backward(ws->dz.p + o, ws->dao.p + o, ws->g.csr,
+                                       PC_EDGE_FROM_OPERANDS, PC_REDUCE_MEAN, H);
+            pc_edge_aggregate_backward(ws->dz.p + o, ws->dau.p + o, ws->g.csr,
+                                       PC_EDGE_FROM_USERS, PC_REDUCE_MEAN, H);
+        }
+        /* dh already holds the residual path; add the update path */
+        if (m->opts.layernorm)
+            pc_layernorm_backward(dh, G(m, m->p_ln_g[l]), G(m, m->p_ln_b[l]), ws->dz.p,
+                                  layer_in(ws, l), P(m, m->p_ln_g[l]), b->lnm.p, b->lnr.p, N, H);
+        else
+            pc_residual_backward(dh, NULL, ws->dz.p, NH);
+    }
+    fzero(&ws->dpre, NH);
+    act_bwd(m, ws->dpre.p, dh, ws->pre0.p, NH);
+}
+
+/* ---- forward -------------------------------------------------------------------- */
+
+static pc_status check_graph(const pc_model *m, const pc_model_graph *g, pc_error *err) {
+    if (!g || g->n < 1 || !g->x || !g->opcode || !g->csr || g->csr->n != g->n)
+        return pc_fail(err, PC_ERR_ARG, "model: bad graph (no nodes or CSR mismatch)");
+    if (m->opts.kind == PC_KIND_LAYOUT && (g->nc < 0 || (g->nc > 0 && !g->cfg_ids)))
+        return pc_fail(err, PC_ERR_ARG, "model: layout graph without config node ids");
+    return PC_OK;
+}
+
+static pc_status prefix_impl(const pc_model *m, pc_model_ws *ws, const pc_model_graph *g,
+                             int train, uint64_t *seed, pc_error *err) {
+    pc_status st = check_graph(m, g, err);
+    if (st) return st;
+    ws->have_prefix = 0;
+    ws->g = *g;
+    if (m->opts.kind != PC_KIND_LAYOUT) {
+        ws->g.nc = 0;
+        ws->g.cfg_ids = NULL;
+    }
+    ws->train = train;
+    int n = g->n, F = m->feat_dim, E = m->opts.emb_dim, H = m->opts.hidden;
+    if (!fgrow(&ws->emb, (size_t)n * E) || !fgrow(&ws->x0, (size_t)n * (F + E)) ||
+        !fgrow(&ws->base, (size_t)n * H))
+        return nomem(err);
+    pc_embedding_forward(ws->emb.p, P(m, m->p_emb), g->opcode, n, E);
+    const float *ins[2] = {g->x, ws->emb.p};
+    int cs[2] = {F, E};
+    pc_concat_forward(ws->x0.p, ins, cs, 2, n);
+    pc_linear_forward(ws->base.p, ws->x0.p, P(m, m->p_in_w), P(m, m->p_in_b), n, F + E, H);
+    if (is_late(m)) {
+        /* the whole GNN and the pooling are config-independent */
+        if (!fgrow(&ws->pre0, (size_t)n * H)) return nomem(err);
+        memcpy(ws->pre0.p, ws->base.p, (size_t)n * H * sizeof(float));
+        if ((st = gnn_forward(m, ws, 1, seed, err))) return st;
+        if (!offsets(&ws->off, 1, n) ||
+            !pool_fwd(m, &ws->pooled, &ws->pa, &ws->pb, &ws->am, gnn_out(m, ws), ws->off.p, 1, H))
+            return nomem(err);
+    }
+    ws->have_prefix = 1;
+    return PC_OK;
+}
+
+static pc_status configs_impl(const pc_model *m, pc_model_ws *ws, const float *cfg, int K,
+                              uint64_t *seed, float *scores, pc_error *err) {
+    if (!ws->have_prefix) return pc_fail(err, PC_ERR_ARG, "model: no prefix computed");
+    if (K < 1 || !cfg || !scores) return pc_fail(err, PC_ERR_ARG, "model: need K >= 1 configs");
+    int n = ws->g.n, H = m->opts.hidden, D = m->cfg_dim, nc = ws->g.nc;
+    int late = is_late(m), layout = m->opts.kind == PC_KIND_LAYOUT;
+    if ((int64_t)K * n > INT_MAX / 4 || (int64_t)K * nc > INT_MAX / 4)
+        return pc_fail(err, PC_ERR_RANGE, "model: %d configs x %d nodes too large", K, n);
+    ws->cfg = cfg;
+    ws->K = K;
+    ws->S = late ? 1 : K;
+    pc_status st;
+    int Pw = pool_width(m), R = readout_width(m);
+    if (!late) {
+        int N = K * n;
+        size_t nh = (size_t)n * H;
+        if (!fgrow(&ws->pre0, (size_t)N * H)) return nomem(err);
+        for (int k = 0; k < K; k++) memcpy(ws->pre0.p + k * nh, ws->base.p, nh * sizeof(float));
+        if (!layout) {
+            /* early join: the config's projection added to every node */
+            if (!fgrow(&ws->inj, (size_t)K * H)) return nomem(err);
+            pc_linear_forward(ws->inj.p, cfg, P(m, m->p_cfg_w), NULL, K, D, H);
+            for (int k = 0; k < K; k++)
+                for (int i = 0; i < n; i++) {
+                    float *row = ws->pre0.p + k * nh + (size_t)i * H;
+                    const float *v = ws->inj.p + (size_t)k * H;
+                    for (int c = 0; c < H; c++) row[c] += v[c];
+                }
+        } else {
+            /* layout: per-node configs scattered onto configurable nodes */
+            if (!igrow(&ws->cidx, (size_t)K * nc) || !fgrow(&ws->inj, (size_t)K * nc * H))
+                return nomem(err);
+            for (int k = 0; k < K; k++)
+                for (int j = 0; j < nc; j++) ws->cidx.p[(size_t)k * nc + j] = k * n + ws->g.cfg_ids[j];
+            if (nc > 0) {
+                pc_linear_forward(ws->inj.p, cfg, P(m, m->p_cfg_w), P(m, m->p_cfg_b), K * nc, D,
+                                  H);
+                pc_scatter_add_forward(ws->pre0.p, ws->inj.p, ws->cidx.p, K * nc, N, H);
+            }
+        }
+        if ((st = gnn_forward(m, ws, K, seed, err))) return st;
+        if (!offsets(&ws->off, K, n) ||
+            !pool_fwd(m, &ws->pooled, &ws->pa, &ws->pb, &ws->am, gnn_out(m, ws), ws->off.p, K, H))
+            return nomem(err);
+    }
+    if (!fgrow(&ws->r, (size_t)K * R)) return nomem(err);
+    if (layout) {
+        if (!fgrow(&ws->gath, (size_t)K * nc * H) || !offsets(&ws->coff, K, nc)) return nomem(err);
+        if (nc > 0) pc_gather_forward(ws->gath.p, gnn_out(m, ws), ws->cidx.p, K * nc, H);
+        if (!pool_fwd(m, &ws->cpooled, &ws->cpa, &ws->cpb, &ws->cam, ws->gath.p, ws->coff.p, K, H))
+            return nomem(err);
+        const float *ins[2] = {ws->pooled.p, ws->cpooled.p};
+        int cs[2] = {Pw, Pw};
+        pc_concat_forward(ws->r.p, ins, cs, 2, K);
+    } else if (late) {
+        for (int k = 0; k < K; k++) {
+            float *row = ws->r.p + (size_t)k * R;
+            memcpy(row, ws->pooled.p, (size_t)Pw * sizeof(float));
+            memcpy(row + Pw, cfg + (size_t)k * D, (size_t)D * sizeof(float));
+        }
+    } else {
+        memcpy(ws->r.p, ws->pooled.p, (size_t)K * R * sizeof(float));
+    }
+    if (!fgrow(&ws->h1, (size_t)K * H) || !fgrow(&ws->a1, (size_t)K * H)) return nomem(err);
+    pc_linear_forward(ws->h1.p, ws->r.p, P(m, m->p_h1_w), P(m, m->p_h1_b), K, R, H);
+    act_fwd(m, ws->a1.p, ws->h1.p, (size_t)K * H);
+    pc_linear_forward(scores, ws->a1.p, P(m, m->p_h2_w), P(m, m->p_h2_b), K, H, 1);
+    return PC_OK;
+}
+
+pc_status pc_model_forward(const pc_model *m, pc_model_ws *ws, const pc_model_graph *g,
+                           const float *cfg, int K, uint64_t *dropout_seed, float *scores,
+                           pc_error *err) {
+    int train = dropout_seed != NULL;
+    pc_status st = prefix_impl(m, ws, g, train, dropout_seed, err);
+    if (!st) st = configs_impl(m, ws, cfg, K, dropout_seed, scores, err);
+    return st;
+}
+
+pc_status pc_model_prefix(const pc_model *m, pc_model_ws *ws, const pc_model_graph *g,
+                          pc_error *err) {
+    return prefix_impl(m, ws, g, 0, NULL, err);
+}
+
+pc_status pc_model_score_configs(const pc_model *m, pc_model_ws *ws, const float *cfg, int K,
+                                 float *scores, pc_error *err) {
+    if (ws->train) return pc_fail(err, PC_ERR_ARG, "model: prefix was computed for training");
+    return configs_impl(m, ws, cfg, K, NULL, scores, err);
+}
+
+/* ---- backward ------------------------------------------------------------------- */
+
+/* Grows every backward buffer before any gradient is touched. */
+static int bwd_grow(const pc_model *m, pc_model_ws *ws) {
+    size_t n = (size_t)ws->g.n, H = (size_t)m->opts.hidden, K = (size_t)ws->K;
+    size_t S = (size_t)ws->S, nc = (size_t)ws->g.nc, NH = S * n * H;
+    size_t Pw = (size_t)pool_width(m), R = (size_t)readout_width(m);
+    size_t G = K > 1 ? K : 1;
+    return fgrow(&ws->da1, K * H) && fgrow(&ws->dh1, K * H) && fgrow(&ws->dr, K * R) &&
+           fgrow(&ws->dh, NH) && fgrow(&ws->dt, NH) && fgrow(&ws->du, NH) &&
+           fgrow(&ws->dcat, 3 * NH) && fgrow(&ws->dz, NH) && fgrow(&ws->dao, NH) &&
+           fgrow(&ws->dau, NH) && fgrow(&ws->dpre, NH) && fgrow(&ws->dbase, n * H) &&
+           fgrow(&ws->dx0, n * (size_t)(m->feat_dim + m->opts.emb_dim)) &&
+           fgrow(&ws->demb, n * (size_t)m->opts.emb_dim) && fgrow(&ws->dinj, K * (nc + 1) * H) &&
+           fgrow(&ws->dpa, G * H) && fgrow(&ws->dpb, G * H) && fgrow(&ws->dgath, K * nc * H) &&
+           fgrow(&ws->dpooled, G * Pw) && fgrow(&ws->dcpooled, G * Pw);
+}
+
+pc_status pc_model_backward(pc_model *m, pc_model_ws *ws, const float *dscores, pc_error *err) {
+    if (!ws->have_prefix || ws->K < 1)
+        return pc_fail(err, PC_ERR_ARG, "model: backward without a forward");
+    if (!bwd_grow(m, ws)) return nomem(err);
+    int n = ws->g.n, H = m->opts.hidden, D = m->cfg_dim, nc = ws->g.nc, K = ws->K, S = ws->S;
+    int F = m->feat_dim, E = m->opts.emb_dim;
+    int late = is_late(m), layout = m->opts.kind == PC_KIND_LAYOUT;
+    int Pw = pool_width(m), R = readout_width(m);
+    const float *cfg = ws->cfg;
+    size_t nh = (size_t)n * H, NH = (size_t)S * nh;
+    /* allocation failures leave the gradients partial; buffers only ever grow, and
+       every size here was already allocated once by the forward for the same shapes */
+    fzero(&ws->da1, (size_t)K * H);
+    fzero(&ws->dh1, (size_t)K * H);
+    fzero(&ws->dr, (size_t)K * R);
+    fzero(&ws->dh, NH);
+    pc_linear_backward(ws->da1.p, G(m, m->p_h2_w), G(m, m->p_h2_b), dscores, ws->a1.p,
+                       P(m, m->p_h2_w), K, H, 1);
+    act_bwd(m, ws->dh1.p, ws->da1.p, ws->h1.p, (size_t)K * H);
+    pc_linear_backward(ws->dr.p, G(m, m->p_h1_w), G(m, m->p_h1_b), ws->dh1.p, ws->r.p,
+                       P(m, m->p_h1_w), K, R, H);
+    if (layout) {
+        fzero(&ws->dpooled, (size_t)K * Pw);
+        fzero(&ws->dcpooled, (size_t)K * Pw);
+        fzero(&ws->dgath, (size_t)K * nc * H);
+        float *dins[2] = {ws->dpooled.p, ws->dcpooled.p};
+        int cs[2] = {Pw, Pw};
+        pc_concat_backward(dins, ws->dr.p, cs, 2, K);
+        pool_bwd(m, ws->dh.p, ws->dpooled.p, &ws->dpa, &ws->dpb, &ws->am, ws->off.p, K, H);
+        pool_bwd(m, ws->dgath.p, ws->dcpooled.p, &ws->dpa, &ws->dpb, &ws->cam, ws->coff.p, K,
+                 H);
+        if (nc > 0) pc_gather_backward(ws->dh.p, ws->dgath.p, ws->cidx.p, K * nc, S * n, H);
+    } else if (late) {
+        fzero(&ws->dpooled, (size_t)Pw);
+        for (int k = 0; k < K; k++)
+            for (int c = 0; c < Pw; c++) ws->dpooled.p[c] += ws->dr.p[(size_t)k * R + c];
+        pool_bwd(m, ws->dh.p, ws->dpooled.p, &ws->dpa, &ws->dpb, &ws->am, ws->off.p, 1, H);
+    } else {
+        pool_bwd(m, ws->dh.p, ws->dr.p, &ws->dpa, &ws->dpb, &ws->am, ws->off.p, K, H);
+    }
+    gnn_backward(m, ws, S);
+    /* config injection and the shared base */
+    fzero(&ws->dbase, nh);
+    for (int k = 0; k < S; k++) pc_residual_backward(ws->dbase.p, NULL, ws->dpre.p + k * nh, nh);
+    if (!late && !layout) {
+        fzero(&ws->dinj, (size_t)K * H);
+        for (int k = 0; k < K; k++) {
+            float *d = ws->dinj.p + (size_t)k * H;
+            for (int i = 0; i < n; i++) {
+                const float *row = ws->dpre.p + k * nh + (size_t)i * H;
+                for (int c = 0; c < H; c++) d[c] += row[c];
+            }
+        }
+        pc_linear_backward(NULL, G(m, m->p_cfg_w), NULL, ws->dinj.p, cfg, P(m, m->p_cfg_w), K, D,
+                           H);
+    } else if (layout && nc > 0) {
+        fzero(&ws->dinj, (size_t)K * nc * H);
+        pc_scatter_add_backward(ws->dinj.p, ws->dpre.p, ws->cidx.p, K * nc, H);
+        pc_linear_backward(NULL, G(m, m->p_cfg_w), G(m, m->p_cfg_b), ws->dinj.p, cfg,
+                           P(m, m->p_cfg_w), K * nc, D, H);
+    }
+    fzero(&ws->dx0, (size_t)n * (F + E));
+    fzero(&ws->demb, (size_t)n * E);
+    pc_linear_backward(ws->dx0.p, G(m, m->p_in_w), G(m, m->p_in_b), ws->dbase.p, ws->x0.p,
+                       P(m, m->p_in_w), n, F + E, H);
+    float *dins[2] = {NULL, ws->demb.p};
+    int cs[2] = {F, E};
+    pc_concat_backward(dins, ws->dx0.p, cs, 2, n);
+    pc_embedding_backward(G(m, m->p_emb), ws->demb.p, ws->g.opcode, n, m->opts.num_opcodes, E);
+    return PC_OK;
+}

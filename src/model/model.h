@@ -1,0 +1,214 @@
+/*
+ * The learned cost models (internal): feature preprocessing and the GNNs for
+ * the tile and layout collections, with hand-written forward and backward
+ * passes on top of the NN engine (src/nn/nn.h).
+ *
+ * One forward call scores K configurations of ONE graph and returns one
+ * score per configuration (higher = predicted slower; the ranking losses
+ * decide the sign convention). Backward takes dscores (K) and ACCUMULATES
+ * into the model's arena gradients (m->params.grad), like every nn op.
+ *
+ * Network (F = preprocessed node-feature width, E = opcode embedding, H =
+ * hidden, D = preprocessed config width, L = layers, n nodes, K configs):
+ *
+ *   x0   = [x (n,F) || emb[opcode] (n,E)]
+ *   base = x0 @ in.w^T + in.b                      (n,H)    config-independent
+ *   pre0 = base + injection of config features     (S*n,H)  S segments
+ *   h0   = act(pre0)
+ *   h_{l+1} = h_l + dropout(act([z || mean_ops(z) || mean_users(z)] @ W_l^T + b_l)),
+ *            z = LayerNorm(h_l) (or h_l when opts.layernorm == 0)
+ *   readout per config, then head: Linear(R,H) -> act -> Linear(H,1).
+ *
+ * Joins:
+ *  - tile EARLY: the config's features are broadcast onto every node. As
+ *    concat-then-linear equals a sum of linears, this is done as
+ *    pre0[k] = base + cfg[k] @ cfg.w^T on every node of segment k (S = K).
+ *    Readout: pool(h_L[k]).
+ *  - tile LATE: the GNN runs once (S = 1) and is pooled once; the head input
+ *    of config k is [pool || cfg[k]].
+ *  - layout: the projection cfg[k][j] @ cfg.w^T + cfg.b is scatter-added onto
+ *    configurable node ids[j] of segment k (S = K); other nodes get none.
+ *    Readout: [pool(all nodes of segment k) || pool(configurable nodes)].
+ *
+ * What is shared across configurations ("computed once"): x0, the opcode
+ * embedding and `base` (the input projection of every node) always; for
+ * tile LATE also the whole GNN and pooling. For EARLY and layout the GNN
+ * layers see config features from layer 0 on, so they run once per config
+ * (K copies of the node tensor); restricting them to the k-hop neighbourhood
+ * of configurable nodes is not done. pc_model_prefix computes the shared
+ * part once and pc_model_score_configs then scores any number of config
+ * chunks against it (inference).
+ *
+ * Memory: the workspace holds about (10 + 4L) * H floats per node and
+ * segment (layer activations kept for backward), so K * n * H * (10 + 4L)
+ * * 4 bytes; large layout graphs need few configs per call.
+ */
+#ifndef PC_MODEL_H
+#define PC_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "nn/nn.h"
+#include "perfcast/dataset.h"
+
+/* ---- feature preprocessing ------------------------------------------------ */
+
+/*
+ * Column transform fitted on training rows: constant columns (max == min on
+ * the fit data) are dropped; a kept column whose max |x| exceeds log_threshold
+ * is transformed by sign(x) * log1p(|x|); each kept column is then
+ * standardized with the mean and std of its (transformed) fit values. A
+ * column with std below 1e-6 after transform gets std 1.
+ *
+ * Everything needed to apply it is four plain arrays of out_dim entries, so a
+ * checkpoint can store them: keep (source column, int32, increasing), logt
+ * (0/1 as int32), mean and std (float). Functions that fill a pc_prep take
+ * one that is zeroed or valid, and free its old arrays.
+ */
+typedef struct pc_prep {
+    int in_dim, out_dim;
+    int32_t *keep; /* (out_dim) */
+    int32_t *logt; /* (out_dim) */
+    float *mean;   /* (out_dim) */
+    float *std;    /* (out_dim) */
+} pc_prep;
+
+#define PC_PREP_LOG_THRESHOLD 100.0
+
+/* Running statistics for fitting over many graphs (in double). */
+typedef struct pc_prep_acc {
+    int dim;
+    double log_threshold;
+    int64_t rows;
+    double *min, *max, *maxabs; /* raw values */
+    double *s1, *s2;            /* sum and sum of squares, raw */
+    double *l1, *l2;            /* same after sign*log1p(|x|) */
+} pc_prep_acc;
+
+pc_status pc_prep_acc_init(pc_prep_acc *a, int dim, double log_threshold, pc_error *err);
+/* Adds rows (rows, dim) row-major. */
+void pc_prep_acc_add(pc_prep_acc *a, const float *x, int64_t rows);
+/* Produces the transform; fails with PC_ERR_ARG when no rows were added. */
+pc_status pc_prep_acc_finish(const pc_prep_acc *a, pc_prep *out, pc_error *err);
+void pc_prep_acc_free(pc_prep_acc *a);
+
+/* The identity on dim columns (nothing dropped, no log, mean 0, std 1). */
+pc_status pc_prep_identity(pc_prep *p, int dim, pc_error *err);
+/* Copies the four arrays in, checking keep is increasing in [0, in_dim), std > 0. */
+pc_status pc_prep_set(pc_prep *p, int in_dim, int out_dim, const int32_t *keep,
+                      const int32_t *logt, const float *mean, const float *std, pc_error *err);
+pc_status pc_prep_copy(pc_prep *dst, const pc_prep *src, pc_error *err);
+/* out (rows, out_dim) from in (rows, in_dim). */
+void pc_prep_apply(const pc_prep *p, const float *in, int64_t rows, float *out);
+void pc_prep_free(pc_prep *p); /* NULL and zeroed structs are fine */
+
+/* ---- options -------------------------------------------------------------- */
+
+typedef enum pc_pool_kind { PC_POOL_MEAN, PC_POOL_MAX, PC_POOL_SUM, PC_POOL_MEANMAX } pc_pool_kind;
+typedef enum pc_join { PC_JOIN_EARLY, PC_JOIN_LATE } pc_join;
+typedef enum pc_act { PC_ACT_LEAKY_RELU, PC_ACT_RELU, PC_ACT_GELU } pc_act;
+
+typedef struct pc_model_opts {
+    pc_kind kind;      /* PC_KIND_TILE or PC_KIND_LAYOUT */
+    int hidden;        /* H, default 64 */
+    int layers;        /* L GNN layers, default 3 (0 allowed) */
+    int emb_dim;       /* E opcode embedding, default 16 */
+    int num_opcodes;   /* embedding rows, default 256 */
+    pc_pool_kind pool; /* default MEAN */
+    pc_join join;      /* tile only, default EARLY */
+    pc_act act;        /* default LEAKY_RELU (slope 0.01) */
+    int layernorm;     /* pre-norm in each layer, default 1 */
+    float dropout;     /* on each layer's update, training only; default 0 */
+} pc_model_opts;
+
+pc_model_opts pc_model_opts_default(pc_kind kind);
+
+/* ---- the model ------------------------------------------------------------ */
+
+typedef struct pc_model {
+    pc_model_opts opts;
+    int feat_dim, cfg_dim; /* F, D: model input widths (after preprocessing) */
+    pc_params params;
+    /* stored with the model; identity until set (out_dim must equal F, D) */
+    pc_prep node_prep, cfg_prep;
+    /* parameter indices */
+    int p_emb, p_in_w, p_in_b, p_cfg_w, p_cfg_b; /* p_cfg_b: layout only, else -1 */
+    int *p_ln_g, *p_ln_b, *p_w, *p_b;            /* (layers) each; ln -1 without norm */
+    int p_h1_w, p_h1_b, p_h2_w, p_h2_b;
+} pc_model;
+
+/*
+ * Registers and initializes all parameters from seed (Xavier-uniform
+ * weights, zero biases, LayerNorm gamma 1, embedding U(-0.1, 0.1)); the
+ * same seed gives bitwise the same model. cfg_dim is 24-ish for tile and
+ * 18-ish for layout, after preprocessing.
+ */
+pc_status pc_model_new(const pc_model_opts *opts, int feat_dim, int cfg_dim, uint64_t seed,
+                       pc_model **out, pc_error *err);
+void pc_model_free(pc_model *m);
+/* Stores copies of the preprocessing (out dims must match F and D). */
+pc_status pc_model_set_prep(pc_model *m, const pc_prep *node, const pc_prep *cfg,
+                            pc_error *err);
+
+/* One graph as the model reads it (borrowed pointers). */
+typedef struct pc_model_graph {
+    int n;                  /* nodes */
+    const float *x;         /* (n, F), preprocessed */
+    const int32_t *opcode;  /* (n), in [0, num_opcodes) */
+    const pc_csr *csr;      /* adjacency, csr->n == n */
+    int nc;                 /* layout: configurable nodes, else 0 */
+    const int32_t *cfg_ids; /* (nc), distinct, in [0, n) */
+} pc_model_graph;
+
+/* Owning version built from a dataset graph with the model's node_prep. */
+typedef struct pc_model_gdata {
+    pc_model_graph g;
+    float *x;
+    pc_csr csr;
+} pc_model_gdata;
+
+/* Checks opcodes and dims, applies node_prep, builds the CSR. */
+pc_status pc_model_gdata_build(const pc_model *m, const pc_graph *graph, pc_model_gdata *out,
+                               pc_error *err);
+void pc_model_gdata_free(pc_model_gdata *d);
+/* Applies cfg_prep to rows (rows, raw config dim) -> (rows, D). */
+void pc_model_prep_configs(const pc_model *m, const float *raw, int64_t rows, float *out);
+
+/*
+ * Activations of the last forward, owned by the caller; buffers grow as
+ * needed and are reused across calls (one workspace per thread).
+ */
+typedef struct pc_model_ws pc_model_ws;
+pc_model_ws *pc_model_ws_new(void);
+void pc_model_ws_free(pc_model_ws *ws);
+
+/*
+ * Scores K configs of g: cfg is (K, D) for tile, (K, nc, D) for layout, both
+ * preprocessed. dropout_seed NULL = evaluation; else training with
+ * opts.dropout, the seed advanced per mask. g and cfg must stay valid until
+ * pc_model_backward.
+ */
+pc_status pc_model_forward(const pc_model *m, pc_model_ws *ws, const pc_model_graph *g,
+                           const float *cfg, int K, uint64_t *dropout_seed, float *scores,
+                           pc_error *err);
+/*
+ * Accumulates into m->params.grad from dscores (K), for the last forward
+ * (pc_model_forward, or pc_model_score_configs after a prefix). All scratch
+ * is allocated before any gradient is touched, so a PC_ERR_NOMEM leaves the
+ * gradients unchanged.
+ */
+pc_status pc_model_backward(pc_model *m, pc_model_ws *ws, const float *dscores, pc_error *err);
+
+/*
+ * Inference with reuse: pc_model_prefix computes the config-independent part
+ * of g once (evaluation mode); then each pc_model_score_configs call scores a
+ * chunk of configs against it, giving the same scores as pc_model_forward.
+ * A later pc_model_forward or pc_model_prefix replaces the prefix.
+ */
+pc_status pc_model_prefix(const pc_model *m, pc_model_ws *ws, const pc_model_graph *g,
+                          pc_error *err);
+pc_status pc_model_score_configs(const pc_model *m, pc_model_ws *ws, const float *cfg, int K,
+                                 float *scores, pc_error *err);
+
+#endif /* PC_MODEL_H */
