@@ -24,6 +24,7 @@
 int pc_fuzz_graph(const uint8_t *data, size_t size);
 int pc_fuzz_npy_header(const uint8_t *data, size_t size);
 int pc_fuzz_npz(const uint8_t *data, size_t size);
+int pc_fuzz_safetensors(const uint8_t *data, size_t size);
 
 typedef int (*fuzz_fn)(const uint8_t *, size_t);
 
@@ -34,6 +35,7 @@ static const struct {
     {"graph", pc_fuzz_graph},
     {"npy_header", pc_fuzz_npy_header},
     {"npz", pc_fuzz_npz},
+    {"safetensors", pc_fuzz_safetensors},
 };
 
 typedef struct replay {
