@@ -17,6 +17,10 @@ static const pc_command commands[] = {
     {"check", "validate a file or a whole dataset tree, listing every problem", pc_cmd_check},
     {"synth", "write a synthetic TpuGraphs-format dataset", pc_cmd_synth},
     {"cache", "convert a dataset tree into a memory-mappable cache", pc_cmd_cache},
+    {"train", "train a learned cost model on one collection (safetensors checkpoint)",
+     pc_cmd_train},
+    {"eval", "score a trained model on a split (tile score / Kendall tau, OPA, slowdown)",
+     pc_cmd_eval},
 };
 #define NUM_COMMANDS (sizeof commands / sizeof commands[0])
 

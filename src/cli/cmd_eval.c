@@ -1,0 +1,91 @@
+/* perfcast eval: scores a trained model on a split. */
+#define _GNU_SOURCE
+#include <getopt.h>
+#include <math.h>
+#include <string.h>
+
+#include "cli.h"
+#include "perfcast/train.h"
+
+static void eval_help(FILE *f) {
+    fprintf(f,
+            "usage: perfcast eval --model MODEL --data DIR [--split valid] [--json]\n\n"
+            "Scores every graph of the split with the model's collection metric: tile prints\n"
+            "the mean tile score, ordered-pair accuracy and top-1/5/10 slowdown; layout the\n"
+            "mean Kendall tau-b and ordered-pair accuracy.\n\n"
+            "  --model MODEL   checkpoint written by perfcast train\n"
+            "  --data DIR      dataset root\n"
+            "  --split S       train, valid (default) or test (needs runtimes)\n"
+            "  --threads N     worker threads (0 = all cores)\n"
+            "  --json          machine-readable output\n");
+}
+
+static void jnum(const char *key, double v, int last) {
+    if (isfinite(v)) printf("\"%s\": %.10g%s", key, v, last ? "" : ", ");
+    else printf("\"%s\": null%s", key, last ? "" : ", ");
+}
+
+int pc_cmd_eval(int argc, char **argv) {
+    static const struct option opts[] = {
+        {"model", required_argument, 0, 'm'}, {"data", required_argument, 0, 'd'},
+        {"split", required_argument, 0, 's'}, {"threads", required_argument, 0, 't'},
+        {"json", no_argument, 0, 'j'},        {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0}};
+    const char *model = NULL, *data = NULL, *split = "valid";
+    int json = 0, threads = 0;
+    long long v;
+    int c;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "m:d:s:t:jh", opts, NULL)) != -1) {
+        switch (c) {
+        case 'm': model = optarg; break;
+        case 'd': data = optarg; break;
+        case 's':
+            if (pc_split_find(optarg) < 0)
+                return pc_cli_usage_error("eval", "--split expects train, valid or test, got "
+                                          "'%s'", optarg);
+            split = optarg;
+            break;
+        case 't':
+            if (pc_cli_parse_i64(optarg, 0, 1024, &v))
+                return pc_cli_usage_error("eval", "--threads expects 0..1024, got '%s'", optarg);
+            threads = (int)v;
+            break;
+        case 'j': json = 1; break;
+        case 'h': eval_help(stdout); return PC_EXIT_OK;
+        default: return pc_cli_usage_error("eval", "unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    if (!model) return pc_cli_usage_error("eval", "--model MODEL is required");
+    if (!data) return pc_cli_usage_error("eval", "--data DIR is required");
+    if (optind != argc) return pc_cli_usage_error("eval", "unexpected argument '%s'", argv[optind]);
+    pc_error e;
+    pc_eval_result r;
+    if (pc_eval_run(model, data, split, threads, &r, &e) != PC_OK) return pc_cli_fail(&e);
+    const char *name = r.tile ? "tile_score" : "kendall_tau";
+    if (json) {
+        printf("{\"collection\": \"%s\", \"split\": \"%s\", \"graphs\": %d, \"metric_name\": "
+               "\"%s\", ", pc_collection_name(r.collection), split, r.graphs, name);
+        jnum("metric", r.metric, 0);
+        jnum("kendall_tau", r.tau, 0);
+        if (r.tile) {
+            jnum("top1_slowdown", r.slowdown[0], 0);
+            jnum("top5_slowdown", r.slowdown[1], 0);
+            jnum("top10_slowdown", r.slowdown[2], 0);
+        }
+        jnum("opa", r.opa, 1);
+        printf("}\n");
+        return PC_EXIT_OK;
+    }
+    printf("%s %s: %d graphs\n", pc_collection_name(r.collection), split, r.graphs);
+    printf("%-15s %.6f\n", name, r.metric);
+    if (r.tile) printf("%-15s %.6f\n", "kendall_tau", r.tau);
+    printf("%-15s %.6f\n", "opa", r.opa);
+    if (r.tile) {
+        printf("%-15s %.6f\n", "top1_slowdown", r.slowdown[0]);
+        printf("%-15s %.6f\n", "top5_slowdown", r.slowdown[1]);
+        printf("%-15s %.6f\n", "top10_slowdown", r.slowdown[2]);
+    }
+    return PC_EXIT_OK;
+}

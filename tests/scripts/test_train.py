@@ -1,0 +1,181 @@
+#!/usr/bin/env python3
+"""End-to-end tests of `perfcast train` and `perfcast eval` on tiny synthetic data.
+
+Covers: training tile:xla and layout:xla:random (exit 0, checkpoint written,
+per-epoch log lines), eval in text and --json, the trained tile model against
+a random-score baseline computed here with numpy from the valid .npz files,
+training loss going down, same seed -> identical checkpoint bytes, usage
+errors (exit 2) and a missing data dir (exit 1 with a message).
+
+Environment (tests/CMakeLists.txt): PERFCAST, PC_TEST_TMP.
+"""
+import glob
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+
+CLI = os.environ["PERFCAST"]
+TMP = os.environ.get("PC_TEST_TMP", "/tmp/pc_test_train")
+FAILS = []
+
+
+def run(*args, timeout=120):
+    p = subprocess.run([CLI, *args], capture_output=True, text=True, timeout=timeout)
+    if p.returncode < 0:
+        FAILS.append("%s: killed by signal %d\n%s" % (" ".join(args), -p.returncode, p.stderr))
+    return p
+
+
+def expect(cond, what):
+    if not cond:
+        FAILS.append(what)
+
+
+def expect_rc(p, rc, what):
+    expect(p.returncode == rc, "%s: exit %d, expected %d\nstdout: %s\nstderr: %s"
+           % (what, p.returncode, rc, p.stdout[-2000:], p.stderr[-2000:]))
+
+
+EPOCH_RE = re.compile(r"^epoch (\d+) loss (\S+) valid (\S+) best (\S+) \((\S+)s\)$", re.M)
+
+
+def train(data, coll, out, *extra):
+    p = run("train", "--data", data, "--collection", coll, "--out", out, "--threads", "2",
+            *extra)
+    expect_rc(p, 0, "train " + coll)
+    expect(os.path.isfile(out), "checkpoint written for " + coll)
+    epochs = EPOCH_RE.findall(p.stdout)
+    expect(len(epochs) >= 1, "epoch lines for %s: %s" % (coll, p.stdout))
+    return p, [(int(e), float(l), float(v)) for e, l, v, _, _ in epochs]
+
+
+def tile_score(pred, runtime, norm):
+    y = runtime / norm
+    top = np.argsort(pred, kind="stable")[:5]
+    return 2.0 - y[top].min() / y.min()
+
+
+def random_tile_baseline(data, seeds=50):
+    files = sorted(glob.glob(os.path.join(data, "npz/tile/xla/valid/*.npz")))
+    scores = []
+    for seed in range(seeds):
+        rng = np.random.default_rng(seed)
+        per = []
+        for f in files:
+            z = np.load(f)
+            rt = z["config_runtime"].astype(np.float64)
+            nz = z["config_runtime_normalizers"].astype(np.float64)
+            per.append(tile_score(rng.random(len(rt)), rt, nz))
+        scores.append(np.mean(per))
+    return float(np.mean(scores))
+
+
+def main():
+    shutil.rmtree(TMP, ignore_errors=True)
+    os.makedirs(TMP)
+    data = os.path.join(TMP, "data")
+    p = run("synth", "--out", data, "--scale", "tiny", "--seed", "1", "--threads", "2")
+    expect_rc(p, 0, "synth")
+
+    # tile: train, eval, baseline
+    m1 = os.path.join(TMP, "tile1.safetensors")
+    p, ep = train(data, "tile:xla", m1, "--epochs", "30", "--patience", "30", "--seed", "3",
+                  "--hidden", "32", "--layers", "2")
+    if ep:
+        expect(ep[-1][1] < 0.9 * ep[0][1], "tile train loss drops by 10%%: %r" % ep)
+    q = run("eval", "--model", m1, "--data", data)
+    expect_rc(q, 0, "eval tile")
+    expect("tile_score" in q.stdout and "opa" in q.stdout and "top5_slowdown" in q.stdout,
+           "eval tile prints metrics: " + q.stdout)
+    q = run("eval", "--model", m1, "--data", data, "--json")
+    expect_rc(q, 0, "eval tile --json")
+    try:
+        r = json.loads(q.stdout)
+        base = random_tile_baseline(data)
+        print("tile valid: trained %.4f, random baseline %.4f" % (r["metric"], base))
+        expect(r["graphs"] == 2 and r["metric_name"] == "tile_score", "eval json fields %r" % r)
+        expect(r["metric"] > base, "trained tile score %.4f beats random %.4f"
+               % (r["metric"], base))
+        best = max(v for _, _, v in ep)
+        expect(abs(r["metric"] - best) < 1e-5, "eval matches the best logged valid metric")
+    except ValueError as e:
+        FAILS.append("eval --json output: %s (%s)" % (q.stdout, e))
+
+    # determinism: same seed, same bytes
+    m2 = os.path.join(TMP, "tile2.safetensors")
+    train(data, "tile:xla", m2, "--epochs", "30", "--patience", "30", "--seed", "3",
+          "--hidden", "32", "--layers", "2")
+    if os.path.isfile(m1) and os.path.isfile(m2):
+        expect(open(m1, "rb").read() == open(m2, "rb").read(), "same seed, same checkpoint")
+    m3 = os.path.join(TMP, "tile3.safetensors")
+    train(data, "tile:xla", m3, "--epochs", "3", "--seed", "4", "--hidden", "32",
+          "--layers", "2")
+    if os.path.isfile(m1) and os.path.isfile(m3):
+        expect(open(m1, "rb").read() != open(m3, "rb").read(), "other seed, other checkpoint")
+
+    # layout
+    ml = os.path.join(TMP, "layout.safetensors")
+    p, ep = train(data, "layout:xla:random", ml, "--epochs", "8", "--hidden", "32",
+                  "--layers", "2", "--configs", "8")
+    q = run("eval", "--model", ml, "--data", data, "--json")
+    expect_rc(q, 0, "eval layout")
+    try:
+        r = json.loads(q.stdout)
+        expect(r["metric_name"] == "kendall_tau" and -1 <= r["metric"] <= 1,
+               "layout eval metric %r" % r)
+        print("layout valid: kendall tau %.4f, opa %.4f" % (r["metric"], r["opa"]))
+    except ValueError as e:
+        FAILS.append("eval layout --json output: %s (%s)" % (q.stdout, e))
+
+    # time budget: returns and writes a model
+    mb = os.path.join(TMP, "budget.safetensors")
+    train(data, "tile:xla", mb, "--epochs", "100000", "--patience", "100000",
+          "--time-budget", "1")
+
+    # usage errors and failures
+    bad = os.path.join(TMP, "bad.safetensors")
+    cases = [
+        (["train"], "--data"),
+        (["train", "--data", data, "--out", bad], "--collection"),
+        (["train", "--data", data, "--collection", "tile:gpu", "--out", bad], "--collection"),
+        (["train", "--data", data, "--collection", "tile:xla"], "--out"),
+        (["train", "--data", data, "--collection", "tile:xla", "--out", bad, "--epochs", "0"],
+         "--epochs"),
+        (["train", "--data", data, "--collection", "tile:xla", "--out", bad, "--lr", "abc"],
+         "--lr"),
+        (["train", "--data", data, "--collection", "tile:xla", "--out", bad, "--bogus"],
+         "unknown option"),
+        (["eval", "--data", data], "--model"),
+        (["eval", "--model", m1, "--data", data, "--split", "dev"], "--split"),
+    ]
+    for args, needle in cases:
+        p = run(*args)
+        expect_rc(p, 2, "usage error for %r" % args)
+        expect(needle in p.stderr, "message for %r mentions %r: %s" % (args, needle, p.stderr))
+    expect(not os.path.exists(bad), "refused train wrote nothing")
+    missing = os.path.join(TMP, "no_such_dir")
+    p = run("train", "--data", missing, "--collection", "tile:xla", "--out", bad)
+    expect_rc(p, 1, "train on a missing data dir")
+    expect("error" in p.stderr and p.stderr.strip(), "missing dir message: " + p.stderr)
+    expect(not os.path.exists(bad), "failed train wrote nothing")
+    p = run("eval", "--model", os.path.join(TMP, "none.safetensors"), "--data", data)
+    expect_rc(p, 1, "eval of a missing model")
+    p = run("eval", "--model", os.path.join(data, "npz/tile/xla/valid",
+                                            os.listdir(os.path.join(data, "npz/tile/xla/valid"))[0]),
+            "--data", data)
+    expect_rc(p, 1, "eval of a non-model file")
+
+    if FAILS:
+        for f in FAILS:
+            print("FAIL:", f)
+        sys.exit(1)
+    print("ok")
+
+
+if __name__ == "__main__":
+    main()
