@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The main job on built-in data: set up, generate a small synthetic TpuGraphs
-# dataset, summarise and validate it, and inspect one file.
+# dataset, summarise and validate it, inspect one file, then train tile and
+# layout cost models for about a minute and a half and evaluate them.
 #   scripts/demo.sh [OUT_DIR]   (default: demo/)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,3 +21,12 @@ echo
 first_layout=$(ls "$OUT"/npz/layout/xla/random/train/*.npz | head -n 1)
 echo "== perfcast info $first_layout"
 "$PC" info "$first_layout"
+echo
+echo "== perfcast train: tile:xla (30 s budget), then layout:xla:random (60 s budget)"
+"$PC" train --data "$OUT" --collection tile:xla --out "$OUT/tile_xla.model" --time-budget 30 --seed 1
+"$PC" train --data "$OUT" --collection layout:xla:random --out "$OUT/layout_xla_random.model" \
+  --time-budget 60 --seed 1
+echo
+echo "== perfcast eval on the valid split"
+"$PC" eval --model "$OUT/tile_xla.model" --data "$OUT" --split valid
+"$PC" eval --model "$OUT/layout_xla_random.model" --data "$OUT" --split valid
