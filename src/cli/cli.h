@@ -25,6 +25,8 @@ int pc_cmd_synth(int argc, char **argv);
 int pc_cmd_cache(int argc, char **argv);
 int pc_cmd_train(int argc, char **argv);
 int pc_cmd_eval(int argc, char **argv);
+int pc_cmd_predict(int argc, char **argv);
+int pc_cmd_rank(int argc, char **argv);
 
 /* Prints "perfcast <cmd>: <msg>" to stderr and returns PC_EXIT_USAGE. */
 int pc_cli_usage_error(const char *cmd, const char *fmt, ...)

@@ -21,6 +21,8 @@ static const pc_command commands[] = {
      pc_cmd_train},
     {"eval", "score a trained model on a split (tile score / Kendall tau, OPA, slowdown)",
      pc_cmd_eval},
+    {"predict", "write a competition-format CSV of predicted config rankings", pc_cmd_predict},
+    {"rank", "print the best configs of one graph by a trained model", pc_cmd_rank},
 };
 #define NUM_COMMANDS (sizeof commands / sizeof commands[0])
 

@@ -206,6 +206,24 @@ static pc_status predict_all(const pc_model *m, pc_model_ws *ws, tgraph *t, scra
     return PC_OK;
 }
 
+pc_status pc_train_score_graph(const pc_model *m, pc_model_ws *ws, pc_graph *g, double *scores,
+                               pc_error *err) {
+    tgraph t;
+    memset(&t, 0, sizeof t);
+    t.g = g;
+    t.c = pc_graph_num_configs(g);
+    if (t.c < 1) return PC_OK;
+    scratch x;
+    memset(&x, 0, sizeof x);
+    pc_status st = pc_model_gdata_build(m, g, &t.d, err);
+    if (!st) st = predict_all(m, ws, &t, &x, err);
+    if (!st) memcpy(scores, x.pred, (size_t)t.c * sizeof(double));
+    else pc_error_prefix(err, "%s: ", pc_graph_path(g));
+    pc_model_gdata_free(&t.d);
+    scratch_free(&x);
+    return st;
+}
+
 typedef struct evsum {
     pc_metric_mean metric, tau, opa, sd[3];
     int graphs;

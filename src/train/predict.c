@@ -1,0 +1,59 @@
+/* Scoring graphs with a trained checkpoint (perfcast predict / rank). */
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/util.h"
+#include "train/train.h"
+
+struct pc_predictor {
+    pc_model *m;
+    pc_model_ws *ws;
+    int collection;
+};
+
+pc_status pc_predictor_open(const char *model_path, int threads, pc_predictor **out,
+                            pc_error *err) {
+    pc_error local;
+    if (!err) err = &local;
+    pc_error_clear(err);
+    *out = NULL;
+    if (!model_path) return pc_fail(err, PC_ERR_ARG, "predict: no model path");
+    if (threads > 0) omp_set_num_threads(threads);
+    pc_predictor *p = calloc(1, sizeof *p);
+    if (!p) return pc_fail(err, PC_ERR_NOMEM, "out of memory");
+    pc_status st = pc_ckpt_load(model_path, &p->m, &p->collection, err);
+    if (!st && !(p->ws = pc_model_ws_new())) st = pc_fail(err, PC_ERR_NOMEM, "out of memory");
+    if (st) {
+        pc_predictor_free(p);
+        return st;
+    }
+    *out = p;
+    return PC_OK;
+}
+
+void pc_predictor_free(pc_predictor *p) {
+    if (!p) return;
+    pc_model_ws_free(p->ws);
+    pc_model_free(p->m);
+    free(p);
+}
+
+int pc_predictor_collection(const pc_predictor *p) { return p->collection; }
+
+pc_status pc_predictor_score(pc_predictor *p, pc_graph *g, double *scores, pc_error *err) {
+    pc_error local;
+    if (!err) err = &local;
+    pc_error_clear(err);
+    if (!p || !g || !scores) return pc_fail(err, PC_ERR_ARG, "predict: NULL argument");
+    pc_kind want = p->m->opts.kind;
+    if (pc_graph_kind(g) != want)
+        return pc_fail(err, PC_ERR_ARG, "%s: a %s graph, but the model is for %s (%s)",
+                       pc_graph_path(g), pc_kind_name(pc_graph_kind(g)),
+                       pc_collection_name(p->collection), pc_kind_name(want));
+    int cdim = want == PC_KIND_TILE ? PC_TILE_CONFIG_DIM : PC_LAYOUT_CONFIG_DIM;
+    if (pc_graph_node_feat_dim(g) != PC_NODE_FEAT_DIM || pc_graph_config_dim(g) != cdim)
+        return pc_fail(err, PC_ERR_FORMAT, "%s: feature widths differ from %d / %d",
+                       pc_graph_path(g), PC_NODE_FEAT_DIM, cdim);
+    return pc_train_score_graph(p->m, p->ws, g, scores, err);
+}

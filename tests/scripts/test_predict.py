@@ -1,0 +1,193 @@
+#!/usr/bin/env python3
+"""End-to-end tests of `perfcast predict` and `perfcast rank` on tiny synthetic data.
+
+Covers: a tile:xla and a layout:xla:random model (2 epochs each) predicted into
+one CSV (header, one row per test graph, ID format, tile rows = 5 distinct
+valid indices, layout rows = a permutation of range(c) checked against the
+.npz with numpy), determinism (two runs give identical bytes), predict's top-1
+equal to rank's first entry on the valid split, rank's --top N and --json, and
+the error cases (usage -> 2; missing model, model given twice for a
+collection, empty split, wrong graph kind -> 1, no CSV left behind).
+
+Environment (tests/CMakeLists.txt): PERFCAST, PC_TEST_TMP.
+"""
+import glob
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+
+CLI = os.environ["PERFCAST"]
+TMP = os.environ.get("PC_TEST_TMP", "/tmp/pc_test_predict")
+FAILS = []
+
+
+def run(*args, timeout=120):
+    p = subprocess.run([CLI, *args], capture_output=True, text=True, timeout=timeout)
+    if p.returncode < 0:
+        FAILS.append("%s: killed by signal %d\n%s" % (" ".join(args), -p.returncode, p.stderr))
+    return p
+
+
+def expect(cond, what):
+    if not cond:
+        FAILS.append(what)
+
+
+def expect_rc(p, rc, what):
+    expect(p.returncode == rc, "%s: exit %d, expected %d\nstdout: %s\nstderr: %s"
+           % (what, p.returncode, rc, p.stdout[-2000:], p.stderr[-2000:]))
+
+
+def read_csv(path):
+    with open(path) as f:
+        lines = f.read().splitlines()
+    return lines[0], [l.split(",", 1) for l in lines[1:]]
+
+
+def npz_files(data, coll, split):
+    return sorted(glob.glob(os.path.join(data, "npz", coll.replace(":", "/"), split, "*.npz")))
+
+
+def main():
+    shutil.rmtree(TMP, ignore_errors=True)
+    os.makedirs(TMP)
+    data = os.path.join(TMP, "data")
+    p = run("synth", "--out", data, "--scale", "tiny", "--seed", "1", "--threads", "2")
+    expect_rc(p, 0, "synth")
+
+    mt = os.path.join(TMP, "tile.safetensors")
+    ml = os.path.join(TMP, "layout.safetensors")
+    for coll, out, extra in (("tile:xla", mt, []), ("layout:xla:random", ml, ["--configs", "8"])):
+        p = run("train", "--data", data, "--collection", coll, "--out", out, "--threads", "2",
+                "--epochs", "2", "--hidden", "16", "--layers", "1", *extra)
+        expect_rc(p, 0, "train " + coll)
+    if FAILS:
+        report()
+
+    # predict both collections into one CSV
+    csv = os.path.join(TMP, "sub.csv")
+    p = run("predict", "--model", mt, "--model", ml, "--data", data, "--out", csv,
+            "--threads", "2")
+    expect_rc(p, 0, "predict test split")
+    header, rows = read_csv(csv)
+    expect(header == "ID,TopConfigs", "header: %r" % header)
+    files = {}
+    for coll in ("tile:xla", "layout:xla:random"):
+        for f in npz_files(data, coll, "test"):
+            files["%s:%s" % (coll, os.path.basename(f)[:-4])] = f
+    ids = [r[0] for r in rows]
+    expect(len(rows) == len(files) and len(files) > 0,
+           "rows %d == test graphs %d" % (len(rows), len(files)))
+    expect(ids == sorted(ids), "rows sorted by ID: %r" % ids)
+    expect(set(ids) == set(files), "IDs %r vs files %r" % (ids, sorted(files)))
+    for rid, val in rows:
+        expect(re.match(r"^(tile:xla|layout:(xla|nlp):(random|default)):[^,:]+$", rid),
+               "ID format: %r" % rid)
+        if rid not in files:
+            continue
+        c = len(np.load(files[rid])["config_runtime"])
+        idx = [int(v) for v in val.split(";")]
+        if rid.startswith("tile:"):
+            expect(len(idx) == min(5, c) and len(set(idx)) == len(idx) and
+                   all(0 <= i < c for i in idx), "tile row %s: %r (c=%d)" % (rid, idx, c))
+        else:
+            expect(sorted(idx) == list(range(c)), "layout row %s is a permutation of range(%d)"
+                   % (rid, c))
+
+    # determinism
+    csv2 = os.path.join(TMP, "sub2.csv")
+    p = run("predict", "--model", ml, "--model", mt, "--data", data, "--out", csv2,
+            "--threads", "1")
+    expect_rc(p, 0, "predict again")
+    if os.path.isfile(csv) and os.path.isfile(csv2):
+        expect(open(csv, "rb").read() == open(csv2, "rb").read(), "two runs, same CSV")
+
+    # predict top-1 == rank's first entry (valid split)
+    csvv = os.path.join(TMP, "valid.csv")
+    p = run("predict", "--model", mt, "--model", ml, "--data", data, "--split", "valid",
+            "--out", csvv)
+    expect_rc(p, 0, "predict valid split")
+    _, vrows = read_csv(csvv)
+    vtop = {r[0]: int(r[1].split(";")[0]) for r in vrows}
+    for coll, model in (("tile:xla", mt), ("layout:xla:random", ml)):
+        f = npz_files(data, coll, "valid")[0]
+        rid = "%s:%s" % (coll, os.path.basename(f)[:-4])
+        p = run("rank", "--model", model, f, "--top", "3")
+        expect_rc(p, 0, "rank " + coll)
+        lines = p.stdout.splitlines()
+        expect(len(lines) == 3, "rank --top 3 prints 3 lines: %r" % p.stdout)
+        m = re.match(r"^\s*1\s+config (\d+)\s+score", lines[0]) if lines else None
+        expect(m and int(m.group(1)) == vtop.get(rid), "rank first %r == predict top-1 %r"
+               % (lines[:1], vtop.get(rid)))
+        expect("true best" in p.stderr, "rank reports the true best: %r" % p.stderr)
+        p = run("rank", "--model", model, f, "--json")
+        expect_rc(p, 0, "rank --json " + coll)
+        try:
+            r = json.loads(p.stdout)
+            c = len(np.load(f)["config_runtime"])
+            expect(len(r["top"]) == min(10, c) and r["top"][0]["config"] == vtop.get(rid)
+                   and r["collection"] == coll and 1 <= r["true_best"]["rank"] <= c,
+                   "rank json %r" % r)
+            sc = [t["score"] for t in r["top"]]
+            expect(sc == sorted(sc), "rank scores ascending %r" % sc)
+        except (ValueError, KeyError) as e:
+            FAILS.append("rank --json output: %s (%s)" % (p.stdout, e))
+
+    # errors
+    bad = os.path.join(TMP, "bad.csv")
+    usage = [
+        (["predict", "--data", data, "--out", bad], "--model"),
+        (["predict", "--model", mt, "--out", bad], "--data"),
+        (["predict", "--model", mt, "--data", data], "--out"),
+        (["predict", "--model", mt, "--data", data, "--out", bad, "--split", "dev"], "--split"),
+        (["predict", "--model", mt, "--data", data, "--out", bad, "--bogus"], "unknown option"),
+        (["rank", "--model", mt], "FILE"),
+        (["rank", npz_files(data, "tile:xla", "valid")[0]], "--model"),
+        (["rank", "--model", mt, npz_files(data, "tile:xla", "valid")[0], "--top", "0"], "--top"),
+    ]
+    for args, needle in usage:
+        p = run(*args)
+        expect_rc(p, 2, "usage error for %r" % args)
+        expect(needle in p.stderr, "message for %r mentions %r: %s" % (args, needle, p.stderr))
+    fails = [
+        ["predict", "--model", os.path.join(TMP, "none.safetensors"), "--data", data,
+         "--out", bad],
+        ["predict", "--model", mt, "--model", mt, "--data", data, "--out", bad],
+        ["predict", "--model", ml, "--data", os.path.join(TMP, "empty"), "--out", bad],
+        ["rank", "--model", ml, npz_files(data, "tile:xla", "valid")[0]],
+        ["rank", "--model", mt, os.path.join(TMP, "none.npz")],
+    ]
+    # a tree with tile graphs only: the layout model's split is empty
+    part = os.path.join(TMP, "empty", "npz", "tile", "xla", "test")
+    os.makedirs(part, exist_ok=True)
+    shutil.copy(npz_files(data, "tile:xla", "test")[0], part)
+    for args in fails:
+        p = run(*args)
+        expect_rc(p, 1, "failure for %r" % args)
+        expect("error" in p.stderr, "message for %r: %s" % (args, p.stderr))
+        if "--model" in args and args.count(mt) == 2:
+            expect("second model" in p.stderr, "duplicate model message: " + p.stderr)
+        if os.path.join(TMP, "empty") in args:
+            expect("no test graphs of layout:xla:random" in p.stderr,
+                   "empty split message: " + p.stderr)
+    expect(not os.path.exists(bad), "failed predict wrote no CSV")
+    expect(not [f for f in os.listdir(TMP) if ".tmp." in f], "no temporary files left")
+    report()
+
+
+def report():
+    if FAILS:
+        for f in FAILS:
+            print("FAIL:", f)
+        sys.exit(1)
+    print("ok")
+    sys.exit(0)
+
+
+if __name__ == "__main__":
+    main()
