@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The main job on built-in data: set up, generate a small synthetic TpuGraphs
 # dataset, summarise and validate it, inspect one file, then train tile and
-# layout cost models for about a minute and a half and evaluate them.
+# layout cost models for about a minute and a half, evaluate them, rank the
+# configurations of a held-out kernel and write a competition-format CSV.
 #   scripts/demo.sh [OUT_DIR]   (default: demo/)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -30,3 +31,12 @@ echo
 echo "== perfcast eval on the valid split"
 "$PC" eval --model "$OUT/tile_xla.model" --data "$OUT" --split valid
 "$PC" eval --model "$OUT/layout_xla_random.model" --data "$OUT" --split valid
+echo
+held_out=$(ls "$OUT"/npz/tile/xla/valid/*.npz | head -n 1)
+echo "== perfcast rank: best tile configurations of a held-out kernel ($held_out)"
+"$PC" rank --model "$OUT/tile_xla.model" "$held_out" --top 5
+echo
+echo "== perfcast predict: competition CSV for the test split -> $OUT/submission.csv"
+"$PC" predict --model "$OUT/tile_xla.model" --model "$OUT/layout_xla_random.model" \
+  --data "$OUT" --split test --out "$OUT/submission.csv"
+head -n 3 "$OUT/submission.csv" | cut -c1-120
