@@ -517,6 +517,21 @@ done:
 
 /* ---- evaluation ---------------------------------------------------------- */
 
+/* Metrics need measured runtimes; test splits carry zeros. Refuse up front. */
+static pc_status require_runtimes(const tset *s, pc_error *err) {
+    for (size_t i = 0; i < s->n; i++) {
+        const pc_graph *g = s->v[i].g;
+        const int64_t *rt = pc_graph_config_runtime(g);
+        int64_t c = pc_graph_num_configs(g), k = 0;
+        while (k < c && rt[k] > 0) k++;
+        if (k < c)
+            return pc_fail(err, PC_ERR_INVALID, "eval: %s: config_runtime[%lld] = %lld; eval needs "
+                           "positive runtimes (test splits carry none: evaluate on valid, or use "
+                           "'perfcast predict')", pc_graph_path(g), (long long)k, (long long)rt[k]);
+    }
+    return PC_OK;
+}
+
 pc_status pc_eval_run(const char *model_path, const char *data_dir, const char *split,
                       int threads, pc_eval_result *res, pc_error *err) {
     pc_error local;
@@ -538,6 +553,7 @@ pc_status pc_eval_run(const char *model_path, const char *data_dir, const char *
     if (!st && s.n == 0)
         st = pc_fail(err, PC_ERR_NOTFOUND, "eval: no %s graphs of %s under %s", pc_split_name(sp),
                      pc_collection_name(coll), data_dir);
+    if (!st) st = require_runtimes(&s, err);
     if (!st) st = tset_build(m, &s, err);
     if (!st && !(ws = pc_model_ws_new())) st = pc_fail(err, PC_ERR_NOMEM, "out of memory");
     evsum e;

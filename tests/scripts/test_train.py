@@ -169,6 +169,10 @@ def main():
                                             os.listdir(os.path.join(data, "npz/tile/xla/valid"))[0]),
             "--data", data)
     expect_rc(p, 1, "eval of a non-model file")
+    for model in (m1, ml):  # test splits carry no runtimes: refused, not NaN
+        p = run("eval", "--model", model, "--data", data, "--split", "test")
+        expect_rc(p, 1, "eval on the runtime-less test split")
+        expect("positive runtimes" in p.stderr, "test-split refusal says why: " + p.stderr)
 
     if FAILS:
         for f in FAILS:
