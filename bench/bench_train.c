@@ -23,6 +23,7 @@
 #include <time.h>
 
 #include "model/model.h"
+#include "common/util.h"
 #include "nn/nn.h"
 #include "perfcast/dataset.h"
 #include "train/train.h"
@@ -33,12 +34,6 @@ static double now_s(void) {
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-static uint64_t splitmix(uint64_t *s) {
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
 
 typedef struct tg {
     pc_graph *g;
@@ -129,7 +124,7 @@ int main(int argc, char **argv) {
             if (oi == n) {
                 for (size_t i = 0; i < n; i++) order[i] = i;
                 for (size_t i = n; i > 1; i--) {
-                    size_t j = (size_t)(splitmix(&rng) % i), tmp = order[i - 1];
+                    size_t j = (size_t)(pc_splitmix64(&rng) % i), tmp = order[i - 1];
                     order[i - 1] = order[j];
                     order[j] = tmp;
                 }
@@ -140,7 +135,7 @@ int main(int argc, char **argv) {
         int K = (int)(t->c < configs ? t->c : configs);
         for (int64_t k = 0; k < t->c; k++) perm[k] = k;
         for (int k = 0; k < K; k++) {
-            int64_t j = k + (int64_t)(splitmix(&rng) % (uint64_t)(t->c - k));
+            int64_t j = k + (int64_t)(pc_splitmix64(&rng) % (uint64_t)(t->c - k));
             int64_t tmp = perm[k];
             perm[k] = perm[j];
             perm[j] = tmp;

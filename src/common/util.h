@@ -49,6 +49,18 @@ void pc_remove_tree(const char *path);
 void pc_path_stem(const char *path, const char *ext, char *out, size_t cap);
 int pc_str_ends_with(const char *s, const char *suffix);
 
+/*
+ * splitmix64 (Steele, Lea, Flood 2014): advances *state and returns a well
+ * mixed word. The one small PRNG/hash shared by synth seeding, model init,
+ * dropout masks and config sampling, so all stay reproducible per seed.
+ */
+static inline uint64_t pc_splitmix64(uint64_t *state) {
+    uint64_t z = (*state += UINT64_C(0x9E3779B97F4A7C15));
+    z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
+    return z ^ (z >> 31);
+}
+
 /* IEEE half -> float. */
 float pc_half_to_float(uint16_t h);
 

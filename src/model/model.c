@@ -41,14 +41,8 @@ static int readout_width(const pc_model *m) {
     return is_late(m) ? P + m->cfg_dim : P;
 }
 
-static uint64_t splitmix(uint64_t *s) {
-    uint64_t z = (*s += UINT64_C(0x9E3779B97F4A7C15));
-    z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
-    return z ^ (z >> 31);
-}
 static float unif(uint64_t *s, float a) { /* U(-a, a) */
-    double u = (double)(splitmix(s) >> 11) * 0x1.0p-53;
+    double u = (double)(pc_splitmix64(s) >> 11) * 0x1.0p-53;
     return (float)((2.0 * u - 1.0) * a);
 }
 

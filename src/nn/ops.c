@@ -6,6 +6,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "common/util.h"
 #include "nn/nn.h"
 
 /* ---- linear -------------------------------------------------------------- */
@@ -223,12 +224,7 @@ void pc_prelu_backward(float *dinp, float *da, const float *dout, const float *i
 /* ---- dropout ---------------------------------------------------------------- */
 
 /* splitmix64 finalizer: a counter-based hash, so element i's draw is independent of threads. */
-static uint64_t mix64(uint64_t z) {
-    z += UINT64_C(0x9E3779B97F4A7C15);
-    z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
-    return z ^ (z >> 31);
-}
+static uint64_t mix64(uint64_t z) { return pc_splitmix64(&z); }
 
 void pc_dropout_forward(float *out, uint8_t *mask, const float *in, float p, uint64_t *seed,
                         size_t n) {

@@ -9,16 +9,13 @@
 #include <math.h>
 #include <stdint.h>
 
+#include "common/util.h"
+
 typedef struct sy_rng {
     uint64_t s[4];
 } sy_rng;
 
-static inline uint64_t sy_splitmix(uint64_t *x) {
-    uint64_t z = (*x += UINT64_C(0x9E3779B97F4A7C15));
-    z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
-    return z ^ (z >> 31);
-}
+static inline uint64_t sy_splitmix(uint64_t *x) { return pc_splitmix64(x); }
 
 /* Mixes two words into one seed; order matters. */
 static inline uint64_t sy_mix(uint64_t a, uint64_t b) {

@@ -32,13 +32,7 @@ static double now_s(void) {
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-static uint64_t splitmix(uint64_t *s) {
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
-static uint64_t rand_below(uint64_t *s, uint64_t n) { return splitmix(s) % n; }
+static uint64_t rand_below(uint64_t *s, uint64_t n) { return pc_splitmix64(s) % n; }
 
 /* ---- loaded graphs ---------------------------------------------------- */
 

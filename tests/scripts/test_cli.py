@@ -13,31 +13,12 @@ import filecmp
 import json
 import os
 import shutil
-import subprocess
 import sys
 
 import numpy as np
 
-CLI = os.environ["PERFCAST"]
+from clitest import FAILS, expect, expect_rc, run
 TMP = os.environ.get("PC_TEST_TMP", "/tmp/pc_test_cli")
-FAILS = []
-
-
-def run(*args, timeout=120):
-    p = subprocess.run([CLI, *args], capture_output=True, text=True, timeout=timeout)
-    if p.returncode < 0:
-        FAILS.append("%s: killed by signal %d\n%s" % (" ".join(args), -p.returncode, p.stderr))
-    return p
-
-
-def expect(cond, what):
-    if not cond:
-        FAILS.append(what)
-
-
-def expect_rc(p, rc, what):
-    expect(p.returncode == rc, "%s: exit %d, expected %d\nstdout: %s\nstderr: %s"
-           % (what, p.returncode, rc, p.stdout[-2000:], p.stderr[-2000:]))
 
 
 def test_help():
