@@ -55,7 +55,7 @@ int main(int argc, char **argv) {
     const char *model_path = argv[1], *data = argv[2], *cname = argv[3];
     int threads = atoi(argv[4]), configs = atoi(argv[5]);
     long warm = atol(argv[6]), steps = atol(argv[7]);
-    omp_set_num_threads(threads);
+    pc_nn_set_threads(threads);
     pc_error err;
     pc_error_clear(&err);
     pc_model *m = NULL;

@@ -151,7 +151,7 @@ pc_status pc_prep_copy(pc_prep *dst, const pc_prep *src, pc_error *err) {
 
 void pc_prep_apply(const pc_prep *p, const float *in, int64_t rows, float *out) {
     int I = p->in_dim, O = p->out_dim;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if((size_t)rows * (size_t)O >= PC_PAR_MIN)
     for (int64_t r = 0; r < rows; r++) {
         const float *x = in + (size_t)r * (size_t)I;
         float *y = out + (size_t)r * (size_t)O;

@@ -31,6 +31,27 @@
 
 #include "perfcast/perfcast.h"
 
+/* ---- threads -------------------------------------------------------------- */
+
+/*
+ * Sets the OpenMP thread count (threads > 0; 0 keeps the default) and makes
+ * OpenBLAS single-threaded. Debian's OpenBLAS runs its own pthread pool;
+ * next to OpenMP's pool the two spin against each other on few cores (4x
+ * slower on 2 cores), so perfcast splits large GEMMs over OpenMP threads
+ * itself (pc_linear_*). Note: OpenBLAS's thread count is process-wide.
+ */
+void pc_nn_set_threads(int threads);
+
+/*
+ * Loops over fewer elements than this run on one thread: an OpenMP fork/join
+ * costs more than the work (tile graphs have ~15 nodes).
+ */
+#define PC_PAR_MIN 32768
+/* Column sums run over blocks of this many columns (one 64-byte line). */
+#define PC_COL_BLOCK 16
+/* GEMMs under this many multiply-adds run as one sgemm call. */
+#define PC_GEMM_PAR_MIN (1 << 18)
+
 /* ---- linear, residual, concat ------------------------------------------- */
 
 /* out (N,OC) = in (N,IC) @ w^T + b; w (OC,IC) as in llm.c/PyTorch, b (OC) or NULL. */

@@ -4,10 +4,52 @@
  */
 #include <cblas.h>
 #include <math.h>
+#include <omp.h>
 #include <string.h>
 
 #include "common/util.h"
 #include "nn/nn.h"
+
+/* ---- threads and GEMM ----------------------------------------------------- */
+
+void pc_nn_set_threads(int threads) {
+    if (threads > 0) omp_set_num_threads(threads);
+    openblas_set_num_threads(1);
+}
+
+/*
+ * C (M,N) = op(A) @ op(B) + beta * C, row-major, with OpenBLAS
+ * single-threaded. A large product is cut into blocks of C, one sgemm call
+ * per block, spread over OpenMP threads. The blocks depend only on the
+ * shape, never on the thread count, so results are bitwise the same for any
+ * thread count (OpenBLAS picks kernels by block size). Row blocks when C is
+ * tall (activations, dinp); column blocks when it is short and wide (dW).
+ */
+enum { GEMM_ROW_BLOCK = 256, GEMM_COL_BLOCK = 32 };
+
+static void gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int M, int N, int K, const float *A,
+                 int lda, const float *B, int ldb, float beta, float *C, int ldc) {
+    int by_rows = M >= 2 * GEMM_ROW_BLOCK, by_cols = !by_rows && N >= 2 * GEMM_COL_BLOCK;
+    if ((double)M * N * K < PC_GEMM_PAR_MIN || (!by_rows && !by_cols)) {
+        cblas_sgemm(CblasRowMajor, ta, tb, M, N, K, 1.0f, A, lda, B, ldb, beta, C, ldc);
+        return;
+    }
+    int bs = by_rows ? GEMM_ROW_BLOCK : GEMM_COL_BLOCK;
+    int nb = ((by_rows ? M : N) + bs - 1) / bs;
+#pragma omp parallel for schedule(static) if(!omp_in_parallel())
+    for (int i = 0; i < nb; i++) {
+        int lo = i * bs, len = (by_rows ? M : N) - lo < bs ? (by_rows ? M : N) - lo : bs;
+        if (by_rows) { // rows lo.. of op(A): a row offset for NoTrans, a column one for Trans
+            const float *a = ta == CblasNoTrans ? A + (size_t)lo * lda : A + lo;
+            cblas_sgemm(CblasRowMajor, ta, tb, len, N, K, 1.0f, a, lda, B, ldb, beta,
+                        C + (size_t)lo * ldc, ldc);
+        } else { // columns lo.. of op(B)
+            const float *b = tb == CblasNoTrans ? B + lo : B + (size_t)lo * ldb;
+            cblas_sgemm(CblasRowMajor, ta, tb, M, len, K, 1.0f, A, lda, b, ldb, beta, C + lo,
+                        ldc);
+        }
+    }
+}
 
 /* ---- linear -------------------------------------------------------------- */
 
@@ -20,9 +62,9 @@ void pc_linear_forward(float *out, const float *in, const float *w, const float 
         return;
     }
     // out (N,OC) = in (N,IC) @ w^T, w (OC,IC)
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, N, OC, IC, 1.0f, in, IC, w, IC, 0.0f, out, OC);
+    gemm(CblasNoTrans, CblasTrans, N, OC, IC, in, IC, w, IC, 0.0f, out, OC);
     if (!b) return;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if((size_t)N * OC >= PC_PAR_MIN)
     for (int n = 0; n < N; n++) {
         float *row = out + (size_t)n * OC;
         for (int o = 0; o < OC; o++) row[o] += b[o];
@@ -34,32 +76,33 @@ void pc_linear_backward(float *dinp, float *dw, float *db, const float *dout, co
     if (N <= 0 || OC <= 0) return;
     if (IC > 0) {
         // dinp (N,IC) += dout (N,OC) @ w (OC,IC)
-        if (dinp)
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, N, IC, OC, 1.0f, dout, OC, w, IC,
-                        1.0f, dinp, IC);
+        if (dinp) gemm(CblasNoTrans, CblasNoTrans, N, IC, OC, dout, OC, w, IC, 1.0f, dinp, IC);
         // dw (OC,IC) += dout^T (OC,N) @ in (N,IC)
-        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, OC, IC, N, 1.0f, dout, OC, in, IC, 1.0f,
-                    dw, IC);
+        gemm(CblasTrans, CblasNoTrans, OC, IC, N, dout, OC, in, IC, 1.0f, dw, IC);
     }
     if (!db) return;
-    // db (OC) += column sums of dout; one thread per column keeps the sum order fixed
-#pragma omp parallel for schedule(static)
-    for (int o = 0; o < OC; o++) {
-        float s = 0.0f;
-        for (int n = 0; n < N; n++) s += dout[(size_t)n * OC + o];
-        db[o] += s;
+    // db (OC) += column sums of dout, each in row order by one thread (as layernorm)
+#pragma omp parallel for schedule(static) if((size_t)N * OC >= PC_PAR_MIN)
+    for (int o0 = 0; o0 < OC; o0 += PC_COL_BLOCK) {
+        int nc = OC - o0 < PC_COL_BLOCK ? OC - o0 : PC_COL_BLOCK;
+        float s[PC_COL_BLOCK] = {0};
+        for (int n = 0; n < N; n++) {
+            const float *row = dout + (size_t)n * OC + o0;
+            for (int j = 0; j < nc; j++) s[j] += row[j];
+        }
+        for (int j = 0; j < nc; j++) db[o0 + j] += s[j];
     }
 }
 
 /* ---- residual and concat -------------------------------------------------- */
 
 void pc_residual_forward(float *out, const float *a, const float *b, size_t n) {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if(n >= PC_PAR_MIN)
     for (size_t i = 0; i < n; i++) out[i] = a[i] + b[i];
 }
 
 void pc_residual_backward(float *da, float *db, const float *dout, size_t n) {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if(n >= PC_PAR_MIN)
     for (size_t i = 0; i < n; i++) {
         if (da) da[i] += dout[i];
         if (db) db[i] += dout[i];
@@ -74,7 +117,7 @@ static int concat_width(const int *cs, int k) {
 
 void pc_concat_forward(float *out, const float *const *ins, const int *cs, int k, int N) {
     int W = concat_width(cs, k);
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if((size_t)N * W >= PC_PAR_MIN)
     for (int n = 0; n < N; n++) {
         float *row = out + (size_t)n * W;
         for (int j = 0; j < k; j++) {
@@ -86,7 +129,7 @@ void pc_concat_forward(float *out, const float *const *ins, const int *cs, int k
 
 void pc_concat_backward(float *const *dins, const float *dout, const int *cs, int k, int N) {
     int W = concat_width(cs, k);
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if((size_t)N * W >= PC_PAR_MIN)
     for (int n = 0; n < N; n++) {
         const float *row = dout + (size_t)n * W;
         for (int j = 0; j < k; j++) {
@@ -102,7 +145,7 @@ void pc_concat_backward(float *const *dins, const float *dout, const int *cs, in
 /* ---- gather / scatter / embedding ----------------------------------------- */
 
 void pc_gather_forward(float *out, const float *x, const int32_t *idx, int K, int C) {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if((size_t)K * C >= PC_PAR_MIN)
     for (int k = 0; k < K; k++)
         memcpy(out + (size_t)k * C, x + (size_t)idx[k] * C, (size_t)C * sizeof(float));
 }
@@ -114,9 +157,15 @@ void pc_gather_forward(float *out, const float *x, const int32_t *idx, int K, in
  */
 void pc_gather_backward(float *dx, const float *dout, const int32_t *idx, int K, int Nx, int C) {
     (void)Nx;
-#pragma omp parallel for schedule(static)
-    for (int c = 0; c < C; c++)
-        for (int k = 0; k < K; k++) dx[(size_t)idx[k] * C + c] += dout[(size_t)k * C + c];
+#pragma omp parallel for schedule(static) if((size_t)K * C >= PC_PAR_MIN)
+    for (int c0 = 0; c0 < C; c0 += PC_COL_BLOCK) {
+        int nc = C - c0 < PC_COL_BLOCK ? C - c0 : PC_COL_BLOCK;
+        for (int k = 0; k < K; k++) {
+            float *d = dx + (size_t)idx[k] * C + c0;
+            const float *g = dout + (size_t)k * C + c0;
+            for (int j = 0; j < nc; j++) d[j] += g[j];
+        }
+    }
 }
 
 void pc_scatter_add_forward(float *out, const float *src, const int32_t *idx, int K, int Nout,
@@ -126,7 +175,7 @@ void pc_scatter_add_forward(float *out, const float *src, const int32_t *idx, in
 }
 
 void pc_scatter_add_backward(float *dsrc, const float *dout, const int32_t *idx, int K, int C) {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if((size_t)K * C >= PC_PAR_MIN)
     for (int k = 0; k < K; k++) {
         const float *g = dout + (size_t)idx[k] * C;
         float *d = dsrc + (size_t)k * C;
@@ -146,31 +195,31 @@ void pc_embedding_backward(float *dtable, const float *dout, const int32_t *ids,
 /* ---- activations ----------------------------------------------------------- */
 
 void pc_relu_forward(float *out, const float *in, size_t n) {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if(n >= PC_PAR_MIN)
     for (size_t i = 0; i < n; i++) out[i] = in[i] > 0.0f ? in[i] : 0.0f;
 }
 
 void pc_relu_backward(float *dinp, const float *dout, const float *in, size_t n) {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if(n >= PC_PAR_MIN)
     for (size_t i = 0; i < n; i++)
         if (in[i] > 0.0f) dinp[i] += dout[i];
 }
 
 void pc_leaky_relu_forward(float *out, const float *in, float slope, size_t n) {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if(n >= PC_PAR_MIN)
     for (size_t i = 0; i < n; i++) out[i] = in[i] > 0.0f ? in[i] : slope * in[i];
 }
 
 void pc_leaky_relu_backward(float *dinp, const float *dout, const float *in, float slope,
                             size_t n) {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if(n >= PC_PAR_MIN)
     for (size_t i = 0; i < n; i++) dinp[i] += in[i] > 0.0f ? dout[i] : slope * dout[i];
 }
 
 #define GELU_SCALE 0.7978845608028654f /* sqrt(2/pi) */
 
 void pc_gelu_forward(float *out, const float *in, size_t n) {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if(n >= PC_PAR_MIN / 4)
     for (size_t i = 0; i < n; i++) {
         float x = in[i];
         float u = GELU_SCALE * (x + 0.044715f * x * x * x);
@@ -179,7 +228,7 @@ void pc_gelu_forward(float *out, const float *in, size_t n) {
 }
 
 void pc_gelu_backward(float *dinp, const float *dout, const float *in, size_t n) {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if(n >= PC_PAR_MIN / 4)
     for (size_t i = 0; i < n; i++) {
         float x = in[i];
         float u = GELU_SCALE * (x + 0.044715f * x * x * x);
@@ -191,7 +240,7 @@ void pc_gelu_backward(float *dinp, const float *dout, const float *in, size_t n)
 }
 
 void pc_prelu_forward(float *out, const float *in, const float *a, int N, int C) {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if((size_t)N * C >= PC_PAR_MIN)
     for (int n = 0; n < N; n++)
         for (int c = 0; c < C; c++) {
             size_t i = (size_t)n * C + c;
@@ -202,7 +251,7 @@ void pc_prelu_forward(float *out, const float *in, const float *a, int N, int C)
 void pc_prelu_backward(float *dinp, float *da, const float *dout, const float *in, const float *a,
                        int N, int C) {
     if (dinp) {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if((size_t)N * C >= PC_PAR_MIN)
         for (int n = 0; n < N; n++)
             for (int c = 0; c < C; c++) {
                 size_t i = (size_t)n * C + c;
@@ -210,7 +259,7 @@ void pc_prelu_backward(float *dinp, float *da, const float *dout, const float *i
             }
     }
     // da sums over rows: one thread per channel keeps the order fixed
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if((size_t)N * C >= PC_PAR_MIN)
     for (int c = 0; c < C; c++) {
         float s = 0.0f;
         for (int n = 0; n < N; n++) {
@@ -238,7 +287,7 @@ void pc_dropout_forward(float *out, uint8_t *mask, const float *in, float p, uin
     // keep when a uniform 53-bit draw is >= p
     uint64_t thresh = (uint64_t)((double)p * 9007199254740992.0);
     float scale = 1.0f / (1.0f - p);
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if(n >= PC_PAR_MIN)
     for (size_t i = 0; i < n; i++) {
         uint64_t r = mix64(key + (uint64_t)i) >> 11;
         mask[i] = r >= thresh;
@@ -248,7 +297,7 @@ void pc_dropout_forward(float *out, uint8_t *mask, const float *in, float p, uin
 
 void pc_dropout_backward(float *dinp, const float *dout, const uint8_t *mask, float p, size_t n) {
     float scale = p > 0.0f ? 1.0f / (1.0f - p) : 1.0f;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if(n >= PC_PAR_MIN)
     for (size_t i = 0; i < n; i++)
         if (mask[i]) dinp[i] += dout[i] * scale;
 }

@@ -19,7 +19,7 @@ pc_status pc_predictor_open(const char *model_path, int threads, pc_predictor **
     pc_error_clear(err);
     *out = NULL;
     if (!model_path) return pc_fail(err, PC_ERR_ARG, "predict: no model path");
-    if (threads > 0) omp_set_num_threads(threads);
+    pc_nn_set_threads(threads);
     pc_predictor *p = calloc(1, sizeof *p);
     if (!p) return pc_fail(err, PC_ERR_NOMEM, "out of memory");
     pc_status st = pc_ckpt_load(model_path, &p->m, &p->collection, err);

@@ -336,7 +336,7 @@ pc_status pc_train_run(const pc_train_opts *opts, pc_train_log_fn log, void *use
         return pc_fail(err, PC_ERR_ARG, "train: bad option value");
     if (o.configs == 0) o.configs = kind == PC_KIND_TILE ? 32 : 16;
     if (o.configs < 2) return pc_fail(err, PC_ERR_ARG, "train: --configs must be at least 2");
-    if (o.threads > 0) omp_set_num_threads(o.threads);
+    pc_nn_set_threads(o.threads);
     double t0 = now_s();
 
     pc_dataset *ds = NULL;
@@ -533,7 +533,7 @@ pc_status pc_eval_run(const char *model_path, const char *data_dir, const char *
     pc_error_clear(err);
     int sp = pc_split_find(split ? split : "valid");
     if (sp < 0) return pc_fail(err, PC_ERR_ARG, "eval: unknown split '%s'", split);
-    if (threads > 0) omp_set_num_threads(threads);
+    pc_nn_set_threads(threads);
     pc_model *m = NULL;
     pc_dataset *ds = NULL;
     pc_model_ws *ws = NULL;

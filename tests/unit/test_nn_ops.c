@@ -733,13 +733,14 @@ static size_t run_all_ops(float *sink, const float *x, const float *w, const int
 static void test_threads_identical(void **state) {
     (void)state;
     trng r = {14};
-    int N = 600, C = 16, m = 1500, G = 5;
-    const int32_t off[6] = {0, 100, 250, 250, 420, 600};
+    // big enough that every loop and GEMM takes its parallel path (PC_PAR_MIN, PC_GEMM_PAR_MIN)
+    int N = 6000, C = 16, m = 15000, G = 5;
+    const int32_t off[6] = {0, 1000, 2500, 2500, 4200, 6000};
     int32_t *edges = malloc(sizeof(int32_t) * 2 * (size_t)m);
     for (int e = 0; e < m; e++) { // edges inside each graph, u consumes v < u
         int g = (int)(trng_next(&r) % 5);
         int lo = off[g], n = off[g + 1] - lo;
-        if (n < 2) g = 0, lo = 0, n = 100;
+        if (n < 2) g = 0, lo = 0, n = 1000;
         int u = lo + 1 + (int)(trng_next(&r) % (uint64_t)(n - 1));
         edges[2 * e] = u;
         edges[2 * e + 1] = lo + (int)(trng_next(&r) % (uint64_t)(u - lo));
@@ -748,9 +749,9 @@ static void test_threads_identical(void **state) {
     size_t cap = (size_t)N * C * 40;
     float *s1 = fzeros(cap), *s2 = fzeros(cap);
     int saved = omp_get_max_threads();
-    omp_set_num_threads(1);
+    pc_nn_set_threads(1);
     size_t n1 = run_all_ops(s1, x, w, edges, m, off, G, N, C);
-    omp_set_num_threads(2);
+    pc_nn_set_threads(2);
     size_t n2 = run_all_ops(s2, x, w, edges, m, off, G, N, C);
     omp_set_num_threads(saved);
     assert_true(n1 <= cap);
