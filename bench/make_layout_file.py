@@ -6,18 +6,26 @@ node_config_feat is (1000, 1000, 18) float32 = 72 MB uncompressed, with values
 -1..5 distributed like real minor-to-major layouts (per-tensor rank 2..4, a
 permutation of its axes, or all -1 for "compiler default").
 
-usage: make_layout_file.py OUT.npz [--stored]
+usage: make_layout_file.py OUT.npz [--stored] [--nodes N] [--config-nodes NC] [--configs C]
+(defaults 20000 / 1000 / 1000 give the file above, byte for byte as before;
+node_splits scale with N: [0, N/5, 9N/20, N])
 """
-import sys
+import argparse
 
 import numpy as np
 
 
 def main():
-    out = sys.argv[1]
-    stored = "--stored" in sys.argv[2:]
+    ap = argparse.ArgumentParser(description="Writes a realistic layout .npz (numpy).")
+    ap.add_argument("out")
+    ap.add_argument("--stored", action="store_true", help="np.savez instead of savez_compressed")
+    ap.add_argument("--nodes", type=int, default=20000)
+    ap.add_argument("--config-nodes", type=int, default=1000)
+    ap.add_argument("--configs", type=int, default=1000)
+    a = ap.parse_args()
+    out, stored = a.out, a.stored
     rng = np.random.default_rng(12345)
-    n, nc, c = 20000, 1000, 1000
+    n, nc, c = a.nodes, a.config_nodes, a.configs
 
     node_feat = np.zeros((n, 140), np.float32)
     dims = 2 ** rng.integers(0, 11, size=(n, 6))
@@ -45,7 +53,7 @@ def main():
     feat = np.where(default, -1, feat).reshape(c, nc, 18).astype(np.float32)
 
     runtime = rng.integers(5_000_000, 50_000_000, size=c).astype(np.int64)
-    splits = np.array([[0, 4000, 9000, n]], np.int64)
+    splits = np.array([[0, n // 5, 9 * n // 20, n]], np.int64)
     save = np.savez if stored else np.savez_compressed
     save(out, node_feat=node_feat, node_opcode=node_opcode, edge_index=edges,
          node_config_ids=node_config_ids, node_config_feat=feat, node_splits=splits,

@@ -33,6 +33,8 @@
 #ifndef PERFCAST_TRAIN_H
 #define PERFCAST_TRAIN_H
 
+#include <signal.h>
+
 #include "perfcast/dataset.h"
 #include "perfcast/perfcast.h"
 
@@ -55,6 +57,39 @@ typedef struct pc_train_opts {
     float clip;             /* gradient-norm clip, default 1 */
     int hidden;             /* default 64 */
     int layers;             /* default 3 */
+    /* architecture (NULL / 0 / negative = the default) */
+    const char *pool;       /* "mean" (default), "max", "sum", "meanmax" */
+    const char *join;       /* tile: "early" (default) or "late" */
+    const char *act;        /* "leaky_relu" (default), "relu", "gelu" */
+    int emb_dim;            /* opcode embedding width, default 16 */
+    int layernorm;          /* 1 (default) or 0; -1 = default */
+    float dropout;          /* on each layer's update, default 0 */
+    /*
+     * Loss: NULL = the collection's default (tile "listmle:1,mse:0.02",
+     * layout "hinge:1"); else comma-separated name:weight terms from listmle,
+     * hinge, mse (a bare name has weight 1). ListMLE uses temperature 10 on
+     * tile and 1 on layout; hinge margin 0.1, temperature 1.
+     */
+    const char *loss;
+    /*
+     * Which configs a step sees: "uniform" (default; K without replacement)
+     * or "fast": half of K drawn from the fastest max(K, c/10) configs of the
+     * graph, the rest uniformly from the others (the ranking metrics care
+     * most about the fast end).
+     */
+    const char *sampling;
+    /*
+     * --resume: continue the run whose state is in out_path + ".state"
+     * (written after every epoch and whenever training is interrupted; removed
+     * when training completes). The data, collection, seed, architecture,
+     * loss, sampling and optimizer options must match; epochs, patience, time
+     * budget and threads may change. Resuming with the same options gives the
+     * same checkpoint bytes as an uninterrupted run.
+     */
+    int resume;
+    long stop_after_steps;  /* > 0: stop after this many steps of this run (state kept) */
+    /* set to non-zero (e.g. from a signal handler) to stop after the current step */
+    volatile const sig_atomic_t *stop_flag;
 } pc_train_opts;
 
 pc_train_opts pc_train_opts_default(void);
@@ -62,16 +97,36 @@ pc_train_opts pc_train_opts_default(void);
 /* Called with one plain line (no newline) per epoch and for notes. */
 typedef void (*pc_train_log_fn)(void *user, const char *line);
 
+/* Where training stands; passed to the progress callback. */
+typedef struct pc_train_progress {
+    int epoch, epochs;            /* 1-based current epoch, planned epochs */
+    size_t step, steps_per_epoch; /* steps done in this epoch */
+    double samples_per_s;         /* config samples per second, this run */
+    double eta_s;                 /* to the planned end (an upper bound with early stop) */
+    double loss;                  /* running mean train loss of this epoch */
+    double valid;                 /* last validation metric, NaN before the first */
+    double elapsed_s;
+} pc_train_progress;
+
+/* Called about 4 times a second during training (never from worker threads). */
+typedef void (*pc_train_progress_fn)(void *user, const pc_train_progress *p);
+
 typedef struct pc_train_result {
     int epochs_run;
     int best_epoch;      /* 1-based */
     double best_metric;  /* on valid */
     double first_loss;   /* mean train loss of epoch 1 */
     double last_loss;    /* mean train loss of the last epoch */
+    int interrupted;     /* 1 when stopped early (stop flag, step limit); state kept */
 } pc_train_result;
 
-pc_status pc_train_run(const pc_train_opts *opts, pc_train_log_fn log, void *user,
-                       pc_train_result *res, pc_error *err);
+/*
+ * progress may be NULL. Returns PC_OK also when interrupted (res->interrupted
+ * set; the best model so far is in out_path if an epoch completed).
+ */
+pc_status pc_train_run(const pc_train_opts *opts, pc_train_log_fn log,
+                       pc_train_progress_fn progress, void *user, pc_train_result *res,
+                       pc_error *err);
 
 typedef struct pc_eval_result {
     int collection;   /* index as pc_collection_name */

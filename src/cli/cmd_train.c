@@ -1,6 +1,8 @@
 /* perfcast train: fits a learned cost model on one collection. */
 #define _GNU_SOURCE
 #include <getopt.h>
+#include <signal.h>
+#include <unistd.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,7 +16,9 @@ static void train_help(FILE *f) {
             "Trains the GNN cost model of one collection (tile:xla, layout:xla:random, ...)\n"
             "on DIR's train split, keeps the parameters that score best on the valid split\n"
             "(tile: mean tile score; layout: mean Kendall tau) and writes them with the\n"
-            "feature preprocessing to MODEL (safetensors). Same seed, same bytes.\n\n"
+            "feature preprocessing to MODEL (safetensors) whenever they improve. Same seed\n"
+            "and threads, same bytes. The training state goes to MODEL.state after every\n"
+            "epoch and on Ctrl-C; --resume continues from it.\n\n"
             "  --data DIR          dataset root\n"
             "  --collection C      collection to train on\n"
             "  --out MODEL         checkpoint to write\n"
@@ -24,15 +28,75 @@ static void train_help(FILE *f) {
             "  --seed N            random seed (default 1)\n"
             "  --threads N         worker threads (0 = all cores)\n"
             "  --configs K         configs sampled per graph and step (default 32 tile, 16 layout)\n"
+            "  --sampling P        uniform (default) or fast: half of K from the fastest\n"
+            "                      max(K, 10%%) configs of the graph\n"
+            "  --loss SPEC         terms name:weight from listmle, hinge, mse (default tile\n"
+            "                      listmle:1,mse:0.02; layout hinge:1)\n"
             "  --lr X              peak learning rate (default 0.001)\n"
+            "  --weight-decay X    AdamW decoupled weight decay (default 0.0001)\n"
+            "  --clip X            gradient-norm clip (default 1)\n"
             "  --hidden N          hidden width (default 64)\n"
-            "  --layers N          GNN layers (default 3)\n");
+            "  --layers N          GNN layers (default 3)\n"
+            "  --emb-dim N         opcode embedding width (default 16)\n"
+            "  --pool P            mean (default), max, sum or meanmax\n"
+            "  --join J            tile only: early (default, config onto every node) or late\n"
+            "  --act A             leaky_relu (default), relu or gelu\n"
+            "  --dropout P         dropout on each layer's update (default 0)\n"
+            "  --no-layernorm      no LayerNorm before each layer\n"
+            "  --resume            continue the run saved in MODEL.state (same options)\n"
+            "  --stop-after-steps N  stop after N steps of this run, keeping the state\n"
+            "  --progress WHEN     auto (default: a live line on a terminal), always, never\n");
+}
+
+typedef struct cli_train {
+    int live;     /* a live progress line is showing on stderr */
+    int progress; /* show progress */
+} cli_train;
+
+static void clear_live(cli_train *c) {
+    if (c->live) {
+        fputs("\r\033[K", stderr);
+        c->live = 0;
+    }
 }
 
 static void log_line(void *user, const char *line) {
-    (void)user;
+    clear_live(user);
     printf("%s\n", line);
     fflush(stdout);
+}
+
+static void fmt_dur(double s, char *buf, size_t n) {
+    if (!isfinite(s) || s < 0) snprintf(buf, n, "?");
+    else if (s < 60) snprintf(buf, n, "%.0fs", s);
+    else if (s < 3600) snprintf(buf, n, "%dm%02ds", (int)s / 60, (int)s % 60);
+    else snprintf(buf, n, "%dh%02dm", (int)s / 3600, (int)s % 3600 / 60);
+}
+
+static void progress_line(void *user, const pc_train_progress *p) {
+    cli_train *c = user;
+    if (!c->progress) return;
+    char eta[32], el[32], valid[32];
+    fmt_dur(p->eta_s, eta, sizeof eta);
+    fmt_dur(p->elapsed_s, el, sizeof el);
+    if (isfinite(p->valid)) snprintf(valid, sizeof valid, "%.4f", p->valid);
+    else snprintf(valid, sizeof valid, "-");
+    int pct = p->steps_per_epoch ? (int)(100.0 * (double)p->step / (double)p->steps_per_epoch) : 0;
+    fprintf(stderr, "\r\033[Kepoch %d/%d %3d%% | %.0f samples/s | loss %.4f | valid %s | %s, "
+            "ETA %s", p->epoch, p->epochs, pct, p->samples_per_s, p->loss, valid, el, eta);
+    fflush(stderr);
+    c->live = 1;
+}
+
+/*
+ * Ctrl-C / SIGTERM ask training to stop after the current step and save its
+ * state. A signal handler can only reach a flag with static storage: the one
+ * piece of global mutable state, and it lives in the CLI, not the library.
+ */
+static volatile sig_atomic_t stop_flag;
+static void on_signal(int sig) {
+    (void)sig;
+    stop_flag = 1;
 }
 
 static int parse_double(const char *s, double lo, double hi, double *out) {
@@ -45,7 +109,9 @@ static int parse_double(const char *s, double lo, double hi, double *out) {
 }
 
 int pc_cmd_train(int argc, char **argv) {
-    enum { O_BUDGET = 256, O_EPOCHS, O_PATIENCE, O_CONFIGS, O_LR, O_HIDDEN, O_LAYERS };
+    enum { O_BUDGET = 256, O_EPOCHS, O_PATIENCE, O_CONFIGS, O_LR, O_HIDDEN, O_LAYERS, O_SAMPLING,
+           O_LOSS, O_WD, O_CLIP, O_EMB, O_POOL, O_JOIN, O_ACT, O_DROPOUT, O_NOLN, O_RESUME,
+           O_STOPAFTER, O_PROGRESS };
     static const struct option opts[] = {
         {"data", required_argument, 0, 'd'},         {"collection", required_argument, 0, 'c'},
         {"out", required_argument, 0, 'o'},          {"time-budget", required_argument, 0, O_BUDGET},
@@ -53,8 +119,17 @@ int pc_cmd_train(int argc, char **argv) {
         {"seed", required_argument, 0, 'S'},         {"threads", required_argument, 0, 't'},
         {"configs", required_argument, 0, O_CONFIGS}, {"lr", required_argument, 0, O_LR},
         {"hidden", required_argument, 0, O_HIDDEN},  {"layers", required_argument, 0, O_LAYERS},
+        {"sampling", required_argument, 0, O_SAMPLING}, {"loss", required_argument, 0, O_LOSS},
+        {"weight-decay", required_argument, 0, O_WD}, {"clip", required_argument, 0, O_CLIP},
+        {"emb-dim", required_argument, 0, O_EMB},    {"pool", required_argument, 0, O_POOL},
+        {"join", required_argument, 0, O_JOIN},      {"act", required_argument, 0, O_ACT},
+        {"dropout", required_argument, 0, O_DROPOUT}, {"no-layernorm", no_argument, 0, O_NOLN},
+        {"resume", no_argument, 0, O_RESUME},
+        {"stop-after-steps", required_argument, 0, O_STOPAFTER},
+        {"progress", required_argument, 0, O_PROGRESS},
         {"help", no_argument, 0, 'h'},               {0, 0, 0, 0}};
     pc_train_opts o = pc_train_opts_default();
+    cli_train ct = {0, isatty(fileno(stderr))};
     long long v;
     double d;
     int c;
@@ -70,18 +145,64 @@ int pc_cmd_train(int argc, char **argv) {
             o.collection = optarg;
             break;
         case 'o': o.out_path = optarg; break;
+        case O_SAMPLING:
+        case O_POOL:
+        case O_JOIN:
+        case O_ACT: {
+            static const char *const samp[] = {"uniform", "fast", NULL};
+            static const char *const pools[] = {"mean", "max", "sum", "meanmax", NULL};
+            static const char *const joins[] = {"early", "late", NULL};
+            static const char *const acts[] = {"leaky_relu", "relu", "gelu", NULL};
+            const char *const *names = c == O_SAMPLING ? samp : c == O_POOL ? pools
+                                       : c == O_JOIN ? joins : acts;
+            const char *flag = c == O_SAMPLING ? "--sampling" : c == O_POOL ? "--pool"
+                               : c == O_JOIN ? "--join" : "--act";
+            int i = 0;
+            while (names[i] && strcmp(names[i], optarg)) i++;
+            if (!names[i]) {
+                char list[96] = "";
+                for (int j = 0; names[j]; j++)
+                    snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s",
+                             j ? ", " : "", names[j]);
+                return pc_cli_usage_error("train", "%s expects one of %s, got '%s'", flag, list,
+                                          optarg);
+            }
+            if (c == O_SAMPLING) o.sampling = optarg;
+            else if (c == O_POOL) o.pool = optarg;
+            else if (c == O_JOIN) o.join = optarg;
+            else o.act = optarg;
+            break;
+        }
+        case O_LOSS: o.loss = optarg; break;
+        case O_NOLN: o.layernorm = 0; break;
+        case O_RESUME: o.resume = 1; break;
+        case O_PROGRESS:
+            if (!strcmp(optarg, "always")) ct.progress = 1;
+            else if (!strcmp(optarg, "never")) ct.progress = 0;
+            else if (strcmp(optarg, "auto"))
+                return pc_cli_usage_error("train", "--progress expects auto, always or never, "
+                                          "got '%s'", optarg);
+            break;
         case O_BUDGET:
-            if (parse_double(optarg, 0, 1e9, &d))
-                return pc_cli_usage_error("train", "--time-budget expects seconds >= 0, got '%s'",
-                                          optarg);
-            o.time_budget = d;
-            break;
         case O_LR:
-            if (parse_double(optarg, 1e-9, 10, &d))
-                return pc_cli_usage_error("train", "--lr expects a number in (0, 10], got '%s'",
-                                          optarg);
-            o.lr = (float)d;
+        case O_WD:
+        case O_CLIP:
+        case O_DROPOUT: {
+            const char *flag = c == O_BUDGET ? "--time-budget" : c == O_LR ? "--lr"
+                               : c == O_WD ? "--weight-decay" : c == O_CLIP ? "--clip"
+                               : "--dropout";
+            double lo = c == O_LR || c == O_CLIP ? 1e-9 : 0;
+            double hi = c == O_BUDGET ? 1e9 : c == O_DROPOUT ? 0.95 : c == O_CLIP ? 1e6 : 10;
+            if (parse_double(optarg, lo, hi, &d))
+                return pc_cli_usage_error("train", "%s expects a number in [%g, %g], got '%s'",
+                                          flag, lo, hi, optarg);
+            if (c == O_BUDGET) o.time_budget = d;
+            else if (c == O_LR) o.lr = (float)d;
+            else if (c == O_WD) o.weight_decay = (float)d;
+            else if (c == O_CLIP) o.clip = (float)d;
+            else o.dropout = (float)d;
             break;
+        }
         case 'S':
             if (pc_cli_parse_i64(optarg, 0, INT64_MAX, &v))
                 return pc_cli_usage_error("train", "--seed expects a non-negative integer, got "
@@ -97,12 +218,15 @@ int pc_cmd_train(int argc, char **argv) {
         case O_PATIENCE:
         case O_CONFIGS:
         case O_HIDDEN:
-        case O_LAYERS: {
+        case O_LAYERS:
+        case O_EMB:
+        case O_STOPAFTER: {
             const char *flag = c == O_EPOCHS ? "--epochs" : c == O_PATIENCE ? "--patience"
                                : c == O_CONFIGS ? "--configs" : c == O_HIDDEN ? "--hidden"
+                               : c == O_EMB ? "--emb-dim" : c == O_STOPAFTER ? "--stop-after-steps"
                                : "--layers";
             long long lo = c == O_LAYERS ? 0 : c == O_CONFIGS ? 2 : 1;
-            long long hi = c == O_HIDDEN ? 4096 : c == O_LAYERS ? 64 : 1000000;
+            long long hi = c == O_HIDDEN || c == O_EMB ? 4096 : c == O_LAYERS ? 64 : 1000000000;
             if (pc_cli_parse_i64(optarg, lo, hi, &v))
                 return pc_cli_usage_error("train", "%s expects %lld..%lld, got '%s'", flag, lo,
                                           hi, optarg);
@@ -110,6 +234,8 @@ int pc_cmd_train(int argc, char **argv) {
             else if (c == O_PATIENCE) o.patience = (int)v;
             else if (c == O_CONFIGS) o.configs = (int)v;
             else if (c == O_HIDDEN) o.hidden = (int)v;
+            else if (c == O_EMB) o.emb_dim = (int)v;
+            else if (c == O_STOPAFTER) o.stop_after_steps = (long)v;
             else o.layers = (int)v;
             break;
         }
@@ -121,8 +247,17 @@ int pc_cmd_train(int argc, char **argv) {
     if (!o.collection) return pc_cli_usage_error("train", "--collection C is required");
     if (!o.out_path) return pc_cli_usage_error("train", "--out MODEL is required");
     if (optind != argc) return pc_cli_usage_error("train", "unexpected argument '%s'", argv[optind]);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    o.stop_flag = &stop_flag;
     pc_error e;
     pc_train_result r;
-    if (pc_train_run(&o, log_line, NULL, &r, &e) != PC_OK) return pc_cli_fail(&e);
+    pc_status st = pc_train_run(&o, log_line, progress_line, &ct, &r, &e);
+    clear_live(&ct);
+    if (st != PC_OK) return pc_cli_fail(&e);
+    if (stop_flag) return 130; /* interrupted: the state is saved */
     return PC_EXIT_OK;
 }

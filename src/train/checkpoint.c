@@ -1,4 +1,5 @@
 /* Model checkpoints: parameters and preprocessing as safetensors. */
+#define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,6 +37,17 @@ static pc_status add_prep(pc_st_writer *w, const char *which, const pc_prep *p, 
     if ((st = pc_st_writer_add(w, name, PC_DTYPE_F32, 1, shape, p->mean, err))) return st;
     snprintf(name, sizeof name, "prep.%s.std", which);
     return pc_st_writer_add(w, name, PC_DTYPE_F32, 1, shape, p->std, err);
+}
+
+static pc_status add_state(pc_st_writer *w, const pc_model *m, const pc_ckpt_info *info,
+                           pc_error *err) {
+    int64_t n[1] = {(int64_t)m->params.numel}, no[1] = {info->norder};
+    pc_status st = pc_st_writer_add(w, "state.adam_m", PC_DTYPE_F32, 1, n, info->adam_m, err);
+    if (!st) st = pc_st_writer_add(w, "state.adam_v", PC_DTYPE_F32, 1, n, info->adam_v, err);
+    if (!st) st = pc_st_writer_add(w, "state.best", PC_DTYPE_F32, 1, n, info->best, err);
+    if (!st) st = pc_st_writer_add(w, "state.order", PC_DTYPE_I64, 1, no, info->order, err);
+    if (!st) st = pc_st_writer_set_meta(w, "perfcast_state", info->state_json, err);
+    return st;
 }
 
 static char *meta_json(const pc_model *m, const pc_ckpt_info *info) {
@@ -76,9 +88,8 @@ static char *meta_json(const pc_model *m, const pc_ckpt_info *info) {
             cJSON_AddNumberToObject(tr, "weight_decay", (double)t->weight_decay);
             cJSON_AddNumberToObject(tr, "clip", (double)t->clip);
             cJSON_AddNumberToObject(tr, "time_budget", t->time_budget);
-            cJSON_AddStringToObject(tr, "loss", o->kind == PC_KIND_TILE
-                                                    ? "listmle(T=10)+0.02*mse"
-                                                    : "pairwise_hinge(margin=0.1,T=1)");
+            if (info->loss) cJSON_AddStringToObject(tr, "loss", info->loss);
+            if (info->sampling) cJSON_AddStringToObject(tr, "sampling", info->sampling);
             cJSON_AddNumberToObject(tr, "epochs_run", info->epochs_run);
             cJSON_AddNumberToObject(tr, "best_epoch", info->best_epoch);
         }
@@ -105,6 +116,7 @@ pc_status pc_ckpt_save(const pc_model *m, const pc_ckpt_info *info, const char *
     }
     if (st == PC_OK) st = add_prep(w, "node", &m->node_prep, err);
     if (st == PC_OK) st = add_prep(w, "cfg", &m->cfg_prep, err);
+    if (st == PC_OK && info->state_json) st = add_state(w, m, info, err);
     if (st == PC_OK) {
         char *meta = meta_json(m, info);
         if (!meta) st = pc_fail(err, PC_ERR_NOMEM, "checkpoint: out of memory");
@@ -252,6 +264,41 @@ done:
     pc_prep_free(&cp);
     pc_model_free(m);
     cJSON_Delete(root);
+    pc_st_close(r);
+    return st;
+}
+
+/* Copies tensor `name` (a vector of n elements of type t) into dst. */
+static pc_status read_into(const pc_st *r, const char *name, pc_dtype t, int64_t n, void *dst,
+                           const char *path, pc_error *err) {
+    int i = pc_st_find(r, name);
+    pc_dtype dt;
+    int nd;
+    int64_t shape[PC_MAX_DIMS];
+    if (i < 0 || pc_st_info(r, i, &dt, &nd, shape) || dt != t || nd != 1 || shape[0] != n)
+        return pc_fail(err, PC_ERR_FORMAT, "%s: training state tensor '%s' missing or not a "
+                       "%lld-vector of %s", path, name, (long long)n, pc_st_dtype_name(t));
+    if (n > 0) memcpy(dst, pc_st_data(r, i), (size_t)pc_st_nbytes(r, i));
+    return PC_OK;
+}
+
+pc_status pc_ckpt_load_state(const char *path, pc_model *m, float *best, int64_t *order,
+                             int64_t norder, char **state_json, pc_error *err) {
+    *state_json = NULL;
+    pc_st *r = NULL;
+    pc_status st = pc_st_open(path, &r, err);
+    if (st) return st;
+    const char *meta = pc_st_meta(r, "perfcast_state");
+    int64_t n = (int64_t)m->params.numel;
+    if (!meta)
+        st = pc_fail(err, PC_ERR_FORMAT, "%s: no training state (metadata 'perfcast_state')",
+                     path);
+    if (!st) st = read_into(r, "state.adam_m", PC_DTYPE_F32, n, m->params.m, path, err);
+    if (!st) st = read_into(r, "state.adam_v", PC_DTYPE_F32, n, m->params.v, path, err);
+    if (!st) st = read_into(r, "state.best", PC_DTYPE_F32, n, best, path, err);
+    if (!st) st = read_into(r, "state.order", PC_DTYPE_I64, norder, order, path, err);
+    if (!st && !(*state_json = strdup(meta)))
+        st = pc_fail(err, PC_ERR_NOMEM, "%s: out of memory", path);
     pc_st_close(r);
     return st;
 }

@@ -7,6 +7,8 @@
 #include <string.h>
 #include <time.h>
 
+#include <cjson/cJSON.h>
+
 #include "common/util.h"
 #include "perfcast/dataset.h"
 #include "perfcast/metrics.h"
@@ -23,6 +25,7 @@ pc_train_opts pc_train_opts_default(void) {
     o.clip = 1.0f;
     o.hidden = 64;
     o.layers = 3;
+    o.layernorm = -1;
     return o;
 }
 
@@ -43,6 +46,7 @@ typedef struct tgraph {
     double *rt;   /* runtime (c) */
     double *norm; /* tile normalizers (c), NULL for layout */
     double *y;    /* training target: rt / norm or rt */
+    int64_t *by_speed; /* config ids by y, fastest first (sampling "fast" only) */
 } tgraph;
 
 typedef struct tset {
@@ -57,6 +61,7 @@ static void tset_free(tset *s) {
         free(s->v[i].rt);
         free(s->v[i].norm);
         free(s->v[i].y);
+        free(s->v[i].by_speed);
     }
     free(s->v);
     s->v = NULL;
@@ -320,192 +325,591 @@ static void logf_(pc_train_log_fn log, void *user, const char *fmt, ...) {
     log(user, line);
 }
 
-pc_status pc_train_run(const pc_train_opts *opts, pc_train_log_fn log, void *user,
-                       pc_train_result *res, pc_error *err) {
+static int name_in(const char *s, const char *const *names, int n, int dflt) {
+    if (!s) return dflt;
+    for (int i = 0; i < n; i++)
+        if (!strcmp(s, names[i])) return i;
+    return -1;
+}
+
+/* Parses "listmle:1,mse:0.02" into weights; NULL keeps the collection default. */
+static pc_status parse_loss(const char *spec, pc_kind kind, pc_loss_cfg *lc, char *desc,
+                            size_t dn, pc_error *err) {
+    *lc = pc_loss_cfg_default();
+    lc->hinge_margin = 0.1f;
+    lc->hinge_temperature = 1.0f;
+    if (kind == PC_KIND_LAYOUT) lc->listmle_temperature = 1.0f;
+    if (!spec) spec = kind == PC_KIND_TILE ? "listmle:1,mse:0.02" : "hinge:1";
+    lc->w_listmle = lc->w_hinge = lc->w_mse = 0;
+    char buf[256];
+    if (strlen(spec) >= sizeof buf) return pc_fail(err, PC_ERR_ARG, "train: --loss is too long");
+    strcpy(buf, spec);
+    char *save = NULL;
+    for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        char *colon = strchr(t, ':'), *end = NULL;
+        double w = 1.0;
+        if (colon) {
+            *colon = 0;
+            w = strtod(colon + 1, &end);
+            if (end == colon + 1 || *end || !isfinite(w) || w < 0)
+                return pc_fail(err, PC_ERR_ARG, "train: --loss term '%s': weight '%s' is not a "
+                               "number >= 0", t, colon + 1);
+        }
+        if (!strcmp(t, "listmle")) lc->w_listmle = (float)w;
+        else if (!strcmp(t, "hinge")) lc->w_hinge = (float)w;
+        else if (!strcmp(t, "mse")) lc->w_mse = (float)w;
+        else
+            return pc_fail(err, PC_ERR_ARG, "train: --loss term '%s': expected listmle, hinge "
+                           "or mse", t);
+    }
+    if (!(lc->w_listmle + lc->w_hinge + lc->w_mse > 0))
+        return pc_fail(err, PC_ERR_ARG, "train: --loss '%s' has no positive weight", spec);
+    snprintf(desc, dn, "listmle(T=%g):%g,hinge(margin=%g,T=%g):%g,mse:%g",
+             (double)lc->listmle_temperature, (double)lc->w_listmle, (double)lc->hinge_margin,
+             (double)lc->hinge_temperature, (double)lc->w_hinge, (double)lc->w_mse);
+    return PC_OK;
+}
+
+/* Everything a run needs; the mutable part (rng .. lcount) is the resumable state. */
+typedef struct trainer {
+    pc_train_opts o;
+    int coll;
+    pc_kind kind;
+    int fast; /* sampling "fast" */
+    pc_train_log_fn log;
+    pc_train_progress_fn progress;
+    void *user;
+    pc_loss_cfg lc;
+    char loss_desc[160];
+    pc_adam_cfg ac;
+    tset tr, va;
+    pc_model *m;
+    pc_model_ws *ws;
+    scratch x;
+    float *best;
+    int64_t *perm, *order;
+    char state_path[4096];
+    /* state */
+    uint64_t rng;
+    long step, total, warmup;
+    int epoch, best_epoch, since, epochs_done;
+    size_t oi; /* next position in order[] within the epoch */
+    double best_metric, first_loss, last_loss, lsum, last_valid;
+    size_t lcount;
+    /* this run */
+    double t0, t_steps0, last_epoch_s, last_valid_s, last_progress;
+    long steps_run;
+    size_t samples_run;
+} trainer;
+
+static void trainer_free(trainer *t) {
+    free(t->best);
+    free(t->order);
+    free(t->perm);
+    scratch_free(&t->x);
+    pc_model_ws_free(t->ws);
+    pc_model_free(t->m);
+    tset_free(&t->tr);
+    tset_free(&t->va);
+}
+
+static pc_status check_opts(trainer *t, pc_error *err) {
+    pc_train_opts *o = &t->o;
+    if (!o->data_dir || !o->collection || !o->out_path)
+        return pc_fail(err, PC_ERR_ARG, "train: data dir, collection and output are required");
+    if ((t->coll = pc_collection_find(o->collection)) < 0)
+        return pc_fail(err, PC_ERR_ARG, "train: unknown collection '%s'", o->collection);
+    t->kind = pc_collection_kind(t->coll);
+    if (o->epochs < 1 || o->patience < 1 || o->hidden < 1 || o->layers < 0 || !(o->lr > 0) ||
+        o->configs < 0 || o->time_budget < 0 || !(o->clip > 0) || o->weight_decay < 0 ||
+        o->emb_dim < 0 || !(o->dropout >= 0 && o->dropout < 1) || o->stop_after_steps < 0)
+        return pc_fail(err, PC_ERR_ARG, "train: bad option value");
+    if (o->configs == 0) o->configs = t->kind == PC_KIND_TILE ? 32 : 16;
+    if (o->configs < 2) return pc_fail(err, PC_ERR_ARG, "train: --configs must be at least 2");
+    static const char *const samp[] = {"uniform", "fast"};
+    int s = name_in(o->sampling, samp, 2, 0);
+    if (s < 0)
+        return pc_fail(err, PC_ERR_ARG, "train: --sampling expects uniform or fast, got '%s'",
+                       o->sampling);
+    t->fast = s == 1;
+    if (snprintf(t->state_path, sizeof t->state_path, "%s.state", o->out_path) >=
+        (int)sizeof t->state_path)
+        return pc_fail(err, PC_ERR_ARG, "train: output path is too long");
+    return parse_loss(o->loss, t->kind, &t->lc, t->loss_desc, sizeof t->loss_desc, err);
+}
+
+static pc_status model_opts(const trainer *t, pc_model_opts *mo, pc_error *err) {
+    static const char *const pools[] = {"mean", "max", "sum", "meanmax"};
+    static const char *const joins[] = {"early", "late"};
+    static const char *const acts[] = {"leaky_relu", "relu", "gelu"};
+    const pc_train_opts *o = &t->o;
+    *mo = pc_model_opts_default(t->kind);
+    int pool = name_in(o->pool, pools, 4, (int)mo->pool);
+    int join = name_in(o->join, joins, 2, (int)mo->join);
+    int act = name_in(o->act, acts, 3, (int)mo->act);
+    if (pool < 0) return pc_fail(err, PC_ERR_ARG, "train: --pool expects mean, max, sum or "
+                                 "meanmax, got '%s'", o->pool);
+    if (join < 0) return pc_fail(err, PC_ERR_ARG, "train: --join expects early or late, got "
+                                 "'%s'", o->join);
+    if (act < 0) return pc_fail(err, PC_ERR_ARG, "train: --act expects leaky_relu, relu or "
+                                "gelu, got '%s'", o->act);
+    if (o->join && t->kind != PC_KIND_TILE)
+        return pc_fail(err, PC_ERR_ARG, "train: --join applies to tile:xla only");
+    mo->hidden = o->hidden;
+    mo->layers = o->layers;
+    mo->pool = (pc_pool_kind)pool;
+    mo->join = (pc_join)join;
+    mo->act = (pc_act)act;
+    if (o->emb_dim > 0) mo->emb_dim = o->emb_dim;
+    if (o->layernorm >= 0) mo->layernorm = o->layernorm ? 1 : 0;
+    mo->dropout = o->dropout;
+    return PC_OK;
+}
+
+/* The JSON of the resumable scalars, and the options that must not change. */
+static char *state_json(const trainer *t) {
+    const pc_train_opts *o = &t->o;
+    char *s = malloc(2048);
+    if (!s) return NULL;
+    snprintf(s, 2048,
+             "{\"rng\":\"%llu\",\"step\":%ld,\"epoch\":%d,\"oi\":%zu,\"best_epoch\":%d,"
+             "\"since\":%d,\"best_metric\":%.17g,\"first_loss\":%.17g,\"lsum\":%.17g,"
+             "\"lcount\":%zu,\"last_valid\":%.17g,"
+             "\"fixed\":\"%s|%s|%llu|%d|%.9g|%.9g|%.9g|%s|%s|%zu|%zu\"}",
+             (unsigned long long)t->rng, t->step, t->epoch, t->oi, t->best_epoch, t->since,
+             isfinite(t->best_metric) ? t->best_metric : -1e308,
+             isfinite(t->first_loss) ? t->first_loss : -1.0, t->lsum, t->lcount,
+             isfinite(t->last_valid) ? t->last_valid : -1e308, o->collection, o->data_dir,
+             (unsigned long long)o->seed, o->configs, (double)o->lr, (double)o->weight_decay,
+             (double)o->clip, t->loss_desc, t->fast ? "fast" : "uniform", t->tr.n, t->va.n);
+    return s;
+}
+
+static pc_ckpt_info ckpt_info(const trainer *t) {
+    pc_ckpt_info info;
+    memset(&info, 0, sizeof info);
+    info.collection = t->coll;
+    info.train = &t->o;
+    info.configs = t->o.configs;
+    info.best_epoch = t->best_epoch;
+    info.epochs_run = t->epochs_done;
+    info.best_metric = t->best_metric;
+    info.loss = t->loss_desc;
+    info.sampling = t->fast ? "fast" : "uniform";
+    return info;
+}
+
+static pc_status save_state(trainer *t, pc_error *err) {
+    pc_ckpt_info info = ckpt_info(t);
+    char *js = state_json(t);
+    if (!js) return pc_fail(err, PC_ERR_NOMEM, "train: out of memory");
+    info.adam_m = t->m->params.m;
+    info.adam_v = t->m->params.v;
+    info.best = t->best;
+    info.order = t->order;
+    info.norder = (int64_t)t->tr.n;
+    info.state_json = js;
+    pc_status st = pc_ckpt_save(t->m, &info, t->state_path, err);
+    free(js);
+    return st;
+}
+
+/* Writes the best parameters as the model, keeping the current ones. */
+static pc_status save_best(trainer *t, pc_error *err) {
+    size_t n = t->m->params.numel;
+    float *cur = malloc(n * sizeof(float));
+    if (!cur) return pc_fail(err, PC_ERR_NOMEM, "train: out of memory");
+    memcpy(cur, t->m->params.data, n * sizeof(float));
+    memcpy(t->m->params.data, t->best, n * sizeof(float));
+    pc_ckpt_info info = ckpt_info(t);
+    pc_status st = pc_ckpt_save(t->m, &info, t->o.out_path, err);
+    memcpy(t->m->params.data, cur, n * sizeof(float));
+    free(cur);
+    return st;
+}
+
+static int jnum(const cJSON *o, const char *k, double *v) {
+    const cJSON *j = cJSON_GetObjectItemCaseSensitive(o, k);
+    if (!cJSON_IsNumber(j)) return -1;
+    *v = j->valuedouble;
+    return 0;
+}
+
+/* Restores the model and the state from out_path.state (after the data is loaded). */
+static pc_status resume_from_state(trainer *t, pc_error *err) {
+    int coll = -1;
+    FILE *f = fopen(t->state_path, "rb");
+    if (!f)
+        return pc_fail(err, PC_ERR_NOTFOUND, "train --resume: no state to resume from: %s "
+                       "cannot be opened (it is written after each epoch and when training "
+                       "stops early, and removed when training completes)", t->state_path);
+    fclose(f);
+    pc_status st = pc_ckpt_load(t->state_path, &t->m, &coll, err);
+    if (st) return st;
+    pc_model_opts mo;
+    if ((st = model_opts(t, &mo, err))) return st;
+    const pc_model_opts *a = &t->m->opts;
+    if (coll != t->coll || a->hidden != mo.hidden || a->layers != mo.layers ||
+        a->emb_dim != mo.emb_dim || a->pool != mo.pool || a->join != mo.join ||
+        a->act != mo.act || a->layernorm != mo.layernorm || a->dropout != mo.dropout)
+        return pc_fail(err, PC_ERR_ARG, "train --resume: %s was made for another collection or "
+                       "architecture than these options", t->state_path);
+    size_t n = t->m->params.numel;
+    t->best = malloc(n * sizeof(float));
+    t->order = malloc((t->tr.n ? t->tr.n : 1) * sizeof *t->order);
+    if (!t->best || !t->order) return pc_fail(err, PC_ERR_NOMEM, "train: out of memory");
+    char *js = NULL;
+    if ((st = pc_ckpt_load_state(t->state_path, t->m, t->best, t->order, (int64_t)t->tr.n, &js,
+                                 err)))
+        return st;
+    cJSON *root = cJSON_Parse(js);
+    char *mine = state_json(t);
+    cJSON *me = mine ? cJSON_Parse(mine) : NULL;
+    const cJSON *rng = root ? cJSON_GetObjectItemCaseSensitive(root, "rng") : NULL;
+    const cJSON *fx = root ? cJSON_GetObjectItemCaseSensitive(root, "fixed") : NULL;
+    const cJSON *fx2 = me ? cJSON_GetObjectItemCaseSensitive(me, "fixed") : NULL;
+    double v[10];
+    static const char *keys[10] = {"step", "epoch", "oi", "best_epoch", "since", "best_metric",
+                                   "first_loss", "lsum", "lcount", "last_valid"};
+    int bad = !root || !cJSON_IsString(rng) || !cJSON_IsString(fx) || !cJSON_IsString(fx2);
+    for (int i = 0; i < 10 && !bad; i++) bad = jnum(root, keys[i], &v[i]);
+    if (bad) {
+        st = pc_fail(err, PC_ERR_FORMAT, "%s: malformed training state", t->state_path);
+    } else if (strcmp(fx->valuestring, fx2->valuestring)) {
+        st = pc_fail(err, PC_ERR_ARG, "train --resume: the run in %s used other data or "
+                     "options (collection|data|seed|configs|lr|wd|clip|loss|sampling|train "
+                     "graphs|valid graphs): '%s', now '%s'", t->state_path, fx->valuestring,
+                     fx2->valuestring);
+    } else {
+        t->rng = strtoull(rng->valuestring, NULL, 10);
+        t->step = (long)v[0];
+        t->epoch = (int)v[1];
+        t->oi = (size_t)v[2];
+        t->best_epoch = (int)v[3];
+        t->since = (int)v[4];
+        t->best_metric = v[5] <= -1e307 ? -INFINITY : v[5];
+        t->first_loss = v[6] < 0 ? NAN : v[6];
+        t->lsum = v[7];
+        t->lcount = (size_t)v[8];
+        t->last_valid = v[9] <= -1e307 ? NAN : v[9];
+        // a state written at an epoch's end continues with the next epoch
+        t->epochs_done = t->oi >= t->tr.n ? t->epoch : t->epoch - 1;
+        if (t->oi >= t->tr.n) t->epoch++;
+        for (size_t i = 0; i < t->tr.n && !st; i++)
+            if (t->order[i] < 0 || (size_t)t->order[i] >= t->tr.n || t->oi > t->tr.n)
+                st = pc_fail(err, PC_ERR_FORMAT, "%s: malformed training state", t->state_path);
+    }
+    cJSON_Delete(root);
+    cJSON_Delete(me);
+    free(mine);
+    free(js);
+    return st;
+}
+
+/* Stable merge sort of ids by y (ascending): ids[] holds 0..n-1 on entry. */
+static void argsort_rec(int64_t *ids, int64_t *tmp, size_t n, const double *y) {
+    if (n < 2) return;
+    size_t h = n / 2;
+    argsort_rec(ids, tmp, h, y);
+    argsort_rec(ids + h, tmp, n - h, y);
+    size_t i = 0, j = h, k = 0;
+    while (i < h && j < n) tmp[k++] = y[ids[j]] < y[ids[i]] ? ids[j++] : ids[i++];
+    while (i < h) tmp[k++] = ids[i++];
+    while (j < n) tmp[k++] = ids[j++];
+    memcpy(ids, tmp, n * sizeof *ids);
+}
+
+static pc_status build_by_speed(tset *s, pc_error *err) {
+    for (size_t i = 0; i < s->n; i++) {
+        tgraph *g = &s->v[i];
+        size_t c = (size_t)(g->c > 0 ? g->c : 1);
+        int64_t *tmp = malloc(c * sizeof *tmp);
+        g->by_speed = malloc(c * sizeof *g->by_speed);
+        if (!tmp || !g->by_speed) {
+            free(tmp);
+            return pc_fail(err, PC_ERR_NOMEM, "train: out of memory");
+        }
+        for (int64_t k = 0; k < g->c; k++) g->by_speed[k] = k;
+        argsort_rec(g->by_speed, tmp, (size_t)g->c, g->y);
+        free(tmp);
+    }
+    return PC_OK;
+}
+
+static pc_status setup(trainer *t, pc_error *err) {
+    pc_dataset *ds = NULL;
+    pc_status st = pc_dataset_open(t->o.data_dir, &ds, err);
+    if (st) return st;
+    int s_train = pc_split_find("train"), s_valid = pc_split_find("valid");
+    if (!(st = tset_load(ds, t->coll, s_train, t->o.threads, &t->tr, err)))
+        st = tset_load(ds, t->coll, s_valid, t->o.threads, &t->va, err);
+    pc_dataset_free(ds);
+    if (st) return st;
+    if (t->tr.n == 0 || t->va.n == 0)
+        return pc_fail(err, PC_ERR_NOTFOUND, "train: %s has %zu train and %zu valid graphs "
+                       "under %s; both splits are needed", t->o.collection, t->tr.n, t->va.n,
+                       t->o.data_dir);
+    t->rng = t->o.seed ^ 0x5eedf00dULL;
+    t->epoch = 1;
+    t->oi = t->tr.n; /* no epoch started */
+    t->best_metric = -INFINITY;
+    t->first_loss = t->last_loss = t->last_valid = NAN;
+    if (t->o.resume) {
+        if ((st = resume_from_state(t, err))) return st;
+    } else {
+        pc_prep np = {0}, cp = {0};
+        pc_model_opts mo;
+        st = model_opts(t, &mo, err);
+        if (!st) st = fit_prep(&t->tr, t->kind, &np, &cp, err);
+        if (!st) st = pc_model_new(&mo, np.out_dim, cp.out_dim, t->o.seed, &t->m, err);
+        if (!st) st = pc_model_set_prep(t->m, &np, &cp, err);
+        pc_prep_free(&np);
+        pc_prep_free(&cp);
+        if (st) return st;
+        t->best = malloc(t->m->params.numel * sizeof(float));
+        t->order = malloc(t->tr.n * sizeof *t->order);
+        if (!t->best || !t->order) return pc_fail(err, PC_ERR_NOMEM, "train: out of memory");
+    }
+    if ((st = tset_build(t->m, &t->tr, err)) || (st = tset_build(t->m, &t->va, err))) return st;
+    if (t->fast && (st = build_by_speed(&t->tr, err))) return st;
+    int64_t maxc = 1;
+    for (size_t i = 0; i < t->tr.n; i++) maxc = t->tr.v[i].c > maxc ? t->tr.v[i].c : maxc;
+    t->ws = pc_model_ws_new();
+    t->perm = malloc((size_t)maxc * sizeof *t->perm);
+    if (!t->ws || !t->perm || !scratch_ids(&t->x, (size_t)maxc + 1) ||
+        !fgrow(&t->x.s, (size_t)t->o.configs) || !fgrow(&t->x.ds, (size_t)t->o.configs))
+        return pc_fail(err, PC_ERR_NOMEM, "train: out of memory");
+    t->ac = pc_adam_cfg_default();
+    t->ac.decoupled = 1;
+    t->ac.weight_decay = t->o.weight_decay;
+    t->total = (long)t->o.epochs * (long)t->tr.n;
+    t->warmup = t->total / 10 < (long)t->tr.n ? t->total / 10 : (long)t->tr.n;
+    if (t->warmup < 1) t->warmup = 1;
+    return PC_OK;
+}
+
+/* Swaps perm[k] with a uniform pick from perm[k .. hi) and records it as the k-th sample. */
+static void pick(trainer *t, tgraph *g, int k, int64_t hi) {
+    int64_t j = k + (int64_t)rand_below(&t->rng, (uint64_t)(hi - k));
+    int64_t tmp = t->perm[k];
+    t->perm[k] = t->perm[j];
+    t->perm[j] = tmp;
+    t->x.ids[k] = t->perm[k];
+    t->x.yk[k] = g->y[t->perm[k]];
+}
+
+/* Chooses K distinct configs of g into x.ids / x.yk (see pc_train_opts.sampling). */
+static int sample_configs(trainer *t, tgraph *g) {
+    int K = (int)(g->c < t->o.configs ? g->c : t->o.configs);
+    if (!t->fast || g->c <= K) {
+        for (int64_t k = 0; k < g->c; k++) t->perm[k] = k;
+        for (int k = 0; k < K; k++) pick(t, g, k, g->c);
+        return K;
+    }
+    memcpy(t->perm, g->by_speed, (size_t)g->c * sizeof *t->perm);
+    int64_t nf = g->c / 10 > K ? g->c / 10 : K;
+    int kf = K / 2;
+    for (int k = 0; k < kf; k++) pick(t, g, k, nf);
+    for (int k = kf; k < K; k++) pick(t, g, k, g->c);
+    return K;
+}
+
+static pc_status train_step(trainer *t, tgraph *g, double *loss, pc_error *err) {
+    int K = sample_configs(t, g);
+    scratch *x = &t->x;
+    pc_status st = gather_cfg(t->m, g, x->ids, K, x, err);
+    uint64_t dseed = t->rng ^ 0xd50u;
+    if (!st)
+        st = pc_model_forward(t->m, t->ws, &g->d.g, x->cfg.p, K,
+                              t->m->opts.dropout > 0 ? &dseed : NULL, x->s.p, err);
+    if (st) return st;
+    memset(x->ds.p, 0, (size_t)K * sizeof(float));
+    double L = pc_loss_combo(x->ds.p, x->s.p, x->yk, K, &t->lc, 1.0f, NULL);
+    if (!isfinite(L))
+        return pc_fail(err, PC_ERR_INVALID, "train: loss is not finite at epoch %d on %s",
+                       t->epoch, pc_graph_path(g->g));
+    pc_params_zero_grad(&t->m->params);
+    if ((st = pc_model_backward(t->m, t->ws, x->ds.p, err))) return st;
+    pc_clip_grad_norm(t->m->params.grad, t->m->params.numel, t->o.clip);
+    float lr = pc_lr_cosine(t->step, t->o.lr, t->o.lr * 0.05f, t->warmup, t->total);
+    pc_params_adam_step(&t->m->params, &t->ac, t->step + 1, lr);
+    t->step++;
+    t->steps_run++;
+    t->samples_run += (size_t)K;
+    *loss = L;
+    return PC_OK;
+}
+
+static void report_progress(trainer *t, int force) {
+    if (!t->progress) return;
+    double now = now_s();
+    if (!force && now - t->last_progress < 0.25) return;
+    t->last_progress = now;
+    pc_train_progress p;
+    p.epoch = t->epoch;
+    p.epochs = t->o.epochs;
+    p.step = t->oi;
+    p.steps_per_epoch = t->tr.n;
+    p.elapsed_s = now - t->t0;
+    // rates over the training so far in this run (not loading)
+    double busy = now - t->t_steps0;
+    p.samples_per_s = busy > 0 ? (double)t->samples_run / busy : 0;
+    p.loss = t->lcount ? t->lsum / (double)t->lcount : NAN;
+    p.valid = t->last_valid;
+    double rate = busy > 0 ? (double)t->steps_run / busy : 0;
+    double left = (double)(t->o.epochs - t->epoch) * (double)t->tr.n + (double)(t->tr.n - t->oi);
+    p.eta_s = rate > 0 ? left / rate + t->last_valid_s * (t->o.epochs - t->epoch + 1) : NAN;
+    if (t->o.time_budget > 0 && p.eta_s > t->o.time_budget - p.elapsed_s)
+        p.eta_s = t->o.time_budget - p.elapsed_s > 0 ? t->o.time_budget - p.elapsed_s : 0;
+    t->progress(t->user, &p);
+}
+
+static void shuffle(trainer *t) {
+    size_t n = t->tr.n;
+    for (size_t i = 0; i < n; i++) t->order[i] = (int64_t)i;
+    for (size_t i = n; i > 1; i--) {
+        size_t j = (size_t)rand_below(&t->rng, i);
+        int64_t tmp = t->order[i - 1];
+        t->order[i - 1] = t->order[j];
+        t->order[j] = tmp;
+    }
+    t->oi = 0;
+    t->lsum = 0;
+    t->lcount = 0;
+}
+
+/* Validates, keeps the best parameters (and writes them), counts patience. */
+static pc_status end_epoch(trainer *t, pc_error *err) {
+    double tv = now_s();
+    double mean_loss = t->lcount ? t->lsum / (double)t->lcount : NAN;
+    if (t->epoch == 1) t->first_loss = mean_loss;
+    t->last_loss = mean_loss;
+    evsum e;
+    pc_status st = evaluate(t->m, t->ws, &t->va, &t->x, &e, err);
+    if (st) return st;
+    double metric = pc_metric_mean_value(&e.metric);
+    if (!isfinite(metric)) metric = -INFINITY;
+    t->last_valid = metric;
+    t->last_valid_s = now_s() - tv;
+    t->epochs_done = t->epoch;
+    int improved = metric > t->best_metric || t->best_epoch == 0;
+    if (improved) {
+        t->best_metric = metric;
+        t->best_epoch = t->epoch;
+        memcpy(t->best, t->m->params.data, t->m->params.numel * sizeof(float));
+        t->since = 0;
+    } else {
+        t->since++;
+    }
+    logf_(t->log, t->user, "epoch %d loss %.6f valid %.6f best %.6f (%.2fs)", t->epoch,
+          mean_loss, metric, t->best_metric, now_s() - t->t0);
+    return improved ? save_best(t, err) : PC_OK;
+}
+
+pc_status pc_train_run(const pc_train_opts *opts, pc_train_log_fn log,
+                       pc_train_progress_fn progress, void *user, pc_train_result *res,
+                       pc_error *err) {
     pc_error local;
     if (!err) err = &local;
     pc_error_clear(err);
-    pc_train_opts o = *opts;
-    if (!o.data_dir || !o.collection || !o.out_path)
-        return pc_fail(err, PC_ERR_ARG, "train: data dir, collection and output are required");
-    int coll = pc_collection_find(o.collection);
-    if (coll < 0) return pc_fail(err, PC_ERR_ARG, "train: unknown collection '%s'", o.collection);
-    pc_kind kind = pc_collection_kind(coll);
-    if (o.epochs < 1 || o.patience < 1 || o.hidden < 1 || o.layers < 0 || !(o.lr > 0) ||
-        o.configs < 0 || o.time_budget < 0 || !(o.clip > 0) || o.weight_decay < 0)
-        return pc_fail(err, PC_ERR_ARG, "train: bad option value");
-    if (o.configs == 0) o.configs = kind == PC_KIND_TILE ? 32 : 16;
-    if (o.configs < 2) return pc_fail(err, PC_ERR_ARG, "train: --configs must be at least 2");
-    pc_nn_set_threads(o.threads);
-    double t0 = now_s();
-
-    pc_dataset *ds = NULL;
-    tset tr = {0}, va = {0};
-    pc_prep np = {0}, cp = {0};
-    pc_model *m = NULL;
-    pc_model_ws *ws = NULL;
-    scratch x;
-    memset(&x, 0, sizeof x);
-    float *best = NULL;
-    int64_t *perm = NULL;
-    size_t *order = NULL;
-    pc_status st = pc_dataset_open(o.data_dir, &ds, err);
+    trainer *t = calloc(1, sizeof *t);
+    if (!t) return pc_fail(err, PC_ERR_NOMEM, "train: out of memory");
+    t->o = *opts;
+    t->log = log;
+    t->progress = progress;
+    t->user = user;
+    pc_status st = check_opts(t, err);
     if (st) goto done;
-    int s_train = pc_split_find("train"), s_valid = pc_split_find("valid");
-    if ((st = tset_load(ds, coll, s_train, o.threads, &tr, err)) ||
-        (st = tset_load(ds, coll, s_valid, o.threads, &va, err)))
-        goto done;
-    if (tr.n == 0 || va.n == 0) {
-        st = pc_fail(err, PC_ERR_NOTFOUND, "train: %s has %zu train and %zu valid graphs under "
-                     "%s; both splits are needed", o.collection, tr.n, va.n, o.data_dir);
-        goto done;
-    }
-    if ((st = fit_prep(&tr, kind, &np, &cp, err))) goto done;
-    pc_model_opts mo = pc_model_opts_default(kind);
-    mo.hidden = o.hidden;
-    mo.layers = o.layers;
-    if ((st = pc_model_new(&mo, np.out_dim, cp.out_dim, o.seed, &m, err)) ||
-        (st = pc_model_set_prep(m, &np, &cp, err)) || (st = tset_build(m, &tr, err)) ||
-        (st = tset_build(m, &va, err)))
-        goto done;
-    ws = pc_model_ws_new();
-    best = malloc(m->params.numel * sizeof(float));
-    order = malloc(tr.n * sizeof *order);
-    int64_t maxc = 1;
-    for (size_t i = 0; i < tr.n; i++) maxc = tr.v[i].c > maxc ? tr.v[i].c : maxc;
-    perm = malloc((size_t)maxc * sizeof *perm);
-    if (!ws || !best || !order || !perm || !scratch_ids(&x, (size_t)maxc + 1) ||
-        !fgrow(&x.s, (size_t)o.configs) || !fgrow(&x.ds, (size_t)o.configs)) {
-        st = pc_fail(err, PC_ERR_NOMEM, "train: out of memory");
-        goto done;
-    }
+    pc_nn_set_threads(t->o.threads);
+    t->t0 = now_s();
+    if ((st = setup(t, err))) goto done;
     logf_(log, user, "%s: %zu train, %zu valid graphs; %zu parameters; node features %d, "
-          "config features %d", o.collection, tr.n, va.n, m->params.numel, m->feat_dim,
-          m->cfg_dim);
-
-    pc_loss_cfg lc = pc_loss_cfg_default();
-    if (kind == PC_KIND_LAYOUT) {
-        lc.w_listmle = 0;
-        lc.w_hinge = 1;
-        lc.w_mse = 0;
-        lc.hinge_margin = 0.1f;
-        lc.hinge_temperature = 1;
-    }
-    pc_adam_cfg ac = pc_adam_cfg_default();
-    ac.decoupled = 1;
-    ac.weight_decay = o.weight_decay;
-    long total = (long)o.epochs * (long)tr.n, warmup = total / 10 < (long)tr.n ? total / 10
-                                                                             : (long)tr.n;
-    if (warmup < 1) warmup = 1;
-    uint64_t rng = o.seed ^ 0x5eedf00dULL;
-    long step = 0;
-    double best_metric = -INFINITY, last_epoch_s = 0;
-    int best_epoch = 0, since = 0, epoch;
-    double first_loss = NAN, last_loss = NAN;
-    int stopped = 0;
-    for (epoch = 1; epoch <= o.epochs && !stopped; epoch++) {
-        double te = now_s();
-        if (o.time_budget > 0 && best_epoch > 0 && te - t0 + last_epoch_s > o.time_budget) {
-            logf_(log, user, "time budget: stopping before epoch %d", epoch);
+          "config features %d%s", t->o.collection, t->tr.n, t->va.n, t->m->params.numel,
+          t->m->feat_dim, t->m->cfg_dim, t->o.resume ? "; resumed" : "");
+    if (t->o.resume)
+        logf_(log, user, "resuming at epoch %d, step %zu of %zu (best %.6f at epoch %d)",
+              t->epoch + (t->oi >= t->tr.n), t->oi < t->tr.n ? t->oi : 0, t->tr.n,
+              t->best_metric, t->best_epoch);
+    int interrupted = 0, finished = 0;
+    t->t_steps0 = now_s();
+    for (; t->epoch <= t->o.epochs; t->epoch++) {
+        if (t->since >= t->o.patience) {
+            finished = 1;
             break;
         }
-        for (size_t i = 0; i < tr.n; i++) order[i] = i;
-        for (size_t i = tr.n; i > 1; i--) {
-            size_t j = (size_t)rand_below(&rng, i), tmp = order[i - 1];
-            order[i - 1] = order[j];
-            order[j] = tmp;
-        }
-        double lsum = 0;
-        size_t lcount = 0;
-        for (size_t oi = 0; oi < tr.n; oi++) {
-            if (o.time_budget > 0 && now_s() - t0 > o.time_budget) {
-                stopped = 1;
+        if (t->oi >= t->tr.n) { /* a new epoch */
+            if (t->o.time_budget > 0 && t->best_epoch > 0 &&
+                now_s() - t->t0 + t->last_epoch_s > t->o.time_budget) {
+                logf_(log, user, "time budget: stopping before epoch %d", t->epoch);
+                t->epoch--; /* the state's epoch is the last one completed */
+                interrupted = 1;
                 break;
             }
-            tgraph *t = &tr.v[order[oi]];
-            if (t->c < 2) continue;
-            int K = (int)(t->c < o.configs ? t->c : o.configs);
-            for (int64_t k = 0; k < t->c; k++) perm[k] = k;
-            for (int k = 0; k < K; k++) {
-                int64_t j = k + (int64_t)rand_below(&rng, (uint64_t)(t->c - k));
-                int64_t tmp = perm[k];
-                perm[k] = perm[j];
-                perm[j] = tmp;
-                x.ids[k] = perm[k];
-                x.yk[k] = t->y[perm[k]];
-            }
-            if ((st = gather_cfg(m, t, x.ids, K, &x, err)) ||
-                (st = pc_model_forward(m, ws, &t->d.g, x.cfg.p, K, NULL, x.s.p, err)))
-                goto done;
-            memset(x.ds.p, 0, (size_t)K * sizeof(float));
-            double L = pc_loss_combo(x.ds.p, x.s.p, x.yk, K, &lc, 1.0f, NULL);
-            if (!isfinite(L)) {
-                st = pc_fail(err, PC_ERR_INVALID, "train: loss is not finite at epoch %d on %s",
-                             epoch, pc_graph_path(t->g));
-                goto done;
-            }
-            pc_params_zero_grad(&m->params);
-            if ((st = pc_model_backward(m, ws, x.ds.p, err))) goto done;
-            pc_clip_grad_norm(m->params.grad, m->params.numel, o.clip);
-            float lr = pc_lr_cosine(step, o.lr, o.lr * 0.05f, warmup, total);
-            pc_params_adam_step(&m->params, &ac, step + 1, lr);
-            step++;
-            lsum += L;
-            lcount++;
+            shuffle(t);
         }
-        if (stopped && best_epoch > 0) {
-            logf_(log, user, "time budget: stopped during epoch %d", epoch);
+        double te = now_s();
+        int budget_hit = 0;
+        for (; t->oi < t->tr.n; t->oi++) {
+            if (t->o.time_budget > 0 && now_s() - t->t0 > t->o.time_budget) budget_hit = 1;
+            if (budget_hit || (t->o.stop_after_steps > 0 && t->steps_run >= t->o.stop_after_steps)
+                || (t->o.stop_flag && *t->o.stop_flag)) {
+                interrupted = 1;
+                break;
+            }
+            tgraph *g = &t->tr.v[t->order[t->oi]];
+            if (g->c < 2) continue;
+            double L = 0;
+            if ((st = train_step(t, g, &L, err))) goto done;
+            t->lsum += L;
+            t->lcount++;
+            report_progress(t, 0);
+        }
+        if (interrupted && !(budget_hit && t->best_epoch == 0)) {
+            logf_(log, user, "%s: stopped during epoch %d after %zu of %zu steps",
+                  budget_hit ? "time budget" : "interrupted", t->epoch, t->oi, t->tr.n);
             break;
         }
-        double mean_loss = lcount ? lsum / (double)lcount : NAN;
-        if (epoch == 1) first_loss = mean_loss;
-        last_loss = mean_loss;
-        evsum e;
-        if ((st = evaluate(m, ws, &va, &x, &e, err))) goto done;
-        double metric = pc_metric_mean_value(&e.metric);
-        if (!isfinite(metric)) metric = -INFINITY;
-        if (metric > best_metric || best_epoch == 0) {
-            best_metric = metric;
-            best_epoch = epoch;
-            memcpy(best, m->params.data, m->params.numel * sizeof(float));
-            since = 0;
-        } else {
-            since++;
-        }
-        last_epoch_s = now_s() - te;
-        logf_(log, user, "epoch %d loss %.6f valid %.6f best %.6f (%.2fs)", epoch, mean_loss,
-              metric, best_metric, now_s() - t0);
-        if (since >= o.patience) {
-            logf_(log, user, "early stop: %d epochs without improvement", since);
-            epoch++;
+        // the epoch is complete, or the budget ran out before any epoch did:
+        // validate what there is, so a model gets written
+        if (interrupted) t->oi = t->tr.n;
+        if ((st = end_epoch(t, err))) goto done;
+        t->last_epoch_s = now_s() - te;
+        report_progress(t, 1);
+        if (interrupted) break;
+        if ((st = save_state(t, err))) goto done;
+        if (t->since >= t->o.patience) {
+            logf_(log, user, "early stop: %d epochs without improvement", t->since);
+            finished = 1;
+            t->epoch++;
             break;
         }
     }
-    int epochs_run = epoch - 1;
-    memcpy(m->params.data, best, m->params.numel * sizeof(float));
-    pc_ckpt_info info = {coll, &o, o.configs, best_epoch, epochs_run, best_metric};
-    if ((st = pc_ckpt_save(m, &info, o.out_path, err))) goto done;
-    logf_(log, user, "wrote %s (best epoch %d, valid %s %.6f)", o.out_path, best_epoch,
-          kind == PC_KIND_TILE ? "tile score" : "kendall tau", best_metric);
+    if (!interrupted && !finished) finished = 1;
+    if (interrupted) {
+        if ((st = save_state(t, err))) goto done;
+        logf_(log, user, "state saved to %s; continue with --resume", t->state_path);
+    } else {
+        remove(t->state_path);
+    }
+    if (t->best_epoch > 0 && (st = save_best(t, err))) goto done; /* final epochs_run */
+    if (t->best_epoch > 0)
+        logf_(log, user, "wrote %s (best epoch %d, valid %s %.6f)", t->o.out_path,
+              t->best_epoch, t->kind == PC_KIND_TILE ? "tile score" : "kendall tau",
+              t->best_metric);
+    else
+        logf_(log, user, "no epoch completed: %s not written", t->o.out_path);
     if (res) {
-        res->epochs_run = epochs_run;
-        res->best_epoch = best_epoch;
-        res->best_metric = best_metric;
-        res->first_loss = first_loss;
-        res->last_loss = last_loss;
+        memset(res, 0, sizeof *res);
+        res->epochs_run = t->epochs_done;
+        res->best_epoch = t->best_epoch;
+        res->best_metric = t->best_metric;
+        res->first_loss = t->first_loss;
+        res->last_loss = t->last_loss;
+        res->interrupted = interrupted;
     }
 done:
-    free(best);
-    free(order);
-    free(perm);
-    scratch_free(&x);
-    pc_model_ws_free(ws);
-    pc_model_free(m);
-    pc_prep_free(&np);
-    pc_prep_free(&cp);
-    tset_free(&tr);
-    tset_free(&va);
-    pc_dataset_free(ds);
+    trainer_free(t);
+    free(t);
     return st;
 }
 

@@ -12,12 +12,30 @@ typedef struct pc_ckpt_info {
     int configs;                /* effective configs per step */
     int best_epoch, epochs_run;
     double best_metric;
+    const char *loss;     /* description of the loss, NULL = absent */
+    const char *sampling; /* config sampling policy, NULL = absent */
+    /* training state for --resume (NULL for plain models): written as the
+       tensors state.adam_m, state.adam_v, state.best (numel each) and
+       state.order (norder, int64), and the metadata key "perfcast_state" */
+    const float *adam_m, *adam_v, *best;
+    const int64_t *order;
+    int64_t norder;
+    const char *state_json;
 } pc_ckpt_info;
 
 pc_status pc_ckpt_save(const pc_model *m, const pc_ckpt_info *info, const char *path,
                        pc_error *err);
 /* Loads a model; *collection receives the collection index. */
 pc_status pc_ckpt_load(const char *path, pc_model **out, int *collection, pc_error *err);
+
+/*
+ * Reads the training state of a checkpoint written with adam_m etc. into
+ * m (already loaded from the same file by pc_ckpt_load: its Adam moments),
+ * best (numel floats) and order (norder int64); *state_json receives a
+ * malloc'ed copy of the "perfcast_state" metadata.
+ */
+pc_status pc_ckpt_load_state(const char *path, pc_model *m, float *best, int64_t *order,
+                             int64_t norder, char **state_json, pc_error *err);
 
 /*
  * Scores every config of g (chunks over the shared prefix, as eval) into

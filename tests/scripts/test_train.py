@@ -14,11 +14,13 @@ import json
 import os
 import re
 import shutil
+import signal
+import subprocess
 import sys
 
 import numpy as np
 
-from clitest import FAILS, expect, expect_rc, run
+from clitest import CLI, FAILS, expect, expect_rc, run
 TMP = os.environ.get("PC_TEST_TMP", "/tmp/pc_test_train")
 
 
@@ -54,6 +56,111 @@ def random_tile_baseline(data, seeds=50):
             per.append(tile_score(rng.random(len(rt)), rt, nz))
         scores.append(np.mean(per))
     return float(np.mean(scores))
+
+
+def resume_tests(data):
+    """Interrupted + resumed runs give the uninterrupted run's bytes; options are checked."""
+    common = ["--epochs", "4", "--patience", "4", "--hidden", "16", "--layers", "2"]
+    for coll, stops, extra in (("tile:xla", (5, 11), []),
+                               ("layout:xla:random", (2,), ["--sampling", "fast",
+                                                            "--configs", "6"])):
+        tag = coll.replace(":", "_")
+        full = os.path.join(TMP, tag + "_full.st")
+        train(data, coll, full, *common, *extra)
+        expect(not os.path.exists(full + ".state"), "completed run leaves no state file")
+        for stop in stops:
+            part = os.path.join(TMP, "%s_part%d.st" % (tag, stop))
+            p = run("train", "--data", data, "--collection", coll, "--out", part, "--threads",
+                    "2", "--stop-after-steps", str(stop), *common, *extra)
+            expect_rc(p, 0, "stopped run of %s" % coll)
+            expect("continue with --resume" in p.stdout, "stop message: " + p.stdout)
+            expect(os.path.isfile(part + ".state"), "state kept after a stop")
+            p = run("train", "--data", data, "--collection", coll, "--out", part, "--threads",
+                    "2", "--resume", *common, *extra)
+            expect_rc(p, 0, "resumed run of %s" % coll)
+            expect("resuming at epoch" in p.stdout, "resume message: " + p.stdout)
+            if os.path.isfile(full) and os.path.isfile(part):
+                expect(open(full, "rb").read() == open(part, "rb").read(),
+                       "%s stopped after %d steps and resumed == uninterrupted" % (coll, stop))
+    # Ctrl-C: stops after the current step, saves the state, exits 130; resume finishes
+    sig = os.path.join(TMP, "sigint.st")
+    proc = subprocess.Popen([CLI, "train", "--data", data, "--collection", "tile:xla", "--out",
+                             sig, "--threads", "2", "--epochs", "100000", "--patience", "100000",
+                             "--hidden", "16"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    for line in proc.stdout:
+        if line.startswith("epoch 2 "):
+            proc.send_signal(signal.SIGINT)
+            break
+    out, err = proc.communicate(timeout=60)
+    expect(proc.returncode == 130, "SIGINT exit code %d (stderr %s)" % (proc.returncode, err))
+    expect("continue with --resume" in out, "SIGINT message: " + out)
+    expect(os.path.isfile(sig) and os.path.isfile(sig + ".state"),
+           "SIGINT keeps the best model and the state")
+    p = run("train", "--data", data, "--collection", "tile:xla", "--out", sig, "--threads", "2",
+            "--epochs", "100000", "--patience", "100000", "--hidden", "16", "--resume",
+            "--stop-after-steps", "20")
+    expect_rc(p, 0, "resume after SIGINT")
+
+    # resume with other options, or with nothing to resume
+    part = os.path.join(TMP, "tile_xla_opt.st")
+    run("train", "--data", data, "--collection", "tile:xla", "--out", part, "--threads", "2",
+        "--stop-after-steps", "3", *common)
+    p = run("train", "--data", data, "--collection", "tile:xla", "--out", part, "--threads", "2",
+            "--resume", "--lr", "0.01", *common)
+    expect_rc(p, 1, "resume with another --lr")
+    expect("--resume" in p.stderr and "options" in p.stderr, "resume mismatch says why: "
+           + p.stderr)
+    p = run("train", "--data", data, "--collection", "tile:xla", "--out", part, "--threads", "2",
+            "--resume", "--hidden", "8", "--layers", "2", "--epochs", "4")
+    expect_rc(p, 1, "resume with another architecture")
+    p = run("train", "--data", data, "--collection", "tile:xla", "--threads", "2", "--resume",
+            "--out", os.path.join(TMP, "never_trained.st"))
+    expect_rc(p, 1, "resume without a state")
+    expect("no state to resume from" in p.stderr, "missing state message: " + p.stderr)
+    # a state file that is not one
+    with open(part + ".state", "wb") as f:
+        f.write(b"\x10\x00\x00\x00\x00\x00\x00\x00{}")
+    p = run("train", "--data", data, "--collection", "tile:xla", "--out", part, "--threads", "2",
+            "--resume", *common)
+    expect_rc(p, 1, "resume from a corrupt state")
+
+
+def options_tests(data):
+    """Architecture, loss and sampling flags train, are recorded, and change the model."""
+    base = os.path.join(TMP, "opt_base.st")
+    common = ["--epochs", "2", "--hidden", "16", "--layers", "2", "--seed", "5"]
+    train(data, "tile:xla", base, *common)
+    variants = [["--pool", "max"], ["--join", "late"], ["--act", "gelu"], ["--emb-dim", "4"],
+                ["--no-layernorm"], ["--dropout", "0.2"], ["--loss", "hinge:1,mse:0.1"],
+                ["--sampling", "fast"], ["--weight-decay", "0.01", "--clip", "0.5"]]
+    for i, v in enumerate(variants):
+        out = os.path.join(TMP, "opt_%d.st" % i)
+        p, _ = train(data, "tile:xla", out, *common, *v)
+        if os.path.isfile(out) and os.path.isfile(base):
+            expect(open(out, "rb").read() != open(base, "rb").read(),
+                   "option %r changes the model" % v)
+        q = run("eval", "--model", out, "--data", data, "--json")
+        expect_rc(q, 0, "eval of the model trained with %r" % v)
+    meta = open(os.path.join(TMP, "opt_0.st"), "rb").read()
+    # the metadata JSON sits escaped inside the safetensors header
+    expect(re.search(rb'pool\\*":\\*"max', meta) is not None, "pool recorded in the checkpoint")
+    meta = open(os.path.join(TMP, "opt_6.st"), "rb").read()
+    expect(b"hinge(margin=0.1,T=1):1" in meta and b"mse:0.1" in meta,
+           "loss recorded in the checkpoint")
+    p = run("train", "--data", data, "--collection", "layout:xla:random", "--out",
+            os.path.join(TMP, "bad_join.st"), "--join", "late")
+    expect_rc(p, 1, "--join on a layout collection")
+    p = run("train", "--data", data, "--collection", "tile:xla", "--out",
+            os.path.join(TMP, "bad_loss.st"), "--loss", "listmle:x")
+    expect_rc(p, 1, "--loss with a bad weight")
+    expect("--loss" in p.stderr, "bad loss message: " + p.stderr)
+    # the live progress line (forced on, as stderr is not a terminal here)
+    p = run("train", "--data", data, "--collection", "tile:xla", "--out",
+            os.path.join(TMP, "prog.st"), "--progress", "always", *common)
+    expect_rc(p, 0, "train with --progress always")
+    expect(re.search(r"epoch \d+/2 +\d+% \| [\d.]+ samples/s \| loss [\d.]+ \| valid \S+ \| "
+                     r"\S+, ETA \S+", p.stderr) is not None, "progress line: %r" % p.stderr[-300:])
 
 
 def main():
@@ -118,6 +225,9 @@ def main():
     train(data, "tile:xla", mb, "--epochs", "100000", "--patience", "100000",
           "--time-budget", "1")
 
+    resume_tests(data)
+    options_tests(data)
+
     # usage errors and failures
     bad = os.path.join(TMP, "bad.safetensors")
     cases = [
@@ -131,6 +241,14 @@ def main():
          "--lr"),
         (["train", "--data", data, "--collection", "tile:xla", "--out", bad, "--bogus"],
          "unknown option"),
+        (["train", "--data", data, "--collection", "tile:xla", "--out", bad, "--sampling", "x"],
+         "--sampling"),
+        (["train", "--data", data, "--collection", "tile:xla", "--out", bad, "--pool", "avg"],
+         "--pool"),
+        (["train", "--data", data, "--collection", "tile:xla", "--out", bad, "--dropout", "1"],
+         "--dropout"),
+        (["train", "--data", data, "--collection", "tile:xla", "--out", bad, "--progress", "x"],
+         "--progress"),
         (["eval", "--data", data], "--model"),
         (["eval", "--model", m1, "--data", data, "--split", "dev"], "--split"),
     ]

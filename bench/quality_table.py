@@ -1,0 +1,89 @@
+"""
+Tables of run_quality.sh from its results file (one JSON object a line).
+
+  quality_table.py RESULTS.jsonl
+
+Per split (valid, holdout): collection x method, mean ± sample std (ddof 1) over the
+seeds of the collection's metric (tile: mean tile score; layout: mean Kendall tau-b),
+then the per-seed values; the same for OPA; then the heuristic chosen per seed and the
+epochs the two trainers ran (best epoch / epochs run).
+"""
+import json
+import math
+import sys
+
+import numpy as np
+
+COLLECTIONS = ["tile:xla", "layout:xla:random", "layout:xla:default", "layout:nlp:random",
+               "layout:nlp:default"]
+METHODS = ["random", "heuristic", "torch", "perfcast"]
+LABEL = {"random": "random", "heuristic": "best heuristic", "torch": "torch twin",
+         "perfcast": "perfcast"}
+
+
+def main():
+    rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+    for r in rows:  # trainer rows carry perfcast eval's JSON under "eval"
+        if "eval" in r:
+            r["metric"] = r["eval"]["metric"]
+            r["opa"] = r["eval"]["opa"]
+            r["tau"] = r["eval"]["kendall_tau"]
+    seeds = sorted({r["seed"] for r in rows})
+    get = {(r["seed"], r["collection"], r["method"], r["split"]): r for r in rows}
+
+    def fmt(v, d=3):
+        return "—" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.{d}f}"
+
+    for split in ("valid", "holdout"):
+        if not any(r["split"] == split for r in rows):
+            continue
+        for key, what in (("metric", "metric (tile: tile score; layout: Kendall tau)"),
+                          ("opa", "ordered-pair accuracy")):
+            print(f"\n### {split}: {what}, mean ± std over seeds {','.join(map(str, seeds))}\n")
+            print("| collection | " + " | ".join(LABEL[m] for m in METHODS) + " |")
+            print("|---|" + "---|" * len(METHODS))
+            for c in COLLECTIONS:
+                cells = []
+                for m in METHODS:
+                    v = [get[(s, c, m, split)][key] for s in seeds if (s, c, m, split) in get]
+                    if not v:
+                        cells.append("—")
+                        continue
+                    sd = float(np.std(v, ddof=1)) if len(v) > 1 else float("nan")
+                    best = max(METHODS, key=lambda mm: np.mean(
+                        [get[(s, c, mm, split)][key] for s in seeds if (s, c, mm, split) in get]
+                        or [-math.inf]))
+                    cell = f"{np.mean(v):.3f} ± {fmt(sd)}"
+                    cells.append(f"**{cell}**" if m == best else cell)
+                print(f"| {c} | " + " | ".join(cells) + " |")
+            print("\nper seed (" + ", ".join(f"s{s}" for s in seeds) + "):\n")
+            print("| collection | " + " | ".join(LABEL[m] for m in METHODS) + " |")
+            print("|---|" + "---|" * len(METHODS))
+            for c in COLLECTIONS:
+                cells = [" / ".join(fmt(get[(s, c, m, split)][key]) if (s, c, m, split) in get
+                                    else "—" for s in seeds) for m in METHODS]
+                print(f"| {c} | " + " | ".join(cells) + " |")
+
+    print("\n### chosen heuristic (feature, sign, train metric) and trainer epochs "
+          "(best / run) per seed\n")
+    print("| collection | heuristic | torch twin epochs | perfcast epochs |")
+    print("|---|---|---|---|")
+    for c in COLLECTIONS:
+        h = []
+        for s in seeds:
+            r = get.get((s, c, "heuristic", "valid"))
+            h.append(f"{r['feature']}{r['sign']} ({r['train_metric']:.3f})" if r else "—")
+        ep = {}
+        for m in ("torch", "perfcast"):
+            ep[m] = " / ".join(f"{get[(s, c, m, 'valid')].get('best_epoch')}/"
+                               f"{get[(s, c, m, 'valid')].get('epochs_run')}"
+                               if (s, c, m, "valid") in get else "—" for s in seeds)
+        print(f"| {c} | {'; '.join(h)} | {ep['torch']} | {ep['perfcast']} |")
+    loads = [r["load"] for r in rows if "load" in r]
+    if loads:
+        print(f"\nload average (1 min) at the start of the timed runs: min {min(loads):.2f}, "
+              f"median {float(np.median(loads)):.2f}, max {max(loads):.2f}")
+
+
+if __name__ == "__main__":
+    main()

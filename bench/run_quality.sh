@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# Ranking quality on synthetic data (issue #3): for every collection and seed,
+# perfcast's GNN vs the PyTorch twin trained for the same wall-clock budget vs
+# random ranking vs the best single-feature heuristic (fitted on train).
+#   bench/run_quality.sh [BUILD_DIR] [BUDGET_SEC] [SEEDS]
+# Seeds 1..SEEDS; per seed:
+#   data:     perfcast synth --scale small --seed S (all five collections);
+#   holdout:  perfcast synth --scale small --seed 1000+S, its TRAIN split (40 tile
+#             kernels, 10 programs per layout collection), never trained or
+#             selected on; a larger, unbiased second evaluation set;
+#   baselines: bench/quality_baselines.py (random: mean over 100 random
+#             rankings per graph; heuristic: best (config feature, sign) on train);
+#   init:     perfcast train --epochs 1 --time-budget 0.000001 stops before its
+#             first step and writes the UNTRAINED initial weights + fitted
+#             preprocessing of seed S (the twin starts from them);
+#   perfcast: perfcast train --time-budget BUDGET --seed S --threads 2
+#             --epochs 1000 --patience 1000, then perfcast eval (valid, holdout);
+#   torch:    bench/torch_quality.py, same budget, same loop (per-epoch valid
+#             metric, best-model selection), writes its best weights into a
+#             perfcast checkpoint, scored by the same perfcast eval.
+# Timed runs hold /tmp/perfcast_bench.lock (flock) so timed benchmarks never overlap;
+# perfcast and torch alternate which goes first from seed to seed.
+# Results: $WORK/results.jsonl (WORK = $QUALITY_WORK or a new temp dir, kept; the
+# datasets in it are deleted), then the tables of bench/quality_table.py.
+# Time: about 10 x BUDGET + 80 s per seed (about 29 min at the defaults).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD="${1:-build}"
+BUDGET="${2:-50}"
+SEEDS="${3:-3}"
+THREADS=2
+PY=/usr/bin/python3
+PC="$BUILD/perfcast"
+LOCK=/tmp/perfcast_bench.lock
+WORK="${QUALITY_WORK:-$(mktemp -d)}"
+mkdir -p "$WORK"
+RES="$WORK/results.jsonl"
+: >"$RES"
+export OMP_NUM_THREADS=$THREADS OPENBLAS_NUM_THREADS=$THREADS MKL_NUM_THREADS=$THREADS
+COLLS="tile:xla layout:xla:random layout:xla:default layout:nlp:random layout:nlp:default"
+
+load1() { cut -d' ' -f1 /proc/loadavg; }
+# row SEED COLL METHOD SPLIT EXTRA_JSON EVAL_JSON
+row() { echo "{\"seed\": $1, \"collection\": \"$2\", \"method\": \"$3\", \"split\": \"$4\", $5, \"eval\": $6}" >>"$RES"; }
+
+run_perfcast() { # seed coll
+  local s=$1 c=$2 log="$WORK/log_pc_s$1_${2//:/_}.txt" la
+  la=$(load1)
+  flock "$LOCK" "$PC" train --data "$WORK/d$s" --collection "$c" --out "$WORK/pc.st" \
+      --time-budget "$BUDGET" --seed "$s" --threads $THREADS --epochs 1000 --patience 1000 \
+      >"$log" 2>&1
+  local be er
+  be=$(grep -o 'best epoch [0-9]*' "$log" | tail -1 | grep -o '[0-9]*$' || echo null)
+  er=$(grep -cE '^epoch [0-9]+ loss' "$log" || true)
+  local x="\"best_epoch\": ${be:-null}, \"epochs_run\": ${er:-null}, \"load\": $la"
+  row "$s" "$c" perfcast valid "$x" "$("$PC" eval --model "$WORK/pc.st" --data "$WORK/d$s" --split valid --threads $THREADS --json)"
+  row "$s" "$c" perfcast holdout "$x" "$("$PC" eval --model "$WORK/pc.st" --data "$WORK/h$s" --split train --threads $THREADS --json)"
+  echo "  perfcast $c: $(tail -1 "$log")"
+}
+
+run_torch() { # seed coll
+  local s=$1 c=$2 la out
+  la=$(load1)
+  out=$(flock "$LOCK" $PY bench/torch_quality.py "$WORK/init.st" "$WORK/d$s" "$c" "$BUDGET" "$s" \
+      $THREADS "$WORK/tw.st" 1000 1000)
+  local x
+  x="$(echo "$out" | $PY -c 'import json,sys; d=json.loads(sys.stdin.read()); print(", ".join(f"\"{k}\": {json.dumps(v)}" for k,v in d.items()))'), \"load\": $la"
+  row "$s" "$c" torch valid "$x" "$("$PC" eval --model "$WORK/tw.st" --data "$WORK/d$s" --split valid --threads $THREADS --json)"
+  row "$s" "$c" torch holdout "$x" "$("$PC" eval --model "$WORK/tw.st" --data "$WORK/h$s" --split train --threads $THREADS --json)"
+  echo "  torch    $c: $out"
+}
+
+echo "# machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); torch $($PY -c 'import torch; print(torch.__version__)'); budget ${BUDGET}s; seeds 1..$SEEDS; work $WORK"
+T0=$(date +%s)
+for s in $(seq "$SEEDS"); do
+  rm -rf "$WORK/d$s" "$WORK/h$s"
+  "$PC" synth --out "$WORK/d$s" --scale small --seed "$s" >/dev/null
+  "$PC" synth --out "$WORK/h$s" --scale small --seed $((1000 + s)) >/dev/null
+  echo "## seed $s ($(( $(date +%s) - T0 )) s)"
+  $PY bench/quality_baselines.py "$WORK/d$s" "$s" "$WORK/h$s" >>"$RES"
+  for c in $COLLS; do
+    flock "$LOCK" "$PC" train --data "$WORK/d$s" --collection "$c" --out "$WORK/init.st" \
+        --epochs 1 --time-budget 0.000001 --seed "$s" --threads $THREADS >/dev/null
+    if [ $((s % 2)) -eq 1 ]; then run_perfcast "$s" "$c"; run_torch "$s" "$c"
+    else run_torch "$s" "$c"; run_perfcast "$s" "$c"; fi
+  done
+  rm -rf "$WORK/d$s" "$WORK/h$s"
+done
+echo "# total $(( $(date +%s) - T0 )) s; results $RES"
+$PY bench/quality_table.py "$RES"
