@@ -28,9 +28,16 @@ pc_model_opts pc_model_opts_default(pc_kind kind) {
     return o;
 }
 
+/* Tile late join: the GNN is config-independent and the config meets the pooled graph. */
 static int is_late(const pc_model *m) {
     return m->opts.kind == PC_KIND_TILE && m->opts.join == PC_JOIN_LATE;
 }
+/* Layout late join: the GNN is config-independent; configs meet configurable nodes' embeddings. */
+static int layout_late(const pc_model *m) {
+    return m->opts.kind == PC_KIND_LAYOUT && m->opts.join == PC_JOIN_LATE;
+}
+/* The GNN and graph pooling run once per graph, not once per config. */
+static int shared_gnn(const pc_model *m) { return is_late(m) || layout_late(m); }
 static int pool_width(const pc_model *m) {
     return m->opts.pool == PC_POOL_MEANMAX ? 2 * m->opts.hidden : m->opts.hidden;
 }
@@ -100,6 +107,8 @@ pc_status pc_model_new(const pc_model_opts *opts, int feat_dim, int cfg_dim, uin
     if ((st = add(m, "in.b", H, 0, &m->p_in_b, err))) goto fail;
     if (!is_late(m) && (st = add(m, "cfg.w", H, cfg_dim, &m->p_cfg_w, err))) goto fail;
     if (o->kind == PC_KIND_LAYOUT && (st = add(m, "cfg.b", H, 0, &m->p_cfg_b, err))) goto fail;
+    m->p_lj_w = -1;
+    if (layout_late(m) && (st = add(m, "late.w", H, H, &m->p_lj_w, err))) goto fail;
     for (int l = 0; l < L; l++) {
         char name[PC_PARAM_NAME_MAX];
         m->p_ln_g[l] = m->p_ln_b[l] = -1;
@@ -125,6 +134,7 @@ pc_status pc_model_new(const pc_model_opts *opts, int feat_dim, int cfg_dim, uin
     for (size_t i = 0; i < m->params.info[m->p_emb].numel; i++) emb[i] = unif(&s, 0.1f);
     xavier(m, m->p_in_w, &s);
     if (m->p_cfg_w >= 0) xavier(m, m->p_cfg_w, &s);
+    if (m->p_lj_w >= 0) xavier(m, m->p_lj_w, &s);
     for (int l = 0; l < L; l++) {
         if (m->p_ln_g[l] >= 0) {
             float *g = pc_params_data(&m->params, m->p_ln_g[l]);
@@ -274,6 +284,8 @@ struct pc_model_ws {
     ibuf am, cam, off, coff, cidx;
     /* head, K rows */
     fbuf r, h1, a1;
+    /* layout late join: hn @ late.w^T (nc, H); u, act(u) (K*nc, H) */
+    fbuf ljp, lu, la, dla, dlu, dljp;
     /* backward scratch */
     fbuf dh, dt, du, dcat, dz, dao, dau, dpre, dbase, dx0, demb, dinj, dr, dh1, da1, dpa, dpb,
         dgath, dpooled, dcpooled;
@@ -294,7 +306,8 @@ void pc_model_ws_free(pc_model_ws *ws) {
                   &ws->cpooled, &ws->r, &ws->h1,  &ws->a1,   &ws->dh,      &ws->dt,
                   &ws->du,  &ws->dcat, &ws->dz,   &ws->dao,  &ws->dau,     &ws->dpre,
                   &ws->dbase, &ws->dx0, &ws->demb, &ws->dinj, &ws->dr,     &ws->dh1,
-                  &ws->da1, &ws->dpa, &ws->dpb,   &ws->dgath, &ws->dpooled, &ws->dcpooled};
+                  &ws->da1, &ws->dpa, &ws->dpb,   &ws->dgath, &ws->dpooled, &ws->dcpooled,
+                  &ws->ljp, &ws->lu,  &ws->la,    &ws->dla,   &ws->dlu,     &ws->dljp};
     for (size_t i = 0; i < sizeof fs / sizeof fs[0]; i++) free(fs[i]->p);
     free(ws->am.p);
     free(ws->cam.p);
@@ -558,7 +571,7 @@ static pc_status prefix_impl(const pc_model *m, pc_model_ws *ws, const pc_model_
     int cs[2] = {F, E};
     pc_concat_forward(ws->x0.p, ins, cs, 2, n);
     pc_linear_forward(ws->base.p, ws->x0.p, P(m, m->p_in_w), P(m, m->p_in_b), n, F + E, H);
-    if (is_late(m)) {
+    if (shared_gnn(m)) {
         /* the whole GNN and the pooling are config-independent */
         if (!fgrow(&ws->pre0, (size_t)n * H)) return nomem(err);
         memcpy(ws->pre0.p, ws->base.p, (size_t)n * H * sizeof(float));
@@ -566,6 +579,16 @@ static pc_status prefix_impl(const pc_model *m, pc_model_ws *ws, const pc_model_
         if (!offsets(&ws->off, 1, n) ||
             !pool_fwd(m, &ws->pooled, &ws->pa, &ws->pb, &ws->am, gnn_out(m, ws), ws->off.p, 1, H))
             return nomem(err);
+    }
+    if (layout_late(m)) {
+        /* configurable nodes' final embeddings and their projection, shared by all configs */
+        int nc = ws->g.nc;
+        if (!fgrow(&ws->gath, (size_t)nc * H) || !fgrow(&ws->ljp, (size_t)nc * H))
+            return nomem(err);
+        if (nc > 0) {
+            pc_gather_forward(ws->gath.p, gnn_out(m, ws), ws->g.cfg_ids, nc, H);
+            pc_linear_forward(ws->ljp.p, ws->gath.p, P(m, m->p_lj_w), NULL, nc, H, H);
+        }
     }
     ws->have_prefix = 1;
     return PC_OK;
@@ -576,7 +599,7 @@ static pc_status configs_impl(const pc_model *m, pc_model_ws *ws, const float *c
     if (!ws->have_prefix) return pc_fail(err, PC_ERR_ARG, "model: no prefix computed");
     if (K < 1 || !cfg || !scores) return pc_fail(err, PC_ERR_ARG, "model: need K >= 1 configs");
     int n = ws->g.n, H = m->opts.hidden, D = m->cfg_dim, nc = ws->g.nc;
-    int late = is_late(m), layout = m->opts.kind == PC_KIND_LAYOUT;
+    int late = shared_gnn(m), layout = m->opts.kind == PC_KIND_LAYOUT;
     if ((int64_t)K * n > INT_MAX / 4 || (int64_t)K * nc > INT_MAX / 4)
         return pc_fail(err, PC_ERR_RANGE, "model: %d configs x %d nodes too large", K, n);
     ws->cfg = cfg;
@@ -617,7 +640,27 @@ static pc_status configs_impl(const pc_model *m, pc_model_ws *ws, const float *c
             return nomem(err);
     }
     if (!fgrow(&ws->r, (size_t)K * R)) return nomem(err);
-    if (layout) {
+    if (layout && late) {
+        /* u[k][j] = act(cfg[k][j] @ cfg.w^T + cfg.b + hn[j] @ late.w^T), pooled per config */
+        size_t KN = (size_t)K * nc;
+        if (!fgrow(&ws->inj, KN * H) || !fgrow(&ws->lu, KN * H) || !fgrow(&ws->la, KN * H) ||
+            !offsets(&ws->coff, K, nc))
+            return nomem(err);
+        if (nc > 0) {
+            pc_linear_forward(ws->inj.p, cfg, P(m, m->p_cfg_w), P(m, m->p_cfg_b), K * nc, D, H);
+            size_t nh = (size_t)nc * H;
+            for (int k = 0; k < K; k++)
+                pc_residual_forward(ws->lu.p + k * nh, ws->inj.p + k * nh, ws->ljp.p, nh);
+            act_fwd(m, ws->la.p, ws->lu.p, KN * H);
+        }
+        if (!pool_fwd(m, &ws->cpooled, &ws->cpa, &ws->cpb, &ws->cam, ws->la.p, ws->coff.p, K, H))
+            return nomem(err);
+        for (int k = 0; k < K; k++) {
+            float *row = ws->r.p + (size_t)k * R;
+            memcpy(row, ws->pooled.p, (size_t)Pw * sizeof(float));
+            memcpy(row + Pw, ws->cpooled.p + (size_t)k * Pw, (size_t)Pw * sizeof(float));
+        }
+    } else if (layout) {
         if (!fgrow(&ws->gath, (size_t)K * nc * H) || !offsets(&ws->coff, K, nc)) return nomem(err);
         if (nc > 0) pc_gather_forward(ws->gath.p, gnn_out(m, ws), ws->cidx.p, K * nc, H);
         if (!pool_fwd(m, &ws->cpooled, &ws->cpa, &ws->cpb, &ws->cam, ws->gath.p, ws->coff.p, K, H))
@@ -650,6 +693,13 @@ pc_status pc_model_forward(const pc_model *m, pc_model_ws *ws, const pc_model_gr
     return st;
 }
 
+size_t pc_model_bytes_per_config(const pc_model *m, const pc_model_graph *g) {
+    size_t H = (size_t)m->opts.hidden, L = (size_t)m->opts.layers;
+    size_t rows = (size_t)(m->opts.kind == PC_KIND_LAYOUT ? g->nc : 0) + 1;
+    if (!shared_gnn(m)) rows += (size_t)g->n * (10 + 4 * L); /* a GNN pass per config */
+    return rows * (H + (size_t)m->cfg_dim) * 4 * sizeof(float);
+}
+
 pc_status pc_model_prefix(const pc_model *m, pc_model_ws *ws, const pc_model_graph *g,
                           pc_error *err) {
     return prefix_impl(m, ws, g, 0, NULL, err);
@@ -676,7 +726,38 @@ static int bwd_grow(const pc_model *m, pc_model_ws *ws) {
            fgrow(&ws->dx0, n * (size_t)(m->feat_dim + m->opts.emb_dim)) &&
            fgrow(&ws->demb, n * (size_t)m->opts.emb_dim) && fgrow(&ws->dinj, K * (nc + 1) * H) &&
            fgrow(&ws->dpa, G * H) && fgrow(&ws->dpb, G * H) && fgrow(&ws->dgath, K * nc * H) &&
-           fgrow(&ws->dpooled, G * Pw) && fgrow(&ws->dcpooled, G * Pw);
+           fgrow(&ws->dpooled, G * Pw) && fgrow(&ws->dcpooled, G * Pw) &&
+           fgrow(&ws->dla, K * nc * H + 1) && fgrow(&ws->dlu, K * nc * H + 1) &&
+           fgrow(&ws->dljp, nc * H + 1) && fgrow(&ws->dgath, nc * H + 1);
+}
+
+/* Layout late join, from ws->dr down to ws->dh (n, H) of the shared GNN's output. */
+static void layout_late_backward(pc_model *m, pc_model_ws *ws) {
+    int n = ws->g.n, H = m->opts.hidden, D = m->cfg_dim, nc = ws->g.nc, K = ws->K;
+    int Pw = pool_width(m);
+    size_t nh = (size_t)nc * H, KN = (size_t)K * nc;
+    fzero(&ws->dpooled, (size_t)K * Pw);
+    fzero(&ws->dcpooled, (size_t)K * Pw);
+    float *dins[2] = {ws->dpooled.p, ws->dcpooled.p};
+    int cs[2] = {Pw, Pw};
+    pc_concat_backward(dins, ws->dr.p, cs, 2, K);
+    /* the graph pooling is shared: its gradient is the sum over configs (row 0) */
+    for (int k = 1; k < K; k++)
+        pc_residual_backward(ws->dpooled.p, NULL, ws->dpooled.p + (size_t)k * Pw, (size_t)Pw);
+    pool_bwd(m, ws->dh.p, ws->dpooled.p, &ws->dpa, &ws->dpb, &ws->am, ws->off.p, 1, H);
+    if (nc == 0) return;
+    fzero(&ws->dla, KN * H);
+    fzero(&ws->dlu, KN * H);
+    pool_bwd(m, ws->dla.p, ws->dcpooled.p, &ws->dpa, &ws->dpb, &ws->cam, ws->coff.p, K, H);
+    act_bwd(m, ws->dlu.p, ws->dla.p, ws->lu.p, KN * H);
+    pc_linear_backward(NULL, G(m, m->p_cfg_w), G(m, m->p_cfg_b), ws->dlu.p, ws->cfg,
+                       P(m, m->p_cfg_w), K * nc, D, H);
+    fzero(&ws->dljp, nh);
+    for (int k = 0; k < K; k++) pc_residual_backward(ws->dljp.p, NULL, ws->dlu.p + k * nh, nh);
+    fzero(&ws->dgath, nh);
+    pc_linear_backward(ws->dgath.p, G(m, m->p_lj_w), NULL, ws->dljp.p, ws->gath.p,
+                       P(m, m->p_lj_w), nc, H, H);
+    pc_gather_backward(ws->dh.p, ws->dgath.p, ws->g.cfg_ids, nc, n, H);
 }
 
 pc_status pc_model_backward(pc_model *m, pc_model_ws *ws, const float *dscores, pc_error *err) {
@@ -685,7 +766,7 @@ pc_status pc_model_backward(pc_model *m, pc_model_ws *ws, const float *dscores, 
     if (!bwd_grow(m, ws)) return nomem(err);
     int n = ws->g.n, H = m->opts.hidden, D = m->cfg_dim, nc = ws->g.nc, K = ws->K, S = ws->S;
     int F = m->feat_dim, E = m->opts.emb_dim;
-    int late = is_late(m), layout = m->opts.kind == PC_KIND_LAYOUT;
+    int late = shared_gnn(m), layout = m->opts.kind == PC_KIND_LAYOUT;
     int Pw = pool_width(m), R = readout_width(m);
     const float *cfg = ws->cfg;
     size_t nh = (size_t)n * H, NH = (size_t)S * nh;
@@ -700,7 +781,9 @@ pc_status pc_model_backward(pc_model *m, pc_model_ws *ws, const float *dscores, 
     act_bwd(m, ws->dh1.p, ws->da1.p, ws->h1.p, (size_t)K * H);
     pc_linear_backward(ws->dr.p, G(m, m->p_h1_w), G(m, m->p_h1_b), ws->dh1.p, ws->r.p,
                        P(m, m->p_h1_w), K, R, H);
-    if (layout) {
+    if (layout && late) {
+        layout_late_backward(m, ws);
+    } else if (layout) {
         fzero(&ws->dpooled, (size_t)K * Pw);
         fzero(&ws->dcpooled, (size_t)K * Pw);
         fzero(&ws->dgath, (size_t)K * nc * H);
@@ -734,7 +817,7 @@ pc_status pc_model_backward(pc_model *m, pc_model_ws *ws, const float *dscores, 
         }
         pc_linear_backward(NULL, G(m, m->p_cfg_w), NULL, ws->dinj.p, cfg, P(m, m->p_cfg_w), K, D,
                            H);
-    } else if (layout && nc > 0) {
+    } else if (layout && !late && nc > 0) {
         fzero(&ws->dinj, (size_t)K * nc * H);
         pc_scatter_add_backward(ws->dinj.p, ws->dpre.p, ws->cidx.p, K * nc, H);
         pc_linear_backward(NULL, G(m, m->p_cfg_w), G(m, m->p_cfg_b), ws->dinj.p, cfg,

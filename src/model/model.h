@@ -26,9 +26,15 @@
  *    Readout: pool(h_L[k]).
  *  - tile LATE: the GNN runs once (S = 1) and is pooled once; the head input
  *    of config k is [pool || cfg[k]].
- *  - layout: the projection cfg[k][j] @ cfg.w^T + cfg.b is scatter-added onto
- *    configurable node ids[j] of segment k (S = K); other nodes get none.
- *    Readout: [pool(all nodes of segment k) || pool(configurable nodes)].
+ *  - layout EARLY (default): the projection cfg[k][j] @ cfg.w^T + cfg.b is
+ *    scatter-added onto configurable node ids[j] of segment k (S = K); other
+ *    nodes get none. Readout: [pool(all nodes of segment k) || pool(configurable
+ *    nodes)].
+ *  - layout LATE: the GNN runs once (S = 1) without configs; configurable node
+ *    j of config k gets u = act(cfg[k][j] @ cfg.w^T + cfg.b + h_L[ids[j]] @
+ *    late.w^T). Readout: [pool(all nodes) || pool_j(u[k][j])]. Scoring a config
+ *    then costs nc * D * H multiply-adds instead of a GNN pass: the mode for
+ *    ranking many configurations of large graphs.
  *
  * What is shared across configurations ("computed once"): x0, the opcode
  * embedding and `base` (the input projection of every node) always; for
@@ -116,7 +122,7 @@ typedef struct pc_model_opts {
     int emb_dim;       /* E opcode embedding, default 16 */
     int num_opcodes;   /* embedding rows, default 256 */
     pc_pool_kind pool; /* default MEAN */
-    pc_join join;      /* tile only, default EARLY */
+    pc_join join;      /* default EARLY (see Joins above) */
     pc_act act;        /* default LEAKY_RELU (slope 0.01) */
     int layernorm;     /* pre-norm in each layer, default 1 */
     float dropout;     /* on each layer's update, training only; default 0 */
@@ -134,6 +140,7 @@ typedef struct pc_model {
     pc_prep node_prep, cfg_prep;
     /* parameter indices */
     int p_emb, p_in_w, p_in_b, p_cfg_w, p_cfg_b; /* p_cfg_b: layout only, else -1 */
+    int p_lj_w;                                  /* layout late join only, else -1 */
     int *p_ln_g, *p_ln_b, *p_w, *p_b;            /* (layers) each; ln -1 without norm */
     int p_h1_w, p_h1_b, p_h2_w, p_h2_b;
 } pc_model;
@@ -210,5 +217,7 @@ pc_status pc_model_prefix(const pc_model *m, pc_model_ws *ws, const pc_model_gra
                           pc_error *err);
 pc_status pc_model_score_configs(const pc_model *m, pc_model_ws *ws, const float *cfg, int K,
                                  float *scores, pc_error *err);
+/* Workspace bytes one more config adds to a score_configs call (for chunking). */
+size_t pc_model_bytes_per_config(const pc_model *m, const pc_model_graph *g);
 
 #endif /* PC_MODEL_H */

@@ -189,11 +189,11 @@ static pc_status predict_all(const pc_model *m, pc_model_ws *ws, tgraph *t, scra
     if (!scratch_ids(x, (size_t)t->c + 1)) return pc_fail(err, PC_ERR_NOMEM, "out of memory");
     pc_status st = pc_model_prefix(m, ws, &t->d.g, err);
     if (st) return st;
-    /* about (10 + 4L) * H floats per node and config; keep a chunk near 256 MiB */
-    double per = (double)(t->d.g.n + 1) * m->opts.hidden * (10 + 4 * m->opts.layers) * 4.0;
+    /* keep a chunk's activations near 256 MiB */
+    double per = (double)pc_model_bytes_per_config(m, &t->d.g);
     int64_t chunk = (int64_t)(268435456.0 / per);
     if (chunk < 1) chunk = 1;
-    if (chunk > 256) chunk = 256;
+    if (chunk > 1024) chunk = 1024;
     if (!fgrow(&x->s, (size_t)chunk)) return pc_fail(err, PC_ERR_NOMEM, "out of memory");
     for (int64_t c0 = 0; c0 < t->c; c0 += chunk) {
         int K = (int)(t->c - c0 < chunk ? t->c - c0 : chunk);
@@ -453,8 +453,6 @@ static pc_status model_opts(const trainer *t, pc_model_opts *mo, pc_error *err) 
                                  "'%s'", o->join);
     if (act < 0) return pc_fail(err, PC_ERR_ARG, "train: --act expects leaky_relu, relu or "
                                 "gelu, got '%s'", o->act);
-    if (o->join && t->kind != PC_KIND_TILE)
-        return pc_fail(err, PC_ERR_ARG, "train: --join applies to tile:xla only");
     mo->hidden = o->hidden;
     mo->layers = o->layers;
     mo->pool = (pc_pool_kind)pool;

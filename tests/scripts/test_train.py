@@ -148,9 +148,10 @@ def options_tests(data):
     meta = open(os.path.join(TMP, "opt_6.st"), "rb").read()
     expect(b"hinge(margin=0.1,T=1):1" in meta and b"mse:0.1" in meta,
            "loss recorded in the checkpoint")
-    p = run("train", "--data", data, "--collection", "layout:xla:random", "--out",
-            os.path.join(TMP, "bad_join.st"), "--join", "late")
-    expect_rc(p, 1, "--join on a layout collection")
+    late = os.path.join(TMP, "layout_late.st")
+    train(data, "layout:xla:random", late, "--join", "late", *common)
+    q = run("eval", "--model", late, "--data", data, "--json")
+    expect_rc(q, 0, "eval of a layout late-join model")
     p = run("train", "--data", data, "--collection", "tile:xla", "--out",
             os.path.join(TMP, "bad_loss.st"), "--loss", "listmle:x")
     expect_rc(p, 1, "--loss with a bad weight")

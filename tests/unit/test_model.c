@@ -233,6 +233,14 @@ static void test_grad_layout(void **state) {
     grad_check("layout/max", &o, 9, 12, 4);
 }
 
+static void test_grad_layout_late(void **state) {
+    (void)state;
+    pc_model_opts o = small_opts(PC_KIND_LAYOUT, PC_JOIN_LATE, PC_POOL_MEAN);
+    grad_check("layout-late/mean", &o, 10, 14, 3);
+    o.pool = PC_POOL_MEANMAX;
+    grad_check("layout-late/meanmax", &o, 9, 12, 4);
+}
+
 /* ---- batches, prefix reuse, determinism -------------------------------------------- */
 
 static void close_arrays(const float *a, const float *b, int n, double tol) {
@@ -300,6 +308,10 @@ static void test_batch_and_prefix(void **state) {
     lo.pool = PC_POOL_SUM;
     batch_vs_single(&lo, 3);
     batch_vs_single(&lo, 0); /* a layout graph without configurable nodes */
+    lo.join = PC_JOIN_LATE;
+    batch_vs_single(&lo, 3);
+    lo.pool = PC_POOL_MEANMAX;
+    batch_vs_single(&lo, 4);
 }
 
 static void test_determinism_and_dropout(void **state) {
@@ -461,6 +473,7 @@ int main(void) {
         cmocka_unit_test(test_grad_tile_early),
         cmocka_unit_test(test_grad_tile_late),
         cmocka_unit_test(test_grad_layout),
+        cmocka_unit_test(test_grad_layout_late),
         cmocka_unit_test(test_batch_and_prefix),
         cmocka_unit_test(test_determinism_and_dropout),
         cmocka_unit_test(test_bad_args),
