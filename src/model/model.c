@@ -1,6 +1,7 @@
 /* The tile and layout GNN cost models: parameters, forward, backward (see model.h). */
 #include <limits.h>
 #include <math.h>
+#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -286,6 +287,7 @@ struct pc_model_ws {
     fbuf r, h1, a1;
     /* layout late join: hn @ late.w^T (nc, H); u, act(u) (K*nc, H) */
     fbuf ljp, lu, la, dla, dlu, dljp;
+    int fused; /* the last layout-late scoring skipped the buffers backward needs */
     /* backward scratch */
     fbuf dh, dt, du, dcat, dz, dao, dau, dpre, dbase, dx0, demb, dinj, dr, dh1, da1, dpa, dpb,
         dgath, dpooled, dcpooled;
@@ -383,25 +385,32 @@ static void act_bwd(const pc_model *m, float *dinp, const float *dout, const flo
 static float *P(const pc_model *m, int i) { return pc_params_data(&m->params, i); }
 static float *G(const pc_model *m, int i) { return pc_params_grad(&m->params, i); }
 
-/* out (G, P) from x over segments off; pa, pb, am are scratch (G, H). */
+/* out (G, P) from x over segments off; pa, pb, am: scratch of G*H each, sized. */
+static void pool_rows(const pc_model *m, float *out, float *pa, float *pb, int32_t *am,
+                      const float *x, const int32_t *off, int Gs, int H) {
+    switch (m->opts.pool) {
+    case PC_POOL_SUM: pc_pool_forward(out, NULL, x, off, Gs, H, PC_REDUCE_SUM); break;
+    case PC_POOL_MAX: pc_pool_forward(out, am, x, off, Gs, H, PC_REDUCE_MAX); break;
+    case PC_POOL_MEANMAX: {
+        pc_pool_forward(pa, NULL, x, off, Gs, H, PC_REDUCE_MEAN);
+        pc_pool_forward(pb, am, x, off, Gs, H, PC_REDUCE_MAX);
+        const float *ins[2] = {pa, pb};
+        int cs[2] = {H, H};
+        pc_concat_forward(out, ins, cs, 2, Gs);
+        break;
+    }
+    default: pc_pool_forward(out, NULL, x, off, Gs, H, PC_REDUCE_MEAN); break;
+    }
+}
+
+/* out (G, P) from x over segments off; pa, pb, am are grown scratch (G, H). */
 static int pool_fwd(const pc_model *m, fbuf *out, fbuf *pa, fbuf *pb, ibuf *am, const float *x,
                     const int32_t *off, int Gs, int H) {
     size_t gh = (size_t)Gs * (size_t)H;
-    if (!fgrow(out, (size_t)Gs * (size_t)pool_width(m)) || !igrow(am, gh)) return 0;
-    switch (m->opts.pool) {
-    case PC_POOL_SUM: pc_pool_forward(out->p, NULL, x, off, Gs, H, PC_REDUCE_SUM); break;
-    case PC_POOL_MAX: pc_pool_forward(out->p, am->p, x, off, Gs, H, PC_REDUCE_MAX); break;
-    case PC_POOL_MEANMAX: {
-        if (!fgrow(pa, gh) || !fgrow(pb, gh)) return 0;
-        pc_pool_forward(pa->p, NULL, x, off, Gs, H, PC_REDUCE_MEAN);
-        pc_pool_forward(pb->p, am->p, x, off, Gs, H, PC_REDUCE_MAX);
-        const float *ins[2] = {pa->p, pb->p};
-        int cs[2] = {H, H};
-        pc_concat_forward(out->p, ins, cs, 2, Gs);
-        break;
-    }
-    default: pc_pool_forward(out->p, NULL, x, off, Gs, H, PC_REDUCE_MEAN); break;
-    }
+    if (!fgrow(out, (size_t)Gs * (size_t)pool_width(m)) || !igrow(am, gh) || !fgrow(pa, gh) ||
+        !fgrow(pb, gh))
+        return 0;
+    pool_rows(m, out->p, pa->p, pb->p, am->p, x, off, Gs, H);
     return 1;
 }
 
@@ -594,8 +603,38 @@ static pc_status prefix_impl(const pc_model *m, pc_model_ws *ws, const pc_model_
     return PC_OK;
 }
 
+/*
+ * Layout late join for inference: one config at a time per thread, so the
+ * (K*nc, H) buffers of the training path never exist and each config's rows
+ * stay in cache. Same ops in the same order per config as the batched path.
+ */
+static pc_status layout_late_fused(const pc_model *m, pc_model_ws *ws, const float *cfg, int K,
+                                   pc_error *err) {
+    int H = m->opts.hidden, D = m->cfg_dim, nc = ws->g.nc, Pw = pool_width(m);
+    int T = omp_get_max_threads();
+    size_t nh = (size_t)nc * H, per = 3 * nh + 2 * (size_t)H;
+    if (!fgrow(&ws->cpooled, (size_t)K * Pw) || !fgrow(&ws->lu, (size_t)T * per) ||
+        !igrow(&ws->cam, (size_t)T * H) || !offsets(&ws->coff, 1, nc))
+        return nomem(err);
+    const int32_t *off = ws->coff.p;
+#pragma omp parallel for schedule(dynamic, 1) num_threads(T)
+    for (int k = 0; k < K; k++) {
+        int t = omp_get_thread_num();
+        float *inj = ws->lu.p + (size_t)t * per, *u = inj + nh, *a = u + nh, *pa = a + nh;
+        if (nc > 0) {
+            pc_linear_forward(inj, cfg + (size_t)k * nc * D, P(m, m->p_cfg_w), P(m, m->p_cfg_b),
+                              nc, D, H);
+            pc_residual_forward(u, inj, ws->ljp.p, nh);
+            act_fwd(m, a, u, nh);
+        }
+        pool_rows(m, ws->cpooled.p + (size_t)k * Pw, pa, pa + H, ws->cam.p + (size_t)t * H, a,
+                  off, 1, H);
+    }
+    return PC_OK;
+}
+
 static pc_status configs_impl(const pc_model *m, pc_model_ws *ws, const float *cfg, int K,
-                              uint64_t *seed, float *scores, pc_error *err) {
+                              uint64_t *seed, int fused, float *scores, pc_error *err) {
     if (!ws->have_prefix) return pc_fail(err, PC_ERR_ARG, "model: no prefix computed");
     if (K < 1 || !cfg || !scores) return pc_fail(err, PC_ERR_ARG, "model: need K >= 1 configs");
     int n = ws->g.n, H = m->opts.hidden, D = m->cfg_dim, nc = ws->g.nc;
@@ -640,7 +679,15 @@ static pc_status configs_impl(const pc_model *m, pc_model_ws *ws, const float *c
             return nomem(err);
     }
     if (!fgrow(&ws->r, (size_t)K * R)) return nomem(err);
-    if (layout && late) {
+    ws->fused = layout && late && fused;
+    if (ws->fused) {
+        if ((st = layout_late_fused(m, ws, cfg, K, err))) return st;
+        for (int k = 0; k < K; k++) {
+            float *row = ws->r.p + (size_t)k * R;
+            memcpy(row, ws->pooled.p, (size_t)Pw * sizeof(float));
+            memcpy(row + Pw, ws->cpooled.p + (size_t)k * Pw, (size_t)Pw * sizeof(float));
+        }
+    } else if (layout && late) {
         /* u[k][j] = act(cfg[k][j] @ cfg.w^T + cfg.b + hn[j] @ late.w^T), pooled per config */
         size_t KN = (size_t)K * nc;
         if (!fgrow(&ws->inj, KN * H) || !fgrow(&ws->lu, KN * H) || !fgrow(&ws->la, KN * H) ||
@@ -689,7 +736,7 @@ pc_status pc_model_forward(const pc_model *m, pc_model_ws *ws, const pc_model_gr
                            pc_error *err) {
     int train = dropout_seed != NULL;
     pc_status st = prefix_impl(m, ws, g, train, dropout_seed, err);
-    if (!st) st = configs_impl(m, ws, cfg, K, dropout_seed, scores, err);
+    if (!st) st = configs_impl(m, ws, cfg, K, dropout_seed, 0, scores, err);
     return st;
 }
 
@@ -708,7 +755,7 @@ pc_status pc_model_prefix(const pc_model *m, pc_model_ws *ws, const pc_model_gra
 pc_status pc_model_score_configs(const pc_model *m, pc_model_ws *ws, const float *cfg, int K,
                                  float *scores, pc_error *err) {
     if (ws->train) return pc_fail(err, PC_ERR_ARG, "model: prefix was computed for training");
-    return configs_impl(m, ws, cfg, K, NULL, scores, err);
+    return configs_impl(m, ws, cfg, K, NULL, 1, scores, err);
 }
 
 /* ---- backward ------------------------------------------------------------------- */
@@ -763,6 +810,12 @@ static void layout_late_backward(pc_model *m, pc_model_ws *ws) {
 pc_status pc_model_backward(pc_model *m, pc_model_ws *ws, const float *dscores, pc_error *err) {
     if (!ws->have_prefix || ws->K < 1)
         return pc_fail(err, PC_ERR_ARG, "model: backward without a forward");
+    if (ws->fused) { /* rebuild the activations the fused scoring did not keep */
+        float *s = malloc((size_t)ws->K * sizeof(float));
+        pc_status st = s ? configs_impl(m, ws, ws->cfg, ws->K, NULL, 0, s, err) : nomem(err);
+        free(s);
+        if (st) return st;
+    }
     if (!bwd_grow(m, ws)) return nomem(err);
     int n = ws->g.n, H = m->opts.hidden, D = m->cfg_dim, nc = ws->g.nc, K = ws->K, S = ws->S;
     int F = m->feat_dim, E = m->opts.emb_dim;
