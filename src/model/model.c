@@ -288,6 +288,7 @@ struct pc_model_ws {
     /* layout late join: hn @ late.w^T (nc, H); u, act(u) (K*nc, H) */
     fbuf ljp, lu, la, dla, dlu, dljp;
     int fused; /* the last layout-late scoring skipped the buffers backward needs */
+    int hK;    /* configs of the last pc_model_head_forward */
     /* backward scratch */
     fbuf dh, dt, du, dcat, dz, dao, dau, dpre, dbase, dx0, demb, dinj, dr, dh1, da1, dpa, dpb,
         dgath, dpooled, dcpooled;
@@ -633,10 +634,40 @@ static pc_status layout_late_fused(const pc_model *m, pc_model_ws *ws, const flo
     return PC_OK;
 }
 
+/* scores (K) from the readout ws->r (K, R): Linear -> act -> Linear. */
+static pc_status head_fwd(const pc_model *m, pc_model_ws *ws, int K, float *scores,
+                          pc_error *err) {
+    int H = m->opts.hidden, R = readout_width(m);
+    if (!fgrow(&ws->h1, (size_t)K * H) || !fgrow(&ws->a1, (size_t)K * H)) return nomem(err);
+    pc_linear_forward(ws->h1.p, ws->r.p, P(m, m->p_h1_w), P(m, m->p_h1_b), K, R, H);
+    act_fwd(m, ws->a1.p, ws->h1.p, (size_t)K * H);
+    pc_linear_forward(scores, ws->a1.p, P(m, m->p_h2_w), P(m, m->p_h2_b), K, H, 1);
+    return PC_OK;
+}
+
+/* Head backward: parameter gradients accumulate; ws->dr (K, R) is overwritten. */
+static pc_status head_bwd(pc_model *m, pc_model_ws *ws, int K, const float *dscores,
+                          pc_error *err) {
+    int H = m->opts.hidden, R = readout_width(m);
+    if (!fgrow(&ws->da1, (size_t)K * H) || !fgrow(&ws->dh1, (size_t)K * H) ||
+        !fgrow(&ws->dr, (size_t)K * R))
+        return nomem(err);
+    fzero(&ws->da1, (size_t)K * H);
+    fzero(&ws->dh1, (size_t)K * H);
+    fzero(&ws->dr, (size_t)K * R);
+    pc_linear_backward(ws->da1.p, G(m, m->p_h2_w), G(m, m->p_h2_b), dscores, ws->a1.p,
+                       P(m, m->p_h2_w), K, H, 1);
+    act_bwd(m, ws->dh1.p, ws->da1.p, ws->h1.p, (size_t)K * H);
+    pc_linear_backward(ws->dr.p, G(m, m->p_h1_w), G(m, m->p_h1_b), ws->dh1.p, ws->r.p,
+                       P(m, m->p_h1_w), K, R, H);
+    return PC_OK;
+}
+
+/* Readout ws->r (K, R) of K configs against the prefix, then scores (unless NULL). */
 static pc_status configs_impl(const pc_model *m, pc_model_ws *ws, const float *cfg, int K,
                               uint64_t *seed, int fused, float *scores, pc_error *err) {
     if (!ws->have_prefix) return pc_fail(err, PC_ERR_ARG, "model: no prefix computed");
-    if (K < 1 || !cfg || !scores) return pc_fail(err, PC_ERR_ARG, "model: need K >= 1 configs");
+    if (K < 1 || !cfg) return pc_fail(err, PC_ERR_ARG, "model: need K >= 1 configs");
     int n = ws->g.n, H = m->opts.hidden, D = m->cfg_dim, nc = ws->g.nc;
     int late = shared_gnn(m), layout = m->opts.kind == PC_KIND_LAYOUT;
     if ((int64_t)K * n > INT_MAX / 4 || (int64_t)K * nc > INT_MAX / 4)
@@ -724,11 +755,7 @@ static pc_status configs_impl(const pc_model *m, pc_model_ws *ws, const float *c
     } else {
         memcpy(ws->r.p, ws->pooled.p, (size_t)K * R * sizeof(float));
     }
-    if (!fgrow(&ws->h1, (size_t)K * H) || !fgrow(&ws->a1, (size_t)K * H)) return nomem(err);
-    pc_linear_forward(ws->h1.p, ws->r.p, P(m, m->p_h1_w), P(m, m->p_h1_b), K, R, H);
-    act_fwd(m, ws->a1.p, ws->h1.p, (size_t)K * H);
-    pc_linear_forward(scores, ws->a1.p, P(m, m->p_h2_w), P(m, m->p_h2_b), K, H, 1);
-    return PC_OK;
+    return scores ? head_fwd(m, ws, K, scores, err) : PC_OK;
 }
 
 pc_status pc_model_forward(const pc_model *m, pc_model_ws *ws, const pc_model_graph *g,
@@ -807,16 +834,62 @@ static void layout_late_backward(pc_model *m, pc_model_ws *ws) {
     pc_gather_backward(ws->dh.p, ws->dgath.p, ws->g.cfg_ids, nc, n, H);
 }
 
+static pc_status readout_bwd(pc_model *m, pc_model_ws *ws, pc_error *err);
+
 pc_status pc_model_backward(pc_model *m, pc_model_ws *ws, const float *dscores, pc_error *err) {
     if (!ws->have_prefix || ws->K < 1)
         return pc_fail(err, PC_ERR_ARG, "model: backward without a forward");
-    if (ws->fused) { /* rebuild the activations the fused scoring did not keep */
-        float *s = malloc((size_t)ws->K * sizeof(float));
-        pc_status st = s ? configs_impl(m, ws, ws->cfg, ws->K, NULL, 0, s, err) : nomem(err);
-        free(s);
-        if (st) return st;
-    }
     if (!bwd_grow(m, ws)) return nomem(err);
+    pc_status st = PC_OK;
+    if (ws->fused) { /* rebuild the activations the fused scoring did not keep */
+        if ((st = configs_impl(m, ws, ws->cfg, ws->K, NULL, 0, NULL, err))) return st;
+        if (!bwd_grow(m, ws)) return nomem(err);
+    }
+    if ((st = head_bwd(m, ws, ws->K, dscores, err))) return st;
+    return readout_bwd(m, ws, err);
+}
+
+pc_status pc_model_readout(const pc_model *m, pc_model_ws *ws, const pc_model_graph *g,
+                           const float *cfg, int K, uint64_t *dropout_seed, float *r,
+                           pc_error *err) {
+    pc_status st = prefix_impl(m, ws, g, dropout_seed != NULL, dropout_seed, err);
+    if (!st) st = configs_impl(m, ws, cfg, K, dropout_seed, 0, NULL, err);
+    if (!st) memcpy(r, ws->r.p, (size_t)K * readout_width(m) * sizeof(float));
+    return st;
+}
+
+pc_status pc_model_readout_backward(pc_model *m, pc_model_ws *ws, const float *dr,
+                                    pc_error *err) {
+    if (!ws->have_prefix || ws->K < 1)
+        return pc_fail(err, PC_ERR_ARG, "model: backward without a forward");
+    if (!bwd_grow(m, ws)) return nomem(err);
+    memcpy(ws->dr.p, dr, (size_t)ws->K * readout_width(m) * sizeof(float));
+    return readout_bwd(m, ws, err);
+}
+
+int pc_model_readout_width(const pc_model *m) { return readout_width(m); }
+
+pc_status pc_model_head_forward(const pc_model *m, pc_model_ws *ws, const float *r, int K,
+                                float *scores, pc_error *err) {
+    if (K < 1) return pc_fail(err, PC_ERR_ARG, "model: need K >= 1 configs");
+    size_t n = (size_t)K * readout_width(m);
+    if (!fgrow(&ws->r, n)) return nomem(err);
+    memcpy(ws->r.p, r, n * sizeof(float));
+    ws->hK = K;
+    return head_fwd(m, ws, K, scores, err);
+}
+
+pc_status pc_model_head_backward(pc_model *m, pc_model_ws *ws, const float *dscores, float *dr,
+                                 pc_error *err) {
+    if (ws->hK < 1) return pc_fail(err, PC_ERR_ARG, "model: head backward without a forward");
+    pc_status st = head_bwd(m, ws, ws->hK, dscores, err);
+    if (!st && dr) memcpy(dr, ws->dr.p, (size_t)ws->hK * readout_width(m) * sizeof(float));
+    return st;
+}
+
+/* From ws->dr (K, R) down to the parameters. */
+static pc_status readout_bwd(pc_model *m, pc_model_ws *ws, pc_error *err) {
+    (void)err;
     int n = ws->g.n, H = m->opts.hidden, D = m->cfg_dim, nc = ws->g.nc, K = ws->K, S = ws->S;
     int F = m->feat_dim, E = m->opts.emb_dim;
     int late = shared_gnn(m), layout = m->opts.kind == PC_KIND_LAYOUT;
@@ -825,15 +898,7 @@ pc_status pc_model_backward(pc_model *m, pc_model_ws *ws, const float *dscores, 
     size_t nh = (size_t)n * H, NH = (size_t)S * nh;
     /* allocation failures leave the gradients partial; buffers only ever grow, and
        every size here was already allocated once by the forward for the same shapes */
-    fzero(&ws->da1, (size_t)K * H);
-    fzero(&ws->dh1, (size_t)K * H);
-    fzero(&ws->dr, (size_t)K * R);
     fzero(&ws->dh, NH);
-    pc_linear_backward(ws->da1.p, G(m, m->p_h2_w), G(m, m->p_h2_b), dscores, ws->a1.p,
-                       P(m, m->p_h2_w), K, H, 1);
-    act_bwd(m, ws->dh1.p, ws->da1.p, ws->h1.p, (size_t)K * H);
-    pc_linear_backward(ws->dr.p, G(m, m->p_h1_w), G(m, m->p_h1_b), ws->dh1.p, ws->r.p,
-                       P(m, m->p_h1_w), K, R, H);
     if (layout && late) {
         layout_late_backward(m, ws);
     } else if (layout) {

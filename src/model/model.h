@@ -217,6 +217,28 @@ pc_status pc_model_prefix(const pc_model *m, pc_model_ws *ws, const pc_model_gra
                           pc_error *err);
 pc_status pc_model_score_configs(const pc_model *m, pc_model_ws *ws, const float *cfg, int K,
                                  float *scores, pc_error *err);
+/*
+ * The model in two parts, for Graph Segment Training (src/train/gst.c), which
+ * combines the readouts of several segments before the head:
+ *  - pc_model_readout: like pc_model_forward but stops at the head's input
+ *    r (K, R), R = pc_model_readout_width (layout: [mean over nodes || mean
+ *    over configurable nodes], each of pool width); pc_model_readout_backward
+ *    takes dr (K, R) and accumulates the gradients of everything below the head.
+ *  - pc_model_head_forward / _backward: the head alone on a given r; backward
+ *    accumulates the head's gradients and returns dr (may be NULL).
+ * pc_model_forward == head(readout(...)) exactly.
+ */
+pc_status pc_model_readout(const pc_model *m, pc_model_ws *ws, const pc_model_graph *g,
+                           const float *cfg, int K, uint64_t *dropout_seed, float *r,
+                           pc_error *err);
+pc_status pc_model_readout_backward(pc_model *m, pc_model_ws *ws, const float *dr,
+                                    pc_error *err);
+int pc_model_readout_width(const pc_model *m);
+pc_status pc_model_head_forward(const pc_model *m, pc_model_ws *ws, const float *r, int K,
+                                float *scores, pc_error *err);
+pc_status pc_model_head_backward(pc_model *m, pc_model_ws *ws, const float *dscores, float *dr,
+                                 pc_error *err);
+
 /* Workspace bytes one more config adds to a score_configs call (for chunking). */
 size_t pc_model_bytes_per_config(const pc_model *m, const pc_model_graph *g);
 

@@ -369,4 +369,67 @@ double pc_loss_combo_batch(float *ds, const float *s, const double *y, int G, in
 
 /* ==== end of losses ======================================================== */
 
+/* ==== cross-configuration attention (src/nn/attention.c) ================== */
+
+/*
+ * Self-attention over the configuration axis: lets the model compare the K
+ * configurations of one graph. x is (G,K,C): G groups (graphs of a batch)
+ * of K rows each (one embedding per configuration); attention runs inside
+ * each group only, so groups never see each other and K is the same for
+ * every group. With h = heads, d = C / h (C % heads == 0):
+ *
+ *   y   = LN(x) (pre-LayerNorm with ln_g, ln_b over C, eps) or y = x
+ *   Q   = y Wq^T + bq,  Kt = y Wk^T + bk,  V = y Wv^T + bv        (G*K, C)
+ *   A   = softmax_rows(Q_h Kt_h^T / sqrt(d))   per group and head (K, K)
+ *   ctx = A V_h            (heads concatenated along C)            (G*K, C)
+ *   out = x + ctx Wo^T + bo                                        (G*K, C)
+ *
+ * Q_h is columns h*d .. h*d+d-1 of Q (PyTorch nn.MultiheadAttention layout:
+ * Wq/Wk/Wv are the three C-row blocks of in_proj_weight). W* are (C,C) as in
+ * pc_linear (out features, in features). The softmax subtracts the row max.
+ * bk is accepted for symmetry but cancels in the softmax (its gradient is
+ * ~0). K == 1 gives A = 1 exactly: out = x + V Wo^T + bo.
+ */
+typedef struct pc_cfg_attn_params {
+    const float *ln_g, *ln_b;       /* (C) each, both or neither; NULL: no pre-LayerNorm */
+    const float *wq, *wk, *wv, *wo; /* (C,C) each, required */
+    const float *bq, *bk, *bv, *bo; /* (C) each, or NULL: no bias */
+} pc_cfg_attn_params;
+
+/* Gradients, ACCUMULATED (+=). Each is NULL exactly when its parameter is. */
+typedef struct pc_cfg_attn_grads {
+    float *ln_g, *ln_b;
+    float *wq, *wk, *wv, *wo;
+    float *bq, *bk, *bv, *bo;
+} pc_cfg_attn_grads;
+
+/*
+ * Floats of the cache that forward fills and backward reads (R = G*K rows):
+ *   layernorm ? R*C (y) + 2*R (mean, rstd) : 0,  then q, k, v (R*C each),
+ *   att (G*heads*K*K, the softmax rows, group-major then head), ctx (R*C).
+ * pc_cfg_attention_att() points at att inside a cache.
+ */
+size_t pc_cfg_attention_cache_size(int G, int K, int C, int heads, int layernorm);
+const float *pc_cfg_attention_att(const float *cache, int G, int K, int C, int layernorm);
+/* Floats of backward's scratch: 4*R*C + G*heads*K*K, plus R*C with layernorm. */
+size_t pc_cfg_attention_scratch_size(int G, int K, int C, int heads, int layernorm);
+
+/*
+ * out (G*K,C) must not alias x. cache: pc_cfg_attention_cache_size floats.
+ * eps is the LayerNorm epsilon (ignored without LayerNorm). No allocation.
+ */
+void pc_cfg_attention_forward(float *out, float *cache, const float *x,
+                              const pc_cfg_attn_params *p, int G, int K, int C, int heads,
+                              float eps);
+/*
+ * dx (G*K,C) += dL/dx (required), parameter gradients into g. cache, x and p
+ * as in forward; scratch: pc_cfg_attention_scratch_size floats (contents
+ * need not be initialised, overwritten). No allocation.
+ */
+void pc_cfg_attention_backward(float *dx, const pc_cfg_attn_grads *g, const float *dout,
+                               const float *x, const float *cache, const pc_cfg_attn_params *p,
+                               int G, int K, int C, int heads, float *scratch);
+
+/* ==== end of cross-configuration attention ================================= */
+
 #endif /* PC_NN_H */

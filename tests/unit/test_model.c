@@ -314,6 +314,49 @@ static void test_batch_and_prefix(void **state) {
     batch_vs_single(&lo, 4);
 }
 
+/* head(readout(x)) == forward, and their backward passes give the same gradients */
+static void readout_head_split(const pc_model_opts *o, int nc) {
+    trng r = {21};
+    const int F = 5, D = 4, K = 3, n = 10;
+    int rows = o->kind == PC_KIND_LAYOUT ? nc : 1;
+    tgraph t;
+    tgraph_make(&t, &r, n, 14, F, nc);
+    pc_model *m = new_model(o, F, D, 13, &r);
+    float *cfg = config_block(&r, K, rows, D);
+    pc_model_ws *ws = pc_model_ws_new(), *hws = pc_model_ws_new();
+    int R = pc_model_readout_width(m);
+    float full[3], split[3], ds[3] = {0.7f, -0.4f, 1.1f};
+    float *rd = malloc(sizeof(float) * (size_t)K * R), *dr = malloc(sizeof(float) * (size_t)K * R);
+    size_t np = m->params.numel;
+    float *g1 = malloc(np * sizeof(float));
+    pc_params_zero_grad(&m->params);
+    assert_int_equal(pc_model_forward(m, ws, &t.g, cfg, K, NULL, full, NULL), PC_OK);
+    assert_int_equal(pc_model_backward(m, ws, ds, NULL), PC_OK);
+    memcpy(g1, m->params.grad, np * sizeof(float));
+    pc_params_zero_grad(&m->params);
+    assert_int_equal(pc_model_readout(m, ws, &t.g, cfg, K, NULL, rd, NULL), PC_OK);
+    assert_int_equal(pc_model_head_forward(m, hws, rd, K, split, NULL), PC_OK);
+    assert_int_equal(pc_model_head_backward(m, hws, ds, dr, NULL), PC_OK);
+    assert_int_equal(pc_model_readout_backward(m, ws, dr, NULL), PC_OK);
+    assert_memory_equal(full, split, sizeof full);
+    close_arrays(m->params.grad, g1, (int)np, 1e-6);
+    free(rd), free(dr), free(g1), free(cfg);
+    pc_model_ws_free(ws);
+    pc_model_ws_free(hws);
+    pc_model_free(m);
+    tgraph_free(&t);
+}
+
+static void test_readout_head_split(void **state) {
+    (void)state;
+    pc_model_opts o = small_opts(PC_KIND_TILE, PC_JOIN_EARLY, PC_POOL_MEAN);
+    readout_head_split(&o, 0);
+    o = small_opts(PC_KIND_LAYOUT, PC_JOIN_EARLY, PC_POOL_MEAN);
+    readout_head_split(&o, 3);
+    o = small_opts(PC_KIND_LAYOUT, PC_JOIN_LATE, PC_POOL_MEANMAX);
+    readout_head_split(&o, 4);
+}
+
 static void test_determinism_and_dropout(void **state) {
     (void)state;
     pc_model_opts o = pc_model_opts_default(PC_KIND_LAYOUT);
@@ -475,6 +518,7 @@ int main(void) {
         cmocka_unit_test(test_grad_layout),
         cmocka_unit_test(test_grad_layout_late),
         cmocka_unit_test(test_batch_and_prefix),
+        cmocka_unit_test(test_readout_head_split),
         cmocka_unit_test(test_determinism_and_dropout),
         cmocka_unit_test(test_bad_args),
         cmocka_unit_test(test_preprocess),
