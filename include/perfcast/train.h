@@ -87,6 +87,26 @@ typedef struct pc_train_opts {
      * same checkpoint bytes as an uninterrupted run.
      */
     int resume;
+    /*
+     * Graph Segment Training (layout only): gst = 1 cuts every graph into
+     * segments (seg_method "contiguous" (default), "splits" (node_splits) or
+     * "metis"; about seg_size nodes each, default 1000), back-propagates
+     * through gst_train_segs (default 1) sampled segments per step and takes
+     * the others from a historical embedding table, each kept with probability
+     * gst_keep (default 0.5; -1 = default); then gst_finetune epochs (default
+     * 0) train only the head on fresh embeddings of every segment. A resumed
+     * GST run starts with an empty table (not bitwise equal to an
+     * uninterrupted one).
+     */
+    int gst;
+    const char *seg_method;
+    int seg_size;
+    int gst_train_segs;
+    float gst_keep;
+    int gst_finetune;
+    /* full-graph training refuses when its activations would need more than
+       this (GiB; 0 = the machine's available memory) */
+    double max_memory_gib;
     long stop_after_steps;  /* > 0: stop after this many steps of this run (state kept) */
     /* set to non-zero (e.g. from a signal handler) to stop after the current step */
     volatile const sig_atomic_t *stop_flag;

@@ -46,6 +46,14 @@ static void train_help(FILE *f) {
             "  --act A             leaky_relu (default), relu or gelu\n"
             "  --dropout P         dropout on each layer's update (default 0)\n"
             "  --no-layernorm      no LayerNorm before each layer\n"
+            "  --gst               Graph Segment Training (layout): segments, a historical\n"
+            "                      embedding table and stale-embedding dropout\n"
+            "  --segments M        contiguous (default), splits (node_splits) or metis\n"
+            "  --seg-size N        target nodes per segment (default 1000)\n"
+            "  --gst-train-segs N  segments back-propagated per step (default 1)\n"
+            "  --gst-keep P        keep probability of a stale embedding (default 0.5)\n"
+            "  --gst-finetune N    epochs training only the head on fresh embeddings (default 0)\n"
+            "  --max-memory GIB    refuse full-graph training above this (default: available RAM)\n"
             "  --resume            continue the run saved in MODEL.state (same options)\n"
             "  --stop-after-steps N  stop after N steps of this run, keeping the state\n"
             "  --progress WHEN     auto (default: a live line on a terminal), always, never\n");
@@ -114,7 +122,8 @@ static int parse_double(const char *s, double lo, double hi, double *out) {
 int pc_cmd_train(int argc, char **argv) {
     enum { O_BUDGET = 256, O_EPOCHS, O_PATIENCE, O_CONFIGS, O_LR, O_HIDDEN, O_LAYERS, O_SAMPLING,
            O_LOSS, O_WD, O_CLIP, O_EMB, O_POOL, O_JOIN, O_ACT, O_DROPOUT, O_NOLN, O_RESUME,
-           O_STOPAFTER, O_PROGRESS };
+           O_STOPAFTER, O_PROGRESS, O_GST, O_SEGMENTS, O_SEGSIZE, O_GSTSEGS, O_GSTKEEP,
+           O_GSTFT, O_MAXMEM };
     static const struct option opts[] = {
         {"data", required_argument, 0, 'd'},         {"collection", required_argument, 0, 'c'},
         {"out", required_argument, 0, 'o'},          {"time-budget", required_argument, 0, O_BUDGET},
@@ -130,6 +139,12 @@ int pc_cmd_train(int argc, char **argv) {
         {"resume", no_argument, 0, O_RESUME},
         {"stop-after-steps", required_argument, 0, O_STOPAFTER},
         {"progress", required_argument, 0, O_PROGRESS},
+        {"gst", no_argument, 0, O_GST},              {"segments", required_argument, 0, O_SEGMENTS},
+        {"seg-size", required_argument, 0, O_SEGSIZE},
+        {"gst-train-segs", required_argument, 0, O_GSTSEGS},
+        {"gst-keep", required_argument, 0, O_GSTKEEP},
+        {"gst-finetune", required_argument, 0, O_GSTFT},
+        {"max-memory", required_argument, 0, O_MAXMEM},
         {"help", no_argument, 0, 'h'},               {0, 0, 0, 0}};
     pc_train_opts o = pc_train_opts_default();
     cli_train ct = {0, isatty(fileno(stderr))};
@@ -148,7 +163,9 @@ int pc_cmd_train(int argc, char **argv) {
             o.collection = optarg;
             break;
         case 'o': o.out_path = optarg; break;
+        case O_GST: o.gst = 1; break;
         case O_SAMPLING:
+        case O_SEGMENTS:
         case O_POOL:
         case O_JOIN:
         case O_ACT: {
@@ -156,10 +173,12 @@ int pc_cmd_train(int argc, char **argv) {
             static const char *const pools[] = {"mean", "max", "sum", "meanmax", NULL};
             static const char *const joins[] = {"early", "late", NULL};
             static const char *const acts[] = {"leaky_relu", "relu", "gelu", NULL};
+            static const char *const segs[] = {"contiguous", "splits", "metis", NULL};
             const char *const *names = c == O_SAMPLING ? samp : c == O_POOL ? pools
-                                       : c == O_JOIN ? joins : acts;
+                                       : c == O_JOIN ? joins : c == O_SEGMENTS ? segs : acts;
             const char *flag = c == O_SAMPLING ? "--sampling" : c == O_POOL ? "--pool"
-                               : c == O_JOIN ? "--join" : "--act";
+                               : c == O_JOIN ? "--join" : c == O_SEGMENTS ? "--segments"
+                               : "--act";
             int i = 0;
             while (names[i] && strcmp(names[i], optarg)) i++;
             if (!names[i]) {
@@ -173,6 +192,7 @@ int pc_cmd_train(int argc, char **argv) {
             if (c == O_SAMPLING) o.sampling = optarg;
             else if (c == O_POOL) o.pool = optarg;
             else if (c == O_JOIN) o.join = optarg;
+            else if (c == O_SEGMENTS) o.seg_method = optarg;
             else o.act = optarg;
             break;
         }
@@ -190,12 +210,16 @@ int pc_cmd_train(int argc, char **argv) {
         case O_LR:
         case O_WD:
         case O_CLIP:
+        case O_GSTKEEP:
+        case O_MAXMEM:
         case O_DROPOUT: {
             const char *flag = c == O_BUDGET ? "--time-budget" : c == O_LR ? "--lr"
                                : c == O_WD ? "--weight-decay" : c == O_CLIP ? "--clip"
+                               : c == O_GSTKEEP ? "--gst-keep" : c == O_MAXMEM ? "--max-memory"
                                : "--dropout";
-            double lo = c == O_LR || c == O_CLIP ? 1e-9 : 0;
-            double hi = c == O_BUDGET ? 1e9 : c == O_DROPOUT ? 0.95 : c == O_CLIP ? 1e6 : 10;
+            double lo = c == O_LR || c == O_CLIP || c == O_MAXMEM ? 1e-9 : 0;
+            double hi = c == O_BUDGET ? 1e9 : c == O_DROPOUT ? 0.95 : c == O_CLIP ? 1e6
+                        : c == O_GSTKEEP ? 1 : c == O_MAXMEM ? 1e6 : 10;
             if (parse_double(optarg, lo, hi, &d))
                 return pc_cli_usage_error("train", "%s expects a number in [%g, %g], got '%s'",
                                           flag, lo, hi, optarg);
@@ -203,6 +227,8 @@ int pc_cmd_train(int argc, char **argv) {
             else if (c == O_LR) o.lr = (float)d;
             else if (c == O_WD) o.weight_decay = (float)d;
             else if (c == O_CLIP) o.clip = (float)d;
+            else if (c == O_GSTKEEP) o.gst_keep = (float)d;
+            else if (c == O_MAXMEM) o.max_memory_gib = d;
             else o.dropout = (float)d;
             break;
         }
@@ -223,12 +249,16 @@ int pc_cmd_train(int argc, char **argv) {
         case O_HIDDEN:
         case O_LAYERS:
         case O_EMB:
+        case O_SEGSIZE:
+        case O_GSTSEGS:
+        case O_GSTFT:
         case O_STOPAFTER: {
             const char *flag = c == O_EPOCHS ? "--epochs" : c == O_PATIENCE ? "--patience"
                                : c == O_CONFIGS ? "--configs" : c == O_HIDDEN ? "--hidden"
                                : c == O_EMB ? "--emb-dim" : c == O_STOPAFTER ? "--stop-after-steps"
-                               : "--layers";
-            long long lo = c == O_LAYERS ? 0 : c == O_CONFIGS ? 2 : 1;
+                               : c == O_SEGSIZE ? "--seg-size" : c == O_GSTSEGS ? "--gst-train-segs"
+                               : c == O_GSTFT ? "--gst-finetune" : "--layers";
+            long long lo = c == O_LAYERS || c == O_GSTFT ? 0 : c == O_CONFIGS ? 2 : 1;
             long long hi = c == O_HIDDEN || c == O_EMB ? 4096 : c == O_LAYERS ? 64 : 1000000000;
             if (pc_cli_parse_i64(optarg, lo, hi, &v))
                 return pc_cli_usage_error("train", "%s expects %lld..%lld, got '%s'", flag, lo,
@@ -239,6 +269,9 @@ int pc_cmd_train(int argc, char **argv) {
             else if (c == O_HIDDEN) o.hidden = (int)v;
             else if (c == O_EMB) o.emb_dim = (int)v;
             else if (c == O_STOPAFTER) o.stop_after_steps = (long)v;
+            else if (c == O_SEGSIZE) o.seg_size = (int)v;
+            else if (c == O_GSTSEGS) o.gst_train_segs = (int)v;
+            else if (c == O_GSTFT) o.gst_finetune = (int)v;
             else o.layers = (int)v;
             break;
         }

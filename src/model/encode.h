@@ -65,7 +65,8 @@
  *  r < 2, or the axis is >= min(r, 6) so its size is not in the row)
  *
  * layout_categories node block: PC_ENCODE_LAYOUT_COLS columns for the node's
- *  own layout (134-139) with rank r (see the per-vector layout below).
+ *  own layout (134-139) with rank r (see the per-vector layout below); all 0
+ *  when the layout is missing.
  *
  * ---- tile config features (PC_TILE_CONFIG_DIM = 24, tpugraphs.md 6.4) ----
  *  kernel_bounds 0-5 (+6 sum, 7 product), output_bounds 8-13 (+14, 15),

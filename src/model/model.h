@@ -126,6 +126,11 @@ typedef struct pc_model_opts {
     pc_act act;        /* default LEAKY_RELU (slope 0.01) */
     int layernorm;     /* pre-norm in each layer, default 1 */
     float dropout;     /* on each layer's update, training only; default 0 */
+    /* Graph Segment Training (src/train/gst.h): the graph is read as segments
+       with the edges between them dropped; the model code itself ignores these */
+    int gst;           /* 0 = whole graph (default) */
+    int seg_method;    /* pc_seg_method */
+    int seg_size;      /* target nodes per segment */
 } pc_model_opts;
 
 pc_model_opts pc_model_opts_default(pc_kind kind);

@@ -10,6 +10,7 @@
 #include "common/util.h"
 #include "perfcast/dataset.h"
 #include "perfcast/safetensors.h"
+#include "train/gst.h"
 #include "train/train.h"
 
 #define CKPT_FORMAT "perfcast-model"
@@ -69,6 +70,13 @@ static char *meta_json(const pc_model *m, const pc_ckpt_info *info) {
         cJSON_AddStringToObject(a, "act", act_names[o->act]);
         cJSON_AddNumberToObject(a, "layernorm", o->layernorm);
         cJSON_AddNumberToObject(a, "dropout", (double)o->dropout);
+        if (o->gst) {
+            cJSON *g = cJSON_AddObjectToObject(a, "gst");
+            if (g) {
+                cJSON_AddStringToObject(g, "segments", pc_gst_method_name((pc_seg_method)o->seg_method));
+                cJSON_AddNumberToObject(g, "seg_size", o->seg_size);
+            }
+        }
         cJSON_AddNumberToObject(a, "feat_dim", m->feat_dim);
         cJSON_AddNumberToObject(a, "cfg_dim", m->cfg_dim);
         cJSON_AddNumberToObject(a, "node_in_dim", m->node_prep.in_dim);
@@ -230,6 +238,15 @@ pc_status pc_ckpt_load(const char *path, pc_model **out, int *collection, pc_err
     o.join = (pc_join)join;
     o.act = (pc_act)act;
     o.dropout = (float)dj->valuedouble;
+    const cJSON *gj = cJSON_GetObjectItemCaseSensitive(a, "gst");
+    if (gj) {
+        o.gst = 1;
+        o.seg_method = pc_gst_method_find(jstr(gj, "segments"));
+        if (o.seg_method < 0 || jint(gj, "seg_size", &o.seg_size) || o.seg_size < 1) {
+            st = pc_fail(err, PC_ERR_FORMAT, "%s: model metadata has a bad 'gst' field", path);
+            goto done;
+        }
+    }
     if ((st = pc_model_new(&o, feat_dim, cfg_dim, 0, &m, err))) {
         pc_error_prefix(err, "%s: ", path);
         goto done;

@@ -12,6 +12,7 @@
 #include "common/util.h"
 #include "perfcast/dataset.h"
 #include "perfcast/metrics.h"
+#include "train/gst.h"
 #include "train/train.h"
 
 pc_train_opts pc_train_opts_default(void) {
@@ -26,6 +27,7 @@ pc_train_opts pc_train_opts_default(void) {
     o.hidden = 64;
     o.layers = 3;
     o.layernorm = -1;
+    o.gst_keep = -1;
     return o;
 }
 
@@ -47,6 +49,7 @@ typedef struct tgraph {
     double *norm; /* tile normalizers (c), NULL for layout */
     double *y;    /* training target: rt / norm or rt */
     int64_t *by_speed; /* config ids by y, fastest first (sampling "fast" only) */
+    pc_gst_graph *gst; /* segments and table (GST models only) */
 } tgraph;
 
 typedef struct tset {
@@ -62,6 +65,7 @@ static void tset_free(tset *s) {
         free(s->v[i].norm);
         free(s->v[i].y);
         free(s->v[i].by_speed);
+        pc_gst_graph_free(s->v[i].gst);
     }
     free(s->v);
     s->v = NULL;
@@ -101,9 +105,22 @@ static pc_status tset_load(const pc_dataset *d, int coll, int split, int threads
     return PC_OK;
 }
 
-static pc_status tset_build(const pc_model *m, tset *s, pc_error *err) {
+static pc_gst_opts gst_opts_of(const pc_model *m) {
+    pc_gst_opts o = pc_gst_opts_default();
+    o.method = (pc_seg_method)m->opts.seg_method;
+    o.seg_size = m->opts.seg_size;
+    return o;
+}
+
+/* Model inputs of every graph; GST models also segment them (with a table if `table`). */
+static pc_status tset_build(const pc_model *m, tset *s, int table, pc_error *err) {
     for (size_t i = 0; i < s->n; i++) {
         pc_status st = pc_model_gdata_build(m, s->v[i].g, &s->v[i].d, err);
+        if (!st && m->opts.gst) {
+            pc_gst_opts go = gst_opts_of(m);
+            st = pc_gst_graph_build(m, s->v[i].g, &s->v[i].d.g, &go, table ? s->v[i].c : 0,
+                                    &s->v[i].gst, err);
+        }
         if (st) {
             pc_error_prefix(err, "%s: ", pc_graph_path(s->v[i].g));
             return st;
@@ -184,9 +201,30 @@ static pc_status gather_cfg(const pc_model *m, tgraph *t, const int64_t *ids, in
 }
 
 /* Predicted scores of every config of t into x->pred (chunks over a shared prefix). */
+/* GST models: every segment fresh, chunks of configs. */
+static pc_status predict_all_gst(const pc_model *m, tgraph *t, scratch *x, pc_error *err) {
+    pc_gst_ctx *cx = pc_gst_ctx_new(1);
+    int64_t chunk = 64;
+    if (!cx || !fgrow(&x->s, (size_t)chunk)) {
+        pc_gst_ctx_free(cx);
+        return pc_fail(err, PC_ERR_NOMEM, "out of memory");
+    }
+    pc_status st = PC_OK;
+    for (int64_t c0 = 0; c0 < t->c && !st; c0 += chunk) {
+        int K = (int)(t->c - c0 < chunk ? t->c - c0 : chunk);
+        for (int k = 0; k < K; k++) x->ids[k] = c0 + k;
+        if (!(st = gather_cfg(m, t, x->ids, K, x, err)))
+            st = pc_gst_score(m, cx, t->gst, x->cfg.p, K, x->s.p, err);
+        for (int k = 0; k < K && !st; k++) x->pred[c0 + k] = (double)x->s.p[k];
+    }
+    pc_gst_ctx_free(cx);
+    return st;
+}
+
 static pc_status predict_all(const pc_model *m, pc_model_ws *ws, tgraph *t, scratch *x,
                              pc_error *err) {
     if (!scratch_ids(x, (size_t)t->c + 1)) return pc_fail(err, PC_ERR_NOMEM, "out of memory");
+    if (m->opts.gst) return predict_all_gst(m, t, x, err);
     pc_status st = pc_model_prefix(m, ws, &t->d.g, err);
     if (st) return st;
     /* keep a chunk's activations near 256 MiB */
@@ -215,10 +253,15 @@ pc_status pc_train_score_graph(const pc_model *m, pc_model_ws *ws, pc_graph *g, 
     scratch x;
     memset(&x, 0, sizeof x);
     pc_status st = pc_model_gdata_build(m, g, &t.d, err);
+    if (!st && m->opts.gst) {
+        pc_gst_opts go = gst_opts_of(m);
+        st = pc_gst_graph_build(m, g, &t.d.g, &go, 0, &t.gst, err);
+    }
     if (!st) st = predict_all(m, ws, &t, &x, err);
     if (!st) memcpy(scores, x.pred, (size_t)t.c * sizeof(double));
     else pc_error_prefix(err, "%s: ", pc_graph_path(g));
     pc_model_gdata_free(&t.d);
+    pc_gst_graph_free(t.gst);
     scratch_free(&x);
     return st;
 }
@@ -385,6 +428,8 @@ typedef struct trainer {
     tset tr, va;
     pc_model *m;
     pc_model_ws *ws;
+    pc_gst_ctx *gx;
+    pc_gst_opts gsto;
     scratch x;
     float *best;
     int64_t *perm, *order;
@@ -408,6 +453,7 @@ static void trainer_free(trainer *t) {
     free(t->perm);
     scratch_free(&t->x);
     pc_model_ws_free(t->ws);
+    pc_gst_ctx_free(t->gx);
     pc_model_free(t->m);
     tset_free(&t->tr);
     tset_free(&t->va);
@@ -420,6 +466,9 @@ static pc_status check_opts(trainer *t, pc_error *err) {
     if ((t->coll = pc_collection_find(o->collection)) < 0)
         return pc_fail(err, PC_ERR_ARG, "train: unknown collection '%s'", o->collection);
     t->kind = pc_collection_kind(t->coll);
+    if (o->gst && (o->seg_size < 0 || o->gst_train_segs < 0 || o->gst_finetune < 0 ||
+                   o->gst_keep > 1 || (o->gst_keep < 0 && o->gst_keep != -1)))
+        return pc_fail(err, PC_ERR_ARG, "train: bad GST option value");
     if (o->epochs < 1 || o->patience < 1 || o->hidden < 1 || o->layers < 0 || !(o->lr > 0) ||
         o->configs < 0 || o->time_budget < 0 || !(o->clip > 0) || o->weight_decay < 0 ||
         o->emb_dim < 0 || !(o->dropout >= 0 && o->dropout < 1) || o->stop_after_steps < 0)
@@ -459,6 +508,17 @@ static pc_status model_opts(const trainer *t, pc_model_opts *mo, pc_error *err) 
     mo->join = (pc_join)join;
     mo->act = (pc_act)act;
     if (o->emb_dim > 0) mo->emb_dim = o->emb_dim;
+    if (o->gst) {
+        int sm = o->seg_method ? pc_gst_method_find(o->seg_method) : PC_SEG_CONTIGUOUS;
+        if (sm < 0) return pc_fail(err, PC_ERR_ARG, "train: --segments expects contiguous, "
+                                   "splits or metis, got '%s'", o->seg_method);
+        if (t->kind != PC_KIND_LAYOUT)
+            return pc_fail(err, PC_ERR_ARG, "train: --gst applies to layout collections (tile "
+                           "graphs are small)");
+        mo->gst = 1;
+        mo->seg_method = sm;
+        mo->seg_size = o->seg_size > 0 ? o->seg_size : 1000;
+    }
     if (o->layernorm >= 0) mo->layernorm = o->layernorm ? 1 : 0;
     mo->dropout = o->dropout;
     return PC_OK;
@@ -634,6 +694,48 @@ static pc_status build_by_speed(tset *s, pc_error *err) {
     return PC_OK;
 }
 
+/* MemAvailable from /proc/meminfo in bytes, 0 if unknown. */
+static double mem_available(void) {
+    FILE *f = fopen("/proc/meminfo", "r");
+    if (!f) return 0;
+    char line[256];
+    double kb = 0;
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "MemAvailable: %lf kB", &kb) == 1) break;
+    fclose(f);
+    return kb * 1024.0;
+}
+
+/*
+ * Full-graph training holds K copies of the largest graph's activations for
+ * backward: about (22 + 4L) * H floats per node and config (forward 10 + 4L,
+ * backward scratch 12). Refuse up front rather than meet the OOM killer.
+ */
+static pc_status check_memory(trainer *t, pc_error *err) {
+    if (t->m->opts.gst) return PC_OK;
+    int64_t nmax = 0;
+    const char *big = "";
+    for (size_t i = 0; i < t->tr.n; i++)
+        if (pc_graph_num_nodes(t->tr.v[i].g) > nmax) {
+            nmax = pc_graph_num_nodes(t->tr.v[i].g);
+            big = pc_graph_path(t->tr.v[i].g);
+        }
+    const pc_model_opts *mo = &t->m->opts;
+    int S = t->kind == PC_KIND_TILE && mo->join == PC_JOIN_LATE ? 1 : t->o.configs;
+    if (t->kind == PC_KIND_LAYOUT && mo->join == PC_JOIN_LATE) S = 1;
+    double need = (double)S * (double)nmax * mo->hidden * (22.0 + 4.0 * mo->layers) * 4.0;
+    double limit = t->o.max_memory_gib > 0 ? t->o.max_memory_gib * 1073741824.0
+                                           : mem_available();
+    if (limit > 0 && need > limit)
+        return pc_fail(err, PC_ERR_NOMEM, "train: full-graph training needs about %.1f GiB for "
+                       "%s (%lld nodes x %d configs x hidden %d, %d layers), more than the %.1f "
+                       "GiB %s; use --gst (Graph Segment Training), fewer --configs or a smaller "
+                       "--hidden", need / 1073741824.0, big, (long long)nmax, S, mo->hidden,
+                       mo->layers, limit / 1073741824.0,
+                       t->o.max_memory_gib > 0 ? "allowed by --max-memory" : "available");
+    return PC_OK;
+}
+
 static pc_status setup(trainer *t, pc_error *err) {
     pc_dataset *ds = NULL;
     pc_status st = pc_dataset_open(t->o.data_dir, &ds, err);
@@ -668,7 +770,11 @@ static pc_status setup(trainer *t, pc_error *err) {
         t->order = malloc(t->tr.n * sizeof *t->order);
         if (!t->best || !t->order) return pc_fail(err, PC_ERR_NOMEM, "train: out of memory");
     }
-    if ((st = tset_build(t->m, &t->tr, err)) || (st = tset_build(t->m, &t->va, err))) return st;
+    if ((st = check_memory(t, err))) return st;
+    if ((st = tset_build(t->m, &t->tr, 1, err)) || (st = tset_build(t->m, &t->va, 0, err)))
+        return st;
+    if (t->m->opts.gst && !(t->gx = pc_gst_ctx_new(t->o.gst_train_segs)))
+        return pc_fail(err, PC_ERR_NOMEM, "train: out of memory");
     if (t->fast && (st = build_by_speed(&t->tr, err))) return st;
     int64_t maxc = 1;
     for (size_t i = 0; i < t->tr.n; i++) maxc = t->tr.v[i].c > maxc ? t->tr.v[i].c : maxc;
@@ -677,6 +783,9 @@ static pc_status setup(trainer *t, pc_error *err) {
     if (!t->ws || !t->perm || !scratch_ids(&t->x, (size_t)maxc + 1) ||
         !fgrow(&t->x.s, (size_t)t->o.configs) || !fgrow(&t->x.ds, (size_t)t->o.configs))
         return pc_fail(err, PC_ERR_NOMEM, "train: out of memory");
+    t->gsto = gst_opts_of(t->m);
+    if (t->o.gst_train_segs > 0) t->gsto.train_segs = t->o.gst_train_segs;
+    if (t->o.gst_keep >= 0) t->gsto.keep = t->o.gst_keep;
     t->ac = pc_adam_cfg_default();
     t->ac.decoupled = 1;
     t->ac.weight_decay = t->o.weight_decay;
@@ -717,7 +826,10 @@ static pc_status train_step(trainer *t, tgraph *g, double *loss, pc_error *err) 
     scratch *x = &t->x;
     pc_status st = gather_cfg(t->m, g, x->ids, K, x, err);
     uint64_t dseed = t->rng ^ 0xd50u;
-    if (!st)
+    if (!st && t->m->opts.gst)
+        st = pc_gst_forward(t->m, t->gx, g->gst, x->ids, x->cfg.p, K, &t->gsto, &t->rng, x->s.p,
+                            err);
+    else if (!st)
         st = pc_model_forward(t->m, t->ws, &g->d.g, x->cfg.p, K,
                               t->m->opts.dropout > 0 ? &dseed : NULL, x->s.p, err);
     if (st) return st;
@@ -727,7 +839,9 @@ static pc_status train_step(trainer *t, tgraph *g, double *loss, pc_error *err) 
         return pc_fail(err, PC_ERR_INVALID, "train: loss is not finite at epoch %d on %s",
                        t->epoch, pc_graph_path(g->g));
     pc_params_zero_grad(&t->m->params);
-    if ((st = pc_model_backward(t->m, t->ws, x->ds.p, err))) return st;
+    if (t->m->opts.gst) st = pc_gst_backward(t->m, t->gx, g->gst, x->ds.p, err);
+    else st = pc_model_backward(t->m, t->ws, x->ds.p, err);
+    if (st) return st;
     pc_clip_grad_norm(t->m->params.grad, t->m->params.numel, t->o.clip);
     float lr = pc_lr_cosine(t->step, t->o.lr, t->o.lr * 0.05f, t->warmup, t->total);
     pc_params_adam_step(&t->m->params, &t->ac, t->step + 1, lr);
@@ -802,6 +916,48 @@ static pc_status end_epoch(trainer *t, pc_error *err) {
     logf_(t->log, t->user, "epoch %d loss %.6f valid %.6f best %.6f (%.2fs)", t->epoch,
           mean_loss, metric, t->best_metric, now_s() - t->t0);
     return improved ? save_best(t, err) : PC_OK;
+}
+
+/*
+ * GST's last phase: from the best parameters, train only the head on fresh
+ * embeddings of every segment (no table, no dropout), which removes the bias
+ * stale embeddings left in it. Learning rate: a tenth of the peak.
+ */
+static pc_status gst_finetune(trainer *t, pc_error *err) {
+    pc_model *m = t->m;
+    memcpy(m->params.data, t->best, m->params.numel * sizeof(float));
+    const int heads[4] = {m->p_h1_w, m->p_h1_b, m->p_h2_w, m->p_h2_b};
+    logf_(t->log, t->user, "gst: fine-tuning the head for %d epochs", t->o.gst_finetune);
+    pc_status st = PC_OK;
+    for (int e = 0; e < t->o.gst_finetune && !st; e++) {
+        t->epoch++;
+        shuffle(t);
+        for (; t->oi < t->tr.n && !st; t->oi++) {
+            tgraph *g = &t->tr.v[t->order[t->oi]];
+            if (g->c < 2) continue;
+            int K = sample_configs(t, g);
+            scratch *x = &t->x;
+            if ((st = gather_cfg(m, g, x->ids, K, x, err)) ||
+                (st = pc_gst_score(m, t->gx, g->gst, x->cfg.p, K, x->s.p, err)))
+                break;
+            memset(x->ds.p, 0, (size_t)K * sizeof(float));
+            double L = pc_loss_combo(x->ds.p, x->s.p, x->yk, K, &t->lc, 1.0f, NULL);
+            pc_params_zero_grad(&m->params);
+            if ((st = pc_gst_head_backward(m, t->gx, x->ds.p, err))) break;
+            pc_clip_grad_norm(m->params.grad, m->params.numel, t->o.clip);
+            for (int h = 0; h < 4; h++) {
+                const pc_param_info *pi = &m->params.info[heads[h]];
+                size_t o = pi->offset;
+                pc_adam_step(m->params.data + o, m->params.grad + o, m->params.m + o,
+                             m->params.v + o, pi->numel, &t->ac, t->step + 1, t->o.lr * 0.1f);
+            }
+            t->step++;
+            t->lsum += isfinite(L) ? L : 0;
+            t->lcount++;
+        }
+        if (!st) st = end_epoch(t, err);
+    }
+    return st;
 }
 
 pc_status pc_train_run(const pc_train_opts *opts, pc_train_log_fn log,
@@ -883,6 +1039,11 @@ pc_status pc_train_run(const pc_train_opts *opts, pc_train_log_fn log,
         }
     }
     if (!interrupted && !finished) finished = 1;
+    if (!interrupted && t->m->opts.gst && t->o.gst_finetune > 0 && t->best_epoch > 0) {
+        t->epoch--; /* the loop left it one past the last epoch */
+        if ((st = gst_finetune(t, err))) goto done;
+        t->epoch++;
+    }
     if (interrupted) {
         if ((st = save_state(t, err))) goto done;
         logf_(log, user, "state saved to %s; continue with --resume", t->state_path);
@@ -950,7 +1111,7 @@ pc_status pc_eval_run(const char *model_path, const char *data_dir, const char *
         st = pc_fail(err, PC_ERR_NOTFOUND, "eval: no %s graphs of %s under %s", pc_split_name(sp),
                      pc_collection_name(coll), data_dir);
     if (!st) st = require_runtimes(&s, err);
-    if (!st) st = tset_build(m, &s, err);
+    if (!st) st = tset_build(m, &s, 0, err);
     if (!st && !(ws = pc_model_ws_new())) st = pc_fail(err, PC_ERR_NOMEM, "out of memory");
     evsum e;
     if (!st) st = evaluate(m, ws, &s, &x, &e, err);

@@ -12,7 +12,8 @@ golden_attention.npz holds, per case <c> (see CASES):
   p.<c>.<n>  float32 parameters, n in ln_g ln_b wq wk wv wo bq bk bv bo (present ones only)
   out.<c>    float64 (G*K, C) output
   loss.<c>   float64 [sum(out * r)]
-  g.<c>.<n>  float64 gradient of the loss w.r.t. x and each parameter
+  g.<c>.<n>  float64 gradient of the loss w.r.t. x and each parameter; g.<c>.bk is
+             stored as exactly 0 (bk cancels in the softmax: torch's value is rounding)
 
 The reference is computed in float64 with torch.nn.MultiheadAttention (its
 in_proj_weight is [wq; wk; wv], out_proj is wo) after F.layer_norm, an
@@ -82,6 +83,9 @@ def build(name, case, seed):
     for n, v in p.items():
         a[f"p.{name}.{n}"] = v
         a[f"g.{name}.{n}"] = t[n].grad.numpy().astype(np.float64)
+    if case["bias"]:
+        assert np.max(np.abs(a[f"g.{name}.bk"])) < 1e-9 * np.max(np.abs(a[f"g.{name}.bq"]))
+        a[f"g.{name}.bk"] = np.zeros(C, dtype=np.float64)
     return a
 
 

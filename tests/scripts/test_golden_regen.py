@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """
 The golden reference files (tests/golden/golden_*.npz) provably come from
-tests/golden/make_golden.py: rerun it into a temporary folder and compare
-every array with the committed files (same keys, dtypes and shapes; inputs
-and parameters bitwise, computed values to 1e-12 relative, which allows
-last-bit differences of another torch/BLAS build). Skips (77) without torch.
+tests/golden/make_golden.py and make_attention_golden.py: rerun them into a
+temporary folder and compare every array with the committed files (same
+keys, dtypes and shapes; inputs and parameters bitwise, computed values to
+1e-12 relative, which allows last-bit differences of another torch/BLAS
+build). Skips (77) without torch.
 """
 import os
 import subprocess
@@ -21,6 +22,9 @@ except ImportError as e:
 HERE = os.path.dirname(os.path.abspath(__file__))
 GOLDEN = os.path.join(HERE, "..", "golden")
 COMPUTED = ("scores", "loss", "step_loss")
+# keys of computed values in golden_attention.npz: out.<case>, loss.<case> (and g.*)
+COMPUTED_PREFIXES = ("g.", "out.", "loss.")
+GENERATORS = ("make_golden.py", "make_attention_golden.py")
 
 
 def main():
@@ -28,8 +32,9 @@ def main():
     if tmp_root:
         os.makedirs(tmp_root, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=tmp_root) as tmp:
-        subprocess.run([sys.executable, os.path.join(GOLDEN, "make_golden.py"), tmp], check=True,
-                       stdout=subprocess.DEVNULL)
+        for gen in GENERATORS:
+            subprocess.run([sys.executable, os.path.join(GOLDEN, gen), tmp], check=True,
+                           stdout=subprocess.DEVNULL)
         fresh = sorted(f for f in os.listdir(tmp) if f.endswith(".npz"))
         committed = sorted(f for f in os.listdir(GOLDEN) if f.startswith("golden_") and
                            f.endswith(".npz"))
@@ -50,7 +55,7 @@ def main():
                 if x.dtype != y.dtype or x.shape != y.shape:
                     print(f"FAIL {name}:{k}: {x.dtype}{x.shape} vs {y.dtype}{y.shape}")
                     bad += 1
-                elif k.startswith("g.") or k in COMPUTED:
+                elif k.startswith(COMPUTED_PREFIXES) or k in COMPUTED:
                     d = np.max(np.abs(x - y) / np.maximum(np.abs(y), 1e-30), initial=0.0)
                     worst = max(worst, float(d))
                     if not np.allclose(x, y, rtol=1e-12, atol=1e-15):

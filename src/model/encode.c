@@ -1,0 +1,260 @@
+/* Feature encodings of raw node and config features (column layouts in encode.h). */
+#include "model/encode.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "common/util.h"
+
+/* Rows below this are encoded without forking threads. */
+#define ENCODE_PAR_ROWS 4096
+#define NSLOT 6
+
+pc_encode_opts pc_encode_opts_none(void) {
+    pc_encode_opts o = {0, 0, 0};
+    return o;
+}
+
+pc_encode_opts pc_encode_opts_all(void) {
+    pc_encode_opts o = {1, 1, 1};
+    return o;
+}
+
+uint32_t pc_encode_opts_bits(const pc_encode_opts *o) {
+    return (o->pad_minus1 ? 1u : 0u) | (o->dim_encodings ? 2u : 0u) |
+           (o->layout_categories ? 4u : 0u);
+}
+
+pc_status pc_encode_opts_from_bits(uint32_t bits, pc_encode_opts *o, pc_error *err) {
+    if (bits & ~7u)
+        return pc_fail(err, PC_ERR_ARG, "encode: unknown option bits 0x%x (known: 0x7)",
+                       (unsigned)bits);
+    o->pad_minus1 = (bits & 1u) != 0;
+    o->dim_encodings = (bits & 2u) != 0;
+    o->layout_categories = (bits & 4u) != 0;
+    return PC_OK;
+}
+
+/* ---- widths ------------------------------------------------------------------ */
+
+int pc_encode_node_width(const pc_encode_opts *o, int in_dim) {
+    int any = o->pad_minus1 || o->dim_encodings || o->layout_categories;
+    if (in_dim <= 0 || (any && in_dim < PC_NODE_FEAT_DIM)) return -1;
+    return in_dim + (o->dim_encodings ? PC_ENCODE_NODE_DIM_COLS : 0) +
+           (o->layout_categories ? PC_ENCODE_LAYOUT_COLS : 0);
+}
+
+int pc_encode_tile_width(const pc_encode_opts *o, int in_dim) {
+    if (in_dim <= 0 || (o->dim_encodings && in_dim < PC_TILE_CONFIG_DIM)) return -1;
+    return in_dim + (o->dim_encodings ? PC_ENCODE_TILE_DIM_COLS : 0);
+}
+
+int pc_encode_layout_width(const pc_encode_opts *o, int in_dim) {
+    if (in_dim <= 0 || (o->layout_categories && in_dim < PC_LAYOUT_CONFIG_DIM)) return -1;
+    return in_dim + (o->layout_categories ? 3 * PC_ENCODE_LAYOUT_COLS : 0);
+}
+
+int pc_encode_config_width(const pc_encode_opts *o, pc_kind kind, int in_dim) {
+    if (kind == PC_KIND_TILE) return pc_encode_tile_width(o, in_dim);
+    if (kind == PC_KIND_LAYOUT) return pc_encode_layout_width(o, in_dim);
+    return -1;
+}
+
+/* ---- small pieces ---------------------------------------------------------------- */
+
+static int imin(int a, int b) { return a < b ? a : b; }
+static int imax(int a, int b) { return a > b ? a : b; }
+
+/* 1 + index of the last slot > 0, or 0. */
+static int last_positive(const float *s, int n) {
+    for (int i = n - 1; i >= 0; i--)
+        if (s[i] > 0.0f) return i + 1;
+    return 0;
+}
+
+int pc_encode_node_rank(const float *row) {
+    int r = last_positive(row + PC_NF_SHAPE_DIMS, NSLOT);
+    if (row[PC_NF_SHAPE_PROD] == 0.0f) r = imax(r, 1);
+    for (int i = 0; i < NSLOT; i++) {
+        float v = row[PC_NF_LAYOUT + i];
+        if (v > 0.0f && v < 1e6f) r = imax(r, (int)v + 1);
+    }
+    return r;
+}
+
+static int window_rank(const float *row) {
+    float cnt = row[PC_NF_WIN_REV_TRUE] + row[PC_NF_WIN_REV_FALSE];
+    int w = cnt > 0.0f ? (cnt >= NSLOT ? NSLOT : (int)cnt) : 0;
+    return imin(NSLOT, imax(w, last_positive(row + PC_NF_WINDOW, NSLOT)));
+}
+
+/* The node's layout is missing: rank >= 2 but no slot names an axis > 0. */
+static int node_layout_missing(const float *row, int r) {
+    return r >= 2 && last_positive(row + PC_NF_LAYOUT, NSLOT) == 0;
+}
+
+/* [log2(1+d), d mod base, floor(d/base)], or three -1 for an absent d < 0. */
+static void dim3(float d, double base, float *o) {
+    if (d < 0.0f) {
+        o[0] = o[1] = o[2] = -1.0f;
+        return;
+    }
+    o[0] = (float)log2(1.0 + (double)d);
+    o[1] = (float)fmod((double)d, base);
+    o[2] = (float)floor((double)d / base);
+}
+
+/* [d, dim3(d)]. */
+static void dim4(float d, double base, float *o) {
+    o[0] = d < 0.0f ? -1.0f : d;
+    dim3(d, base, o + 1);
+}
+
+int pc_encode_layout_rank(const float *s) {
+    int r = 0;
+    while (r < NSLOT && s[r] >= 0.0f) r++;
+    return r;
+}
+
+void pc_encode_layout_cols(const float *s, int r, float *out) {
+    memset(out, 0, PC_ENCODE_LAYOUT_COLS * sizeof *out);
+    int k = imin(r, NSLOT);
+    if (k < 1) return;
+    out[0] = 1.0f;
+    int dflt = 1, inv = 0;
+    for (int i = 0; i < k; i++) {
+        dflt &= s[i] == (float)(r - 1 - i);
+        for (int j = i + 1; j < k; j++) inv += s[i] < s[j];
+    }
+    out[1] = (float)dflt;
+    out[2] = s[0] == (float)(r - 1);
+    out[3] = r >= 2 && s[1] == (float)(r - 2);
+    out[4] = k >= 2 ? (float)inv / (float)(k * (k - 1) / 2) : 0.0f;
+    for (int a = 0; a < NSLOT; a++) out[5 + a] = s[0] == (float)a;
+}
+
+int pc_encode_layout_category(const float *s, int r) {
+    static const int fact[7] = {1, 1, 2, 6, 24, 120, 720};
+    if (r < 0 || r > NSLOT) return -1;
+    int off = 0, seen = 0, lehmer = 0;
+    for (int q = 0; q < r; q++) off += fact[q];
+    for (int i = 0; i < r; i++) {
+        float v = s[i];
+        if (!(v >= 0.0f && v < (float)r) || v != floorf(v) || ((seen >> (int)v) & 1)) return -1;
+        seen |= 1 << (int)v;
+        int smaller = 0;
+        for (int j = i + 1; j < r; j++) smaller += s[j] < v;
+        lehmer += smaller * fact[r - 1 - i];
+    }
+    return off + lehmer;
+}
+
+/* ---- node rows ------------------------------------------------------------------- */
+
+static void node_pad(const float *in, int r, float *y) {
+    int k = imin(r, NSLOT);
+    for (int i = k; i < NSLOT; i++) y[PC_NF_SHAPE_DIMS + i] = y[PC_NF_LAYOUT + i] = -1.0f;
+    if (node_layout_missing(in, r))
+        for (int i = 0; i < NSLOT; i++) y[PC_NF_LAYOUT + i] = -1.0f;
+    int w = window_rank(in);
+    for (int i = w; i < NSLOT; i++) {
+        for (int g = 0; g < NSLOT; g++) y[PC_NF_WINDOW + 8 * g + i] = -1.0f;
+        y[PC_NF_WIN_REV + i] = -1.0f;
+    }
+}
+
+/* Size of the axis in layout slot `slot`, or -1 when not determinable. */
+static float node_layout_dim(const float *in, int r, int slot) {
+    int k = imin(r, NSLOT);
+    if (slot >= k || node_layout_missing(in, r)) return -1.0f;
+    float a = in[PC_NF_LAYOUT + slot];
+    if (!(a >= 0.0f && a < (float)k)) return -1.0f;
+    return in[PC_NF_SHAPE_DIMS + (int)a];
+}
+
+static void node_dims(const float *in, int r, float *o) {
+    int k = imin(r, NSLOT);
+    for (int i = 0; i < NSLOT; i++)
+        dim3(i < k ? in[PC_NF_SHAPE_DIMS + i] : -1.0f, 128.0, o + 3 * i);
+    for (int i = 0; i < 2; i++) dim3(in[PC_NF_DYN_SLICE + i], 128.0, o + 18 + 3 * i);
+    dim4(node_layout_dim(in, r, 0), 128.0, o + 24);
+    dim4(node_layout_dim(in, r, 1), 8.0, o + 28);
+}
+
+static void node_row(const pc_encode_opts *o, const float *in, int in_dim, float *y) {
+    memcpy(y, in, (size_t)in_dim * sizeof *y);
+    int r = pc_encode_node_rank(in);
+    if (o->pad_minus1) node_pad(in, r, y);
+    float *b = y + in_dim;
+    if (o->dim_encodings) {
+        node_dims(in, r, b);
+        b += PC_ENCODE_NODE_DIM_COLS;
+    }
+    if (o->layout_categories)
+        pc_encode_layout_cols(in + PC_NF_LAYOUT, node_layout_missing(in, r) ? 0 : r, b);
+}
+
+pc_status pc_encode_node(const pc_encode_opts *o, const float *in, int64_t rows, int in_dim,
+                         float *out, pc_error *err) {
+    int W = pc_encode_node_width(o, in_dim);
+    if (W < 0)
+        return pc_fail(err, PC_ERR_ARG, "encode: node features have %d columns, need %d",
+                       in_dim, PC_NODE_FEAT_DIM);
+#pragma omp parallel for schedule(static) if(rows >= ENCODE_PAR_ROWS)
+    for (int64_t i = 0; i < rows; i++)
+        node_row(o, in + (size_t)i * (size_t)in_dim, in_dim, out + (size_t)i * (size_t)W);
+    return PC_OK;
+}
+
+/* ---- config rows ----------------------------------------------------------------- */
+
+static void tile_row(const pc_encode_opts *o, const float *in, int in_dim, float *y) {
+    memcpy(y, in, (size_t)in_dim * sizeof *y);
+    if (!o->dim_encodings) return;
+    float *b = y + in_dim;
+    for (int g = 0; g < 3; g++) {
+        const float *s = in + 8 * g;
+        int k = last_positive(s, NSLOT);
+        for (int i = 0; i < NSLOT; i++) dim3(i < k ? s[i] : -1.0f, 128.0, b + 18 * g + 3 * i);
+    }
+}
+
+static void layout_row(const pc_encode_opts *o, const float *in, int in_dim, float *y) {
+    memcpy(y, in, (size_t)in_dim * sizeof *y);
+    if (!o->layout_categories) return;
+    for (int t = 0; t < 3; t++) {
+        const float *s = in + NSLOT * t;
+        pc_encode_layout_cols(s, pc_encode_layout_rank(s), y + in_dim + PC_ENCODE_LAYOUT_COLS * t);
+    }
+}
+
+pc_status pc_encode_tile(const pc_encode_opts *o, const float *in, int64_t rows, int in_dim,
+                         float *out, pc_error *err) {
+    int W = pc_encode_tile_width(o, in_dim);
+    if (W < 0)
+        return pc_fail(err, PC_ERR_ARG, "encode: tile configs have %d columns, need %d", in_dim,
+                       PC_TILE_CONFIG_DIM);
+#pragma omp parallel for schedule(static) if(rows >= ENCODE_PAR_ROWS)
+    for (int64_t i = 0; i < rows; i++)
+        tile_row(o, in + (size_t)i * (size_t)in_dim, in_dim, out + (size_t)i * (size_t)W);
+    return PC_OK;
+}
+
+pc_status pc_encode_layout(const pc_encode_opts *o, const float *in, int64_t rows, int in_dim,
+                           float *out, pc_error *err) {
+    int W = pc_encode_layout_width(o, in_dim);
+    if (W < 0)
+        return pc_fail(err, PC_ERR_ARG, "encode: layout configs have %d columns, need %d",
+                       in_dim, PC_LAYOUT_CONFIG_DIM);
+#pragma omp parallel for schedule(static) if(rows >= ENCODE_PAR_ROWS)
+    for (int64_t i = 0; i < rows; i++)
+        layout_row(o, in + (size_t)i * (size_t)in_dim, in_dim, out + (size_t)i * (size_t)W);
+    return PC_OK;
+}
+
+pc_status pc_encode_configs(const pc_encode_opts *o, pc_kind kind, const float *in,
+                            int64_t rows, int in_dim, float *out, pc_error *err) {
+    if (kind == PC_KIND_TILE) return pc_encode_tile(o, in, rows, in_dim, out, err);
+    if (kind == PC_KIND_LAYOUT) return pc_encode_layout(o, in, rows, in_dim, out, err);
+    return pc_fail(err, PC_ERR_ARG, "encode: configs of kind %d (need tile or layout)", (int)kind);
+}
