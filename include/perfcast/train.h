@@ -98,6 +98,15 @@ typedef struct pc_train_opts {
      * GST run starts with an empty table (not bitwise equal to an
      * uninterrupted one).
      */
+    /* layout: keep only configurable nodes and their prune_hops-hop
+       neighbourhood (-1 = off, the default); collapse_chains also removes
+       linear chains (src/graph/graph.h) */
+    int prune_hops;
+    int collapse_chains;
+    /* feature encodings (comma list of pad, dims, layout; or all / none):
+       -1 for absent dims, log2 / mod 128 / div 128 of dimension sizes, layout
+       indicator columns; NULL = none */
+    const char *encode;
     int gst;
     const char *seg_method;
     int seg_size;

@@ -46,6 +46,12 @@ static void train_help(FILE *f) {
             "  --act A             leaky_relu (default), relu or gelu\n"
             "  --dropout P         dropout on each layer's update (default 0)\n"
             "  --no-layernorm      no LayerNorm before each layer\n"
+            "  --prune-hops K      layout: keep configurable nodes and their K-hop\n"
+            "                      neighbourhood only (default: whole graph)\n"
+            "  --collapse-chains   with --prune-hops: also collapse linear chains\n"
+            "  --encode LIST       feature encodings: pad (-1 for absent dims), dims (log2,\n"
+            "                      mod 128, div 128 of sizes), layout (layout indicators),\n"
+            "                      all or none (default none)\n"
             "  --gst               Graph Segment Training (layout): segments, a historical\n"
             "                      embedding table and stale-embedding dropout\n"
             "  --segments M        contiguous (default), splits (node_splits) or metis\n"
@@ -123,7 +129,7 @@ int pc_cmd_train(int argc, char **argv) {
     enum { O_BUDGET = 256, O_EPOCHS, O_PATIENCE, O_CONFIGS, O_LR, O_HIDDEN, O_LAYERS, O_SAMPLING,
            O_LOSS, O_WD, O_CLIP, O_EMB, O_POOL, O_JOIN, O_ACT, O_DROPOUT, O_NOLN, O_RESUME,
            O_STOPAFTER, O_PROGRESS, O_GST, O_SEGMENTS, O_SEGSIZE, O_GSTSEGS, O_GSTKEEP,
-           O_GSTFT, O_MAXMEM };
+           O_GSTFT, O_MAXMEM, O_PRUNE, O_COLLAPSE, O_ENCODE };
     static const struct option opts[] = {
         {"data", required_argument, 0, 'd'},         {"collection", required_argument, 0, 'c'},
         {"out", required_argument, 0, 'o'},          {"time-budget", required_argument, 0, O_BUDGET},
@@ -145,6 +151,9 @@ int pc_cmd_train(int argc, char **argv) {
         {"gst-keep", required_argument, 0, O_GSTKEEP},
         {"gst-finetune", required_argument, 0, O_GSTFT},
         {"max-memory", required_argument, 0, O_MAXMEM},
+        {"prune-hops", required_argument, 0, O_PRUNE},
+        {"collapse-chains", no_argument, 0, O_COLLAPSE},
+        {"encode", required_argument, 0, O_ENCODE},
         {"help", no_argument, 0, 'h'},               {0, 0, 0, 0}};
     pc_train_opts o = pc_train_opts_default();
     cli_train ct = {0, isatty(fileno(stderr))};
@@ -164,6 +173,13 @@ int pc_cmd_train(int argc, char **argv) {
             break;
         case 'o': o.out_path = optarg; break;
         case O_GST: o.gst = 1; break;
+        case O_COLLAPSE: o.collapse_chains = 1; break;
+        case O_ENCODE: o.encode = optarg; break;
+        case O_PRUNE:
+            if (pc_cli_parse_i64(optarg, 0, 64, &v))
+                return pc_cli_usage_error("train", "--prune-hops expects 0..64, got '%s'", optarg);
+            o.prune_hops = (int)v;
+            break;
         case O_SAMPLING:
         case O_SEGMENTS:
         case O_POOL:

@@ -6,6 +6,8 @@
 #include <string.h>
 
 #include "common/util.h"
+#include "graph/graph.h"
+#include "model/encode.h"
 #include "model/model.h"
 
 #define LEAKY_SLOPE 0.01f
@@ -26,6 +28,7 @@ pc_model_opts pc_model_opts_default(pc_kind kind) {
     o.act = PC_ACT_LEAKY_RELU;
     o.layernorm = 1;
     o.dropout = 0.0f;
+    o.prune_hops = -1;
     return o;
 }
 
@@ -190,6 +193,68 @@ pc_status pc_model_set_prep(pc_model *m, const pc_prep *node, const pc_prep *cfg
 
 /* ---- graphs ------------------------------------------------------------------- */
 
+static pc_encode_opts enc_opts(const pc_model *m) {
+    pc_encode_opts eo = pc_encode_opts_none();
+    pc_encode_opts_from_bits(m->opts.encode, &eo, NULL); /* checked at load */
+    return eo;
+}
+
+/* Raw width of a config row the model takes (cfg_prep reads the encoded row). */
+static int raw_cfg_dim(const pc_model *m) {
+    return m->opts.kind == PC_KIND_TILE ? PC_TILE_CONFIG_DIM : PC_LAYOUT_CONFIG_DIM;
+}
+
+/* Replaces d's graph by its pruned version (rows of x, opcodes, edges, ids, splits). */
+static pc_status gdata_prune(const pc_model *m, pc_model_gdata *d, pc_error *err) {
+    pc_prune_opts po = pc_prune_opts_default();
+    po.hops = m->opts.prune_hops;
+    po.collapse_chains = m->opts.collapse_chains;
+    pc_pruned pr;
+    pc_status st = pc_prune_khop(d->g.n, d->edges, d->m, d->g.cfg_ids, d->g.nc, &po, &pr, err);
+    if (st) return st;
+    int F = m->feat_dim, n = pr.n;
+    float *x = pc_malloc_array((uint64_t)(n > 0 ? n : 1) * (uint64_t)F, sizeof(float));
+    int32_t *op = malloc((size_t)(n > 0 ? n : 1) * sizeof *op);
+    int64_t *sp = malloc((size_t)(d->nsplits + 1) * sizeof *sp);
+    if (!x || !op || !sp) {
+        free(x), free(op), free(sp);
+        pc_pruned_free(&pr);
+        return pc_fail(err, PC_ERR_NOMEM, "model: out of memory");
+    }
+    for (int i = 0; i < n; i++) {
+        memcpy(x + (size_t)i * F, d->x + (size_t)pr.kept[i] * F, (size_t)F * sizeof(float));
+        op[i] = d->g.opcode[pr.kept[i]];
+    }
+    if (d->splits && (st = pc_pruned_remap_splits(&pr, d->splits, d->nsplits, sp, err))) {
+        free(x), free(op), free(sp);
+        pc_pruned_free(&pr);
+        return st;
+    }
+    pc_csr_free(&d->csr);
+    if ((st = pc_csr_build(&d->csr, pr.edges, (int)pr.m, n, err))) {
+        free(x), free(op), free(sp);
+        pc_pruned_free(&pr);
+        return st;
+    }
+    free(d->x);
+    d->x = x;
+    d->own_op = op;
+    d->own_cfg = pr.config_ids;
+    d->own_edges = pr.edges;
+    d->own_splits = sp;
+    pr.config_ids = NULL;
+    pr.edges = NULL;
+    d->g.n = n;
+    d->g.x = x;
+    d->g.opcode = op;
+    d->g.cfg_ids = d->own_cfg;
+    d->edges = d->own_edges;
+    d->m = pr.m;
+    d->splits = d->splits ? sp : NULL;
+    pc_pruned_free(&pr);
+    return PC_OK;
+}
+
 pc_status pc_model_gdata_build(const pc_model *m, const pc_graph *graph, pc_model_gdata *out,
                                pc_error *err) {
     memset(out, 0, sizeof *out);
@@ -200,12 +265,15 @@ pc_status pc_model_gdata_build(const pc_model *m, const pc_graph *graph, pc_mode
     if (n < 1 || n > INT_MAX / 4 || e > INT_MAX)
         return pc_fail(err, PC_ERR_RANGE, "model: %lld nodes / %lld edges not supported",
                        (long long)n, (long long)e);
-    if (pc_graph_node_feat_dim(graph) != m->node_prep.in_dim)
-        return pc_fail(err, PC_ERR_ARG, "model: node_feat has %lld columns, expected %d",
-                       (long long)pc_graph_node_feat_dim(graph), m->node_prep.in_dim);
-    if (pc_graph_config_dim(graph) != m->cfg_prep.in_dim)
-        return pc_fail(err, PC_ERR_ARG, "model: configs have %lld columns, expected %d",
-                       (long long)pc_graph_config_dim(graph), m->cfg_prep.in_dim);
+    pc_encode_opts eo = enc_opts(m);
+    int nraw = (int)pc_graph_node_feat_dim(graph), craw = (int)pc_graph_config_dim(graph);
+    if (pc_encode_node_width(&eo, nraw) != m->node_prep.in_dim)
+        return pc_fail(err, PC_ERR_ARG, "model: node_feat has %d columns, the model expects %s",
+                       nraw, m->opts.encode ? "140 (encoded)" : "another width");
+    if (craw != raw_cfg_dim(m) ||
+        pc_encode_config_width(&eo, m->opts.kind, craw) != m->cfg_prep.in_dim)
+        return pc_fail(err, PC_ERR_ARG, "model: configs have %d columns, expected %d", craw,
+                       raw_cfg_dim(m));
     const int32_t *op = pc_graph_node_opcode(graph);
     for (int64_t i = 0; i < n; i++)
         if (op[i] < 0 || op[i] >= m->opts.num_opcodes)
@@ -213,7 +281,19 @@ pc_status pc_model_gdata_build(const pc_model *m, const pc_graph *graph, pc_mode
                            (long long)i, (int)op[i], m->opts.num_opcodes);
     out->x = pc_malloc_array((uint64_t)n * (uint64_t)m->feat_dim, sizeof(float));
     if (!out->x) return pc_fail(err, PC_ERR_NOMEM, "model: out of memory");
-    pc_prep_apply(&m->node_prep, pc_graph_node_feat(graph), n, out->x);
+    if (m->opts.encode) {
+        float *enc = pc_malloc_array((uint64_t)n * (uint64_t)m->node_prep.in_dim, sizeof(float));
+        pc_status es = enc ? pc_encode_node(&eo, pc_graph_node_feat(graph), n, nraw, enc, err)
+                           : pc_fail(err, PC_ERR_NOMEM, "model: out of memory");
+        if (!es) pc_prep_apply(&m->node_prep, enc, n, out->x);
+        free(enc);
+        if (es) {
+            pc_model_gdata_free(out);
+            return es;
+        }
+    } else {
+        pc_prep_apply(&m->node_prep, pc_graph_node_feat(graph), n, out->x);
+    }
     pc_status st = pc_csr_build(&out->csr, pc_graph_edge_index(graph), (int)e, (int)n, err);
     if (st) {
         pc_model_gdata_free(out);
@@ -223,6 +303,11 @@ pc_status pc_model_gdata_build(const pc_model *m, const pc_graph *graph, pc_mode
     out->g.x = out->x;
     out->g.opcode = op;
     out->g.csr = &out->csr;
+    out->edges = pc_graph_edge_index(graph);
+    out->m = e;
+    out->splits = pc_graph_node_splits(graph, &out->nsplits);
+    out->n_orig = (int32_t)n;
+    out->m_orig = e;
     if (m->opts.kind == PC_KIND_LAYOUT) {
         int64_t nc = pc_graph_num_config_nodes(graph);
         const int32_t *ids = pc_graph_node_config_ids(graph);
@@ -234,19 +319,39 @@ pc_status pc_model_gdata_build(const pc_model *m, const pc_graph *graph, pc_mode
             }
         out->g.nc = (int)nc;
         out->g.cfg_ids = ids;
+        if (m->opts.prune_hops >= 0 && (st = gdata_prune(m, out, err))) {
+            pc_model_gdata_free(out);
+            return st;
+        }
     }
     return PC_OK;
 }
 
 void pc_model_gdata_free(pc_model_gdata *d) {
     if (!d) return;
+    free(d->own_op);
+    free(d->own_cfg);
+    free(d->own_edges);
+    free(d->own_splits);
     free(d->x);
     pc_csr_free(&d->csr);
     memset(d, 0, sizeof *d);
 }
 
-void pc_model_prep_configs(const pc_model *m, const float *raw, int64_t rows, float *out) {
-    pc_prep_apply(&m->cfg_prep, raw, rows, out);
+pc_status pc_model_prep_configs(const pc_model *m, const float *raw, int64_t rows, float *out,
+                                pc_error *err) {
+    if (!m->opts.encode) {
+        pc_prep_apply(&m->cfg_prep, raw, rows, out);
+        return PC_OK;
+    }
+    pc_encode_opts eo = enc_opts(m);
+    int W = m->cfg_prep.in_dim;
+    float *enc = pc_malloc_array((uint64_t)(rows > 0 ? rows : 1) * (uint64_t)W, sizeof(float));
+    if (!enc) return pc_fail(err, PC_ERR_NOMEM, "model: out of memory");
+    pc_status st = pc_encode_configs(&eo, m->opts.kind, raw, rows, raw_cfg_dim(m), enc, err);
+    if (!st) pc_prep_apply(&m->cfg_prep, enc, rows, out);
+    free(enc);
+    return st;
 }
 
 /* ---- workspace ------------------------------------------------------------------ */

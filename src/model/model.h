@@ -128,6 +128,9 @@ typedef struct pc_model_opts {
     float dropout;     /* on each layer's update, training only; default 0 */
     /* Graph Segment Training (src/train/gst.h): the graph is read as segments
        with the edges between them dropped; the model code itself ignores these */
+    int prune_hops;    /* layout: keep configurable nodes + k hops; -1 = off (default) */
+    unsigned encode;   /* feature encodings before the preprocessing (model/encode.h bits) */
+    int collapse_chains; /* with pruning: collapse linear chains */
     int gst;           /* 0 = whole graph (default) */
     int seg_method;    /* pc_seg_method */
     int seg_size;      /* target nodes per segment */
@@ -178,14 +181,31 @@ typedef struct pc_model_gdata {
     pc_model_graph g;
     float *x;
     pc_csr csr;
+    /* the graph as read (after pruning when the model prunes): edges (m, 2),
+       node_splits (nsplits); borrowed from the pc_graph or owned below */
+    const int32_t *edges;
+    int64_t m;
+    const int64_t *splits;
+    int64_t nsplits;
+    int32_t n_orig;  /* nodes before pruning */
+    int64_t m_orig;  /* edges before pruning */
+    int32_t *own_op, *own_cfg, *own_edges;
+    int64_t *own_splits;
 } pc_model_gdata;
 
-/* Checks opcodes and dims, applies node_prep, builds the CSR. */
+/*
+ * Checks opcodes and dims, applies node_prep, builds the CSR. A layout model
+ * with opts.prune_hops >= 0 keeps only the configurable nodes and their
+ * k-hop neighbourhood (src/graph/prune.c; chains collapsed with
+ * opts.collapse_chains); configs keep their layout since configurable nodes
+ * keep their order.
+ */
 pc_status pc_model_gdata_build(const pc_model *m, const pc_graph *graph, pc_model_gdata *out,
                                pc_error *err);
 void pc_model_gdata_free(pc_model_gdata *d);
-/* Applies cfg_prep to rows (rows, raw config dim) -> (rows, D). */
-void pc_model_prep_configs(const pc_model *m, const float *raw, int64_t rows, float *out);
+/* Encodes (opts.encode) and applies cfg_prep: rows (rows, raw config dim) -> (rows, D). */
+pc_status pc_model_prep_configs(const pc_model *m, const float *raw, int64_t rows, float *out,
+                                pc_error *err);
 
 /*
  * Activations of the last forward, owned by the caller; buffers grow as

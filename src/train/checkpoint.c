@@ -10,6 +10,7 @@
 #include "common/util.h"
 #include "perfcast/dataset.h"
 #include "perfcast/safetensors.h"
+#include "model/encode.h"
 #include "train/gst.h"
 #include "train/train.h"
 
@@ -70,6 +71,11 @@ static char *meta_json(const pc_model *m, const pc_ckpt_info *info) {
         cJSON_AddStringToObject(a, "act", act_names[o->act]);
         cJSON_AddNumberToObject(a, "layernorm", o->layernorm);
         cJSON_AddNumberToObject(a, "dropout", (double)o->dropout);
+        if (o->prune_hops >= 0) {
+            cJSON_AddNumberToObject(a, "prune_hops", o->prune_hops);
+            cJSON_AddNumberToObject(a, "collapse_chains", o->collapse_chains);
+        }
+        if (o->encode) cJSON_AddNumberToObject(a, "encode", (double)o->encode);
         if (o->gst) {
             cJSON *g = cJSON_AddObjectToObject(a, "gst");
             if (g) {
@@ -238,6 +244,23 @@ pc_status pc_ckpt_load(const char *path, pc_model **out, int *collection, pc_err
     o.join = (pc_join)join;
     o.act = (pc_act)act;
     o.dropout = (float)dj->valuedouble;
+    if (cJSON_GetObjectItemCaseSensitive(a, "prune_hops") &&
+        (jint(a, "prune_hops", &o.prune_hops) || o.prune_hops < 0 || o.prune_hops > 64 ||
+         jint(a, "collapse_chains", &o.collapse_chains))) {
+        st = pc_fail(err, PC_ERR_FORMAT, "%s: model metadata has a bad 'prune_hops' field", path);
+        goto done;
+    }
+    int enc = 0;
+    if (cJSON_GetObjectItemCaseSensitive(a, "encode") && (jint(a, "encode", &enc) || enc < 0)) {
+        st = pc_fail(err, PC_ERR_FORMAT, "%s: model metadata has a bad 'encode' field", path);
+        goto done;
+    }
+    o.encode = (unsigned)enc;
+    pc_encode_opts eo;
+    if (pc_encode_opts_from_bits(o.encode, &eo, NULL)) {
+        st = pc_fail(err, PC_ERR_UNSUPPORTED, "%s: unknown feature encodings 0x%x", path, o.encode);
+        goto done;
+    }
     const cJSON *gj = cJSON_GetObjectItemCaseSensitive(a, "gst");
     if (gj) {
         o.gst = 1;

@@ -81,11 +81,11 @@ int pc_gst_graph_largest(const pc_gst_graph *gg) {
 }
 
 /* seg_of (n) by the chosen method (src/graph/segment.c). */
-static pc_status segment_nodes(const pc_graph *graph, const pc_gst_opts *o, int32_t *seg_of,
+static pc_status segment_nodes(const pc_model_gdata *d, const pc_gst_opts *o, int32_t *seg_of,
                                int *S, pc_error *err) {
-    int64_t n = pc_graph_num_nodes(graph), m = pc_graph_num_edges(graph), k = 0;
-    const int32_t *edges = pc_graph_edge_index(graph);
-    const int64_t *splits = pc_graph_node_splits(graph, &k);
+    int64_t n = d->g.n, m = d->m, k = d->nsplits;
+    const int32_t *edges = d->edges;
+    const int64_t *splits = d->splits;
     pc_segmentation sg;
     pc_status st;
     switch (o->method) {
@@ -159,9 +159,9 @@ static pc_status seg_build(seg *sg, const pc_model_graph *g, const int32_t *edge
     return PC_OK;
 }
 
-pc_status pc_gst_graph_build(const pc_model *m, const pc_graph *graph, const pc_model_graph *g,
-                             const pc_gst_opts *o, int64_t configs, pc_gst_graph **out,
-                             pc_error *err) {
+pc_status pc_gst_graph_build(const pc_model *m, const pc_model_gdata *d, const pc_gst_opts *o,
+                             int64_t configs, pc_gst_graph **out, pc_error *err) {
+    const pc_model_graph *g = &d->g;
     *out = NULL;
     if (m->opts.kind != PC_KIND_LAYOUT)
         return pc_fail(err, PC_ERR_ARG, "gst: Graph Segment Training is for layout graphs");
@@ -178,14 +178,14 @@ pc_status pc_gst_graph_build(const pc_model *m, const pc_graph *graph, const pc_
     gg->n = g->n;
     gg->nc = g->nc;
     gg->R = pc_model_readout_width(m);
-    if ((st = segment_nodes(graph, o, seg_of, &gg->S, err))) goto done;
+    if ((st = segment_nodes(d, o, seg_of, &gg->S, err))) goto done;
     gg->seg = calloc((size_t)gg->S, sizeof *gg->seg);
     if (!gg->seg) {
         st = pc_fail(err, PC_ERR_NOMEM, "gst: out of memory");
         goto done;
     }
-    const int32_t *edges = pc_graph_edge_index(graph);
-    int64_t ne = pc_graph_num_edges(graph);
+    const int32_t *edges = d->edges;
+    int64_t ne = d->m;
     for (int s = 0; s < gg->S && !st; s++)
         st = seg_build(&gg->seg[s], g, edges, ne, seg_of, s, local, m->feat_dim, err);
     if (st) goto done;

@@ -43,13 +43,12 @@ int pc_gst_method_find(const char *name); /* -1 if unknown */
 typedef struct pc_gst_graph pc_gst_graph;
 
 /*
- * Segments the graph (model kind layout only; g is the full graph as the model
- * reads it, built from `graph`) and allocates the table for `configs` configs
+ * Segments the graph (model kind layout only; d as pc_model_gdata_build made
+ * it, pruned if the model prunes) and allocates the table for `configs` configs
  * (0: no table, inference only).
  */
-pc_status pc_gst_graph_build(const pc_model *m, const pc_graph *graph, const pc_model_graph *g,
-                             const pc_gst_opts *o, int64_t configs, pc_gst_graph **out,
-                             pc_error *err);
+pc_status pc_gst_graph_build(const pc_model *m, const pc_model_gdata *d, const pc_gst_opts *o,
+                             int64_t configs, pc_gst_graph **out, pc_error *err);
 void pc_gst_graph_free(pc_gst_graph *gg);
 int pc_gst_graph_segments(const pc_gst_graph *gg);
 int pc_gst_graph_largest(const pc_gst_graph *gg); /* nodes of the largest segment */

@@ -12,6 +12,7 @@
 #include "common/util.h"
 #include "perfcast/dataset.h"
 #include "perfcast/metrics.h"
+#include "model/encode.h"
 #include "train/gst.h"
 #include "train/train.h"
 
@@ -28,6 +29,7 @@ pc_train_opts pc_train_opts_default(void) {
     o.layers = 3;
     o.layernorm = -1;
     o.gst_keep = -1;
+    o.prune_hops = -1;
     return o;
 }
 
@@ -118,8 +120,8 @@ static pc_status tset_build(const pc_model *m, tset *s, int table, pc_error *err
         pc_status st = pc_model_gdata_build(m, s->v[i].g, &s->v[i].d, err);
         if (!st && m->opts.gst) {
             pc_gst_opts go = gst_opts_of(m);
-            st = pc_gst_graph_build(m, s->v[i].g, &s->v[i].d.g, &go, table ? s->v[i].c : 0,
-                                    &s->v[i].gst, err);
+            st = pc_gst_graph_build(m, &s->v[i].d, &go, table ? s->v[i].c : 0, &s->v[i].gst,
+                                    err);
         }
         if (st) {
             pc_error_prefix(err, "%s: ", pc_graph_path(s->v[i].g));
@@ -186,8 +188,7 @@ static pc_status gather_cfg(const pc_model *m, tgraph *t, const int64_t *ids, in
             return pc_fail(err, PC_ERR_NOMEM, "train: out of memory");
         for (int k = 0; k < K; k++)
             memcpy(x->raw.p + (size_t)k * D0, cf + ids[k] * D0, (size_t)D0 * sizeof(float));
-        pc_model_prep_configs(m, x->raw.p, K, x->cfg.p);
-        return PC_OK;
+        return pc_model_prep_configs(m, x->raw.p, K, x->cfg.p, err);
     }
     size_t nc = (size_t)pc_graph_num_config_nodes(t->g);
     size_t rows = (size_t)K * nc;
@@ -196,8 +197,7 @@ static pc_status gather_cfg(const pc_model *m, tgraph *t, const int64_t *ids, in
         return pc_fail(err, PC_ERR_NOMEM, "train: out of memory");
     pc_status st = pc_graph_config_feat_gather(t->g, ids, K, x->raw.p, err);
     if (st) return st;
-    pc_model_prep_configs(m, x->raw.p, (int64_t)rows, x->cfg.p);
-    return PC_OK;
+    return pc_model_prep_configs(m, x->raw.p, (int64_t)rows, x->cfg.p, err);
 }
 
 /* Predicted scores of every config of t into x->pred (chunks over a shared prefix). */
@@ -255,7 +255,7 @@ pc_status pc_train_score_graph(const pc_model *m, pc_model_ws *ws, pc_graph *g, 
     pc_status st = pc_model_gdata_build(m, g, &t.d, err);
     if (!st && m->opts.gst) {
         pc_gst_opts go = gst_opts_of(m);
-        st = pc_gst_graph_build(m, g, &t.d.g, &go, 0, &t.gst, err);
+        st = pc_gst_graph_build(m, &t.d, &go, 0, &t.gst, err);
     }
     if (!st) st = predict_all(m, ws, &t, &x, err);
     if (!st) memcpy(scores, x.pred, (size_t)t.c * sizeof(double));
@@ -313,12 +313,33 @@ static pc_status evaluate(const pc_model *m, pc_model_ws *ws, tset *s, scratch *
 
 /* ---- preprocessing ------------------------------------------------------ */
 
-static pc_status fit_prep(tset *s, pc_kind kind, pc_prep *np, pc_prep *cp, pc_error *err) {
+/* Encoded rows of in (rows, din) into *buf (grown), or in itself without encodings. */
+static const float *encoded(const pc_encode_opts *eo, int node, pc_kind kind, const float *in,
+                            int64_t rows, int din, int dout, float **buf, pc_status *st,
+                            pc_error *err) {
+    if (!eo->pad_minus1 && !eo->dim_encodings && !eo->layout_categories) return in;
+    free(*buf);
+    *buf = pc_malloc_array((uint64_t)(rows > 0 ? rows : 1) * (uint64_t)dout, sizeof(float));
+    if (!*buf) {
+        *st = pc_fail(err, PC_ERR_NOMEM, "train: out of memory");
+        return NULL;
+    }
+    *st = node ? pc_encode_node(eo, in, rows, din, *buf, err)
+               : pc_encode_configs(eo, kind, in, rows, din, *buf, err);
+    return *st ? NULL : *buf;
+}
+
+static pc_status fit_prep(tset *s, pc_kind kind, unsigned encode, pc_prep *np, pc_prep *cp,
+                          pc_error *err) {
     pc_prep_acc an = {0}, ac = {0};
+    pc_encode_opts eo = pc_encode_opts_none();
     int cdim = kind == PC_KIND_TILE ? PC_TILE_CONFIG_DIM : PC_LAYOUT_CONFIG_DIM;
-    pc_status st = pc_prep_acc_init(&an, PC_NODE_FEAT_DIM, PC_PREP_LOG_THRESHOLD, err);
-    if (!st) st = pc_prep_acc_init(&ac, cdim, PC_PREP_LOG_THRESHOLD, err);
-    float *buf = NULL;
+    pc_status st = pc_encode_opts_from_bits(encode, &eo, err);
+    int nw = pc_encode_node_width(&eo, PC_NODE_FEAT_DIM);
+    int cw = pc_encode_config_width(&eo, kind, cdim);
+    if (!st) st = pc_prep_acc_init(&an, nw, PC_PREP_LOG_THRESHOLD, err);
+    if (!st) st = pc_prep_acc_init(&ac, cw, PC_PREP_LOG_THRESHOLD, err);
+    float *buf = NULL, *ebuf = NULL;
     for (size_t i = 0; i < s->n && !st; i++) {
         tgraph *t = &s->v[i];
         if (pc_graph_node_feat_dim(t->g) != PC_NODE_FEAT_DIM ||
@@ -327,9 +348,16 @@ static pc_status fit_prep(tset *s, pc_kind kind, pc_prep *np, pc_prep *cp, pc_er
                          pc_graph_path(t->g), PC_NODE_FEAT_DIM, cdim);
             break;
         }
-        pc_prep_acc_add(&an, pc_graph_node_feat(t->g), pc_graph_num_nodes(t->g));
+        int64_t n = pc_graph_num_nodes(t->g);
+        const float *x = encoded(&eo, 1, kind, pc_graph_node_feat(t->g), n, PC_NODE_FEAT_DIM,
+                                 nw, &ebuf, &st, err);
+        if (!x) break;
+        pc_prep_acc_add(&an, x, n);
         if (kind == PC_KIND_TILE) {
-            pc_prep_acc_add(&ac, pc_graph_config_feat(t->g), t->c);
+            x = encoded(&eo, 0, kind, pc_graph_config_feat(t->g), t->c, cdim, cw, &ebuf, &st,
+                        err);
+            if (!x) break;
+            pc_prep_acc_add(&ac, x, t->c);
         } else {
             int64_t nc = pc_graph_num_config_nodes(t->g);
             int64_t use = t->c < 256 ? t->c : 256; /* the first configs are enough */
@@ -341,10 +369,13 @@ static pc_status fit_prep(tset *s, pc_kind kind, pc_prep *np, pc_prep *cp, pc_er
                 break;
             }
             if ((st = pc_graph_config_feat_rows(t->g, 0, use, buf, err))) break;
-            pc_prep_acc_add(&ac, buf, use * nc);
+            x = encoded(&eo, 0, kind, buf, use * nc, cdim, cw, &ebuf, &st, err);
+            if (!x) break;
+            pc_prep_acc_add(&ac, x, use * nc);
         }
     }
     free(buf);
+    free(ebuf);
     if (!st) st = pc_prep_acc_finish(&an, np, err);
     if (!st) st = pc_prep_acc_finish(&ac, cp, err);
     if (!st && (np->out_dim < 1 || cp->out_dim < 1))
@@ -508,6 +539,29 @@ static pc_status model_opts(const trainer *t, pc_model_opts *mo, pc_error *err) 
     mo->join = (pc_join)join;
     mo->act = (pc_act)act;
     if (o->emb_dim > 0) mo->emb_dim = o->emb_dim;
+    if (o->prune_hops >= 0) {
+        if (t->kind != PC_KIND_LAYOUT)
+            return pc_fail(err, PC_ERR_ARG, "train: --prune-hops applies to layout collections "
+                           "(tile graphs have no configurable nodes)");
+        mo->prune_hops = o->prune_hops;
+        mo->collapse_chains = o->collapse_chains ? 1 : 0;
+    }
+    if (o->encode) {
+        pc_encode_opts eo = pc_encode_opts_none();
+        char buf[128];
+        snprintf(buf, sizeof buf, "%s", o->encode);
+        char *save = NULL;
+        for (char *w = strtok_r(buf, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
+            if (!strcmp(w, "all")) eo = pc_encode_opts_all();
+            else if (!strcmp(w, "none")) eo = pc_encode_opts_none();
+            else if (!strcmp(w, "pad")) eo.pad_minus1 = 1;
+            else if (!strcmp(w, "dims")) eo.dim_encodings = 1;
+            else if (!strcmp(w, "layout")) eo.layout_categories = 1;
+            else return pc_fail(err, PC_ERR_ARG, "train: --encode expects a comma list of pad, "
+                                "dims, layout, all, none; got '%s'", w);
+        }
+        mo->encode = pc_encode_opts_bits(&eo);
+    }
     if (o->gst) {
         int sm = o->seg_method ? pc_gst_method_find(o->seg_method) : PC_SEG_CONTIGUOUS;
         if (sm < 0) return pc_fail(err, PC_ERR_ARG, "train: --segments expects contiguous, "
@@ -760,7 +814,7 @@ static pc_status setup(trainer *t, pc_error *err) {
         pc_prep np = {0}, cp = {0};
         pc_model_opts mo;
         st = model_opts(t, &mo, err);
-        if (!st) st = fit_prep(&t->tr, t->kind, &np, &cp, err);
+        if (!st) st = fit_prep(&t->tr, t->kind, mo.encode, &np, &cp, err);
         if (!st) st = pc_model_new(&mo, np.out_dim, cp.out_dim, t->o.seed, &t->m, err);
         if (!st) st = pc_model_set_prep(t->m, &np, &cp, err);
         pc_prep_free(&np);
