@@ -80,6 +80,19 @@ int pc_gst_graph_largest(const pc_gst_graph *gg) {
     return mx;
 }
 
+const float *pc_gst_table_entry(const pc_gst_graph *gg, int64_t config, int s) {
+    if (!gg->table || config < 0 || config >= gg->configs || s < 0 || s >= gg->S) return NULL;
+    if (gg->seg[s].nc == 0) return gg->shared_ok[s] ? gg->shared + (size_t)s * gg->R : NULL;
+    return gg->valid[config * gg->S + s]
+               ? gg->table + ((size_t)config * gg->S + (size_t)s) * gg->R
+               : NULL;
+}
+
+void pc_gst_segment_size(const pc_gst_graph *gg, int s, int *nodes, int *config_nodes) {
+    *nodes = gg->seg[s].n;
+    *config_nodes = gg->seg[s].nc;
+}
+
 /* seg_of (n) by the chosen method (src/graph/segment.c). */
 static pc_status segment_nodes(const pc_model_gdata *d, const pc_gst_opts *o, int32_t *seg_of,
                                int *S, pc_error *err) {

@@ -53,6 +53,11 @@ void pc_gst_graph_free(pc_gst_graph *gg);
 int pc_gst_graph_segments(const pc_gst_graph *gg);
 int pc_gst_graph_largest(const pc_gst_graph *gg); /* nodes of the largest segment */
 
+/* The table entry of (config, segment): NULL while empty (tests, reports). */
+const float *pc_gst_table_entry(const pc_gst_graph *gg, int64_t config, int seg);
+/* Nodes and configurable nodes of segment s. */
+void pc_gst_segment_size(const pc_gst_graph *gg, int s, int *nodes, int *config_nodes);
+
 /* Workspaces and scratch of GST steps (one per thread of work). */
 typedef struct pc_gst_ctx pc_gst_ctx;
 pc_gst_ctx *pc_gst_ctx_new(int train_segs);
