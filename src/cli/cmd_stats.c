@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "perfcast/prune.h"
 
 typedef struct graph_row {
     int ok;
@@ -163,16 +164,97 @@ static void print_summary(int c, int sp, const summary *s) {
 
 static void stats_help(FILE *f) {
     fprintf(f,
-            "usage: perfcast stats [--json] [--threads N] DIR\n\n"
+            "usage: perfcast stats [--json] [--threads N] [--prune-hops K [--collapse-chains]] DIR\n\n"
             "DIR holds npz/{tile/xla,layout/{xla,nlp}/{random,default}}/{train,valid,test}/\n"
             "(or those folders directly, or a cache made by 'perfcast cache').\n"
             "Columns: graphs; nodes total/mean/max; edges total; configs total/mean/max;\n"
-            "mean configurable nodes per graph; median over graphs of slowest/fastest runtime.\n");
+            "mean configurable nodes per graph; median over graphs of slowest/fastest runtime.\n"
+            "--prune-hops K adds, per layout graph, the nodes and edges that pruning to the\n"
+            "configurable nodes and their K-hop neighbourhood keeps (as 'train --prune-hops').\n");
+}
+
+/* Per-graph pruning report of the layout collections (text or JSON). */
+static int prune_report(const pc_dataset *d, int hops, int collapse, cJSON *out) {
+    int rc = PC_EXIT_OK;
+    if (!out)
+        printf("\npruning to configurable nodes + %d hop%s%s:\n", hops, hops == 1 ? "" : "s",
+               collapse ? ", chains collapsed" : "");
+    pc_load_opts lo = pc_load_opts_default();
+    lo.max_resident_config_bytes = 1; /* configs are not needed: stream (never read) them */
+    for (int col = 0; col < PC_NUM_COLLECTIONS; col++) {
+        if (pc_collection_kind(col) != PC_KIND_LAYOUT) continue;
+        for (int sp = 0; sp < PC_NUM_SPLITS; sp++) {
+            size_t n = pc_dataset_num_files(d, col, sp);
+            int64_t tn = 0, tm = 0, an = 0, am = 0;
+            for (size_t i = 0; i < n; i++) {
+                const char *f = pc_dataset_file(d, col, sp, i);
+                pc_graph *g = NULL;
+                pc_prune_summary s;
+                pc_error e;
+                lo.kind = PC_KIND_LAYOUT;
+                if (pc_graph_load(f, &lo, &g, &e) || pc_graph_prune_summary(g, hops, collapse, &s,
+                                                                            &e)) {
+                    fprintf(stderr, "perfcast stats: skipped: %s\n", e.msg);
+                    pc_graph_free(g);
+                    rc = PC_EXIT_FAIL;
+                    continue;
+                }
+                pc_graph_free(g);
+                tn += s.nodes, tm += s.edges, an += s.nodes_after, am += s.edges_after;
+                if (out) {
+                    cJSON *o = cJSON_CreateObject();
+                    cJSON_AddStringToObject(o, "collection", pc_collection_name(col));
+                    cJSON_AddStringToObject(o, "split", pc_split_name(sp));
+                    cJSON_AddStringToObject(o, "file", f);
+                    cJSON_AddNumberToObject(o, "nodes", (double)s.nodes);
+                    cJSON_AddNumberToObject(o, "edges", (double)s.edges);
+                    cJSON_AddNumberToObject(o, "nodes_after", (double)s.nodes_after);
+                    cJSON_AddNumberToObject(o, "edges_after", (double)s.edges_after);
+                    cJSON_AddNumberToObject(o, "config_nodes", (double)s.config_nodes);
+                    cJSON_AddItemToArray(out, o);
+                } else {
+                    const char *b = strrchr(f, '/');
+                    printf("  %-19s %-5s %-36s nodes %7lld -> %7lld (%5.1f%%)  edges %7lld -> "
+                           "%7lld (%5.1f%%)\n", pc_collection_name(col), pc_split_name(sp),
+                           b ? b + 1 : f, (long long)s.nodes, (long long)s.nodes_after,
+                           100.0 * (double)s.nodes_after / (double)(s.nodes ? s.nodes : 1),
+                           (long long)s.edges, (long long)s.edges_after,
+                           100.0 * (double)s.edges_after / (double)(s.edges ? s.edges : 1));
+                }
+            }
+            if (!out && n)
+                printf("  %-19s %-5s %-36s nodes %7lld -> %7lld (%5.1f%%)  edges %7lld -> "
+                       "%7lld (%5.1f%%)\n", pc_collection_name(col), pc_split_name(sp), "(all)",
+                       (long long)tn, (long long)an, 100.0 * (double)an / (double)(tn ? tn : 1),
+                       (long long)tm, (long long)am, 100.0 * (double)am / (double)(tm ? tm : 1));
+        }
+    }
+    return rc;
 }
 
 int pc_cmd_stats(int argc, char **argv) {
-    int json = 0;
+    int json = 0, hops = -1, collapse = 0;
     long long threads = 0;
+    /* --prune-hops / --collapse-chains are taken out before the shared parser */
+    int k = 1;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--collapse-chains")) {
+            collapse = 1;
+            continue;
+        }
+        if (!strcmp(argv[i], "--prune-hops")) {
+            long long v;
+            if (i + 1 >= argc || pc_cli_parse_i64(argv[i + 1], 0, 64, &v))
+                return pc_cli_usage_error("stats", "--prune-hops expects 0..64");
+            hops = (int)v;
+            i++;
+            continue;
+        }
+        argv[k++] = argv[i];
+    }
+    argc = k;
+    if (collapse && hops < 0)
+        return pc_cli_usage_error("stats", "--collapse-chains needs --prune-hops K");
     int rc0 = pc_cli_json_threads_opts("stats", argc, argv, &json, &threads, stats_help);
     if (rc0 >= 0) return rc0;
     if (optind != argc - 1) return pc_cli_usage_error("stats", "expected exactly one DIR");
@@ -210,6 +292,15 @@ int pc_cmd_stats(int argc, char **argv) {
             if (json) cJSON_AddItemToArray(out, summary_json(col, sp, &s));
             else print_summary(col, sp, &s);
             free(rows);
+        }
+    }
+    if (hops >= 0) {
+        cJSON *pr = json ? cJSON_CreateArray() : NULL;
+        if (prune_report(d, hops, collapse, pr) != PC_EXIT_OK) rc = PC_EXIT_FAIL;
+        if (json) {
+            cJSON *wrap = cJSON_CreateObject();
+            cJSON_AddItemToObject(wrap, "pruning", pr);
+            cJSON_AddItemToArray(out, wrap);
         }
     }
     if (json) {

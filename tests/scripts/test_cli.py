@@ -82,7 +82,37 @@ def test_synth_determinism(d1):
     expect(not same_tree(d1, d3), "a different seed gives different data")
 
 
+def test_stats_prune(d):
+    """--prune-hops: per-graph reduction, checked against a BFS in numpy."""
+    p = run("stats", "--json", "--prune-hops", "1", d)
+    expect_rc(p, 0, "stats --prune-hops 1")
+    rows = json.loads(p.stdout)
+    pr = [r for r in rows if isinstance(r, dict) and "pruning" in r]
+    expect(len(pr) == 1 and len(pr[0]["pruning"]) > 0, "pruning rows present")
+    if pr and pr[0]["pruning"]:
+        g = pr[0]["pruning"][0]
+        z = np.load(g["file"])
+        n = len(z["node_opcode"])
+        e = z["edge_index"].astype(np.int64)
+        keep = np.zeros(n, bool)
+        keep[z["node_config_ids"]] = True
+        hop = keep.copy()
+        hop[e[keep[e[:, 0]], 1]] = True  # operands of configurable nodes
+        hop[e[keep[e[:, 1]], 0]] = True  # users of configurable nodes
+        both = hop[e[:, 0]] & hop[e[:, 1]]
+        expect(g["nodes"] == n and g["nodes_after"] == int(hop.sum()),
+               "pruned node count %r vs numpy %d" % (g, int(hop.sum())))
+        expect(g["edges_after"] == int(both.sum()), "pruned edge count %r vs numpy %d"
+               % (g, int(both.sum())))
+    p = run("stats", "--prune-hops", "2", "--collapse-chains", d)
+    expect_rc(p, 0, "stats --prune-hops 2 --collapse-chains")
+    expect("(all)" in p.stdout and "chains collapsed" in p.stdout, "pruning table: " + p.stdout)
+    p = run("stats", "--collapse-chains", d)
+    expect_rc(p, 2, "--collapse-chains alone")
+
+
 def test_stats(d):
+    test_stats_prune(d)
     p = run("stats", d)
     expect_rc(p, 0, "stats")
     for c in ("tile:xla", "layout:xla:random", "layout:xla:default", "layout:nlp:random",
