@@ -101,6 +101,10 @@ typedef struct pc_train_opts {
     /* layout: keep only configurable nodes and their prune_hops-hop
        neighbourhood (-1 = off, the default); collapse_chains also removes
        linear chains (src/graph/graph.h) */
+    /* cross-configuration attention with this many heads before the head MLP
+       (0 = off, the default): the configs of a step attend to each other;
+       inference then scores groups of `configs` configs */
+    int attn_heads;
     int prune_hops;
     int collapse_chains;
     /* feature encodings (comma list of pad, dims, layout; or all / none):

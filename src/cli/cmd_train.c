@@ -46,6 +46,8 @@ static void train_help(FILE *f) {
             "  --act A             leaky_relu (default), relu or gelu\n"
             "  --dropout P         dropout on each layer's update (default 0)\n"
             "  --no-layernorm      no LayerNorm before each layer\n"
+            "  --cfg-attention N   cross-configuration attention with N heads before the head\n"
+            "                      (default 0 = off); inference scores groups of --configs\n"
             "  --prune-hops K      layout: keep configurable nodes and their K-hop\n"
             "                      neighbourhood only (default: whole graph)\n"
             "  --collapse-chains   with --prune-hops: also collapse linear chains\n"
@@ -129,7 +131,7 @@ int pc_cmd_train(int argc, char **argv) {
     enum { O_BUDGET = 256, O_EPOCHS, O_PATIENCE, O_CONFIGS, O_LR, O_HIDDEN, O_LAYERS, O_SAMPLING,
            O_LOSS, O_WD, O_CLIP, O_EMB, O_POOL, O_JOIN, O_ACT, O_DROPOUT, O_NOLN, O_RESUME,
            O_STOPAFTER, O_PROGRESS, O_GST, O_SEGMENTS, O_SEGSIZE, O_GSTSEGS, O_GSTKEEP,
-           O_GSTFT, O_MAXMEM, O_PRUNE, O_COLLAPSE, O_ENCODE };
+           O_GSTFT, O_MAXMEM, O_PRUNE, O_COLLAPSE, O_ENCODE, O_ATTN };
     static const struct option opts[] = {
         {"data", required_argument, 0, 'd'},         {"collection", required_argument, 0, 'c'},
         {"out", required_argument, 0, 'o'},          {"time-budget", required_argument, 0, O_BUDGET},
@@ -154,6 +156,7 @@ int pc_cmd_train(int argc, char **argv) {
         {"prune-hops", required_argument, 0, O_PRUNE},
         {"collapse-chains", no_argument, 0, O_COLLAPSE},
         {"encode", required_argument, 0, O_ENCODE},
+        {"cfg-attention", required_argument, 0, O_ATTN},
         {"help", no_argument, 0, 'h'},               {0, 0, 0, 0}};
     pc_train_opts o = pc_train_opts_default();
     cli_train ct = {0, isatty(fileno(stderr))};
@@ -175,6 +178,12 @@ int pc_cmd_train(int argc, char **argv) {
         case O_GST: o.gst = 1; break;
         case O_COLLAPSE: o.collapse_chains = 1; break;
         case O_ENCODE: o.encode = optarg; break;
+        case O_ATTN:
+            if (pc_cli_parse_i64(optarg, 0, 16, &v))
+                return pc_cli_usage_error("train", "--cfg-attention expects 0..16 heads, got '%s'",
+                                          optarg);
+            o.attn_heads = (int)v;
+            break;
         case O_PRUNE:
             if (pc_cli_parse_i64(optarg, 0, 64, &v))
                 return pc_cli_usage_error("train", "--prune-hops expects 0..64, got '%s'", optarg);

@@ -113,6 +113,21 @@ pc_status pc_model_new(const pc_model_opts *opts, int feat_dim, int cfg_dim, uin
     if (o->kind == PC_KIND_LAYOUT && (st = add(m, "cfg.b", H, 0, &m->p_cfg_b, err))) goto fail;
     m->p_lj_w = -1;
     if (layout_late(m) && (st = add(m, "late.w", H, H, &m->p_lj_w, err))) goto fail;
+    for (int i = 0; i < 10; i++) m->p_at[i] = -1;
+    if (o->attn_heads > 0) {
+        int R = readout_width(m);
+        static const char *const an[10] = {"attn.ln.g", "attn.ln.b", "attn.wq", "attn.wk",
+                                           "attn.wv", "attn.wo", "attn.bq", "attn.bk",
+                                           "attn.bv", "attn.bo"};
+        if (R % o->attn_heads || o->attn_group < 1) {
+            st = pc_fail(err, PC_ERR_ARG, "model: attention heads %d must divide the readout "
+                         "width %d and the group must be >= 1", o->attn_heads, R);
+            goto fail;
+        }
+        for (int i = 0; i < 10 && !st; i++)
+            st = add(m, an[i], R, i >= 2 && i < 6 ? R : 0, &m->p_at[i], err);
+        if (st) goto fail;
+    }
     for (int l = 0; l < L; l++) {
         char name[PC_PARAM_NAME_MAX];
         m->p_ln_g[l] = m->p_ln_b[l] = -1;
@@ -145,6 +160,13 @@ pc_status pc_model_new(const pc_model_opts *opts, int feat_dim, int cfg_dim, uin
             for (int c = 0; c < H; c++) g[c] = 1.0f;
         }
         xavier(m, m->p_w[l], &s);
+    }
+    if (m->p_at[0] >= 0) {
+        float *g = pc_params_data(&m->params, m->p_at[0]);
+        int R = readout_width(m);
+        for (int c = 0; c < R; c++) g[c] = 1.0f;
+        for (int i = 2; i < 5; i++) xavier(m, m->p_at[i], &s);
+        /* wo stays 0: the layer starts as the identity and learns to mix configs */
     }
     xavier(m, m->p_h1_w, &s);
     xavier(m, m->p_h2_w, &s);
@@ -394,6 +416,7 @@ struct pc_model_ws {
     fbuf ljp, lu, la, dla, dlu, dljp;
     int fused; /* the last layout-late scoring skipped the buffers backward needs */
     int hK;    /* configs of the last pc_model_head_forward */
+    fbuf ra, acache, dra, ascratch; /* cross-config attention */
     /* backward scratch */
     fbuf dh, dt, du, dcat, dz, dao, dau, dpre, dbase, dx0, demb, dinj, dr, dh1, da1, dpa, dpb,
         dgath, dpooled, dcpooled;
@@ -415,7 +438,8 @@ void pc_model_ws_free(pc_model_ws *ws) {
                   &ws->du,  &ws->dcat, &ws->dz,   &ws->dao,  &ws->dau,     &ws->dpre,
                   &ws->dbase, &ws->dx0, &ws->demb, &ws->dinj, &ws->dr,     &ws->dh1,
                   &ws->da1, &ws->dpa, &ws->dpb,   &ws->dgath, &ws->dpooled, &ws->dcpooled,
-                  &ws->ljp, &ws->lu,  &ws->la,    &ws->dla,   &ws->dlu,     &ws->dljp};
+                  &ws->ljp, &ws->lu,  &ws->la,    &ws->dla,   &ws->dlu,     &ws->dljp,
+                  &ws->ra,  &ws->acache, &ws->dra, &ws->ascratch};
     for (size_t i = 0; i < sizeof fs / sizeof fs[0]; i++) free(fs[i]->p);
     free(ws->am.p);
     free(ws->cam.p);
@@ -740,11 +764,48 @@ static pc_status layout_late_fused(const pc_model *m, pc_model_ws *ws, const flo
 }
 
 /* scores (K) from the readout ws->r (K, R): Linear -> act -> Linear. */
+static pc_cfg_attn_params attn_params(const pc_model *m) {
+    pc_cfg_attn_params p = {P(m, m->p_at[0]), P(m, m->p_at[1]), P(m, m->p_at[2]),
+                            P(m, m->p_at[3]), P(m, m->p_at[4]), P(m, m->p_at[5]),
+                            P(m, m->p_at[6]), P(m, m->p_at[7]), P(m, m->p_at[8]),
+                            P(m, m->p_at[9])};
+    return p;
+}
+
+/* Attention groups of K rows: attn_group configs each (one group when K is smaller). */
+static int attn_groups(const pc_model *m, int K, int *group) {
+    *group = K < m->opts.attn_group ? K : m->opts.attn_group;
+    return K % *group ? -1 : K / *group;
+}
+
+/* The head's input: r itself, or r after cross-config attention (ws->ra). */
+static const float *head_in(const pc_model *m, const pc_model_ws *ws) {
+    return m->opts.attn_heads > 0 ? ws->ra.p : ws->r.p;
+}
+
+static pc_status attn_fwd(const pc_model *m, pc_model_ws *ws, int K, pc_error *err) {
+    int R = readout_width(m), grp, G = attn_groups(m, K, &grp);
+    if (G < 0)
+        return pc_fail(err, PC_ERR_ARG, "model: %d configs are not whole attention groups of "
+                       "%d", K, m->opts.attn_group);
+    if (!fgrow(&ws->ra, (size_t)K * R) ||
+        !fgrow(&ws->acache, pc_cfg_attention_cache_size(G, grp, R, m->opts.attn_heads, 1)))
+        return nomem(err);
+    pc_cfg_attn_params p = attn_params(m);
+    pc_cfg_attention_forward(ws->ra.p, ws->acache.p, ws->r.p, &p, G, grp, R, m->opts.attn_heads,
+                             LN_EPS);
+    return PC_OK;
+}
+
 static pc_status head_fwd(const pc_model *m, pc_model_ws *ws, int K, float *scores,
                           pc_error *err) {
     int H = m->opts.hidden, R = readout_width(m);
     if (!fgrow(&ws->h1, (size_t)K * H) || !fgrow(&ws->a1, (size_t)K * H)) return nomem(err);
-    pc_linear_forward(ws->h1.p, ws->r.p, P(m, m->p_h1_w), P(m, m->p_h1_b), K, R, H);
+    if (m->opts.attn_heads > 0) {
+        pc_status st = attn_fwd(m, ws, K, err);
+        if (st) return st;
+    }
+    pc_linear_forward(ws->h1.p, head_in(m, ws), P(m, m->p_h1_w), P(m, m->p_h1_b), K, R, H);
     act_fwd(m, ws->a1.p, ws->h1.p, (size_t)K * H);
     pc_linear_forward(scores, ws->a1.p, P(m, m->p_h2_w), P(m, m->p_h2_b), K, H, 1);
     return PC_OK;
@@ -763,8 +824,25 @@ static pc_status head_bwd(pc_model *m, pc_model_ws *ws, int K, const float *dsco
     pc_linear_backward(ws->da1.p, G(m, m->p_h2_w), G(m, m->p_h2_b), dscores, ws->a1.p,
                        P(m, m->p_h2_w), K, H, 1);
     act_bwd(m, ws->dh1.p, ws->da1.p, ws->h1.p, (size_t)K * H);
-    pc_linear_backward(ws->dr.p, G(m, m->p_h1_w), G(m, m->p_h1_b), ws->dh1.p, ws->r.p,
+    if (m->opts.attn_heads <= 0) {
+        pc_linear_backward(ws->dr.p, G(m, m->p_h1_w), G(m, m->p_h1_b), ws->dh1.p, ws->r.p,
+                           P(m, m->p_h1_w), K, R, H);
+        return PC_OK;
+    }
+    int grp, Gs = attn_groups(m, K, &grp), heads = m->opts.attn_heads;
+    if (!fgrow(&ws->dra, (size_t)K * R) ||
+        !fgrow(&ws->ascratch, pc_cfg_attention_scratch_size(Gs, grp, R, heads, 1)))
+        return nomem(err);
+    fzero(&ws->dra, (size_t)K * R);
+    pc_linear_backward(ws->dra.p, G(m, m->p_h1_w), G(m, m->p_h1_b), ws->dh1.p, ws->ra.p,
                        P(m, m->p_h1_w), K, R, H);
+    pc_cfg_attn_params p = attn_params(m);
+    pc_cfg_attn_grads g = {G(m, m->p_at[0]), G(m, m->p_at[1]), G(m, m->p_at[2]),
+                           G(m, m->p_at[3]), G(m, m->p_at[4]), G(m, m->p_at[5]),
+                           G(m, m->p_at[6]), G(m, m->p_at[7]), G(m, m->p_at[8]),
+                           G(m, m->p_at[9])};
+    pc_cfg_attention_backward(ws->dr.p, &g, ws->dra.p, ws->r.p, ws->acache.p, &p, Gs, grp, R,
+                              heads, ws->ascratch.p);
     return PC_OK;
 }
 

@@ -128,6 +128,11 @@ typedef struct pc_model_opts {
     float dropout;     /* on each layer's update, training only; default 0 */
     /* Graph Segment Training (src/train/gst.h): the graph is read as segments
        with the edges between them dropped; the model code itself ignores these */
+    /* cross-configuration attention before the head: the K configs of a graph
+       attend to each other (src/nn/attention.c); 0 = off (default). Scores
+       then depend on the group: inference scores groups of attn_group configs */
+    int attn_heads;
+    int attn_group;
     int prune_hops;    /* layout: keep configurable nodes + k hops; -1 = off (default) */
     unsigned encode;   /* feature encodings before the preprocessing (model/encode.h bits) */
     int collapse_chains; /* with pruning: collapse linear chains */
@@ -149,6 +154,7 @@ typedef struct pc_model {
     /* parameter indices */
     int p_emb, p_in_w, p_in_b, p_cfg_w, p_cfg_b; /* p_cfg_b: layout only, else -1 */
     int p_lj_w;                                  /* layout late join only, else -1 */
+    int p_at[10]; /* attention: ln_g, ln_b, wq, wk, wv, wo, bq, bk, bv, bo; -1 without */
     int *p_ln_g, *p_ln_b, *p_w, *p_b;            /* (layers) each; ln -1 without norm */
     int p_h1_w, p_h1_b, p_h2_w, p_h2_b;
 } pc_model;

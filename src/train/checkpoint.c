@@ -76,6 +76,10 @@ static char *meta_json(const pc_model *m, const pc_ckpt_info *info) {
             cJSON_AddNumberToObject(a, "collapse_chains", o->collapse_chains);
         }
         if (o->encode) cJSON_AddNumberToObject(a, "encode", (double)o->encode);
+        if (o->attn_heads > 0) {
+            cJSON_AddNumberToObject(a, "attn_heads", o->attn_heads);
+            cJSON_AddNumberToObject(a, "attn_group", o->attn_group);
+        }
         if (o->gst) {
             cJSON *g = cJSON_AddObjectToObject(a, "gst");
             if (g) {
@@ -256,6 +260,12 @@ pc_status pc_ckpt_load(const char *path, pc_model **out, int *collection, pc_err
         goto done;
     }
     o.encode = (unsigned)enc;
+    if (cJSON_GetObjectItemCaseSensitive(a, "attn_heads") &&
+        (jint(a, "attn_heads", &o.attn_heads) || jint(a, "attn_group", &o.attn_group) ||
+         o.attn_heads < 1 || o.attn_group < 1)) {
+        st = pc_fail(err, PC_ERR_FORMAT, "%s: model metadata has a bad 'attn_heads' field", path);
+        goto done;
+    }
     pc_encode_opts eo;
     if (pc_encode_opts_from_bits(o.encode, &eo, NULL)) {
         st = pc_fail(err, PC_ERR_UNSUPPORTED, "%s: unknown feature encodings 0x%x", path, o.encode);

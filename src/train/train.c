@@ -201,20 +201,43 @@ static pc_status gather_cfg(const pc_model *m, tgraph *t, const int64_t *ids, in
 }
 
 /* Predicted scores of every config of t into x->pred (chunks over a shared prefix). */
+/*
+ * Configs c0.. of a chunk into x->ids: K real ones, padded (cyclically from
+ * config 0) to whole attention groups when the model has cross-config
+ * attention, since its scores are only defined per group. Returns the padded
+ * count.
+ */
+static int chunk_ids(const pc_model *m, const tgraph *t, int64_t c0, int64_t chunk, int *real,
+                     scratch *x) {
+    int K = (int)(t->c - c0 < chunk ? t->c - c0 : chunk), Kp = K;
+    int g = m->opts.attn_heads > 0 ? m->opts.attn_group : 1;
+    if (g > 1 && t->c >= g && K % g) Kp = K + (g - K % g);
+    if (g > 1 && t->c < g) Kp = (int)t->c; /* one group of every config */
+    for (int k = 0; k < Kp; k++) x->ids[k] = (c0 + k) % t->c;
+    *real = K;
+    return Kp;
+}
+
+/* Chunk size: about `budget` configs, whole attention groups. */
+static int64_t chunk_of(const pc_model *m, int64_t budget) {
+    int g = m->opts.attn_heads > 0 ? m->opts.attn_group : 1;
+    if (budget < g) budget = g;
+    return budget / g * g;
+}
+
 /* GST models: every segment fresh, chunks of configs. */
 static pc_status predict_all_gst(const pc_model *m, tgraph *t, scratch *x, pc_error *err) {
     pc_gst_ctx *cx = pc_gst_ctx_new(1);
-    int64_t chunk = 64;
-    if (!cx || !fgrow(&x->s, (size_t)chunk)) {
+    int64_t chunk = chunk_of(m, 64);
+    if (!cx || !fgrow(&x->s, (size_t)chunk) || !scratch_ids(x, (size_t)(t->c + chunk))) {
         pc_gst_ctx_free(cx);
         return pc_fail(err, PC_ERR_NOMEM, "out of memory");
     }
     pc_status st = PC_OK;
     for (int64_t c0 = 0; c0 < t->c && !st; c0 += chunk) {
-        int K = (int)(t->c - c0 < chunk ? t->c - c0 : chunk);
-        for (int k = 0; k < K; k++) x->ids[k] = c0 + k;
-        if (!(st = gather_cfg(m, t, x->ids, K, x, err)))
-            st = pc_gst_score(m, cx, t->gst, x->cfg.p, K, x->s.p, err);
+        int K, Kp = chunk_ids(m, t, c0, chunk, &K, x);
+        if (!(st = gather_cfg(m, t, x->ids, Kp, x, err)))
+            st = pc_gst_score(m, cx, t->gst, x->cfg.p, Kp, x->s.p, err);
         for (int k = 0; k < K && !st; k++) x->pred[c0 + k] = (double)x->s.p[k];
     }
     pc_gst_ctx_free(cx);
@@ -232,12 +255,13 @@ static pc_status predict_all(const pc_model *m, pc_model_ws *ws, tgraph *t, scra
     int64_t chunk = (int64_t)(268435456.0 / per);
     if (chunk < 1) chunk = 1;
     if (chunk > 1024) chunk = 1024;
-    if (!fgrow(&x->s, (size_t)chunk)) return pc_fail(err, PC_ERR_NOMEM, "out of memory");
+    chunk = chunk_of(m, chunk);
+    if (!fgrow(&x->s, (size_t)chunk) || !scratch_ids(x, (size_t)(t->c + chunk)))
+        return pc_fail(err, PC_ERR_NOMEM, "out of memory");
     for (int64_t c0 = 0; c0 < t->c; c0 += chunk) {
-        int K = (int)(t->c - c0 < chunk ? t->c - c0 : chunk);
-        for (int k = 0; k < K; k++) x->ids[k] = c0 + k;
-        if ((st = gather_cfg(m, t, x->ids, K, x, err))) return st;
-        if ((st = pc_model_score_configs(m, ws, x->cfg.p, K, x->s.p, err))) return st;
+        int K, Kp = chunk_ids(m, t, c0, chunk, &K, x);
+        if ((st = gather_cfg(m, t, x->ids, Kp, x, err))) return st;
+        if ((st = pc_model_score_configs(m, ws, x->cfg.p, Kp, x->s.p, err))) return st;
         for (int k = 0; k < K; k++) x->pred[c0 + k] = (double)x->s.p[k];
     }
     return PC_OK;
@@ -575,6 +599,10 @@ static pc_status model_opts(const trainer *t, pc_model_opts *mo, pc_error *err) 
     }
     if (o->layernorm >= 0) mo->layernorm = o->layernorm ? 1 : 0;
     mo->dropout = o->dropout;
+    if (o->attn_heads > 0) {
+        mo->attn_heads = o->attn_heads;
+        mo->attn_group = o->configs; /* training groups: the configs of one step */
+    }
     return PC_OK;
 }
 

@@ -233,6 +233,58 @@ static void test_grad_layout(void **state) {
     grad_check("layout/max", &o, 9, 12, 4);
 }
 
+static void close_arrays(const float *a, const float *b, int n, double tol) {
+    for (int i = 0; i < n; i++)
+        if (fabs((double)a[i] - b[i]) > tol * fmax(1.0, fabs((double)b[i])))
+            fail_msg("element %d: %.9g vs %.9g", i, (double)a[i], (double)b[i]);
+}
+
+static void test_grad_attention(void **state) {
+    (void)state;
+    pc_model_opts o = small_opts(PC_KIND_LAYOUT, PC_JOIN_EARLY, PC_POOL_MEAN);
+    o.attn_heads = 2;
+    o.attn_group = 3;
+    grad_check("layout/attention", &o, 10, 14, 3);
+    o = small_opts(PC_KIND_TILE, PC_JOIN_LATE, PC_POOL_MEAN);
+    o.attn_heads = 1;
+    o.attn_group = 3;
+    grad_check("tile-late/attention", &o, 8, 10, 0);
+}
+
+/* With attention, configs are scored in groups: a group's scores are the same in any chunk. */
+static void test_attention_groups(void **state) {
+    (void)state;
+    trng r = {77};
+    pc_model_opts o = small_opts(PC_KIND_LAYOUT, PC_JOIN_LATE, PC_POOL_MEAN);
+    o.attn_heads = 2;
+    o.attn_group = 2;
+    tgraph t;
+    tgraph_make(&t, &r, 12, 16, 5, 3);
+    pc_model *m = new_model(&o, 5, 3, 3, &r);
+    float *wo = pc_params_data(&m->params, m->p_at[5]); /* non-zero: attention mixes */
+    for (size_t j = 0; j < m->params.info[m->p_at[5]].numel; j++) wo[j] = unif(&r, -0.5f, 0.5f);
+    float *cfg = config_block(&r, 4, 3, 3);
+    pc_model_ws *ws = pc_model_ws_new();
+    float all[4], two[2], swapped[2];
+    assert_int_equal(pc_model_prefix(m, ws, &t.g, NULL), PC_OK);
+    assert_int_equal(pc_model_score_configs(m, ws, cfg, 4, all, NULL), PC_OK);
+    assert_int_equal(pc_model_score_configs(m, ws, cfg + 2 * 3 * 3, 2, two, NULL), PC_OK);
+    close_arrays(two, all + 2, 2, 1e-5);
+    /* another partner changes the score: the configs do see each other */
+    float *pair = malloc(sizeof(float) * 2 * 3 * 3);
+    memcpy(pair, cfg, sizeof(float) * 3 * 3);
+    memcpy(pair + 9, cfg + 27, sizeof(float) * 3 * 3);
+    assert_int_equal(pc_model_score_configs(m, ws, pair, 2, swapped, NULL), PC_OK);
+    assert_true(fabsf(swapped[0] - all[0]) > 1e-6f);
+    /* 3 configs are not whole groups of 2 */
+    assert_int_equal(pc_model_score_configs(m, ws, cfg, 3, all, NULL), PC_ERR_ARG);
+    free(pair);
+    free(cfg);
+    pc_model_ws_free(ws);
+    pc_model_free(m);
+    tgraph_free(&t);
+}
+
 static void test_grad_layout_late(void **state) {
     (void)state;
     pc_model_opts o = small_opts(PC_KIND_LAYOUT, PC_JOIN_LATE, PC_POOL_MEAN);
@@ -243,11 +295,6 @@ static void test_grad_layout_late(void **state) {
 
 /* ---- batches, prefix reuse, determinism -------------------------------------------- */
 
-static void close_arrays(const float *a, const float *b, int n, double tol) {
-    for (int i = 0; i < n; i++)
-        if (fabs((double)a[i] - b[i]) > tol * fmax(1.0, fabs((double)b[i])))
-            fail_msg("element %d: %.9g vs %.9g", i, (double)a[i], (double)b[i]);
-}
 
 static void batch_vs_single(const pc_model_opts *o, int nc) {
     trng r = {5};
@@ -517,6 +564,8 @@ int main(void) {
         cmocka_unit_test(test_grad_tile_late),
         cmocka_unit_test(test_grad_layout),
         cmocka_unit_test(test_grad_layout_late),
+        cmocka_unit_test(test_grad_attention),
+        cmocka_unit_test(test_attention_groups),
         cmocka_unit_test(test_batch_and_prefix),
         cmocka_unit_test(test_readout_head_split),
         cmocka_unit_test(test_determinism_and_dropout),
