@@ -105,6 +105,9 @@ typedef struct pc_train_opts {
        (0 = off, the default): the configs of a step attend to each other;
        inference then scores groups of `configs` configs */
     int attn_heads;
+    /* identical configs of a train graph become one sample with the group's
+       fastest runtime (default 0 = off) */
+    int dedup;
     int prune_hops;
     int collapse_chains;
     /* feature encodings (comma list of pad, dims, layout; or all / none):

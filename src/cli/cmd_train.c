@@ -48,6 +48,7 @@ static void train_help(FILE *f) {
             "  --no-layernorm      no LayerNorm before each layer\n"
             "  --cfg-attention N   cross-configuration attention with N heads before the head\n"
             "                      (default 0 = off); inference scores groups of --configs\n"
+            "  --dedup             train on distinct configs (fastest runtime of duplicates)\n"
             "  --prune-hops K      layout: keep configurable nodes and their K-hop\n"
             "                      neighbourhood only (default: whole graph)\n"
             "  --collapse-chains   with --prune-hops: also collapse linear chains\n"
@@ -131,7 +132,7 @@ int pc_cmd_train(int argc, char **argv) {
     enum { O_BUDGET = 256, O_EPOCHS, O_PATIENCE, O_CONFIGS, O_LR, O_HIDDEN, O_LAYERS, O_SAMPLING,
            O_LOSS, O_WD, O_CLIP, O_EMB, O_POOL, O_JOIN, O_ACT, O_DROPOUT, O_NOLN, O_RESUME,
            O_STOPAFTER, O_PROGRESS, O_GST, O_SEGMENTS, O_SEGSIZE, O_GSTSEGS, O_GSTKEEP,
-           O_GSTFT, O_MAXMEM, O_PRUNE, O_COLLAPSE, O_ENCODE, O_ATTN };
+           O_GSTFT, O_MAXMEM, O_PRUNE, O_COLLAPSE, O_ENCODE, O_ATTN, O_DEDUP };
     static const struct option opts[] = {
         {"data", required_argument, 0, 'd'},         {"collection", required_argument, 0, 'c'},
         {"out", required_argument, 0, 'o'},          {"time-budget", required_argument, 0, O_BUDGET},
@@ -157,6 +158,7 @@ int pc_cmd_train(int argc, char **argv) {
         {"collapse-chains", no_argument, 0, O_COLLAPSE},
         {"encode", required_argument, 0, O_ENCODE},
         {"cfg-attention", required_argument, 0, O_ATTN},
+        {"dedup", no_argument, 0, O_DEDUP},
         {"help", no_argument, 0, 'h'},               {0, 0, 0, 0}};
     pc_train_opts o = pc_train_opts_default();
     cli_train ct = {0, isatty(fileno(stderr))};
@@ -177,6 +179,7 @@ int pc_cmd_train(int argc, char **argv) {
         case 'o': o.out_path = optarg; break;
         case O_GST: o.gst = 1; break;
         case O_COLLAPSE: o.collapse_chains = 1; break;
+        case O_DEDUP: o.dedup = 1; break;
         case O_ENCODE: o.encode = optarg; break;
         case O_ATTN:
             if (pc_cli_parse_i64(optarg, 0, 16, &v))

@@ -12,6 +12,7 @@
 #include "common/util.h"
 #include "perfcast/dataset.h"
 #include "perfcast/metrics.h"
+#include "dataset/config_pack.h"
 #include "model/encode.h"
 #include "train/gst.h"
 #include "train/train.h"
@@ -52,6 +53,8 @@ typedef struct tgraph {
     double *y;    /* training target: rt / norm or rt */
     int64_t *by_speed; /* config ids by y, fastest first (sampling "fast" only) */
     pc_gst_graph *gst; /* segments and table (GST models only) */
+    int64_t *cand;     /* training candidates: one config per duplicate group (--dedup) */
+    int64_t ncand;     /* candidates (c without --dedup) */
 } tgraph;
 
 typedef struct tset {
@@ -68,6 +71,7 @@ static void tset_free(tset *s) {
         free(s->v[i].y);
         free(s->v[i].by_speed);
         pc_gst_graph_free(s->v[i].gst);
+        free(s->v[i].cand);
     }
     free(s->v);
     s->v = NULL;
@@ -769,10 +773,50 @@ static pc_status build_by_speed(tset *s, pc_error *err) {
             free(tmp);
             return pc_fail(err, PC_ERR_NOMEM, "train: out of memory");
         }
-        for (int64_t k = 0; k < g->c; k++) g->by_speed[k] = k;
-        argsort_rec(g->by_speed, tmp, (size_t)g->c, g->y);
+        for (int64_t k = 0; k < g->ncand; k++) g->by_speed[k] = g->cand ? g->cand[k] : k;
+        argsort_rec(g->by_speed, tmp, (size_t)g->ncand, g->y);
         free(tmp);
     }
+    return PC_OK;
+}
+
+/*
+ * --dedup: identical configurations of a train graph become one candidate
+ * (the group's first index) whose target is the group's fastest measurement
+ * (src/dataset/config_pack.h: re-measuring a fixed program only adds noise
+ * and time). Validation still scores every config.
+ */
+static pc_status dedup_train(trainer *t, pc_error *err) {
+    int64_t total = 0, kept = 0;
+    for (size_t i = 0; i < t->tr.n; i++) {
+        tgraph *g = &t->tr.v[i];
+        total += g->c;
+        if (!t->o.dedup || g->c < 2) {
+            kept += g->c;
+            continue;
+        }
+        pc_dedup d;
+        pc_status st = pc_graph_config_dedup(g->g, PC_DEDUP_MIN, &d, err);
+        if (st) return st;
+        kept += d.n_out;
+        if (d.n_out < g->c) {
+            g->cand = malloc((size_t)d.n_out * sizeof *g->cand);
+            if (!g->cand) {
+                pc_dedup_free(&d);
+                return pc_fail(err, PC_ERR_NOMEM, "train: out of memory");
+            }
+            for (int64_t k = 0; k < d.n_out; k++) {
+                int64_t f = d.first[k], p = d.pick[k];
+                g->cand[k] = f;
+                g->y[f] = g->norm && g->norm[p] > 0 ? g->rt[p] / g->norm[p] : g->rt[p];
+            }
+            g->ncand = d.n_out;
+        }
+        pc_dedup_free(&d);
+    }
+    if (t->o.dedup)
+        logf_(t->log, t->user, "dedup: %lld of %lld train configs are distinct",
+              (long long)kept, (long long)total);
     return PC_OK;
 }
 
@@ -857,6 +901,8 @@ static pc_status setup(trainer *t, pc_error *err) {
         return st;
     if (t->m->opts.gst && !(t->gx = pc_gst_ctx_new(t->o.gst_train_segs)))
         return pc_fail(err, PC_ERR_NOMEM, "train: out of memory");
+    for (size_t i = 0; i < t->tr.n; i++) t->tr.v[i].ncand = t->tr.v[i].c;
+    if ((st = dedup_train(t, err))) return st;
     if (t->fast && (st = build_by_speed(&t->tr, err))) return st;
     int64_t maxc = 1;
     for (size_t i = 0; i < t->tr.n; i++) maxc = t->tr.v[i].c > maxc ? t->tr.v[i].c : maxc;
@@ -889,17 +935,18 @@ static void pick(trainer *t, tgraph *g, int k, int64_t hi) {
 
 /* Chooses K distinct configs of g into x.ids / x.yk (see pc_train_opts.sampling). */
 static int sample_configs(trainer *t, tgraph *g) {
-    int K = (int)(g->c < t->o.configs ? g->c : t->o.configs);
-    if (!t->fast || g->c <= K) {
-        for (int64_t k = 0; k < g->c; k++) t->perm[k] = k;
-        for (int k = 0; k < K; k++) pick(t, g, k, g->c);
+    int64_t n = g->ncand;
+    int K = (int)(n < t->o.configs ? n : t->o.configs);
+    if (!t->fast || n <= K) {
+        for (int64_t k = 0; k < n; k++) t->perm[k] = g->cand ? g->cand[k] : k;
+        for (int k = 0; k < K; k++) pick(t, g, k, n);
         return K;
     }
-    memcpy(t->perm, g->by_speed, (size_t)g->c * sizeof *t->perm);
-    int64_t nf = g->c / 10 > K ? g->c / 10 : K;
+    memcpy(t->perm, g->by_speed, (size_t)n * sizeof *t->perm);
+    int64_t nf = n / 10 > K ? n / 10 : K;
     int kf = K / 2;
     for (int k = 0; k < kf; k++) pick(t, g, k, nf);
-    for (int k = kf; k < K; k++) pick(t, g, k, g->c);
+    for (int k = kf; k < K; k++) pick(t, g, k, n);
     return K;
 }
 

@@ -148,6 +148,27 @@ def options_tests(data):
     meta = open(os.path.join(TMP, "opt_6.st"), "rb").read()
     expect(b"hinge(margin=0.1,T=1):1" in meta and b"mse:0.1" in meta,
            "loss recorded in the checkpoint")
+    # issue #4 techniques on layout: each trains, writes a model eval can read
+    lcommon = ["--epochs", "2", "--hidden", "16", "--layers", "2", "--configs", "6"]
+    for i, v in enumerate([["--prune-hops", "1"], ["--prune-hops", "2", "--collapse-chains"],
+                           ["--encode", "all"], ["--gst", "--seg-size", "40"],
+                           ["--gst", "--segments", "metis", "--seg-size", "30",
+                            "--gst-train-segs", "2", "--gst-keep", "0.8", "--gst-finetune", "1"],
+                           ["--gst", "--segments", "splits", "--seg-size", "50",
+                            "--prune-hops", "1"],
+                           ["--cfg-attention", "2", "--join", "late"], ["--dedup"]]):
+        out = os.path.join(TMP, "lopt_%d.st" % i)
+        train(data, "layout:xla:random", out, *lcommon, *v)
+        q = run("eval", "--model", out, "--data", data, "--json")
+        expect_rc(q, 0, "eval of the layout model trained with %r" % v)
+    p = run("train", "--data", data, "--collection", "layout:xla:random", "--out",
+            os.path.join(TMP, "toobig.st"), "--max-memory", "0.0001")
+    expect_rc(p, 1, "full-graph training over --max-memory")
+    expect("needs about" in p.stderr and "--gst" in p.stderr, "memory refusal: " + p.stderr)
+    expect(not os.path.exists(os.path.join(TMP, "toobig.st")), "refused run wrote nothing")
+    p = run("train", "--data", data, "--collection", "tile:xla", "--out",
+            os.path.join(TMP, "tilegst.st"), "--gst")
+    expect_rc(p, 1, "--gst on tile")
     late = os.path.join(TMP, "layout_late.st")
     train(data, "layout:xla:random", late, "--join", "late", *common)
     q = run("eval", "--model", late, "--data", data, "--json")
