@@ -22,7 +22,12 @@ LABEL = {"random": "random", "heuristic": "best heuristic", "torch": "torch twin
 
 
 def main():
-    rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+    rows = []
+    for i, l in enumerate(open(sys.argv[1]), 1):
+        try:
+            rows.append(json.loads(l))
+        except ValueError:
+            print(f"skipping malformed line {i}", file=sys.stderr)
     for r in rows:  # trainer rows carry perfcast eval's JSON under "eval"
         if "eval" in r:
             r["metric"] = r["eval"]["metric"]
@@ -81,7 +86,7 @@ def main():
         print(f"| {c} | {'; '.join(h)} | {ep['torch']} | {ep['perfcast']} |")
     loads = [r["load"] for r in rows if "load" in r]
     if loads:
-        print(f"\nload average (1 min) at the start of the timed runs: min {min(loads):.2f}, "
+        print(f"\n1-min load average at the end of the timed runs: min {min(loads):.2f}, "
               f"median {float(np.median(loads)):.2f}, max {max(loads):.2f}")
 
 

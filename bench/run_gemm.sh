@@ -51,6 +51,7 @@ for bt in 1 2; do
   OPENBLAS_CORETYPE=SkylakeX flock "$LOCK" "$BUILD/bench/bench_gemm" peak 2048 "$bt" "$TRIALS"
 done
 
+echo "# load average $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "## 2. model GEMM shapes through the ops.c wrapper (rows: tile step, layout step, rank chunk 4 x 10k)"
 rt=$(field "$WORK/f_tile" mean_gnn_rows); rl=$(field "$WORK/f_layout" mean_gnn_rows)
 for T in 1 2; do
@@ -60,12 +61,13 @@ for T in 1 2; do
   flock "$LOCK" "$BUILD/bench/bench_gemm" model 2000 84 64 "$T" "$TRIALS"
 done
 
+echo "# load average $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "## 3. perf profiles, 2 threads"
 for spec in tile:xla:32:40:400:tile layout:xla:random:16:10:30:layout; do
   IFS=: read -r -a a <<<"$spec"
   n=${#a[@]}; tag=${a[n-1]}; S=${a[n-2]}; W=${a[n-3]}; K=${a[n-4]}
   coll=$(IFS=:; echo "${a[*]:0:n-4}")
-  echo "### bench_train $coll K=$K warmup $W steps $S"
+  echo "### bench_train $coll K=$K warmup $W steps $S (load average $(cut -d' ' -f1-3 /proc/loadavg))"
   flock "$LOCK" perf record -q -F 999 -o "$WORK/$tag.perf" -- \
       "$BUILD/bench/bench_train" "$WORK/$tag.st" "$WORK/data" "$coll" 2 "$K" "$W" "$S" \
       | tee "$WORK/t_$tag"
@@ -73,7 +75,7 @@ for spec in tile:xla:32:40:400:tile layout:xla:random:16:10:30:layout; do
   graphs=$(field "$WORK/f_$tag" graphs); fpe=$(field "$WORK/f_$tag" flops_per_epoch)
   secs=$(field "$WORK/t_$tag" seconds)
   cpu=$(awk '/^# profile/{for (i = 1; i < NF; i++) if ($(i + 1) == "CPU-s") print $i}' "$WORK/s_$tag")
-  share=$(awk '/OPENBLAS TOTAL/{sub("%", "", $2); print $2 / 100}' "$WORK/s_$tag")
+  share=$(awk '/^group.*OPENBLAS TOTAL/{sub("%", "", $2); print $2 / 100}' "$WORK/s_$tag")
   awk -v g="$graphs" -v f="$fpe" -v W="$W" -v S="$S" -v t="$secs" -v cpu="$cpu" -v sh="$share" \
       'BEGIN { all = f * (W + S) / g; timed = f * S / g;
         printf "gemm %s flops_all_steps %.4g flops_timed %.4g openblas_share %.3f cpu_s %.2f ", \

@@ -22,18 +22,26 @@
 # perfcast and torch alternate which goes first from seed to seed.
 # Results: $WORK/results.jsonl (WORK = $QUALITY_WORK or a new temp dir, kept; the
 # datasets in it are deleted), then the tables of bench/quality_table.py.
-# Time: about 10 x BUDGET + 80 s per seed (about 29 min at the defaults).
+# Time: about 10 x BUDGET + 180 s per seed on 2 busy cores (about 31 min at the defaults).
+# The perfcast binary is copied into WORK first, so a rebuild during the run cannot
+# break it or mix versions.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD="${1:-build}"
-BUDGET="${2:-50}"
+BUDGET="${2:-45}"
 SEEDS="${3:-3}"
 THREADS=2
 PY=/usr/bin/python3
-PC="$BUILD/perfcast"
 LOCK=/tmp/perfcast_bench.lock
 WORK="${QUALITY_WORK:-$(mktemp -d)}"
 mkdir -p "$WORK"
+PC="$WORK/perfcast"
+for i in $(seq 30); do  # the build may be relinking right now
+  if "$BUILD/perfcast" --version >/dev/null 2>&1 && cp "$BUILD/perfcast" "$PC" \
+      && "$PC" --version >/dev/null 2>&1; then break; fi
+  sleep 10
+done
+"$PC" --version >/dev/null
 RES="$WORK/results.jsonl"
 : >"$RES"
 export OMP_NUM_THREADS=$THREADS OPENBLAS_NUM_THREADS=$THREADS MKL_NUM_THREADS=$THREADS
@@ -43,34 +51,41 @@ load1() { cut -d' ' -f1 /proc/loadavg; }
 # row SEED COLL METHOD SPLIT EXTRA_JSON EVAL_JSON
 row() { echo "{\"seed\": $1, \"collection\": \"$2\", \"method\": \"$3\", \"split\": \"$4\", $5, \"eval\": $6}" >>"$RES"; }
 
+# evals SEED COLL METHOD EXTRA_JSON MODEL: perfcast eval on valid and on the holdout
+evals() {
+  local v h
+  v=$("$PC" eval --model "$5" --data "$WORK/d$1" --split valid --threads $THREADS --json)
+  h=$("$PC" eval --model "$5" --data "$WORK/h$1" --split train --threads $THREADS --json)
+  row "$1" "$2" "$3" valid "$4" "$v"
+  row "$1" "$2" "$3" holdout "$4" "$h"
+}
+
 run_perfcast() { # seed coll
   local s=$1 c=$2 log="$WORK/log_pc_s$1_${2//:/_}.txt" la
-  la=$(load1)
   flock "$LOCK" "$PC" train --data "$WORK/d$s" --collection "$c" --out "$WORK/pc.st" \
       --time-budget "$BUDGET" --seed "$s" --threads $THREADS --epochs 1000 --patience 1000 \
       >"$log" 2>&1
+  la=$(load1)  # 1-min load average at the end of the run: other work during it
   local be er
   be=$(grep -o 'best epoch [0-9]*' "$log" | tail -1 | grep -o '[0-9]*$' || echo null)
   er=$(grep -cE '^epoch [0-9]+ loss' "$log" || true)
   local x="\"best_epoch\": ${be:-null}, \"epochs_run\": ${er:-null}, \"load\": $la"
-  row "$s" "$c" perfcast valid "$x" "$("$PC" eval --model "$WORK/pc.st" --data "$WORK/d$s" --split valid --threads $THREADS --json)"
-  row "$s" "$c" perfcast holdout "$x" "$("$PC" eval --model "$WORK/pc.st" --data "$WORK/h$s" --split train --threads $THREADS --json)"
-  echo "  perfcast $c: $(tail -1 "$log")"
+  evals "$s" "$c" perfcast "$x" "$WORK/pc.st"
+  echo "  [$(( $(date +%s) - T0 )) s] perfcast $c: $(tail -1 "$log")"
 }
 
 run_torch() { # seed coll
   local s=$1 c=$2 la out
-  la=$(load1)
   out=$(flock "$LOCK" $PY bench/torch_quality.py "$WORK/init.st" "$WORK/d$s" "$c" "$BUDGET" "$s" \
       $THREADS "$WORK/tw.st" 1000 1000)
+  la=$(load1)
   local x
   x="$(echo "$out" | $PY -c 'import json,sys; d=json.loads(sys.stdin.read()); print(", ".join(f"\"{k}\": {json.dumps(v)}" for k,v in d.items()))'), \"load\": $la"
-  row "$s" "$c" torch valid "$x" "$("$PC" eval --model "$WORK/tw.st" --data "$WORK/d$s" --split valid --threads $THREADS --json)"
-  row "$s" "$c" torch holdout "$x" "$("$PC" eval --model "$WORK/tw.st" --data "$WORK/h$s" --split train --threads $THREADS --json)"
-  echo "  torch    $c: $out"
+  evals "$s" "$c" torch "$x" "$WORK/tw.st"
+  echo "  [$(( $(date +%s) - T0 )) s] torch    $c: $out"
 }
 
-echo "# machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); torch $($PY -c 'import torch; print(torch.__version__)'); budget ${BUDGET}s; seeds 1..$SEEDS; work $WORK"
+echo "# $("$PC" --version); machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); torch $($PY -c 'import torch; print(torch.__version__)'); budget ${BUDGET}s; seeds 1..$SEEDS; work $WORK"
 T0=$(date +%s)
 for s in $(seq "$SEEDS"); do
   rm -rf "$WORK/d$s" "$WORK/h$s"

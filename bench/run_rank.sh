@@ -43,11 +43,11 @@ for T in 2 1; do
   ts=()
   for r in $(seq "$REPS"); do
     # wall clock and peak RSS of the whole process, taken by GNU time
-    flock "$LOCK" /usr/bin/time -f "%e %M" -o "$WORK/time" \
+    flock "$LOCK" /usr/bin/time -f "%e %M %U %S" -o "$WORK/time" \
         "$BUILD/perfcast" rank --model "$WORK/m.st" --threads "$T" --top 5 "$WORK/g.npz" \
         >"$WORK/out" 2>&1
-    read -r sec kib <"$WORK/time"
-    echo "e2e threads $T rep $r seconds $sec peak_rss_mib $((kib / 1024))"
+    read -r sec kib usr sys <"$WORK/time"
+    echo "e2e threads $T rep $r seconds $sec cpu_s $(awk -v u="$usr" -v s="$sys" 'BEGIN{print u + s}') peak_rss_mib $((kib / 1024)) load_after $(cut -d" " -f1 /proc/loadavg)"
     ts+=("$sec")
   done
   printf '%s\n' "${ts[@]}" | sort -g | awk -v T="$T" '{v[NR]=$1} END {
