@@ -7,7 +7,9 @@ cd "$(dirname "$0")/.."
 
 # Build and library packages; python3-numpy is for tests and benchmarks only.
 PKGS=(build-essential cmake pkg-config libzip-dev zlib1g-dev libdeflate-dev libcjson-dev
-      libcmocka-dev libopenblas-dev libmetis-dev python3-numpy python3-scipy python3-torch)
+      libopenmpi-dev openmpi-bin
+      libcmocka-dev libopenblas-dev libmetis-dev libprotobuf-c-dev protobuf-c-compiler
+      python3-numpy python3-scipy python3-torch)
 
 missing=()
 for p in "${PKGS[@]}"; do

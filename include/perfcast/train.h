@@ -120,6 +120,15 @@ typedef struct pc_train_opts {
     int gst_train_segs;
     float gst_keep;
     int gst_finetune;
+    /*
+     * Data parallelism: each optimizer step takes batch_graphs graphs (default
+     * 1) on each of the dist's ranks (perfcast/dist.h; NULL = one process);
+     * gradients are averaged over all of them. Graph i of the train split
+     * belongs to lane i % (ranks * batch_graphs) and each rank loads only its
+     * lanes, so 2 ranks x 1 graph train the same as 1 process x 2 graphs.
+     */
+    int batch_graphs;
+    const struct pc_dist *dist;
     /* full-graph training refuses when its activations would need more than
        this (GiB; 0 = the machine's available memory) */
     double max_memory_gib;
@@ -177,6 +186,11 @@ typedef struct pc_eval_result {
 /* Scores every graph of `split` ("valid" by default when NULL). */
 pc_status pc_eval_run(const char *model_path, const char *data_dir, const char *split,
                       int threads, pc_eval_result *res, pc_error *err);
+/* The same over the ranks of dist: each scores graphs i % ranks == rank; every
+   rank gets the means over all graphs. */
+pc_status pc_eval_run_dist(const char *model_path, const char *data_dir, const char *split,
+                           int threads, const struct pc_dist *dist, pc_eval_result *res,
+                           pc_error *err);
 
 /* ---- prediction ---------------------------------------------------------- */
 

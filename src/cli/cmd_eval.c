@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "perfcast/dist.h"
 #include "perfcast/train.h"
 
 static void eval_help(FILE *f) {
@@ -62,7 +63,13 @@ int pc_cmd_eval(int argc, char **argv) {
     if (optind != argc) return pc_cli_usage_error("eval", "unexpected argument '%s'", argv[optind]);
     pc_error e;
     pc_eval_result r;
-    if (pc_eval_run(model, data, split, threads, &r, &e) != PC_OK) return pc_cli_fail(&e);
+    pc_dist *dist = NULL;
+    if (pc_dist_open(&argc, &argv, &dist, &e) != PC_OK) return pc_cli_fail(&e);
+    pc_status st = pc_eval_run_dist(model, data, split, threads, dist, &r, &e);
+    int rank = pc_dist_rank(dist);
+    pc_dist_close(dist);
+    if (st != PC_OK) return pc_cli_fail(&e);
+    if (rank != 0) return PC_EXIT_OK; /* rank 0 prints */
     const char *name = r.tile ? "tile_score" : "kendall_tau";
     if (json) {
         printf("{\"collection\": \"%s\", \"split\": \"%s\", \"graphs\": %d, \"metric_name\": "

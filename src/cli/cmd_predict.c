@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "perfcast/dist.h"
 #include "perfcast/metrics.h"
 #include "perfcast/train.h"
 
@@ -80,7 +81,8 @@ static int fail_msg(const char *msg) {
 
 /* Scores one model's collection into r; returns an exit code. */
 static int predict_model(const char *model_path, int *seen, const pc_dataset *ds, int split,
-                         int threads, rows *r) {
+                         int threads, const pc_dist *dist, rows *r) {
+    int W = pc_dist_size(dist), R = pc_dist_rank(dist);
     pc_error e;
     pc_predictor *p = NULL;
     if (pc_predictor_open(model_path, threads, &p, &e) != PC_OK) return pc_cli_fail(&e);
@@ -108,6 +110,7 @@ static int predict_model(const char *model_path, int *seen, const pc_dataset *ds
     double *scores = NULL;
     size_t *idx = NULL;
     for (size_t i = 0; i < n && rc == PC_EXIT_OK; i++) {
+        if ((int)(i % (size_t)W) != R) continue; /* another rank's graph */
         const char *path = pc_dataset_file(ds, coll, split, i);
         pc_graph *g = NULL;
         if (pc_graph_load(path, &lo, &g, &e) != PC_OK) {
@@ -162,6 +165,48 @@ static int predict_model(const char *model_path, int *seen, const pc_dataset *ds
     free(idx);
     pc_predictor_free(p);
     return rc;
+}
+
+/*
+ * Multi-process predict: every rank's rows go to rank 0 as "id,val\n" lines
+ * (rank order; sorted by id before writing, so the file is the same as one
+ * process's). On rank 0, r is replaced by all rows.
+ */
+static int gather_rows(const pc_dist *dist, rows *r) {
+    size_t len = 1;
+    for (size_t i = 0; i < r->n; i++) len += strlen(r->v[i].id) + strlen(r->v[i].val) + 2;
+    char *mine = malloc(len), *all = NULL, *p = mine;
+    if (!mine) return -1;
+    *p = 0;
+    for (size_t i = 0; i < r->n; i++) p += sprintf(p, "%s,%s\n", r->v[i].id, r->v[i].val);
+    pc_error e;
+    int bad = pc_dist_gather_text(dist, mine, &all, &e) != PC_OK;
+    free(mine);
+    rows_free(r);
+    memset(r, 0, sizeof *r);
+    if (bad || !all) return bad ? -1 : 0;
+    for (char *line = all; *line;) {
+        char *nl = strchr(line, '\n'), *comma = strchr(line, ',');
+        if (!nl || !comma || comma > nl) break;
+        *nl = 0;
+        *comma = 0;
+        if (r->n == r->cap) {
+            size_t nc = r->cap ? 2 * r->cap : 64;
+            row *nv = realloc(r->v, nc * sizeof *nv);
+            if (!nv) break;
+            r->v = nv, r->cap = nc;
+        }
+        r->v[r->n].id = strdup(line);
+        r->v[r->n].val = strdup(comma + 1);
+        if (!r->v[r->n].id || !r->v[r->n].val) {
+            free(r->v[r->n].id), free(r->v[r->n].val);
+            break;
+        }
+        r->n++;
+        line = nl + 1;
+    }
+    free(all);
+    return 0;
 }
 
 static int write_csv(const char *out, rows *r) {
@@ -237,9 +282,24 @@ int pc_cmd_predict(int argc, char **argv) {
     int seen[PC_NUM_COLLECTIONS] = {0};
     rows r = {0};
     int rc = PC_EXIT_OK;
+    pc_dist *dist = NULL;
+    if (pc_dist_open(&argc, &argv, &dist, &e) != PC_OK) {
+        pc_dataset_free(ds);
+        return pc_cli_fail(&e);
+    }
     for (int i = 0; i < nmodels && rc == PC_EXIT_OK; i++)
-        rc = predict_model(models[i], seen, ds, sp, threads, &r);
+        rc = predict_model(models[i], seen, ds, sp, threads, dist, &r);
     pc_dataset_free(ds);
+    if (rc != PC_EXIT_OK && pc_dist_size(dist) > 1)
+        pc_dist_abort(dist, "prediction failed (see above)"); /* the other ranks must not wait */
+    if (rc == PC_EXIT_OK && pc_dist_size(dist) > 1 && gather_rows(dist, &r) != 0)
+        rc = fail_msg("out of memory gathering the ranks' rows");
+    if (rc == PC_EXIT_OK && pc_dist_rank(dist) != 0) { /* rank 0 writes */
+        rows_free(&r);
+        pc_dist_close(dist);
+        return PC_EXIT_OK;
+    }
+    pc_dist_close(dist);
     if (rc == PC_EXIT_OK) {
         qsort(r.v, r.n, sizeof *r.v, row_cmp);
         rc = write_csv(out, &r);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "perfcast/dist.h"
 #include "perfcast/train.h"
 
 static void train_help(FILE *f) {
@@ -63,6 +64,8 @@ static void train_help(FILE *f) {
             "  --gst-keep P        keep probability of a stale embedding (default 0.5)\n"
             "  --gst-finetune N    epochs training only the head on fresh embeddings (default 0)\n"
             "  --max-memory GIB    refuse full-graph training above this (default: available RAM)\n"
+            "  --batch-graphs N    graphs per optimizer step on each rank (default 1); under\n"
+            "                      mpirun -np R the step averages R x N graphs\n"
             "  --resume            continue the run saved in MODEL.state (same options)\n"
             "  --stop-after-steps N  stop after N steps of this run, keeping the state\n"
             "  --progress WHEN     auto (default: a live line on a terminal), always, never\n");
@@ -132,7 +135,7 @@ int pc_cmd_train(int argc, char **argv) {
     enum { O_BUDGET = 256, O_EPOCHS, O_PATIENCE, O_CONFIGS, O_LR, O_HIDDEN, O_LAYERS, O_SAMPLING,
            O_LOSS, O_WD, O_CLIP, O_EMB, O_POOL, O_JOIN, O_ACT, O_DROPOUT, O_NOLN, O_RESUME,
            O_STOPAFTER, O_PROGRESS, O_GST, O_SEGMENTS, O_SEGSIZE, O_GSTSEGS, O_GSTKEEP,
-           O_GSTFT, O_MAXMEM, O_PRUNE, O_COLLAPSE, O_ENCODE, O_ATTN, O_DEDUP };
+           O_GSTFT, O_MAXMEM, O_PRUNE, O_COLLAPSE, O_ENCODE, O_ATTN, O_DEDUP, O_BATCH };
     static const struct option opts[] = {
         {"data", required_argument, 0, 'd'},         {"collection", required_argument, 0, 'c'},
         {"out", required_argument, 0, 'o'},          {"time-budget", required_argument, 0, O_BUDGET},
@@ -159,6 +162,7 @@ int pc_cmd_train(int argc, char **argv) {
         {"encode", required_argument, 0, O_ENCODE},
         {"cfg-attention", required_argument, 0, O_ATTN},
         {"dedup", no_argument, 0, O_DEDUP},
+        {"batch-graphs", required_argument, 0, O_BATCH},
         {"help", no_argument, 0, 'h'},               {0, 0, 0, 0}};
     pc_train_opts o = pc_train_opts_default();
     cli_train ct = {0, isatty(fileno(stderr))};
@@ -181,6 +185,12 @@ int pc_cmd_train(int argc, char **argv) {
         case O_COLLAPSE: o.collapse_chains = 1; break;
         case O_DEDUP: o.dedup = 1; break;
         case O_ENCODE: o.encode = optarg; break;
+        case O_BATCH:
+            if (pc_cli_parse_i64(optarg, 1, 1 << 20, &v))
+                return pc_cli_usage_error("train", "--batch-graphs expects 1..1048576, got '%s'",
+                                          optarg);
+            o.batch_graphs = (int)v;
+            break;
         case O_ATTN:
             if (pc_cli_parse_i64(optarg, 0, 16, &v))
                 return pc_cli_usage_error("train", "--cfg-attention expects 0..16 heads, got '%s'",
@@ -311,16 +321,21 @@ int pc_cmd_train(int argc, char **argv) {
     if (!o.collection) return pc_cli_usage_error("train", "--collection C is required");
     if (!o.out_path) return pc_cli_usage_error("train", "--out MODEL is required");
     if (optind != argc) return pc_cli_usage_error("train", "unexpected argument '%s'", argv[optind]);
+    pc_error e;
+    pc_dist *dist = NULL;
+    if (pc_dist_open(&argc, &argv, &dist, &e) != PC_OK) return pc_cli_fail(&e);
+    o.dist = dist;
+    if (pc_dist_rank(dist) != 0) ct.progress = 0;
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     o.stop_flag = &stop_flag;
-    pc_error e;
     pc_train_result r;
     pc_status st = pc_train_run(&o, log_line, progress_line, &ct, &r, &e);
     clear_live(&ct);
+    pc_dist_close(dist);
     if (st != PC_OK) return pc_cli_fail(&e);
     if (stop_flag) return 130; /* interrupted: the state is saved */
     return PC_EXIT_OK;

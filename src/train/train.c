@@ -13,6 +13,7 @@
 #include "perfcast/dataset.h"
 #include "perfcast/metrics.h"
 #include "dataset/config_pack.h"
+#include "perfcast/dist.h"
 #include "model/encode.h"
 #include "train/gst.h"
 #include "train/train.h"
@@ -53,6 +54,7 @@ typedef struct tgraph {
     double *y;    /* training target: rt / norm or rt */
     int64_t *by_speed; /* config ids by y, fastest first (sampling "fast" only) */
     pc_gst_graph *gst; /* segments and table (GST models only) */
+    size_t gi;         /* index of the file in its split (all ranks agree) */
     int64_t *cand;     /* training candidates: one config per duplicate group (--dedup) */
     int64_t ncand;     /* candidates (c without --dedup) */
 } tgraph;
@@ -78,9 +80,12 @@ static void tset_free(tset *s) {
     s->n = 0;
 }
 
-/* Loads the graphs (no gdata yet). */
-static pc_status tset_load(const pc_dataset *d, int coll, int split, int threads, tset *s,
-                           pc_error *err) {
+/*
+ * Loads the graphs of a split whose index i has i % mod in [lo, hi): a rank's
+ * share in multi-process runs (mod 1, [0, 1) = every graph).
+ */
+static pc_status tset_load(const pc_dataset *d, int coll, int split, int threads, size_t mod,
+                           size_t lo_lane, size_t hi_lane, tset *s, pc_error *err) {
     size_t n = pc_dataset_num_files(d, coll, split);
     s->n = 0;
     s->v = calloc(n ? n : 1, sizeof *s->v);
@@ -89,9 +94,11 @@ static pc_status tset_load(const pc_dataset *d, int coll, int split, int threads
     lo.kind = pc_collection_kind(coll);
     lo.threads = threads;
     for (size_t i = 0; i < n; i++) {
-        tgraph *t = &s->v[i];
+        if (i % mod < lo_lane || i % mod >= hi_lane) continue;
+        tgraph *t = &s->v[s->n];
         pc_status st = pc_graph_load(pc_dataset_file(d, coll, split, i), &lo, &t->g, err);
         if (st) return st;
+        t->gi = i;
         s->n++;
         t->c = pc_graph_num_configs(t->g);
         const int64_t *rt = pc_graph_config_runtime(t->g);
@@ -299,6 +306,26 @@ typedef struct evsum {
     int graphs;
 } evsum;
 
+/* Sums of a pc_metric_mean over ranks. */
+static void mean_pack(const pc_metric_mean *m, double *v) {
+    v[0] = m->sum, v[1] = (double)m->count, v[2] = (double)m->nan_count;
+}
+static void mean_unpack(pc_metric_mean *m, const double *v) {
+    m->sum = v[0], m->count = (uint64_t)v[1], m->nan_count = (uint64_t)v[2];
+}
+
+/* Every rank scored its own graphs; the means over all of them, on every rank. */
+static void evsum_reduce(const pc_dist *d, evsum *e) {
+    if (pc_dist_size(d) <= 1) return;
+    pc_metric_mean *ms[6] = {&e->metric, &e->tau, &e->opa, &e->sd[0], &e->sd[1], &e->sd[2]};
+    double v[19];
+    for (int i = 0; i < 6; i++) mean_pack(ms[i], v + 3 * i);
+    v[18] = e->graphs;
+    pc_dist_sum_f64(d, v, 19);
+    for (int i = 0; i < 6; i++) mean_unpack(ms[i], v + 3 * i);
+    e->graphs = (int)v[18];
+}
+
 static pc_status evaluate(const pc_model *m, pc_model_ws *ws, tset *s, scratch *x, evsum *e,
                           pc_error *err) {
     memset(e, 0, sizeof *e);
@@ -357,8 +384,26 @@ static const float *encoded(const pc_encode_opts *eo, int node, pc_kind kind, co
     return *st ? NULL : *buf;
 }
 
-static pc_status fit_prep(tset *s, pc_kind kind, unsigned encode, pc_prep *np, pc_prep *cp,
-                          pc_error *err) {
+/* Statistics of every rank's graphs: sums add, minima and maxima combine. */
+static void prep_acc_reduce(const pc_dist *d, pc_prep_acc *a) {
+    if (pc_dist_size(d) <= 1) return;
+    size_t n = (size_t)a->dim;
+    double rows = (double)a->rows;
+    pc_dist_sum_f64(d, &rows, 1);
+    a->rows = (int64_t)rows;
+    pc_dist_sum_f64(d, a->s1, n);
+    pc_dist_sum_f64(d, a->s2, n);
+    pc_dist_sum_f64(d, a->l1, n);
+    pc_dist_sum_f64(d, a->l2, n);
+    pc_dist_max_f64(d, a->max, n);
+    pc_dist_max_f64(d, a->maxabs, n);
+    for (size_t i = 0; i < n; i++) a->min[i] = -a->min[i];
+    pc_dist_max_f64(d, a->min, n);
+    for (size_t i = 0; i < n; i++) a->min[i] = -a->min[i];
+}
+
+static pc_status fit_prep(tset *s, pc_kind kind, unsigned encode, const pc_dist *dist,
+                          pc_prep *np, pc_prep *cp, pc_error *err) {
     pc_prep_acc an = {0}, ac = {0};
     pc_encode_opts eo = pc_encode_opts_none();
     int cdim = kind == PC_KIND_TILE ? PC_TILE_CONFIG_DIM : PC_LAYOUT_CONFIG_DIM;
@@ -404,6 +449,12 @@ static pc_status fit_prep(tset *s, pc_kind kind, unsigned encode, pc_prep *np, p
     }
     free(buf);
     free(ebuf);
+    if (pc_dist_any(dist, st != PC_OK)) {
+        if (!st) st = pc_fail(err, PC_ERR_INVALID, "train: another rank failed to read its data");
+    } else {
+        prep_acc_reduce(dist, &an);
+        prep_acc_reduce(dist, &ac);
+    }
     if (!st) st = pc_prep_acc_finish(&an, np, err);
     if (!st) st = pc_prep_acc_finish(&ac, cp, err);
     if (!st && (np->out_dim < 1 || cp->out_dim < 1))
@@ -493,6 +544,14 @@ typedef struct trainer {
     float *best;
     int64_t *perm, *order;
     char state_path[4096];
+    /* data parallelism: W ranks (this is R), B graphs per rank and step, G = W * B
+       lanes; order holds every lane's permutation (lane_off), local_of maps a
+       train graph's index to this rank's copy (-1: another rank's) */
+    const pc_dist *dist;
+    int W, R, B;
+    size_t G, ntrain, nvalid, S;
+    size_t *lane_off;
+    int64_t *local_of;
     /* state */
     uint64_t rng;
     long step, total, warmup;
@@ -506,9 +565,16 @@ typedef struct trainer {
     size_t samples_run;
 } trainer;
 
+/* Graphs in lane l (global indices l, l + G, ...). */
+static size_t lane_len(const trainer *t, size_t l) {
+    return t->ntrain > l ? (t->ntrain - l + t->G - 1) / t->G : 0;
+}
+
 static void trainer_free(trainer *t) {
     free(t->best);
     free(t->order);
+    free(t->lane_off);
+    free(t->local_of);
     free(t->perm);
     scratch_free(&t->x);
     pc_model_ws_free(t->ws);
@@ -528,6 +594,7 @@ static pc_status check_opts(trainer *t, pc_error *err) {
     if (o->gst && (o->seg_size < 0 || o->gst_train_segs < 0 || o->gst_finetune < 0 ||
                    o->gst_keep > 1 || (o->gst_keep < 0 && o->gst_keep != -1)))
         return pc_fail(err, PC_ERR_ARG, "train: bad GST option value");
+    if (o->batch_graphs < 0) return pc_fail(err, PC_ERR_ARG, "train: --batch-graphs must be >= 1");
     if (o->epochs < 1 || o->patience < 1 || o->hidden < 1 || o->layers < 0 || !(o->lr > 0) ||
         o->configs < 0 || o->time_budget < 0 || !(o->clip > 0) || o->weight_decay < 0 ||
         o->emb_dim < 0 || !(o->dropout >= 0 && o->dropout < 1) || o->stop_after_steps < 0)
@@ -619,13 +686,13 @@ static char *state_json(const trainer *t) {
              "{\"rng\":\"%llu\",\"step\":%ld,\"epoch\":%d,\"oi\":%zu,\"best_epoch\":%d,"
              "\"since\":%d,\"best_metric\":%.17g,\"first_loss\":%.17g,\"lsum\":%.17g,"
              "\"lcount\":%zu,\"last_valid\":%.17g,"
-             "\"fixed\":\"%s|%s|%llu|%d|%.9g|%.9g|%.9g|%s|%s|%zu|%zu\"}",
+             "\"fixed\":\"%s|%s|%llu|%d|%.9g|%.9g|%.9g|%s|%s|%zu|%zu|%zu\"}",
              (unsigned long long)t->rng, t->step, t->epoch, t->oi, t->best_epoch, t->since,
              isfinite(t->best_metric) ? t->best_metric : -1e308,
              isfinite(t->first_loss) ? t->first_loss : -1.0, t->lsum, t->lcount,
              isfinite(t->last_valid) ? t->last_valid : -1e308, o->collection, o->data_dir,
              (unsigned long long)o->seed, o->configs, (double)o->lr, (double)o->weight_decay,
-             (double)o->clip, t->loss_desc, t->fast ? "fast" : "uniform", t->tr.n, t->va.n);
+             (double)o->clip, t->loss_desc, t->fast ? "fast" : "uniform", t->ntrain, t->nvalid, t->G);
     return s;
 }
 
@@ -644,6 +711,7 @@ static pc_ckpt_info ckpt_info(const trainer *t) {
 }
 
 static pc_status save_state(trainer *t, pc_error *err) {
+    if (t->R != 0) return PC_OK; /* rank 0 writes */
     pc_ckpt_info info = ckpt_info(t);
     char *js = state_json(t);
     if (!js) return pc_fail(err, PC_ERR_NOMEM, "train: out of memory");
@@ -651,7 +719,7 @@ static pc_status save_state(trainer *t, pc_error *err) {
     info.adam_v = t->m->params.v;
     info.best = t->best;
     info.order = t->order;
-    info.norder = (int64_t)t->tr.n;
+    info.norder = (int64_t)t->ntrain;
     info.state_json = js;
     pc_status st = pc_ckpt_save(t->m, &info, t->state_path, err);
     free(js);
@@ -660,6 +728,7 @@ static pc_status save_state(trainer *t, pc_error *err) {
 
 /* Writes the best parameters as the model, keeping the current ones. */
 static pc_status save_best(trainer *t, pc_error *err) {
+    if (t->R != 0) return PC_OK; /* rank 0 writes */
     size_t n = t->m->params.numel;
     float *cur = malloc(n * sizeof(float));
     if (!cur) return pc_fail(err, PC_ERR_NOMEM, "train: out of memory");
@@ -700,10 +769,10 @@ static pc_status resume_from_state(trainer *t, pc_error *err) {
                        "architecture than these options", t->state_path);
     size_t n = t->m->params.numel;
     t->best = malloc(n * sizeof(float));
-    t->order = malloc((t->tr.n ? t->tr.n : 1) * sizeof *t->order);
+    t->order = malloc((t->ntrain ? t->ntrain : 1) * sizeof *t->order);
     if (!t->best || !t->order) return pc_fail(err, PC_ERR_NOMEM, "train: out of memory");
     char *js = NULL;
-    if ((st = pc_ckpt_load_state(t->state_path, t->m, t->best, t->order, (int64_t)t->tr.n, &js,
+    if ((st = pc_ckpt_load_state(t->state_path, t->m, t->best, t->order, (int64_t)t->ntrain, &js,
                                  err)))
         return st;
     cJSON *root = cJSON_Parse(js);
@@ -737,10 +806,10 @@ static pc_status resume_from_state(trainer *t, pc_error *err) {
         t->lcount = (size_t)v[8];
         t->last_valid = v[9] <= -1e307 ? NAN : v[9];
         // a state written at an epoch's end continues with the next epoch
-        t->epochs_done = t->oi >= t->tr.n ? t->epoch : t->epoch - 1;
-        if (t->oi >= t->tr.n) t->epoch++;
-        for (size_t i = 0; i < t->tr.n && !st; i++)
-            if (t->order[i] < 0 || (size_t)t->order[i] >= t->tr.n || t->oi > t->tr.n)
+        t->epochs_done = t->oi >= t->S ? t->epoch : t->epoch - 1;
+        if (t->oi >= t->S) t->epoch++;
+        for (size_t i = 0; i < t->ntrain && !st; i++)
+            if (t->order[i] < 0 || (size_t)t->order[i] >= t->ntrain || t->oi > t->S)
                 st = pc_fail(err, PC_ERR_FORMAT, "%s: malformed training state", t->state_path);
     }
     cJSON_Delete(root);
@@ -867,17 +936,31 @@ static pc_status setup(trainer *t, pc_error *err) {
     pc_status st = pc_dataset_open(t->o.data_dir, &ds, err);
     if (st) return st;
     int s_train = pc_split_find("train"), s_valid = pc_split_find("valid");
-    if (!(st = tset_load(ds, t->coll, s_train, t->o.threads, &t->tr, err)))
-        st = tset_load(ds, t->coll, s_valid, t->o.threads, &t->va, err);
+    /* lanes: graph i belongs to lane i % G; this rank trains lanes [R*B, R*B + B)
+       and validates graphs i % W == R (multi-process runs; one process: all) */
+    t->ntrain = pc_dataset_num_files(ds, t->coll, s_train);
+    t->nvalid = pc_dataset_num_files(ds, t->coll, s_valid);
+    if (!(st = tset_load(ds, t->coll, s_train, t->o.threads, t->G, (size_t)t->R * t->B,
+                         (size_t)t->R * t->B + t->B, &t->tr, err)))
+        st = tset_load(ds, t->coll, s_valid, t->o.threads, (size_t)t->W, (size_t)t->R,
+                       (size_t)t->R + 1, &t->va, err);
     pc_dataset_free(ds);
     if (st) return st;
-    if (t->tr.n == 0 || t->va.n == 0)
+    if (t->ntrain == 0 || t->nvalid == 0)
         return pc_fail(err, PC_ERR_NOTFOUND, "train: %s has %zu train and %zu valid graphs "
-                       "under %s; both splits are needed", t->o.collection, t->tr.n, t->va.n,
-                       t->o.data_dir);
+                       "under %s; both splits are needed", t->o.collection, t->ntrain,
+                       t->nvalid, t->o.data_dir);
+    t->lane_off = malloc((t->G + 1) * sizeof *t->lane_off);
+    t->local_of = malloc(t->ntrain * sizeof *t->local_of);
+    if (!t->lane_off || !t->local_of) return pc_fail(err, PC_ERR_NOMEM, "train: out of memory");
+    t->lane_off[0] = 0;
+    for (size_t l = 0; l < t->G; l++) t->lane_off[l + 1] = t->lane_off[l] + lane_len(t, l);
+    for (size_t i = 0; i < t->ntrain; i++) t->local_of[i] = -1;
+    for (size_t i = 0; i < t->tr.n; i++) t->local_of[t->tr.v[i].gi] = (int64_t)i;
+    t->S = lane_len(t, 0);
     t->rng = t->o.seed ^ 0x5eedf00dULL;
     t->epoch = 1;
-    t->oi = t->tr.n; /* no epoch started */
+    t->oi = t->S; /* no epoch started */
     t->best_metric = -INFINITY;
     t->first_loss = t->last_loss = t->last_valid = NAN;
     if (t->o.resume) {
@@ -886,14 +969,14 @@ static pc_status setup(trainer *t, pc_error *err) {
         pc_prep np = {0}, cp = {0};
         pc_model_opts mo;
         st = model_opts(t, &mo, err);
-        if (!st) st = fit_prep(&t->tr, t->kind, mo.encode, &np, &cp, err);
+        if (!st) st = fit_prep(&t->tr, t->kind, mo.encode, t->dist, &np, &cp, err);
         if (!st) st = pc_model_new(&mo, np.out_dim, cp.out_dim, t->o.seed, &t->m, err);
         if (!st) st = pc_model_set_prep(t->m, &np, &cp, err);
         pc_prep_free(&np);
         pc_prep_free(&cp);
         if (st) return st;
         t->best = malloc(t->m->params.numel * sizeof(float));
-        t->order = malloc(t->tr.n * sizeof *t->order);
+        t->order = malloc(t->ntrain * sizeof *t->order);
         if (!t->best || !t->order) return pc_fail(err, PC_ERR_NOMEM, "train: out of memory");
     }
     if ((st = check_memory(t, err))) return st;
@@ -917,15 +1000,15 @@ static pc_status setup(trainer *t, pc_error *err) {
     t->ac = pc_adam_cfg_default();
     t->ac.decoupled = 1;
     t->ac.weight_decay = t->o.weight_decay;
-    t->total = (long)t->o.epochs * (long)t->tr.n;
-    t->warmup = t->total / 10 < (long)t->tr.n ? t->total / 10 : (long)t->tr.n;
+    t->total = (long)t->o.epochs * (long)t->S;
+    t->warmup = t->total / 10 < (long)t->S ? t->total / 10 : (long)t->S;
     if (t->warmup < 1) t->warmup = 1;
     return PC_OK;
 }
 
 /* Swaps perm[k] with a uniform pick from perm[k .. hi) and records it as the k-th sample. */
-static void pick(trainer *t, tgraph *g, int k, int64_t hi) {
-    int64_t j = k + (int64_t)rand_below(&t->rng, (uint64_t)(hi - k));
+static void pick(trainer *t, tgraph *g, int k, int64_t hi, uint64_t *rng) {
+    int64_t j = k + (int64_t)rand_below(rng, (uint64_t)(hi - k));
     int64_t tmp = t->perm[k];
     t->perm[k] = t->perm[j];
     t->perm[j] = tmp;
@@ -934,30 +1017,36 @@ static void pick(trainer *t, tgraph *g, int k, int64_t hi) {
 }
 
 /* Chooses K distinct configs of g into x.ids / x.yk (see pc_train_opts.sampling). */
-static int sample_configs(trainer *t, tgraph *g) {
+static int sample_configs(trainer *t, tgraph *g, uint64_t *rng) {
     int64_t n = g->ncand;
     int K = (int)(n < t->o.configs ? n : t->o.configs);
     if (!t->fast || n <= K) {
         for (int64_t k = 0; k < n; k++) t->perm[k] = g->cand ? g->cand[k] : k;
-        for (int k = 0; k < K; k++) pick(t, g, k, n);
+        for (int k = 0; k < K; k++) pick(t, g, k, n, rng);
         return K;
     }
     memcpy(t->perm, g->by_speed, (size_t)n * sizeof *t->perm);
     int64_t nf = n / 10 > K ? n / 10 : K;
     int kf = K / 2;
-    for (int k = 0; k < kf; k++) pick(t, g, k, nf);
-    for (int k = kf; k < K; k++) pick(t, g, k, n);
+    for (int k = 0; k < kf; k++) pick(t, g, k, nf, rng);
+    for (int k = kf; k < K; k++) pick(t, g, k, n, rng);
     return K;
 }
 
-static pc_status train_step(trainer *t, tgraph *g, double *loss, pc_error *err) {
-    int K = sample_configs(t, g);
+/*
+ * Loss of one graph and its gradient, ADDED to the arena's gradients.
+ * head_only: GST's fine-tuning (every segment fresh, only the head learns).
+ */
+static pc_status graph_grad(trainer *t, tgraph *g, uint64_t *rng, int head_only, double *loss,
+                            pc_error *err) {
+    int K = sample_configs(t, g, rng);
     scratch *x = &t->x;
     pc_status st = gather_cfg(t->m, g, x->ids, K, x, err);
-    uint64_t dseed = t->rng ^ 0xd50u;
-    if (!st && t->m->opts.gst)
-        st = pc_gst_forward(t->m, t->gx, g->gst, x->ids, x->cfg.p, K, &t->gsto, &t->rng, x->s.p,
-                            err);
+    uint64_t dseed = *rng ^ 0xd50u;
+    if (!st && head_only)
+        st = pc_gst_score(t->m, t->gx, g->gst, x->cfg.p, K, x->s.p, err);
+    else if (!st && t->m->opts.gst)
+        st = pc_gst_forward(t->m, t->gx, g->gst, x->ids, x->cfg.p, K, &t->gsto, rng, x->s.p, err);
     else if (!st)
         st = pc_model_forward(t->m, t->ws, &g->d.g, x->cfg.p, K,
                               t->m->opts.dropout > 0 ? &dseed : NULL, x->s.p, err);
@@ -967,17 +1056,72 @@ static pc_status train_step(trainer *t, tgraph *g, double *loss, pc_error *err) 
     if (!isfinite(L))
         return pc_fail(err, PC_ERR_INVALID, "train: loss is not finite at epoch %d on %s",
                        t->epoch, pc_graph_path(g->g));
-    pc_params_zero_grad(&t->m->params);
-    if (t->m->opts.gst) st = pc_gst_backward(t->m, t->gx, g->gst, x->ds.p, err);
+    if (head_only) st = pc_gst_head_backward(t->m, t->gx, x->ds.p, err);
+    else if (t->m->opts.gst) st = pc_gst_backward(t->m, t->gx, g->gst, x->ds.p, err);
     else st = pc_model_backward(t->m, t->ws, x->ds.p, err);
-    if (st) return st;
-    pc_clip_grad_norm(t->m->params.grad, t->m->params.numel, t->o.clip);
-    float lr = pc_lr_cosine(t->step, t->o.lr, t->o.lr * 0.05f, t->warmup, t->total);
-    pc_params_adam_step(&t->m->params, &t->ac, t->step + 1, lr);
-    t->step++;
-    t->steps_run++;
     t->samples_run += (size_t)K;
     *loss = L;
+    return st;
+}
+
+
+/* The RNG of one graph of a step: a function of (seed, epoch, lane, step) only,
+   so any split of the lanes over ranks samples the same configs. */
+static uint64_t step_rng(const trainer *t, size_t lane, size_t s) {
+    uint64_t r = t->o.seed ^ 0x5a3c0ffeeULL;
+    r ^= pc_splitmix64(&r) + (uint64_t)t->epoch * 0x9E3779B97F4A7C15ULL;
+    r ^= pc_splitmix64(&r) + (uint64_t)lane * 0xBF58476D1CE4E5B9ULL;
+    r ^= pc_splitmix64(&r) + (uint64_t)s * 0x94D049BB133111EBULL;
+    return r;
+}
+
+/*
+ * One optimizer step over step t->oi: this rank's B lanes, gradients summed
+ * over ranks and divided by the graphs of the step (all ranks), then clip and
+ * AdamW (head parameters only in GST's fine-tuning) on every rank alike.
+ */
+static pc_status train_group(trainer *t, int head_only, pc_error *err) {
+    pc_model *m = t->m;
+    double agg[2] = {0, 0}; /* loss sum, graphs */
+    pc_params_zero_grad(&m->params);
+    for (int j = 0; j < t->B; j++) {
+        size_t lane = (size_t)t->R * (size_t)t->B + (size_t)j;
+        if (t->oi >= lane_len(t, lane)) continue;
+        size_t gi = (size_t)t->order[t->lane_off[lane] + t->oi];
+        tgraph *g = &t->tr.v[t->local_of[gi]];
+        if (g->c < 2) continue;
+        uint64_t rng = step_rng(t, lane, t->oi);
+        double L = 0;
+        pc_status st = graph_grad(t, g, &rng, head_only, &L, err);
+        if (st) return st;
+        agg[0] += L;
+        agg[1] += 1;
+    }
+    pc_dist_sum_f64(t->dist, agg, 2);
+    if (agg[1] == 0) return PC_OK; /* no graph of this step has two configs */
+    size_t np = m->params.numel;
+    pc_dist_sum_f32(t->dist, m->params.grad, np);
+    if (agg[1] > 1) {
+        float inv = (float)(1.0 / agg[1]);
+        for (size_t i = 0; i < np; i++) m->params.grad[i] *= inv;
+    }
+    pc_clip_grad_norm(m->params.grad, np, t->o.clip);
+    if (head_only) {
+        const int heads[4] = {m->p_h1_w, m->p_h1_b, m->p_h2_w, m->p_h2_b};
+        for (int h = 0; h < 4; h++) {
+            const pc_param_info *pi = &m->params.info[heads[h]];
+            size_t o = pi->offset;
+            pc_adam_step(m->params.data + o, m->params.grad + o, m->params.m + o,
+                         m->params.v + o, pi->numel, &t->ac, t->step + 1, t->o.lr * 0.1f);
+        }
+    } else {
+        float lr = pc_lr_cosine(t->step, t->o.lr, t->o.lr * 0.05f, t->warmup, t->total);
+        pc_params_adam_step(&m->params, &t->ac, t->step + 1, lr);
+    }
+    t->step++;
+    t->steps_run++;
+    t->lsum += agg[0];
+    t->lcount += (size_t)agg[1];
     return PC_OK;
 }
 
@@ -990,7 +1134,7 @@ static void report_progress(trainer *t, int force) {
     p.epoch = t->epoch;
     p.epochs = t->o.epochs;
     p.step = t->oi;
-    p.steps_per_epoch = t->tr.n;
+    p.steps_per_epoch = t->S;
     p.elapsed_s = now - t->t0;
     // rates over the training so far in this run (not loading)
     double busy = now - t->t_steps0;
@@ -998,21 +1142,25 @@ static void report_progress(trainer *t, int force) {
     p.loss = t->lcount ? t->lsum / (double)t->lcount : NAN;
     p.valid = t->last_valid;
     double rate = busy > 0 ? (double)t->steps_run / busy : 0;
-    double left = (double)(t->o.epochs - t->epoch) * (double)t->tr.n + (double)(t->tr.n - t->oi);
+    double left = (double)(t->o.epochs - t->epoch) * (double)t->S + (double)(t->S - t->oi);
     p.eta_s = rate > 0 ? left / rate + t->last_valid_s * (t->o.epochs - t->epoch + 1) : NAN;
     if (t->o.time_budget > 0 && p.eta_s > t->o.time_budget - p.elapsed_s)
         p.eta_s = t->o.time_budget - p.elapsed_s > 0 ? t->o.time_budget - p.elapsed_s : 0;
     t->progress(t->user, &p);
 }
 
+/* A new epoch: every lane's graphs in a fresh order (the same on every rank). */
 static void shuffle(trainer *t) {
-    size_t n = t->tr.n;
-    for (size_t i = 0; i < n; i++) t->order[i] = (int64_t)i;
-    for (size_t i = n; i > 1; i--) {
-        size_t j = (size_t)rand_below(&t->rng, i);
-        int64_t tmp = t->order[i - 1];
-        t->order[i - 1] = t->order[j];
-        t->order[j] = tmp;
+    for (size_t l = 0; l < t->G; l++) {
+        int64_t *o = t->order + t->lane_off[l];
+        size_t n = lane_len(t, l);
+        for (size_t i = 0; i < n; i++) o[i] = (int64_t)(l + i * t->G);
+        for (size_t i = n; i > 1; i--) {
+            size_t j = (size_t)rand_below(&t->rng, i);
+            int64_t tmp = o[i - 1];
+            o[i - 1] = o[j];
+            o[j] = tmp;
+        }
     }
     t->oi = 0;
     t->lsum = 0;
@@ -1020,6 +1168,20 @@ static void shuffle(trainer *t) {
 }
 
 /* Validates, keeps the best parameters (and writes them), counts patience. */
+/* Parameters must stay identical on every rank: compare a checksum after each epoch. */
+static pc_status check_replicas(trainer *t, pc_error *err) {
+    if (t->W <= 1) return PC_OK;
+    double c = 0;
+    for (size_t i = 0; i < t->m->params.numel; i++) c += (double)t->m->params.data[i] * (double)(i % 7 + 1);
+    double lo[1] = {-c}, hi[1] = {c};
+    pc_dist_max_f64(t->dist, lo, 1);
+    pc_dist_max_f64(t->dist, hi, 1);
+    if (-lo[0] != hi[0])
+        return pc_fail(err, PC_ERR_INVALID, "train: parameters diverged across ranks after epoch "
+                       "%d (checksums %.17g .. %.17g)", t->epoch, -lo[0], hi[0]);
+    return PC_OK;
+}
+
 static pc_status end_epoch(trainer *t, pc_error *err) {
     double tv = now_s();
     double mean_loss = t->lcount ? t->lsum / (double)t->lcount : NAN;
@@ -1028,6 +1190,8 @@ static pc_status end_epoch(trainer *t, pc_error *err) {
     evsum e;
     pc_status st = evaluate(t->m, t->ws, &t->va, &t->x, &e, err);
     if (st) return st;
+    evsum_reduce(t->dist, &e);
+    if ((st = check_replicas(t, err))) return st;
     double metric = pc_metric_mean_value(&e.metric);
     if (!isfinite(metric)) metric = -INFINITY;
     t->last_valid = metric;
@@ -1055,35 +1219,12 @@ static pc_status end_epoch(trainer *t, pc_error *err) {
 static pc_status gst_finetune(trainer *t, pc_error *err) {
     pc_model *m = t->m;
     memcpy(m->params.data, t->best, m->params.numel * sizeof(float));
-    const int heads[4] = {m->p_h1_w, m->p_h1_b, m->p_h2_w, m->p_h2_b};
     logf_(t->log, t->user, "gst: fine-tuning the head for %d epochs", t->o.gst_finetune);
     pc_status st = PC_OK;
     for (int e = 0; e < t->o.gst_finetune && !st; e++) {
         t->epoch++;
         shuffle(t);
-        for (; t->oi < t->tr.n && !st; t->oi++) {
-            tgraph *g = &t->tr.v[t->order[t->oi]];
-            if (g->c < 2) continue;
-            int K = sample_configs(t, g);
-            scratch *x = &t->x;
-            if ((st = gather_cfg(m, g, x->ids, K, x, err)) ||
-                (st = pc_gst_score(m, t->gx, g->gst, x->cfg.p, K, x->s.p, err)))
-                break;
-            memset(x->ds.p, 0, (size_t)K * sizeof(float));
-            double L = pc_loss_combo(x->ds.p, x->s.p, x->yk, K, &t->lc, 1.0f, NULL);
-            pc_params_zero_grad(&m->params);
-            if ((st = pc_gst_head_backward(m, t->gx, x->ds.p, err))) break;
-            pc_clip_grad_norm(m->params.grad, m->params.numel, t->o.clip);
-            for (int h = 0; h < 4; h++) {
-                const pc_param_info *pi = &m->params.info[heads[h]];
-                size_t o = pi->offset;
-                pc_adam_step(m->params.data + o, m->params.grad + o, m->params.m + o,
-                             m->params.v + o, pi->numel, &t->ac, t->step + 1, t->o.lr * 0.1f);
-            }
-            t->step++;
-            t->lsum += isfinite(L) ? L : 0;
-            t->lcount++;
-        }
+        for (; t->oi < t->S && !st; t->oi++) st = train_group(t, 1, err);
         if (!st) st = end_epoch(t, err);
     }
     return st;
@@ -1103,16 +1244,26 @@ pc_status pc_train_run(const pc_train_opts *opts, pc_train_log_fn log,
     t->user = user;
     pc_status st = check_opts(t, err);
     if (st) goto done;
+    t->dist = t->o.dist;
+    t->W = pc_dist_size(t->dist);
+    t->R = pc_dist_rank(t->dist);
+    t->B = t->o.batch_graphs > 0 ? t->o.batch_graphs : 1;
+    t->G = (size_t)t->W * (size_t)t->B;
+    if (t->R != 0) { /* rank 0 alone logs and reports */
+        t->log = NULL;
+        t->progress = NULL;
+        log = NULL;
+    }
     pc_nn_set_threads(t->o.threads);
     t->t0 = now_s();
     if ((st = setup(t, err))) goto done;
     logf_(log, user, "%s: %zu train, %zu valid graphs; %zu parameters; node features %d, "
-          "config features %d%s", t->o.collection, t->tr.n, t->va.n, t->m->params.numel,
+          "config features %d%s", t->o.collection, t->ntrain, t->nvalid, t->m->params.numel,
           t->m->feat_dim, t->m->cfg_dim, t->o.resume ? "; resumed" : "");
     if (t->o.resume)
         logf_(log, user, "resuming at epoch %d, step %zu of %zu (best %.6f at epoch %d)",
-              t->epoch + (t->oi >= t->tr.n), t->oi < t->tr.n ? t->oi : 0, t->tr.n,
-              t->best_metric, t->best_epoch);
+              t->epoch + (t->oi >= t->S), t->oi < t->S ? t->oi : 0, t->S, t->best_metric,
+              t->best_epoch);
     int interrupted = 0, finished = 0;
     t->t_steps0 = now_s();
     for (; t->epoch <= t->o.epochs; t->epoch++) {
@@ -1120,7 +1271,7 @@ pc_status pc_train_run(const pc_train_opts *opts, pc_train_log_fn log,
             finished = 1;
             break;
         }
-        if (t->oi >= t->tr.n) { /* a new epoch */
+        if (t->oi >= t->S) { /* a new epoch */
             if (t->o.time_budget > 0 && t->best_epoch > 0 &&
                 now_s() - t->t0 + t->last_epoch_s > t->o.time_budget) {
                 logf_(log, user, "time budget: stopping before epoch %d", t->epoch);
@@ -1132,29 +1283,29 @@ pc_status pc_train_run(const pc_train_opts *opts, pc_train_log_fn log,
         }
         double te = now_s();
         int budget_hit = 0;
-        for (; t->oi < t->tr.n; t->oi++) {
+        for (; t->oi < t->S; t->oi++) {
             if (t->o.time_budget > 0 && now_s() - t->t0 > t->o.time_budget) budget_hit = 1;
-            if (budget_hit || (t->o.stop_after_steps > 0 && t->steps_run >= t->o.stop_after_steps)
-                || (t->o.stop_flag && *t->o.stop_flag)) {
+            int stop = budget_hit ||
+                       (t->o.stop_after_steps > 0 && t->steps_run >= t->o.stop_after_steps) ||
+                       (t->o.stop_flag && *t->o.stop_flag);
+            /* ranks stop together, or the others would wait in the next all-reduce */
+            stop = pc_dist_any(t->dist, stop);
+            budget_hit = pc_dist_any(t->dist, budget_hit);
+            if (stop) {
                 interrupted = 1;
                 break;
             }
-            tgraph *g = &t->tr.v[t->order[t->oi]];
-            if (g->c < 2) continue;
-            double L = 0;
-            if ((st = train_step(t, g, &L, err))) goto done;
-            t->lsum += L;
-            t->lcount++;
+            if ((st = train_group(t, 0, err))) goto done;
             report_progress(t, 0);
         }
         if (interrupted && !(budget_hit && t->best_epoch == 0)) {
             logf_(log, user, "%s: stopped during epoch %d after %zu of %zu steps",
-                  budget_hit ? "time budget" : "interrupted", t->epoch, t->oi, t->tr.n);
+                  budget_hit ? "time budget" : "interrupted", t->epoch, t->oi, t->S);
             break;
         }
         // the epoch is complete, or the budget ran out before any epoch did:
         // validate what there is, so a model gets written
-        if (interrupted) t->oi = t->tr.n;
+        if (interrupted) t->oi = t->S;
         if ((st = end_epoch(t, err))) goto done;
         t->last_epoch_s = now_s() - te;
         report_progress(t, 1);
@@ -1177,7 +1328,7 @@ pc_status pc_train_run(const pc_train_opts *opts, pc_train_log_fn log,
         if ((st = save_state(t, err))) goto done;
         logf_(log, user, "state saved to %s; continue with --resume", t->state_path);
     } else {
-        remove(t->state_path);
+        if (t->R == 0) remove(t->state_path);
     }
     if (t->best_epoch > 0 && (st = save_best(t, err))) goto done; /* final epochs_run */
     if (t->best_epoch > 0)
@@ -1196,6 +1347,7 @@ pc_status pc_train_run(const pc_train_opts *opts, pc_train_log_fn log,
         res->interrupted = interrupted;
     }
 done:
+    if (st && t->W > 1) pc_dist_abort(t->dist, err->msg); /* the other ranks must not wait */
     trainer_free(t);
     free(t);
     return st;
@@ -1220,6 +1372,11 @@ static pc_status require_runtimes(const tset *s, pc_error *err) {
 
 pc_status pc_eval_run(const char *model_path, const char *data_dir, const char *split,
                       int threads, pc_eval_result *res, pc_error *err) {
+    return pc_eval_run_dist(model_path, data_dir, split, threads, NULL, res, err);
+}
+
+pc_status pc_eval_run_dist(const char *model_path, const char *data_dir, const char *split,
+                           int threads, const pc_dist *dist, pc_eval_result *res, pc_error *err) {
     pc_error local;
     if (!err) err = &local;
     pc_error_clear(err);
@@ -1235,8 +1392,9 @@ pc_status pc_eval_run(const char *model_path, const char *data_dir, const char *
     int coll = -1;
     pc_status st = pc_ckpt_load(model_path, &m, &coll, err);
     if (!st) st = pc_dataset_open(data_dir, &ds, err);
-    if (!st) st = tset_load(ds, coll, sp, threads, &s, err);
-    if (!st && s.n == 0)
+    int W = pc_dist_size(dist), R = pc_dist_rank(dist);
+    if (!st) st = tset_load(ds, coll, sp, threads, (size_t)W, (size_t)R, (size_t)R + 1, &s, err);
+    if (!st && pc_dataset_num_files(ds, coll, sp) == 0)
         st = pc_fail(err, PC_ERR_NOTFOUND, "eval: no %s graphs of %s under %s", pc_split_name(sp),
                      pc_collection_name(coll), data_dir);
     if (!st) st = require_runtimes(&s, err);
@@ -1244,6 +1402,8 @@ pc_status pc_eval_run(const char *model_path, const char *data_dir, const char *
     if (!st && !(ws = pc_model_ws_new())) st = pc_fail(err, PC_ERR_NOMEM, "out of memory");
     evsum e;
     if (!st) st = evaluate(m, ws, &s, &x, &e, err);
+    if (st && W > 1) pc_dist_abort(dist, err->msg); /* the other ranks must not wait */
+    if (!st) evsum_reduce(dist, &e);
     if (!st) {
         memset(res, 0, sizeof *res);
         res->collection = coll;

@@ -1,0 +1,131 @@
+#!/usr/bin/env python3
+"""Multi-process training and evaluation under mpirun (issue #7).
+
+- 2 ranks x 1 graph per step train the same parameters as 1 process x 2
+  graphs per step (--batch-graphs 2), same seed: compared after 4 optimizer
+  steps on the saved training state (relative L2 distance and max |diff|).
+- Only rank 0 logs: every epoch line appears once.
+- eval and predict under mpirun give what one process gives.
+- A rank that cannot read its data stops the whole job with a message
+  (non-zero exit within the timeout: no hang).
+
+Skipped (exit 77) when mpirun is missing or perfcast was built without MPI.
+Environment: PERFCAST, PC_TEST_TMP, PC_PYTHON (numpy).
+"""
+import json
+import os
+import shutil
+import struct
+import subprocess
+import sys
+
+import numpy as np
+
+from clitest import CLI, FAILS, expect, expect_rc, run
+
+TMP = os.environ.get("PC_TEST_TMP", "/tmp/pc_test_mpi")
+MPIRUN = shutil.which("mpirun")
+
+
+def mpi(np_, *args, timeout=300):
+    cmd = [MPIRUN, "--allow-run-as-root", "--oversubscribe", "-np", str(np_), CLI, *args]
+    env = dict(os.environ, OMPI_MCA_rmaps_base_oversubscribe="1")
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
+
+
+def tensors(path):
+    b = open(path, "rb").read()
+    n = struct.unpack("<Q", b[:8])[0]
+    h = json.loads(b[8:8 + n])
+    h.pop("__metadata__", None)
+    dt = {"F32": np.float32, "I32": np.int32, "I64": np.int64}
+    out = {}
+    for k, v in h.items():
+        s, e = v["data_offsets"]
+        out[k] = np.frombuffer(b[8 + n + s:8 + n + e], dtype=dt[v["dtype"]]).reshape(v["shape"])
+    return out
+
+
+def params(path):
+    t = tensors(path)
+    return np.concatenate([t[k].ravel() for k in sorted(t) if k.startswith("param.")]).astype(
+        np.float64)
+
+
+def main():
+    if not MPIRUN:
+        print("mpirun not found: skipped")
+        sys.exit(77)
+    shutil.rmtree(TMP, ignore_errors=True)
+    os.makedirs(TMP)
+    data = os.path.join(TMP, "data")
+    expect_rc(run("synth", "--out", data, "--scale", "tiny", "--seed", "2"), 0, "synth")
+    common = ["--data", data, "--collection", "layout:xla:random", "--threads", "1",
+              "--hidden", "16", "--epochs", "3", "--seed", "4"]
+    one = os.path.join(TMP, "one.st")
+    two = os.path.join(TMP, "two.st")
+    p = run("train", *common, "--out", one, "--batch-graphs", "2", "--stop-after-steps", "4")
+    expect_rc(p, 0, "1 process x 2 graphs")
+    q = mpi(2, "train", *common, "--out", two, "--stop-after-steps", "4")
+    if "built without MPI" in q.stderr:
+        print("perfcast built without MPI: skipped")
+        sys.exit(77)
+    expect_rc(q, 0, "2 ranks x 1 graph")
+    if os.path.isfile(one + ".state") and os.path.isfile(two + ".state"):
+        a, b = params(one + ".state"), params(two + ".state")
+        rel = np.linalg.norm(a - b) / np.linalg.norm(a)
+        print("2 ranks vs 1 process after 4 steps: rel L2 %.3g, max |diff| %.3g"
+              % (rel, np.abs(a - b).max()))
+        expect(a.shape == b.shape, "same parameter count")
+        expect(rel < 1e-5 and np.abs(a - b).max() < 1e-3,
+               "2-rank parameters equal 1-process ones (rel L2 %.3g)" % rel)
+    else:
+        FAILS.append("training states missing: %s" % os.listdir(TMP))
+    epochs = [l for l in q.stdout.splitlines() if l.startswith("epoch ")]
+    expect(len(epochs) == len(set(epochs)) and len(epochs) >= 1,
+           "rank 0 alone logs epochs: %r" % q.stdout)
+
+    # a finished 2-rank run: its model evaluates the same under mpirun and alone
+    full = os.path.join(TMP, "full.st")
+    q = mpi(2, "train", *common, "--out", full)
+    expect_rc(q, 0, "2-rank training to the end")
+    expect(not os.path.exists(full + ".state"), "completed run leaves no state")
+    e1 = run("eval", "--model", full, "--data", data, "--json")
+    e2 = mpi(2, "eval", "--model", full, "--data", data, "--json")
+    expect_rc(e1, 0, "eval")
+    expect_rc(e2, 0, "eval under mpirun")
+    try:
+        r1, r2 = json.loads(e1.stdout), json.loads(e2.stdout)
+        expect(r1["graphs"] == r2["graphs"] and abs(r1["metric"] - r2["metric"]) < 1e-9,
+               "eval: %r vs %r" % (r1, r2))
+    except ValueError:
+        FAILS.append("eval output: %r / %r" % (e1.stdout, e2.stdout))
+    c1, c2 = os.path.join(TMP, "one.csv"), os.path.join(TMP, "two.csv")
+    expect_rc(run("predict", "--model", full, "--data", data, "--out", c1), 0, "predict")
+    expect_rc(mpi(2, "predict", "--model", full, "--data", data, "--out", c2), 0,
+              "predict under mpirun")
+    if os.path.isfile(c1) and os.path.isfile(c2):
+        expect(open(c1).read() == open(c2).read(), "predict: same CSV from 2 ranks")
+
+    # a rank that cannot read its data stops the job (no hang)
+    bad = os.path.join(TMP, "bad")
+    shutil.copytree(data, bad)
+    tdir = os.path.join(bad, "npz/layout/xla/random/train")
+    files = sorted(os.listdir(tdir))
+    with open(os.path.join(tdir, files[1]), "wb") as f:  # index 1: rank 1's lane
+        f.write(b"PK\x03\x04 this is not a zip")
+    q = mpi(2, "train", "--data", bad, "--collection", "layout:xla:random", "--threads", "1",
+            "--out", os.path.join(TMP, "bad.st"), timeout=120)
+    expect(q.returncode != 0, "a rank's unreadable file fails the job (exit %d)" % q.returncode)
+    expect(files[1] in q.stderr, "the message names the file: %s" % q.stderr[-800:])
+    expect(not os.path.exists(os.path.join(TMP, "bad.st")), "failed job wrote no model")
+
+    if FAILS:
+        for f in FAILS:
+            print("FAIL:", f)
+        sys.exit(1)
+    print("ok")
+
+
+if __name__ == "__main__":
+    main()
