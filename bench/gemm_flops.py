@@ -39,6 +39,9 @@ def main():
     model, data, coll, K = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
     sh, meta = shapes(model)
     arch = meta["architecture"]
+    if (arch.get("join", "early") != "early" or arch.get("prune_hops", -1) >= 0
+            or arch.get("pool") != "mean"):
+        sys.exit("gemm_flops.py: counts only the default model (early join, mean pool, no pruning)")
     H, L, E = arch["hidden"], arch["layers"], arch["emb_dim"]
     F, D = arch["feat_dim"], arch["cfg_dim"]
     R = sh["param.head.w1"][1]

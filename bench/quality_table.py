@@ -70,7 +70,7 @@ def main():
                 print(f"| {c} | " + " | ".join(cells) + " |")
 
     print("\n### chosen heuristic (feature, sign, train metric) and trainer epochs "
-          "(best / run) per seed\n")
+          "(best/run) per seed\n")
     print("| collection | heuristic | torch twin epochs | perfcast epochs |")
     print("|---|---|---|---|")
     for c in COLLECTIONS:
@@ -80,7 +80,7 @@ def main():
             h.append(f"{r['feature']}{r['sign']} ({r['train_metric']:.3f})" if r else "—")
         ep = {}
         for m in ("torch", "perfcast"):
-            ep[m] = " / ".join(f"{get[(s, c, m, 'valid')].get('best_epoch')}/"
+            ep[m] = "; ".join(f"{get[(s, c, m, 'valid')].get('best_epoch')}/"
                                f"{get[(s, c, m, 'valid')].get('epochs_run')}"
                                if (s, c, m, "valid") in get else "—" for s in seeds)
         print(f"| {c} | {'; '.join(h)} | {ep['torch']} | {ep['perfcast']} |")

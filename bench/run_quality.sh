@@ -22,7 +22,8 @@
 # perfcast and torch alternate which goes first from seed to seed.
 # Results: $WORK/results.jsonl (WORK = $QUALITY_WORK or a new temp dir, kept; the
 # datasets in it are deleted), then the tables of bench/quality_table.py.
-# Time: about 10 x BUDGET + 180 s per seed on 2 busy cores (about 31 min at the defaults).
+# Time: about 10 x BUDGET + 120 s per seed on an idle 2-core VM (28 min at the defaults;
+# much longer when other work competes for the cores or holds the lock).
 # The perfcast binary is copied into WORK first, so a rebuild during the run cannot
 # break it or mix versions.
 set -euo pipefail
