@@ -21,7 +21,10 @@
 #include <time.h>
 
 /* One line per fuzz/fuzz_<name>.c (PC_FUZZ_TARGET(name)). */
+int pc_fuzz_analytic(const uint8_t *data, size_t size);
 int pc_fuzz_graph(const uint8_t *data, size_t size);
+int pc_fuzz_hlo_proto(const uint8_t *data, size_t size);
+int pc_fuzz_hlo_text(const uint8_t *data, size_t size);
 int pc_fuzz_npy_header(const uint8_t *data, size_t size);
 int pc_fuzz_npz(const uint8_t *data, size_t size);
 int pc_fuzz_safetensors(const uint8_t *data, size_t size);
@@ -32,7 +35,10 @@ static const struct {
     const char *name;
     fuzz_fn fn;
 } targets[] = {
+    {"analytic", pc_fuzz_analytic},
     {"graph", pc_fuzz_graph},
+    {"hlo_proto", pc_fuzz_hlo_proto},
+    {"hlo_text", pc_fuzz_hlo_text},
     {"npy_header", pc_fuzz_npy_header},
     {"npz", pc_fuzz_npz},
     {"safetensors", pc_fuzz_safetensors},

@@ -27,6 +27,12 @@ int pc_cmd_train(int argc, char **argv);
 int pc_cmd_eval(int argc, char **argv);
 int pc_cmd_predict(int argc, char **argv);
 int pc_cmd_rank(int argc, char **argv);
+int pc_cmd_import(int argc, char **argv);
+int pc_cmd_chips(int argc, char **argv);
+int pc_cmd_roofline(int argc, char **argv);
+int pc_cmd_collective(int argc, char **argv);
+int pc_cmd_model(int argc, char **argv);
+int pc_cmd_plan(int argc, char **argv);
 
 /* Prints "perfcast <cmd>: <msg>" to stderr and returns PC_EXIT_USAGE. */
 int pc_cli_usage_error(const char *cmd, const char *fmt, ...)

@@ -23,6 +23,16 @@ static const pc_command commands[] = {
      pc_cmd_eval},
     {"predict", "write a competition-format CSV of predicted config rankings", pc_cmd_predict},
     {"rank", "print the best configs of one graph by a trained model", pc_cmd_rank},
+    {"import", "import raw XLA HLO tuning data (.pb) into dataset .npz files", pc_cmd_import},
+    {"chips", "accelerator database: FLOP/s, HBM, interconnect, critical intensity", pc_cmd_chips},
+    {"roofline", "roofline time of a matmul or a list of ops on a chip (+ SVG plot)",
+     pc_cmd_roofline},
+    {"collective", "AllGather/ReduceScatter/AllReduce/AllToAll time over mesh axes",
+     pc_cmd_collective},
+    {"model", "transformer params, FLOPs, training memory, KV cache (HF config.json)",
+     pc_cmd_model},
+    {"plan", "training parallelism plans and serving tables (plan train | plan serve)",
+     pc_cmd_plan},
 };
 #define NUM_COMMANDS (sizeof commands / sizeof commands[0])
 
@@ -34,7 +44,7 @@ static void usage(FILE *f) {
             "       perfcast --version\n\ncommands:\n",
             pc_version());
     for (size_t i = 0; i < NUM_COMMANDS; i++)
-        fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].summary);
+        fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
 }
 
 int pc_cli_usage_error(const char *cmd, const char *fmt, ...) {

@@ -1,0 +1,831 @@
+/*
+ * Roofline model of one op (scaling_book.md §2), simple op descriptions
+ * (text lines or JSON) and the SVG roofline plot.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <cjson/cJSON.h>
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "analytic/analytic_internal.h"
+
+#define PC_OP_MAX_SHAPE 8
+
+/* Parse state of one op description. */
+typedef struct op_parse {
+    double shape[PC_OP_MAX_SHAPE];
+    int shape_n, axis, wset;
+} op_parse;
+
+/* ---------------- small parsers shared by the module ---------------- */
+
+pc_status pc_analytic_read_text(const char *path, size_t max_bytes, char **text, size_t *len,
+                                pc_error *err) {
+    *text = NULL;
+    *len = 0;
+    FILE *f = fopen(path, "rb");
+    if (!f) return pc_fail(err, PC_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    struct stat st;
+    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
+        fclose(f);
+        return pc_fail(err, PC_ERR_IO, "%s: not a regular file", path);
+    }
+    if ((uint64_t)st.st_size > max_bytes) {
+        fclose(f);
+        return pc_fail(err, PC_ERR_RANGE, "%s: %lld bytes is over the %zu-byte limit for this file",
+                       path, (long long)st.st_size, max_bytes);
+    }
+    size_t n = (size_t)st.st_size;
+    char *buf = malloc(n + 1);
+    if (!buf) {
+        fclose(f);
+        return pc_fail(err, PC_ERR_NOMEM, "%s: out of memory", path);
+    }
+    size_t got = fread(buf, 1, n, f);
+    int bad = ferror(f);
+    fclose(f);
+    if (bad || got != n) {
+        free(buf);
+        return pc_fail(err, PC_ERR_IO, "%s: read failed", path);
+    }
+    buf[n] = '\0';
+    *text = buf;
+    *len = n;
+    return PC_OK;
+}
+
+int pc_analytic_parse_num(const char *s, int allow_suffix, double *out) {
+    if (!s) return -1;
+    while (isspace((unsigned char)*s)) s++;
+    if (!*s) return -1;
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (end == s || errno == ERANGE) return -1;
+    if (allow_suffix && *end) {
+        double mul = 0;
+        switch (*end) {
+        case 'k':
+        case 'K': mul = 1e3; break;
+        case 'M':
+        case 'm': mul = 1e6; break;
+        case 'G':
+        case 'g': mul = 1e9; break;
+        case 'T':
+        case 't': mul = 1e12; break;
+        default: break;
+        }
+        if (mul > 0) {
+            v *= mul;
+            end++;
+        }
+    }
+    while (isspace((unsigned char)*end)) end++;
+    if (*end || !isfinite(v)) return -1;
+    *out = v;
+    return 0;
+}
+
+pc_status pc_parse_bytes(const char *s, double *out, pc_error *err) {
+    if (!s || !*s) return pc_fail(err, PC_ERR_ARG, "expected a byte size like 1GiB, 512MB or 4e9");
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (end == s || errno == ERANGE || !isfinite(v) || v < 0)
+        return pc_fail(err, PC_ERR_ARG,
+                       "'%s' is not a byte size (use e.g. 1GiB, 512MB, 64k or 4e9, >= 0)", s);
+    char unit[8];
+    size_t n = 0;
+    while (*end && n + 1 < sizeof unit) unit[n++] = (char)tolower((unsigned char)*end++);
+    unit[n] = '\0';
+    if (*end) n = sizeof unit; /* too long: no unit matches */
+    static const struct {
+        const char *u;
+        double mul;
+    } units[] = {{"", 1},
+                 {"b", 1},
+                 {"k", 1e3},
+                 {"kb", 1e3},
+                 {"m", 1e6},
+                 {"mb", 1e6},
+                 {"g", 1e9},
+                 {"gb", 1e9},
+                 {"t", 1e12},
+                 {"tb", 1e12},
+                 {"kib", 1024.0},
+                 {"mib", 1048576.0},
+                 {"gib", 1073741824.0},
+                 {"tib", 1099511627776.0},
+                 {"ki", 1024.0},
+                 {"mi", 1048576.0},
+                 {"gi", 1073741824.0},
+                 {"ti", 1099511627776.0}};
+    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
+        if (n < sizeof unit && strcmp(unit, units[i].u) == 0) {
+            double b = v * units[i].mul;
+            if (!isfinite(b)) break;
+            *out = b;
+            return PC_OK;
+        }
+    return pc_fail(err, PC_ERR_ARG,
+                   "'%s': unknown size unit (use B, kB, MB, GB, TB, KiB, MiB, GiB or TiB)", s);
+}
+
+/* ---------------- roofline ---------------- */
+
+const char *pc_bound_name(pc_bound b) {
+    switch (b) {
+    case PC_BOUND_COMPUTE: return "compute";
+    case PC_BOUND_MEMORY: return "memory";
+    case PC_BOUND_COMM: return "comm";
+    default: return "?";
+    }
+}
+
+pc_status pc_roofline_eval(const pc_chip *chip, const pc_cost *cost, double comm_bw,
+                           pc_roofline *out, pc_error *err) {
+    memset(out, 0, sizeof *out);
+    if (!chip || !cost) return pc_fail(err, PC_ERR_ARG, "pc_roofline_eval: NULL argument");
+    if (!isfinite(cost->flops) || !isfinite(cost->bytes) || !isfinite(cost->comm_bytes) ||
+        cost->flops < 0 || cost->bytes < 0 || cost->comm_bytes < 0)
+        return pc_fail(err, PC_ERR_ARG, "flops, bytes and comm bytes must be finite and >= 0");
+    if ((unsigned)cost->prec >= PC_PREC_COUNT)
+        return pc_fail(err, PC_ERR_ARG, "bad precision %d", (int)cost->prec);
+    double peak = 0;
+    if (cost->vector && chip->vector_flops > 0) peak = chip->vector_flops;
+    if (peak <= 0) peak = pc_chip_flops(chip, cost->prec);
+    if (peak <= 0 && cost->vector) peak = pc_chip_flops(chip, PC_PREC_BF16);
+    if (peak <= 0 && cost->flops > 0)
+        return pc_fail(err, PC_ERR_UNSUPPORTED,
+                       "chip %s has no %s FLOP/s rate; use another dtype (e.g. bf16%s) or give "
+                       "flops.%s in a --chips-file",
+                       chip->name, pc_prec_name(cost->prec),
+                       chip->flops[PC_PREC_INT8] > 0 ? " or int8" : "", pc_prec_name(cost->prec));
+    if (comm_bw <= 0)
+        comm_bw = chip->kind == PC_CHIP_TPU ? pc_chip_ici_axis_bw(chip) : chip->nvlink_bw;
+    if (cost->comm_bytes > 0 && !(comm_bw > 0))
+        return pc_fail(err, PC_ERR_UNSUPPORTED,
+                       "chip %s has no interconnect bandwidth for %.3g comm bytes; set ici_link_bw "
+                       "or nvlink_bw in a --chips-file",
+                       chip->name, cost->comm_bytes);
+    out->peak_flops = peak;
+    out->hbm_bw = chip->hbm_bw;
+    out->comm_bw = comm_bw;
+    out->intensity = cost->bytes > 0 ? cost->flops / cost->bytes : 0;
+    out->critical_intensity = peak > 0 && chip->hbm_bw > 0 ? peak / chip->hbm_bw : 0;
+    out->t_compute = cost->flops > 0 ? cost->flops / peak : 0;
+    out->t_memory = cost->bytes > 0 ? cost->bytes / chip->hbm_bw : 0;
+    out->t_comm = cost->comm_bytes > 0 ? cost->comm_bytes / comm_bw : 0;
+    out->bound = PC_BOUND_COMPUTE;
+    out->time = out->t_compute;
+    if (out->t_memory > out->time) out->time = out->t_memory, out->bound = PC_BOUND_MEMORY;
+    if (out->t_comm > out->time) out->time = out->t_comm, out->bound = PC_BOUND_COMM;
+    out->time_upper = out->t_compute + out->t_memory + out->t_comm;
+    return PC_OK;
+}
+
+/* ---------------- ops ---------------- */
+
+static const char *const op_kind_names[PC_OP_KIND_COUNT] = {
+    "matmul", "elementwise", "reduce", "transpose", "gather", "conv", "raw"};
+
+const char *pc_op_kind_name(pc_op_kind k) {
+    return (unsigned)k < PC_OP_KIND_COUNT ? op_kind_names[k] : "?";
+}
+
+static int op_kind_parse(const char *s) {
+    for (int i = 0; i < PC_OP_KIND_COUNT; i++)
+        if (pc_ascii_ieq(s, op_kind_names[i])) return i;
+    if (pc_ascii_ieq(s, "dot") || pc_ascii_ieq(s, "gemm")) return PC_OP_MATMUL;
+    if (pc_ascii_ieq(s, "eltwise") || pc_ascii_ieq(s, "ew")) return PC_OP_ELEMENTWISE;
+    if (pc_ascii_ieq(s, "convolution")) return PC_OP_CONV;
+    return -1;
+}
+
+pc_op pc_op_init(pc_op_kind kind) {
+    pc_op op;
+    memset(&op, 0, sizeof op);
+    op.kind = kind;
+    op.prec = PC_PREC_BF16;
+    op.wprec = PC_PREC_BF16;
+    op.count = 1;
+    op.batch = 1;
+    op.inputs = kind == PC_OP_ELEMENTWISE ? 2 : 1;
+    op.flops_per_elem = 1;
+    op.stride = 1;
+    op.kh = op.kw = 1;
+    return op;
+}
+
+static pc_status need(const pc_op *op, double v, const char *field, pc_error *err) {
+    if (v > 0 && isfinite(v)) return PC_OK;
+    return pc_fail(err, PC_ERR_ARG, "%s%s%s: '%s' must be given and > 0",
+                   op->name[0] ? op->name : "", op->name[0] ? " " : "", pc_op_kind_name(op->kind),
+                   field);
+}
+
+pc_status pc_op_cost(const pc_op *op, pc_cost *out, pc_error *err) {
+    memset(out, 0, sizeof *out);
+    if (!op) return pc_fail(err, PC_ERR_ARG, "pc_op_cost: NULL op");
+    if ((unsigned)op->prec >= PC_PREC_COUNT || (unsigned)op->wprec >= PC_PREC_COUNT)
+        return pc_fail(err, PC_ERR_ARG, "op %s: bad dtype", op->name);
+    const double sa = pc_prec_bytes(op->prec), sw = pc_prec_bytes(op->wprec);
+    double flops = 0, bytes = 0;
+    int vector = 0;
+    pc_status st = PC_OK;
+    switch (op->kind) {
+    case PC_OP_MATMUL:
+        if ((st = need(op, op->m, "m", err)) || (st = need(op, op->k, "k", err)) ||
+            (st = need(op, op->n, "n", err)) || (st = need(op, op->batch, "batch", err)))
+            return st;
+        flops = 2 * op->batch * op->m * op->k * op->n;
+        bytes = op->batch * (op->m * op->k * sa + op->k * op->n * sw + op->m * op->n * sa);
+        break;
+    case PC_OP_ELEMENTWISE:
+        if ((st = need(op, op->elems, "shape", err)) || (st = need(op, op->inputs, "inputs", err)))
+            return st;
+        if (!(op->flops_per_elem >= 0) || !isfinite(op->flops_per_elem))
+            return pc_fail(err, PC_ERR_ARG, "elementwise %s: 'flops' must be >= 0", op->name);
+        flops = op->elems * op->flops_per_elem;
+        bytes = op->elems * sa * (op->inputs + 1);
+        vector = 1;
+        break;
+    case PC_OP_REDUCE: {
+        if ((st = need(op, op->elems, "shape", err)) ||
+            (st = need(op, op->reduce_size, "reduce", err)))
+            return st;
+        if (op->reduce_size > op->elems)
+            return pc_fail(err, PC_ERR_ARG,
+                           "reduce %s: reduce size %.17g is larger than the %.17g "
+                           "elements",
+                           op->name, op->reduce_size, op->elems);
+        flops = op->elems;
+        bytes = (op->elems + op->elems / op->reduce_size) * sa;
+        vector = 1;
+        break;
+    }
+    case PC_OP_TRANSPOSE:
+        if ((st = need(op, op->elems, "shape", err))) return st;
+        bytes = 2 * op->elems * sa;
+        vector = 1;
+        break;
+    case PC_OP_GATHER:
+        if ((st = need(op, op->width, "table (or width)", err)) ||
+            (st = need(op, op->indices, "indices", err)))
+            return st;
+        if (op->rows < 0 || !isfinite(op->rows))
+            return pc_fail(err, PC_ERR_ARG, "gather %s: bad table rows", op->name);
+        bytes = op->indices * op->width * sw + op->indices * 4 + op->indices * op->width * sa;
+        vector = 1;
+        break;
+    case PC_OP_CONV: {
+        if ((st = need(op, op->batch, "input (batch)", err)) ||
+            (st = need(op, op->h, "input (h)", err)) || (st = need(op, op->w, "input (w)", err)) ||
+            (st = need(op, op->cin, "input (channels)", err)) ||
+            (st = need(op, op->cout, "out", err)) || (st = need(op, op->kh, "kernel", err)) ||
+            (st = need(op, op->kw, "kernel", err)) || (st = need(op, op->stride, "stride", err)))
+            return st;
+        double oh = ceil(op->h / op->stride), ow = ceil(op->w / op->stride);
+        flops = 2 * op->batch * oh * ow * op->cout * op->cin * op->kh * op->kw;
+        bytes = op->batch * op->h * op->w * op->cin * sa +
+                op->kh * op->kw * op->cin * op->cout * sw + op->batch * oh * ow * op->cout * sa;
+        break;
+    }
+    case PC_OP_RAW:
+        if (!(op->flops >= 0) || !(op->bytes >= 0) || !isfinite(op->flops) || !isfinite(op->bytes))
+            return pc_fail(err, PC_ERR_ARG, "raw %s: 'flops' and 'bytes' must be >= 0", op->name);
+        flops = op->flops;
+        bytes = op->bytes;
+        break;
+    default: return pc_fail(err, PC_ERR_ARG, "op %s: bad kind %d", op->name, (int)op->kind);
+    }
+    if (!(op->count > 0) || !isfinite(op->count))
+        return pc_fail(err, PC_ERR_ARG, "op %s: 'count' must be > 0", op->name);
+    if (!(op->comm_bytes >= 0) || !isfinite(op->comm_bytes))
+        return pc_fail(err, PC_ERR_ARG, "op %s: 'comm' must be >= 0", op->name);
+    out->flops = flops * op->count;
+    out->bytes = bytes * op->count;
+    out->comm_bytes = op->comm_bytes * op->count;
+    out->prec = op->prec;
+    out->vector = vector;
+    if (!isfinite(out->flops) || !isfinite(out->bytes))
+        return pc_fail(err, PC_ERR_RANGE, "op %s: sizes overflow", op->name);
+    return PC_OK;
+}
+
+/* "8192x4096x14336" -> dims; returns count or -1 (empty parts are errors). */
+static int parse_shape(const char *s, double *dims, int max) {
+    int n = 0;
+    const char *p = s;
+    for (;;) {
+        size_t len = strcspn(p, "x,*X");
+        char part[64];
+        if (len == 0 || len >= sizeof part || n == max) return -1;
+        memcpy(part, p, len);
+        part[len] = '\0';
+        double v;
+        if (pc_analytic_parse_num(part, 1, &v) || !(v > 0) || v != floor(v)) return -1;
+        dims[n++] = v;
+        p += len;
+        if (!*p) return n;
+        p++; /* the separator; a trailing one leaves an empty part */
+    }
+}
+
+static double product(const double *d, int n) {
+    double p = 1;
+    for (int i = 0; i < n; i++) p *= d[i];
+    return p;
+}
+
+static const char *kind_fields(pc_op_kind k) {
+    switch (k) {
+    case PC_OP_MATMUL: return "m (B), k (D), n (F), batch, shape=MxKxN";
+    case PC_OP_ELEMENTWISE: return "shape, elems, inputs, flops (per element)";
+    case PC_OP_REDUCE: return "shape, axis, reduce, elems";
+    case PC_OP_TRANSPOSE: return "shape, elems";
+    case PC_OP_GATHER: return "table=ROWSxWIDTH, rows, width, indices";
+    case PC_OP_CONV: return "input=NxHxWxC, kernel=KHxKW, out, stride";
+    case PC_OP_RAW: return "flops, bytes";
+    default: return "";
+    }
+}
+
+/* Applies one key=value to an op whose kind is set. `where` prefixes errors. */
+static pc_status apply_kv(pc_op *op, const char *key, const char *val, op_parse *ps,
+                          const char *where, pc_error *err) {
+    double v = 0;
+    int is_num = pc_analytic_parse_num(val, 1, &v) == 0;
+#define NUM(field)                                                                                 \
+    do {                                                                                           \
+        if (!is_num || !(v >= 0))                                                                  \
+            return pc_fail(err, PC_ERR_ARG, "%s: %s=%s: expected a number >= 0", where, key, val); \
+        op->field = v;                                                                             \
+        return PC_OK;                                                                              \
+    } while (0)
+    if (!strcmp(key, "name")) {
+        if (strlen(val) >= sizeof op->name)
+            return pc_fail(err, PC_ERR_ARG, "%s: name '%s' is longer than %zu bytes", where, val,
+                           sizeof op->name - 1);
+        memcpy(op->name, val, strlen(val) + 1);
+        return PC_OK;
+    }
+    if (!strcmp(key, "dtype") || !strcmp(key, "wdtype")) {
+        int p = pc_prec_parse(val);
+        if (p < 0)
+            return pc_fail(err, PC_ERR_ARG,
+                           "%s: %s=%s: unknown dtype (use fp32, tf32, bf16, fp16, fp8, int8, int4, "
+                           "fp4)",
+                           where, key, val);
+        if (key[0] == 'd') {
+            op->prec = (pc_prec)p;
+            if (!ps->wset) op->wprec = (pc_prec)p; /* weights follow dtype unless wdtype given */
+        } else {
+            op->wprec = (pc_prec)p;
+            ps->wset = 1;
+        }
+        return PC_OK;
+    }
+    if (!strcmp(key, "count")) NUM(count);
+    if (!strcmp(key, "comm") || !strcmp(key, "comm_bytes") ||
+        (op->kind == PC_OP_RAW && !strcmp(key, "bytes"))) {
+        pc_error e2;
+        double b;
+        if (pc_parse_bytes(val, &b, &e2))
+            return pc_fail(err, PC_ERR_ARG, "%s: %s=%s: %s", where, key, val, e2.msg);
+        if (key[0] == 'c')
+            op->comm_bytes = b;
+        else
+            op->bytes = b;
+        return PC_OK;
+    }
+    if (!strcmp(key, "shape")) {
+        int n = parse_shape(val, ps->shape, PC_OP_MAX_SHAPE);
+        if (n < 1)
+            return pc_fail(err, PC_ERR_ARG, "%s: shape=%s: expected sizes like 8192x4096", where,
+                           val);
+        ps->shape_n = n;
+        return PC_OK;
+    }
+    switch (op->kind) {
+    case PC_OP_MATMUL:
+        if (!strcmp(key, "m") || !strcmp(key, "B")) NUM(m);
+        if (!strcmp(key, "k") || !strcmp(key, "D")) NUM(k);
+        if (!strcmp(key, "n") || !strcmp(key, "F")) NUM(n);
+        if (!strcmp(key, "batch")) NUM(batch);
+        break;
+    case PC_OP_ELEMENTWISE:
+        if (!strcmp(key, "elems")) NUM(elems);
+        if (!strcmp(key, "inputs")) NUM(inputs);
+        if (!strcmp(key, "flops")) NUM(flops_per_elem);
+        break;
+    case PC_OP_REDUCE:
+        if (!strcmp(key, "elems")) NUM(elems);
+        if (!strcmp(key, "reduce")) NUM(reduce_size);
+        if (!strcmp(key, "axis")) {
+            if (!is_num || v < 0 || v != floor(v) || v > 64)
+                return pc_fail(err, PC_ERR_ARG, "%s: axis=%s: expected an axis index", where, val);
+            ps->axis = (int)v;
+            return PC_OK;
+        }
+        break;
+    case PC_OP_TRANSPOSE:
+        if (!strcmp(key, "elems")) NUM(elems);
+        break;
+    case PC_OP_GATHER:
+        if (!strcmp(key, "table")) {
+            double d[2];
+            if (parse_shape(val, d, 2) != 2)
+                return pc_fail(err, PC_ERR_ARG, "%s: table=%s: expected ROWSxWIDTH", where, val);
+            op->rows = d[0];
+            op->width = d[1];
+            return PC_OK;
+        }
+        if (!strcmp(key, "rows")) NUM(rows);
+        if (!strcmp(key, "width")) NUM(width);
+        if (!strcmp(key, "indices")) NUM(indices);
+        break;
+    case PC_OP_CONV:
+        if (!strcmp(key, "input")) {
+            double d[4];
+            if (parse_shape(val, d, 4) != 4)
+                return pc_fail(err, PC_ERR_ARG, "%s: input=%s: expected NxHxWxC (NHWC)", where,
+                               val);
+            op->batch = d[0], op->h = d[1], op->w = d[2], op->cin = d[3];
+            return PC_OK;
+        }
+        if (!strcmp(key, "kernel")) {
+            double d[2];
+            int n = parse_shape(val, d, 2);
+            if (n < 1) return pc_fail(err, PC_ERR_ARG, "%s: kernel=%s: expected KHxKW", where, val);
+            op->kh = d[0];
+            op->kw = n == 2 ? d[1] : d[0];
+            return PC_OK;
+        }
+        if (!strcmp(key, "out") || !strcmp(key, "cout")) NUM(cout);
+        if (!strcmp(key, "stride")) NUM(stride);
+        if (!strcmp(key, "batch")) NUM(batch);
+        if (!strcmp(key, "h")) NUM(h);
+        if (!strcmp(key, "w")) NUM(w);
+        if (!strcmp(key, "cin")) NUM(cin);
+        break;
+    case PC_OP_RAW:
+        if (!strcmp(key, "flops")) NUM(flops);
+        break;
+    default: break;
+    }
+#undef NUM
+    return pc_fail(err, PC_ERR_ARG,
+                   "%s: unknown field '%s' for %s (fields: %s; all kinds: name, dtype, wdtype, "
+                   "count, comm)",
+                   where, key, pc_op_kind_name(op->kind), kind_fields(op->kind));
+}
+
+/* Turns a parsed shape into the kind's sizes. */
+static pc_status apply_shape(pc_op *op, const op_parse *ps, const char *where, pc_error *err) {
+    const double *shape = ps->shape;
+    int n = ps->shape_n, axis = ps->axis;
+    if (n == 0) {
+        if (op->kind == PC_OP_REDUCE && axis >= 0)
+            return pc_fail(err, PC_ERR_ARG, "%s: axis= needs shape=", where);
+        return PC_OK;
+    }
+    switch (op->kind) {
+    case PC_OP_MATMUL:
+        if (n != 3 && n != 4)
+            return pc_fail(err, PC_ERR_ARG, "%s: matmul shape= needs MxKxN or BATCHxMxKxN", where);
+        if (n == 4) op->batch = shape[0];
+        op->m = shape[n - 3], op->k = shape[n - 2], op->n = shape[n - 1];
+        return PC_OK;
+    case PC_OP_ELEMENTWISE:
+    case PC_OP_TRANSPOSE: op->elems = product(shape, n); return PC_OK;
+    case PC_OP_REDUCE:
+        op->elems = product(shape, n);
+        if (axis >= n)
+            return pc_fail(err, PC_ERR_ARG, "%s: axis=%d but the shape has %d axes", where, axis,
+                           n);
+        if (op->reduce_size <= 0) op->reduce_size = shape[axis >= 0 ? axis : n - 1];
+        return PC_OK;
+    default:
+        return pc_fail(err, PC_ERR_ARG, "%s: shape= is not a field of %s (fields: %s)", where,
+                       pc_op_kind_name(op->kind), kind_fields(op->kind));
+    }
+}
+
+pc_status pc_op_parse_line(const char *line, pc_op *out, pc_error *err) {
+    char buf[1024];
+    size_t len = strlen(line);
+    if (len >= sizeof buf)
+        return pc_fail(err, PC_ERR_ARG, "op line longer than %zu bytes", sizeof buf - 1);
+    memcpy(buf, line, len + 1);
+    char *hash = strchr(buf, '#');
+    if (hash) *hash = '\0';
+    char *save = NULL;
+    char *tok = strtok_r(buf, " \t\r\n", &save);
+    if (!tok) return pc_fail(err, PC_ERR_ARG, "empty op line");
+    if (!strncmp(tok, "kind=", 5)) tok += 5;
+    int kind = op_kind_parse(tok);
+    if (kind < 0)
+        return pc_fail(err, PC_ERR_ARG,
+                       "unknown op kind '%s' (use matmul, elementwise, reduce, transpose, gather, "
+                       "conv or raw)",
+                       tok);
+    pc_op op = pc_op_init((pc_op_kind)kind);
+    op_parse ps = {.shape_n = 0, .axis = -1, .wset = 0};
+    const char *where = pc_op_kind_name(op.kind);
+    while ((tok = strtok_r(NULL, " \t\r\n", &save))) {
+        char *eq = strchr(tok, '=');
+        if (!eq || eq == tok || !eq[1])
+            return pc_fail(err, PC_ERR_ARG, "%s: '%s' is not key=value", where, tok);
+        *eq = '\0';
+        pc_status st = apply_kv(&op, tok, eq + 1, &ps, where, err);
+        if (st) return st;
+    }
+    pc_status st = apply_shape(&op, &ps, where, err);
+    if (st) return st;
+    pc_cost c;
+    if ((st = pc_op_cost(&op, &c, err))) return st;
+    *out = op;
+    return PC_OK;
+}
+
+static pc_status op_from_json(const cJSON *o, pc_op *out, const char *where, pc_error *err) {
+    if (!cJSON_IsObject(o)) return pc_fail(err, PC_ERR_FORMAT, "%s: expected an object", where);
+    const cJSON *jk = cJSON_GetObjectItemCaseSensitive(o, "kind");
+    if (!cJSON_IsString(jk))
+        return pc_fail(err, PC_ERR_ARG,
+                       "%s: needs \"kind\" (matmul, elementwise, reduce, "
+                       "transpose, gather, conv, raw)",
+                       where);
+    int kind = op_kind_parse(jk->valuestring);
+    if (kind < 0)
+        return pc_fail(err, PC_ERR_ARG, "%s: unknown kind \"%s\"", where, jk->valuestring);
+    pc_op op = pc_op_init((pc_op_kind)kind);
+    op_parse ps = {.shape_n = 0, .axis = -1, .wset = 0};
+    for (const cJSON *it = o->child; it; it = it->next) {
+        if (!it->string) continue;
+        if (!strcmp(it->string, "kind")) continue;
+        char val[512];
+        if (cJSON_IsString(it)) {
+            if (strlen(it->valuestring) >= sizeof val)
+                return pc_fail(err, PC_ERR_ARG, "%s: \"%s\" is too long", where, it->string);
+            snprintf(val, sizeof val, "%s", it->valuestring);
+        } else if (cJSON_IsNumber(it)) {
+            snprintf(val, sizeof val, "%.17g", it->valuedouble);
+        } else if (cJSON_IsArray(it)) {
+            size_t used = 0;
+            val[0] = '\0';
+            int i = 0;
+            for (const cJSON *e = it->child; e; e = e->next, i++) {
+                if (!cJSON_IsNumber(e) || used + 32 >= sizeof val)
+                    return pc_fail(err, PC_ERR_ARG, "%s: \"%s\" must be an array of sizes", where,
+                                   it->string);
+                used += (size_t)snprintf(val + used, sizeof val - used, "%s%.17g", i ? "x" : "",
+                                         e->valuedouble);
+            }
+            if (i == 0)
+                return pc_fail(err, PC_ERR_ARG, "%s: \"%s\" is an empty array", where, it->string);
+        } else {
+            return pc_fail(err, PC_ERR_ARG, "%s: \"%s\" must be a number, string or array", where,
+                           it->string);
+        }
+        pc_status st = apply_kv(&op, it->string, val, &ps, where, err);
+        if (st) return st;
+    }
+    pc_status st = apply_shape(&op, &ps, where, err);
+    if (st) return st;
+    pc_cost c;
+    if ((st = pc_op_cost(&op, &c, err))) return st;
+    *out = op;
+    return PC_OK;
+}
+
+#define PC_OPS_MAX 1000000
+
+static pc_status push(pc_op **ops, size_t *n, size_t *cap, const pc_op *op, pc_error *err) {
+    if (*n == *cap) {
+        if (*cap >= PC_OPS_MAX) return pc_fail(err, PC_ERR_RANGE, "more than %d ops", PC_OPS_MAX);
+        size_t nc = *cap ? *cap * 2 : 16;
+        pc_op *g = realloc(*ops, nc * sizeof *g);
+        if (!g) return pc_fail(err, PC_ERR_NOMEM, "out of memory");
+        *ops = g;
+        *cap = nc;
+    }
+    (*ops)[(*n)++] = *op;
+    return PC_OK;
+}
+
+pc_status pc_ops_parse(const char *text, size_t len, const char *origin, pc_op **ops, size_t *n,
+                       pc_error *err) {
+    *ops = NULL;
+    *n = 0;
+    if (!origin) origin = "ops";
+    if (!text && len) return pc_fail(err, PC_ERR_ARG, "pc_ops_parse: NULL text");
+    if (len && memchr(text, '\0', len))
+        return pc_fail(err, PC_ERR_FORMAT, "%s: contains a NUL byte: not a text file", origin);
+    size_t i = 0;
+    while (i < len && isspace((unsigned char)text[i])) i++;
+    pc_op *list = NULL;
+    size_t cnt = 0, cap = 0;
+    pc_status st = PC_OK;
+    if (i < len && (text[i] == '[' || text[i] == '{')) {
+        cJSON *root = cJSON_ParseWithLength(text, len);
+        if (!root) return pc_fail(err, PC_ERR_FORMAT, "%s: not valid JSON", origin);
+        const cJSON *arr = root;
+        if (cJSON_IsObject(root)) arr = cJSON_GetObjectItemCaseSensitive(root, "ops");
+        if (!cJSON_IsArray(arr)) {
+            cJSON_Delete(root);
+            return pc_fail(err, PC_ERR_FORMAT, "%s: expected an array of ops or {\"ops\": [...]}",
+                           origin);
+        }
+        int k = 0;
+        for (const cJSON *it = arr->child; it && !st; it = it->next, k++) {
+            char where[300];
+            snprintf(where, sizeof where, "%s: ops[%d]", origin, k);
+            pc_op op;
+            st = op_from_json(it, &op, where, err);
+            if (!st) st = push(&list, &cnt, &cap, &op, err);
+        }
+        cJSON_Delete(root);
+    } else {
+        size_t pos = 0;
+        int lineno = 0;
+        while (pos < len && !st) {
+            size_t end = pos;
+            while (end < len && text[end] != '\n') end++;
+            lineno++;
+            char line[1024];
+            size_t l = end - pos;
+            if (l >= sizeof line) {
+                st = pc_fail(err, PC_ERR_FORMAT, "%s:%d: line longer than %zu bytes", origin,
+                             lineno, sizeof line - 1);
+                break;
+            }
+            memcpy(line, text + pos, l);
+            line[l] = '\0';
+            pos = end + 1;
+            char *c = line;
+            while (isspace((unsigned char)*c)) c++;
+            if (!*c || *c == '#') continue;
+            pc_op op;
+            st = pc_op_parse_line(c, &op, err);
+            if (st) {
+                pc_error_prefix(err, "%s:%d", origin, lineno);
+                break;
+            }
+            st = push(&list, &cnt, &cap, &op, err);
+        }
+    }
+    if (!st && cnt == 0) st = pc_fail(err, PC_ERR_INVALID, "%s: no ops", origin);
+    if (st) {
+        free(list);
+        return st;
+    }
+    for (size_t k = 0; k < cnt; k++)
+        if (!list[k].name[0]) snprintf(list[k].name, sizeof list[k].name, "op%zu", k);
+    *ops = list;
+    *n = cnt;
+    return PC_OK;
+}
+
+pc_status pc_ops_load(const char *path, pc_op **ops, size_t *n, pc_error *err) {
+    char *text;
+    size_t len;
+    pc_status st = pc_analytic_read_text(path, 64u << 20, &text, &len, err);
+    if (st) return st;
+    st = pc_ops_parse(text, len, path, ops, n, err);
+    free(text);
+    return st;
+}
+
+void pc_ops_free(pc_op *ops) { free(ops); }
+
+/* ---------------- SVG ---------------- */
+
+static void xml_text(FILE *f, const char *s) {
+    for (; s && *s; s++) {
+        switch (*s) {
+        case '<': fputs("&lt;", f); break;
+        case '>': fputs("&gt;", f); break;
+        case '&': fputs("&amp;", f); break;
+        case '"': fputs("&quot;", f); break;
+        default:
+            if ((unsigned char)*s >= 0x20) fputc(*s, f);
+        }
+    }
+}
+
+typedef struct axes {
+    double x0, x1, y0, y1; /* log10 ranges */
+    double left, top, w, h;
+} axes;
+
+static double px(const axes *a, double v) {
+    return a->left + (log10(v) - a->x0) / (a->x1 - a->x0) * a->w;
+}
+static double py(const axes *a, double v) {
+    return a->top + a->h - (log10(v) - a->y0) / (a->y1 - a->y0) * a->h;
+}
+
+pc_status pc_roofline_write_svg(const char *path, const pc_chip *chip, pc_prec prec,
+                                const pc_roof_point *pts, size_t n, pc_error *err) {
+    double peak = pc_chip_flops(chip, prec);
+    if (!(peak > 0) || !(chip->hbm_bw > 0))
+        return pc_fail(err, PC_ERR_UNSUPPORTED, "%s: chip %s has no %s FLOP/s rate to plot", path,
+                       chip->name, pc_prec_name(prec));
+    double crit = peak / chip->hbm_bw;
+    double xmin = crit, xmax = crit, ymin = peak, ymax = peak;
+    for (size_t i = 0; i < n; i++) {
+        if (!(pts[i].intensity > 0) || !(pts[i].flops_rate > 0)) continue;
+        if (pts[i].intensity < xmin) xmin = pts[i].intensity;
+        if (pts[i].intensity > xmax) xmax = pts[i].intensity;
+        if (pts[i].flops_rate < ymin) ymin = pts[i].flops_rate;
+        if (pts[i].flops_rate > ymax) ymax = pts[i].flops_rate;
+    }
+    axes a = {floor(log10(xmin)) - 1, ceil(log10(xmax)) + 1, 0, 0, 90, 40, 600, 380};
+    if (a.x1 - a.x0 > 16) a.x0 = a.x1 - 16;
+    double ylo = xmin / 10 * chip->hbm_bw;
+    if (ymin < ylo) ylo = ymin;
+    a.y0 = floor(log10(ylo));
+    a.y1 = ceil(log10(ymax * 1.5));
+    if (a.y1 - a.y0 > 16) a.y0 = a.y1 - 16;
+    char tmp[4096];
+    FILE *f = pc_tmp_open(path, tmp, sizeof tmp, err);
+    if (!f) return err ? err->code : PC_ERR_IO;
+    fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+               "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"720\" height=\"480\" "
+               "viewBox=\"0 0 720 480\" font-family=\"sans-serif\" font-size=\"11\">\n"
+               "<rect width=\"720\" height=\"480\" fill=\"white\"/>\n"
+               "<text x=\"360\" y=\"22\" text-anchor=\"middle\" font-size=\"14\">Roofline: ");
+    xml_text(f, chip->full_name);
+    fprintf(f, " (%s %.3g FLOP/s, HBM %.3g B/s, critical intensity %.0f)</text>\n",
+            pc_prec_name(prec), peak, chip->hbm_bw, crit);
+    fprintf(f,
+            "<defs><clipPath id=\"plot\"><rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
+            "height=\"%.1f\"/></clipPath></defs>\n",
+            a.left, a.top, a.w, a.h);
+    /* grid and tick labels at decades */
+    for (double e = a.x0; e <= a.x1 + 1e-9; e += 1) {
+        double x = a.left + (e - a.x0) / (a.x1 - a.x0) * a.w;
+        fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>\n", x,
+                a.top, x, a.top + a.h);
+        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">1e%.0f</text>\n", x,
+                a.top + a.h + 15, e);
+    }
+    for (double e = a.y0; e <= a.y1 + 1e-9; e += 1) {
+        double y = a.top + a.h - (e - a.y0) / (a.y1 - a.y0) * a.h;
+        fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>\n",
+                a.left, y, a.left + a.w, y);
+        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">1e%.0f</text>\n", a.left - 6,
+                y + 4, e);
+    }
+    fprintf(f,
+            "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"none\" "
+            "stroke=\"black\"/>\n",
+            a.left, a.top, a.w, a.h);
+    fprintf(f,
+            "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">arithmetic intensity "
+            "(FLOPs/byte)</text>\n",
+            a.left + a.w / 2, a.top + a.h + 34);
+    fprintf(f,
+            "<text transform=\"translate(22,%.1f) rotate(-90)\" text-anchor=\"middle\">"
+            "FLOP/s</text>\n",
+            a.top + a.h / 2);
+    /* the roof: memory slope up to the critical intensity, then flat */
+    double xl = pow(10, a.x0), xr = pow(10, a.x1);
+    fprintf(f,
+            "<polyline clip-path=\"url(#plot)\" fill=\"none\" stroke=\"#c0392b\" "
+            "stroke-width=\"2\" points=\"%.1f,%.1f %.1f,%.1f %.1f,%.1f\"/>\n",
+            px(&a, xl), py(&a, xl * chip->hbm_bw), px(&a, crit), py(&a, peak), px(&a, xr),
+            py(&a, peak));
+    if (chip->vector_flops > 0 && chip->vector_flops < peak) {
+        double vc = chip->vector_flops / chip->hbm_bw;
+        fprintf(f,
+                "<polyline clip-path=\"url(#plot)\" fill=\"none\" stroke=\"#c0392b\" "
+                "stroke-dasharray=\"4,3\" points=\"%.1f,%.1f %.1f,%.1f\"/>\n",
+                px(&a, vc), py(&a, chip->vector_flops), px(&a, xr), py(&a, chip->vector_flops));
+        fprintf(f,
+                "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\" fill=\"#c0392b\">vector "
+                "%.3g</text>\n",
+                a.left + a.w - 4, py(&a, chip->vector_flops) - 4, chip->vector_flops);
+    }
+    fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" fill=\"#c0392b\">critical intensity %.0f</text>\n",
+            px(&a, crit) + 4, py(&a, peak) - 6, crit);
+    for (size_t i = 0; i < n; i++) {
+        if (!(pts[i].intensity > 0) || !(pts[i].flops_rate > 0)) continue;
+        double x = px(&a, pts[i].intensity), y = py(&a, pts[i].flops_rate);
+        fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"#2c7fb8\"><title>", x, y);
+        xml_text(f, pts[i].label);
+        fprintf(f, ": intensity %.4g, %.4g FLOP/s</title></circle>\n", pts[i].intensity,
+                pts[i].flops_rate);
+        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\">", x + 6, y - 4);
+        xml_text(f, pts[i].label);
+        fprintf(f, "</text>\n");
+    }
+    fprintf(f, "</svg>\n");
+    return pc_tmp_commit(f, tmp, path, err);
+}

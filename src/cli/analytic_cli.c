@@ -1,0 +1,75 @@
+/* Shared pieces of the analytic commands (public API only). */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "analytic_cli.h"
+
+int pc_acli_open_chip(const char *cmd, const char *chips_file, const char *name, pc_chipdb **db,
+                      const pc_chip **chip) {
+    pc_error e;
+    pc_error_clear(&e);
+    *db = NULL;
+    if (chip) *chip = NULL;
+    if (pc_chipdb_new(db, &e) != PC_OK) return pc_cli_fail(&e);
+    if (chips_file && pc_chipdb_load_file(*db, chips_file, &e) != PC_OK) {
+        pc_chipdb_free(*db);
+        *db = NULL;
+        return pc_cli_fail(&e);
+    }
+    if (!name) return -1;
+    const pc_chip *c = pc_chipdb_find(*db, name);
+    if (!c) {
+        char names[1024];
+        pc_chipdb_names(*db, names, sizeof names);
+        pc_chipdb_free(*db);
+        *db = NULL;
+        return pc_cli_usage_error(cmd,
+                                  "unknown chip '%s'; use one of: %s (or define it in a "
+                                  "--chips-file)",
+                                  name, names);
+    }
+    *chip = c;
+    return -1;
+}
+
+const char *pc_acli_time(double s, char *buf, size_t cap) {
+    if (!isfinite(s))
+        snprintf(buf, cap, "inf");
+    else if (s == 0)
+        snprintf(buf, cap, "0");
+    else if (s < 1e-6)
+        snprintf(buf, cap, "%.3g ns", s * 1e9);
+    else if (s < 1e-3)
+        snprintf(buf, cap, "%.3g us", s * 1e6);
+    else if (s < 1)
+        snprintf(buf, cap, "%.3g ms", s * 1e3);
+    else if (s < 3600)
+        snprintf(buf, cap, "%.3g s", s);
+    else if (s < 86400 * 2)
+        snprintf(buf, cap, "%.3g h", s / 3600);
+    else
+        snprintf(buf, cap, "%.3g days", s / 86400);
+    return buf;
+}
+
+const char *pc_acli_si(double v, const char *unit, char *buf, size_t cap) {
+    static const char *const pre[] = {"", "k", "M", "G", "T", "P", "E"};
+    int i = 0;
+    double a = fabs(v);
+    while (a >= 1000 && i < 6) a /= 1000, v /= 1000, i++;
+    snprintf(buf, cap, "%.3g %s%s", v, pre[i], unit);
+    return buf;
+}
+
+const char *pc_acli_count(double v, char *buf, size_t cap) {
+    if (fabs(v) >= 1e12)
+        snprintf(buf, cap, "%.2fe12", v / 1e12);
+    else if (fabs(v) >= 1e9)
+        snprintf(buf, cap, "%.2fe9", v / 1e9);
+    else if (fabs(v) >= 1e6)
+        snprintf(buf, cap, "%.2fe6", v / 1e6);
+    else
+        snprintf(buf, cap, "%.0f", v);
+    return buf;
+}

@@ -1,0 +1,25 @@
+/* Shared pieces of the analytic commands (chips, roofline, collective, model). */
+#ifndef PC_ANALYTIC_CLI_H
+#define PC_ANALYTIC_CLI_H
+
+#include <stddef.h>
+
+#include "cli.h"
+#include "perfcast/analytic.h"
+
+/*
+ * Opens the chip database (built-ins plus --chips-file when given) and, when
+ * name is not NULL, finds the chip. Returns -1 on success, else an exit code
+ * after printing what to change.
+ */
+int pc_acli_open_chip(const char *cmd, const char *chips_file, const char *name, pc_chipdb **db,
+                      const pc_chip **chip);
+
+/* "1.23 ms", "45.0 us", "2.10 s", "3.2 days" */
+const char *pc_acli_time(double s, char *buf, size_t cap);
+/* SI: "197 T", "8.20e11" style "820 G"; unit appended ("FLOP/s", "B/s", "B") */
+const char *pc_acli_si(double v, const char *unit, char *buf, size_t cap);
+/* Parameter-like counts: "70.55e9", "124.4e6", "4096" */
+const char *pc_acli_count(double v, char *buf, size_t cap);
+
+#endif

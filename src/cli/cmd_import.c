@@ -1,0 +1,96 @@
+/* perfcast import: raw TpuGraphs tuning protobufs (XLA HLO + runs) -> dataset .npz files. */
+#define _GNU_SOURCE
+#include <getopt.h>
+#include <string.h>
+
+#include "cli.h"
+#include "perfcast/hlo.h"
+
+static void import_help(FILE *f) {
+    fprintf(f,
+            "usage: perfcast import FILE.pb --out DIR [--kind tile|layout|auto] [--compress]\n\n"
+            "Reads a TpuGraphs tuning protobuf (tuning.proto) holding XLA HLO modules and\n"
+            "their measured runs, featurizes each module exactly as the dataset's extractor\n"
+            "does (140 node features, opcode ids, edges, node_splits) and writes one\n"
+            "dataset-layout .npz per module, ready for info, check, train and rank:\n"
+            "  - a TuningData (tile: one fused kernel per module, tile-size runs) gives\n"
+            "    DIR/FILE_<NNN>_<module>.npz with config_feat, config_runtime and\n"
+            "    config_runtime_normalizers;\n"
+            "  - a ModuleTuningData (layout: one program, per-node layout runs) gives\n"
+            "    DIR/FILE.npz with node_config_feat, node_config_ids, node_splits and\n"
+            "    config_runtime.\n"
+            "Runs with an error or without a profile are dropped (tile runs of <= 1 ns too);\n"
+            "the default run's time is the tile normalizer; modules the dataset would leave\n"
+            "out (no default run, a single run) are listed and skipped. A truncated or\n"
+            "corrupt file fails naming the broken field and byte offset; nothing is written\n"
+            "unless every module parsed.\n\n"
+            "  --out DIR        output folder (created)\n"
+            "  --kind K         tile, layout or auto (default: from the runs); a file of the\n"
+            "                   other kind is an error\n"
+            "  --compress       deflate the .npz members (like np.savez_compressed)\n"
+            "  --quiet          print only errors\n");
+}
+
+int pc_cmd_import(int argc, char **argv) {
+    static const struct option opts[] = {{"out", required_argument, 0, 'o'},
+                                         {"kind", required_argument, 0, 'k'},
+                                         {"compress", no_argument, 0, 'z'},
+                                         {"quiet", no_argument, 0, 'q'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
+    pc_import_opts o = pc_import_opts_default();
+    const char *out = NULL;
+    int quiet = 0, c;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "o:k:zqh", opts, NULL)) != -1) {
+        switch (c) {
+        case 'o': out = optarg; break;
+        case 'k':
+            if (!strcmp(optarg, "tile")) o.kind = PC_KIND_TILE;
+            else if (!strcmp(optarg, "layout")) o.kind = PC_KIND_LAYOUT;
+            else if (!strcmp(optarg, "auto")) o.kind = PC_KIND_AUTO;
+            else return pc_cli_usage_error("import", "--kind expects tile, layout or auto, got "
+                                           "'%s'", optarg);
+            break;
+        case 'z': o.compress = PC_NPZ_DEFLATED; break;
+        case 'q': quiet = 1; break;
+        case 'h': import_help(stdout); return PC_EXIT_OK;
+        default:
+            if (optopt && strchr("ok", optopt))
+                return pc_cli_usage_error("import", "option '%s' needs a value", argv[optind - 1]);
+            return pc_cli_usage_error("import", "unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    if (!out) return pc_cli_usage_error("import", "--out DIR is required");
+    if (optind != argc - 1) return pc_cli_usage_error("import", "expected exactly one FILE.pb");
+    const char *path = argv[optind];
+
+    pc_import_report rep;
+    memset(&rep, 0, sizeof rep);
+    rep.notes = pc_report_new();
+    pc_error e;
+    pc_status st = pc_import_file(path, out, &o, &rep, &e);
+    for (size_t i = 0; i < pc_report_count(rep.notes); i++) {
+        const char *line = pc_report_get(rep.notes, i);
+        int skipped = strncmp(line, "skipped", 7) == 0;
+        if (skipped) fprintf(stderr, "perfcast import: %s\n", line);
+        else if (!quiet) printf("%s\n", line);
+    }
+    pc_report_free(rep.notes);
+    if (st != PC_OK) return pc_cli_fail(&e);
+    if (!quiet) {
+        printf("%s: %s, %lld module%s (%s): %lld written, %lld skipped\n", path, rep.container,
+               (long long)rep.modules, rep.modules == 1 ? "" : "s", pc_kind_name(rep.kind),
+               (long long)rep.written,
+               (long long)rep.skipped);
+        printf("runs: %lld in the file, %lld kept (%lld default); dropped: %lld with an error, "
+               "%lld without a profile, %lld with a runtime <= %d ns\n",
+               (long long)rep.runs, (long long)rep.runs_kept, (long long)rep.defaults,
+               (long long)rep.runs_error, (long long)rep.runs_no_profile,
+               (long long)rep.runs_bad_time, rep.kind == PC_KIND_TILE ? 1 : 0);
+        printf("graphs: %lld nodes, %lld edges, %lld instructions with an unknown opcode\n",
+               (long long)rep.nodes, (long long)rep.edges, (long long)rep.unknown_opcodes);
+    }
+    return PC_EXIT_OK;
+}

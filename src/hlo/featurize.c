@@ -1,0 +1,459 @@
+/*
+ * The TpuGraphs featurizer (tpugraphs.md 6.3 / 6.4): an HLO module in the IR
+ * becomes node_feat (n, 140), node_opcode (n), edge_index (m, 2) and
+ * node_splits (k), exactly as the dataset's extractor fills them.
+ *
+ * Linear time: instruction ids and computation ids are looked up in
+ * open-addressing hash tables, edges come out sorted because nodes are
+ * visited in order and each node's few targets are sorted locally, and the
+ * call graph is checked for cycles with one iterative depth-first search.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/hlo_opcode.h"
+#include "common/util.h"
+#include "hlo/hlo_ir.h"
+#include "hlo/import.h"
+
+/* ---- id -> index hash table -------------------------------------------- */
+
+typedef struct id_map {
+    int64_t *keys;
+    int64_t *vals; /* -1 = empty slot */
+    uint64_t mask;
+} id_map;
+
+static uint64_t hash_id(int64_t id) {
+    uint64_t s = (uint64_t)id;
+    return pc_splitmix64(&s);
+}
+
+static int map_init(id_map *m, int64_t n) {
+    uint64_t cap = 16;
+    while (cap < (uint64_t)n * 2) cap <<= 1;
+    m->mask = cap - 1;
+    m->keys = pc_malloc_array(cap, sizeof *m->keys);
+    m->vals = pc_malloc_array(cap, sizeof *m->vals);
+    if (!m->keys || !m->vals) return 0;
+    memset(m->vals, 0xff, cap * sizeof *m->vals); /* all -1 */
+    return 1;
+}
+
+static void map_free(id_map *m) {
+    free(m->keys);
+    free(m->vals);
+}
+
+/* Inserts id -> v; returns the value already there (a duplicate) or -1. */
+static int64_t map_put(id_map *m, int64_t id, int64_t v) {
+    for (uint64_t h = hash_id(id) & m->mask;; h = (h + 1) & m->mask) {
+        if (m->vals[h] < 0) {
+            m->keys[h] = id;
+            m->vals[h] = v;
+            return -1;
+        }
+        if (m->keys[h] == id) return m->vals[h];
+    }
+}
+
+static int64_t map_get(const id_map *m, int64_t id) {
+    for (uint64_t h = hash_id(id) & m->mask;; h = (h + 1) & m->mask) {
+        if (m->vals[h] < 0) return -1;
+        if (m->keys[h] == id) return m->vals[h];
+    }
+}
+
+/* ---- features ------------------------------------------------------------ */
+
+/*
+ * "k+sum+product": the first k values (0-padded), then the sum and the
+ * product over all values, in wrapping 64-bit integer arithmetic as the
+ * extractor's int64 does. The product of no values is 1, or 0 when
+ * `zero_empty_product` (tile config features).
+ */
+static void put_seq(float *f, const int64_t *v, int64_t n, int k, int zero_empty_product) {
+    uint64_t sum = 0, prod = 1;
+    for (int64_t i = 0; i < n; i++) {
+        sum += (uint64_t)v[i];
+        prod *= (uint64_t)v[i];
+        if (i < k) f[i] = (float)v[i];
+    }
+    f[k] = (float)(int64_t)sum;
+    f[k + 1] = (n == 0 && zero_empty_product) ? 0.0f : (float)(int64_t)prod;
+}
+
+/* The first k values, 0-padded, no aggregates. */
+static void put_first(float *f, const int64_t *v, int64_t n, int k) {
+    for (int64_t i = 0; i < n && i < k; i++) f[i] = (float)v[i];
+}
+
+/* Column (0..18) of the element-type one-hot for an xla.PrimitiveType, or -1. */
+static int type_column(int32_t t) {
+    /* INVALID PRED S8 S16 S32 S64 U8 U16 U32 U64 F16 F32 F64 BF16 C64 C128 TUPLE OPAQUE TOKEN */
+    static const int8_t col[19] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12,
+                                   /* TUPLE 13 */ 16, /* OPAQUE 14 */ 17, /* C64 15 */ 14,
+                                   /* BF16 16 */ 13, /* TOKEN 17 */ 18, /* C128 18 */ 15};
+    return (t >= 0 && t < 19) ? col[t] : -1;
+}
+
+void pc_hlo_tile_config_feat(const int64_t *kernel, int64_t nk, const int64_t *output,
+                             int64_t no, const int64_t *input, int64_t ni, float *out24) {
+    memset(out24, 0, 24 * sizeof *out24);
+    put_seq(out24, kernel, nk, 6, 1);
+    put_seq(out24 + 8, output, no, 6, 1);
+    put_seq(out24 + 16, input, ni, 6, 1);
+}
+
+static void featurize_inst(const pc_hlo_instruction *in, const pc_hlo_computation *comp,
+                           float *f) {
+    memset(f, 0, PC_HLO_NODE_FEATS * sizeof *f);
+    f[0] = in->id == comp->root_id ? 1.0f : 0.0f;
+    /* f[1]: element_size_in_bits, always 0 */
+    int col = type_column(in->shape.element_type);
+    if (col >= 0) f[2 + col] = 1.0f;
+    put_seq(f + 21, in->shape.dims.v, in->shape.dims.n, 6, 0);
+    f[29] = (float)in->shape.tuple_count;
+    f[30] = in->parameter_number > 0 ? (float)in->parameter_number : 0.0f;
+    put_first(f + 31, in->dimensions.v, in->dimensions.n, 6);
+
+    const pc_hlo_window *w = &in->window;
+    int64_t wn = w->n > 0 ? w->n : 0;
+    put_seq(f + 37, w->size, wn, 6, 0);
+    put_seq(f + 45, w->stride, wn, 6, 0);
+    put_seq(f + 53, w->padding_low, wn, 6, 0);
+    put_seq(f + 61, w->padding_high, wn, 6, 0);
+    put_seq(f + 69, w->window_dilation, wn, 6, 0);
+    put_seq(f + 77, w->base_dilation, wn, 6, 0);
+    int64_t yes = 0;
+    for (int64_t i = 0; i < wn; i++) {
+        int r = w->window_reversal && w->window_reversal[i];
+        if (i < 6) f[85 + i] = r ? 1.0f : 0.0f;
+        yes += r;
+    }
+    f[91] = (float)yes;
+    f[92] = (float)(wn - yes);
+
+    const pc_hlo_conv_dims *c = &in->conv;
+    f[93] = (float)c->input_batch;
+    f[94] = (float)c->input_feature;
+    put_first(f + 95, c->input_spatial.v, c->input_spatial.n, 4);
+    f[99] = (float)c->kernel_input_feature;
+    f[100] = (float)c->kernel_output_feature;
+    put_first(f + 101, c->kernel_spatial.v, c->kernel_spatial.n, 4);
+    f[105] = (float)c->output_batch;
+    f[106] = (float)c->output_feature;
+
+    f[107] = (float)in->feature_group_count;
+    f[108] = (float)in->batch_group_count;
+    put_seq(f + 109, in->slice_start.v, in->slice_start.n, 2, 0);
+    put_seq(f + 113, in->slice_stride.v, in->slice_stride.n, 2, 0);
+    put_seq(f + 117, in->slice_limit.v, in->slice_limit.n, 2, 0);
+    put_seq(f + 121, in->dynamic_slice_sizes.v, in->dynamic_slice_sizes.n, 2, 0);
+    put_seq(f + 125, in->pad_low.v, in->pad_low.n, 2, 0);
+    put_seq(f + 129, in->pad_high.v, in->pad_high.n, 2, 0);
+    f[133] = in->is_stable ? 1.0f : 0.0f;
+    put_first(f + 134, in->shape.minor_to_major.v, in->shape.minor_to_major.n, 6);
+}
+
+/* ---- opcode lookup with a small memo (names repeat a lot) ---------------- */
+
+typedef struct opcode_memo {
+    const char *name[256];
+    int id[256];
+} opcode_memo;
+
+static int opcode_of(opcode_memo *memo, const pc_hlo_instruction *in) {
+    if (!in->opcode)
+        return in->opcode_id > 0 && in->opcode_id < PC_HLO_OPCODE_COUNT ? in->opcode_id : 0;
+    uint32_t h = 2166136261u;
+    for (const unsigned char *p = (const unsigned char *)in->opcode; *p; p++)
+        h = (h ^ *p) * 16777619u;
+    h = (h ^ (h >> 16)) & 255u;
+    if (memo->name[h] && strcmp(memo->name[h], in->opcode) == 0) return memo->id[h];
+    int id = pc_hlo_opcode_find(in->opcode);
+    memo->name[h] = in->opcode;
+    memo->id[h] = id;
+    return id;
+}
+
+/* ---- graph ---------------------------------------------------------------- */
+
+static int cmp_i64(const void *a, const void *b) {
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+static void sort_small(int64_t *v, int64_t n) {
+    if (n > 24) {
+        qsort(v, (size_t)n, sizeof *v, cmp_i64);
+        return;
+    }
+    for (int64_t i = 1; i < n; i++) {
+        int64_t x = v[i], j = i;
+        for (; j > 0 && v[j - 1] > x; j--) v[j] = v[j - 1];
+        v[j] = x;
+    }
+}
+
+
+static int contains_split_word(const char *name) {
+    return name && (strstr(name, "cluster") || strstr(name, "while") || strstr(name, "cond"));
+}
+
+/*
+ * Cycle check of the call graph (computation -> computations its
+ * instructions call): iterative DFS, colours 0 new, 1 on the stack, 2 done.
+ * `callee` lists, per computation, its callees' indices (CSR: off/idx).
+ */
+static pc_status check_call_cycles(const pc_hlo_module *mod, const int64_t *off,
+                                   const int64_t *idx, pc_error *err) {
+    char nb1[PC_HLO_NAME_BUF];
+    int32_t nc = mod->n_comp;
+    uint8_t *colour = calloc((size_t)nc + 1, 1);
+    int64_t *stack = pc_malloc_array((uint64_t)nc + 1, sizeof *stack);
+    int64_t *pos = pc_malloc_array((uint64_t)nc + 1, sizeof *pos);
+    if (!colour || !stack || !pos) {
+        free(colour);
+        free(stack);
+        free(pos);
+        return pc_fail(err, PC_ERR_NOMEM, "out of memory checking the call graph");
+    }
+    pc_status st = PC_OK;
+    for (int32_t s = 0; s < nc && st == PC_OK; s++) {
+        if (colour[s]) continue;
+        int64_t top = 0;
+        stack[0] = s;
+        pos[0] = off[s];
+        colour[s] = 1;
+        while (top >= 0) {
+            int64_t c = stack[top];
+            if (pos[top] == off[c + 1]) {
+                colour[c] = 2;
+                top--;
+                continue;
+            }
+            int64_t d = idx[pos[top]++];
+            if (colour[d] == 1) {
+                st = pc_fail(err, PC_ERR_FORMAT,
+                             "computation '%s' (id %lld) calls itself through the computations "
+                             "it calls (a cycle in called_computation_ids)",
+                             pc_hlo_printable(mod->comp[d].name, nb1), (long long)mod->comp[d].id);
+                break;
+            }
+            if (colour[d] == 0) {
+                colour[d] = 1;
+                top++;
+                stack[top] = d;
+                pos[top] = off[d];
+            }
+        }
+    }
+    free(colour);
+    free(stack);
+    free(pos);
+    return st;
+}
+
+void pc_hlo_graph_free(pc_hlo_graph *g) {
+    if (!g) return;
+    free(g->node_feat);
+    free(g->node_opcode);
+    free(g->edges);
+    free(g->node_splits);
+    memset(g, 0, sizeof *g);
+}
+
+pc_status pc_hlo_featurize(const pc_hlo_module *mod, pc_hlo_graph *out, pc_error *err) {
+    char nb1[PC_HLO_NAME_BUF], nb2[PC_HLO_NAME_BUF];
+    if (!mod || !out) return pc_fail(err, PC_ERR_ARG, "pc_hlo_featurize: NULL argument");
+    memset(out, 0, sizeof *out);
+    if (mod->n_comp < 0 || (mod->n_comp > 0 && !mod->comp))
+        return pc_fail(err, PC_ERR_FORMAT, "module '%s': bad computation list",
+                       pc_hlo_printable(mod->name, nb1));
+
+    /* Sizes: nodes, and an upper bound on edges. */
+    int64_t n = 0, mmax = 0;
+    for (int32_t c = 0; c < mod->n_comp; c++) {
+        const pc_hlo_computation *comp = &mod->comp[c];
+        if (comp->n_inst < 0 || (comp->n_inst > 0 && !comp->inst))
+            return pc_fail(err, PC_ERR_FORMAT, "computation '%s': bad instruction list",
+                           pc_hlo_printable(comp->name, nb1));
+        n += comp->n_inst;
+        for (int32_t i = 0; i < comp->n_inst; i++)
+            mmax += (int64_t)comp->inst[i].operand_ids.n + comp->inst[i].called_computation_ids.n;
+    }
+    if (n > INT32_MAX || mmax > INT32_MAX)
+        return pc_fail(err, PC_ERR_RANGE,
+                       "module '%s': %lld instructions and %lld edges exceed the dataset's int32 "
+                       "ids", pc_hlo_printable(mod->name, nb1), (long long)n, (long long)mmax);
+
+    pc_status st = PC_OK;
+    id_map ids = {0}, comps = {0};
+    int64_t *root_node = NULL, *start = NULL, *coff = NULL, *cidx = NULL, *tmp = NULL;
+    pc_hlo_graph g;
+    memset(&g, 0, sizeof g);
+    g.n = n;
+    if (!map_init(&ids, n) || !map_init(&comps, mod->n_comp)) goto nomem;
+    root_node = pc_malloc_array((uint64_t)mod->n_comp + 1, sizeof *root_node);
+    start = pc_malloc_array((uint64_t)mod->n_comp + 1, sizeof *start);
+    coff = pc_calloc_array((uint64_t)mod->n_comp + 2, sizeof *coff);
+    g.node_feat = pc_calloc_array((uint64_t)(n ? n : 1) * PC_HLO_NODE_FEATS, sizeof *g.node_feat);
+    g.node_opcode = pc_calloc_array((uint64_t)(n ? n : 1), 1);
+    g.edges = pc_malloc_array((uint64_t)(mmax ? mmax : 1) * 2, sizeof *g.edges);
+    g.node_splits = pc_malloc_array((uint64_t)mod->n_comp + 2, sizeof *g.node_splits);
+    if (!root_node || !start || !coff || !g.node_feat || !g.node_opcode || !g.edges ||
+        !g.node_splits)
+        goto nomem;
+
+    /* Instruction ids -> node index; computation ids -> computation index. */
+    int64_t node = 0;
+    for (int32_t c = 0; c < mod->n_comp; c++) {
+        const pc_hlo_computation *comp = &mod->comp[c];
+        start[c] = node;
+        if (map_put(&comps, comp->id, c) >= 0) {
+            st = pc_fail(err, PC_ERR_FORMAT, "computation '%s': id %lld is used twice",
+                         pc_hlo_printable(comp->name, nb1), (long long)comp->id);
+            goto done;
+        }
+        for (int32_t i = 0; i < comp->n_inst; i++, node++) {
+            int64_t prev = map_put(&ids, comp->inst[i].id, node);
+            if (prev >= 0) {
+                st = pc_fail(err, PC_ERR_FORMAT,
+                             "computation '%s': instruction '%s' has id %lld, already used by "
+                             "another instruction", pc_hlo_printable(comp->name, nb1),
+                             pc_hlo_printable(comp->inst[i].name, nb2),
+                             (long long)comp->inst[i].id);
+                goto done;
+            }
+        }
+    }
+    start[mod->n_comp] = node;
+    /* Roots: the node of each computation's root_id, if it is one of its own. */
+    for (int32_t c = 0; c < mod->n_comp; c++) {
+        int64_t r = map_get(&ids, mod->comp[c].root_id);
+        root_node[c] = (r >= start[c] && r < start[c + 1]) ? r : -1;
+    }
+
+    /* Call graph (CSR), with every called id resolved. */
+    for (int32_t c = 0; c < mod->n_comp; c++) {
+        const pc_hlo_computation *comp = &mod->comp[c];
+        for (int32_t i = 0; i < comp->n_inst; i++) {
+            const pc_hlo_instruction *in = &comp->inst[i];
+            for (int32_t j = 0; j < in->called_computation_ids.n; j++) {
+                int64_t d = map_get(&comps, in->called_computation_ids.v[j]);
+                if (d < 0) {
+                    st = pc_fail(err, PC_ERR_FORMAT,
+                                 "computation '%s': instruction '%s' (id %lld) calls computation "
+                                 "id %lld, which is not in the module",
+                                 pc_hlo_printable(comp->name, nb1),
+                                 pc_hlo_printable(in->name, nb2), (long long)in->id,
+                                 (long long)in->called_computation_ids.v[j]);
+                    goto done;
+                }
+                if (root_node[d] < 0) {
+                    st = pc_fail(err, PC_ERR_FORMAT,
+                                 "computation '%s' (id %lld), called by instruction '%s', has no "
+                                 "root instruction (root_id %lld is not one of its instructions)",
+                                 pc_hlo_printable(mod->comp[d].name, nb1),
+                                 (long long)mod->comp[d].id, pc_hlo_printable(in->name, nb2),
+                                 (long long)mod->comp[d].root_id);
+                    goto done;
+                }
+                coff[c + 1]++;
+            }
+        }
+    }
+    for (int32_t c = 0; c < mod->n_comp; c++) coff[c + 1] += coff[c];
+    cidx = pc_malloc_array((uint64_t)(coff[mod->n_comp] ? coff[mod->n_comp] : 1), sizeof *cidx);
+    if (!cidx) goto nomem;
+    for (int32_t c = 0; c < mod->n_comp; c++) {
+        int64_t at = coff[c];
+        const pc_hlo_computation *comp = &mod->comp[c];
+        for (int32_t i = 0; i < comp->n_inst; i++)
+            for (int32_t j = 0; j < comp->inst[i].called_computation_ids.n; j++)
+                cidx[at++] = map_get(&comps, comp->inst[i].called_computation_ids.v[j]);
+    }
+    if ((st = check_call_cycles(mod, coff, cidx, err)) != PC_OK) goto done;
+
+    /* Nodes: opcode, features, and their edges (sorted, unique). */
+    int64_t maxdeg = 0;
+    for (int32_t c = 0; c < mod->n_comp; c++)
+        for (int32_t i = 0; i < mod->comp[c].n_inst; i++) {
+            int64_t d = (int64_t)mod->comp[c].inst[i].operand_ids.n +
+                        mod->comp[c].inst[i].called_computation_ids.n;
+            if (d > maxdeg) maxdeg = d;
+        }
+    tmp = pc_malloc_array((uint64_t)(maxdeg ? maxdeg : 1), sizeof *tmp);
+    if (!tmp) goto nomem;
+    opcode_memo memo;
+    memset(&memo, 0, sizeof memo);
+    int64_t m = 0, k = 0;
+    node = 0;
+    g.node_splits[k++] = 0;
+    for (int32_t c = 0; c < mod->n_comp; c++) {
+        const pc_hlo_computation *comp = &mod->comp[c];
+        for (int32_t i = 0; i < comp->n_inst; i++, node++) {
+            const pc_hlo_instruction *in = &comp->inst[i];
+            int op = opcode_of(&memo, in);
+            if (op <= 0 || op > 255) {
+                op = 0;
+                g.unknown++;
+            }
+            g.node_opcode[node] = (uint8_t)op;
+            featurize_inst(in, comp, g.node_feat + node * PC_HLO_NODE_FEATS);
+
+            int64_t t = 0;
+            for (int32_t j = 0; j < in->operand_ids.n; j++) {
+                int64_t v = map_get(&ids, in->operand_ids.v[j]);
+                if (v < 0) {
+                    st = pc_fail(err, PC_ERR_FORMAT,
+                                 "computation '%s': instruction '%s' (id %lld) has operand id "
+                                 "%lld, which is not an instruction of the module",
+                                 pc_hlo_printable(comp->name, nb1),
+                                 pc_hlo_printable(in->name, nb2), (long long)in->id,
+                                 (long long)in->operand_ids.v[j]);
+                    goto done;
+                }
+                if (v == node) {
+                    st = pc_fail(err, PC_ERR_FORMAT,
+                                 "computation '%s': instruction '%s' (id %lld) is its own operand",
+                                 pc_hlo_printable(comp->name, nb1),
+                                 pc_hlo_printable(in->name, nb2), (long long)in->id);
+                    goto done;
+                }
+                tmp[t++] = v;
+            }
+            for (int32_t j = 0; j < in->called_computation_ids.n; j++)
+                tmp[t++] = root_node[map_get(&comps, in->called_computation_ids.v[j])];
+            sort_small(tmp, t);
+            for (int64_t j = 0; j < t; j++) {
+                if (j > 0 && tmp[j] == tmp[j - 1]) continue;
+                g.edges[2 * m] = node;
+                g.edges[2 * m + 1] = tmp[j];
+                m++;
+            }
+        }
+        if (contains_split_word(comp->name)) g.node_splits[k++] = start[c + 1];
+    }
+    if (g.node_splits[k - 1] < n) g.node_splits[k++] = n;
+    g.m = m;
+    g.k = k;
+    *out = g;
+    memset(&g, 0, sizeof g);
+    goto done;
+
+nomem:
+    st = pc_fail(err, PC_ERR_NOMEM, "module '%s': out of memory featurizing %lld instructions",
+                 pc_hlo_printable(mod->name, nb1), (long long)n);
+done:
+    pc_hlo_graph_free(&g);
+    map_free(&ids);
+    map_free(&comps);
+    free(root_node);
+    free(start);
+    free(coff);
+    free(cidx);
+    free(tmp);
+    return st;
+}

@@ -1,0 +1,121 @@
+/*
+ * An XLA HLO module in memory: exactly the fields the TpuGraphs featurizer
+ * reads (../shared/reference/tpugraphs.md section 6), whichever way the
+ * module was read: from a raw ModuleTuningData / HloModuleProto (hlo/proto.c,
+ * protobuf-c) or from HLO text (hlo/text.c). The featurizer (hlo/featurize.c)
+ * turns it into the dataset's arrays, so both readers give identical arrays
+ * for the same module.
+ *
+ * Ownership: one arena-like owner, pc_hlo_module; pc_hlo_module_free frees
+ * everything. Integer lists are int64 (as in the protos). Field numbers in
+ * comments are HloInstructionProto's.
+ */
+#ifndef PC_HLO_IR_H
+#define PC_HLO_IR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "perfcast/perfcast.h"
+
+/* An int64 list (owned). */
+typedef struct pc_i64s {
+    int64_t *v;
+    int32_t n;
+} pc_i64s;
+
+/* xla.PrimitiveType numbers (xla_data.proto): PRED 1 ... F32 11, BF16 16, TUPLE 13, TOKEN 17. */
+typedef struct pc_hlo_shape {
+    int32_t element_type;   /* ShapeProto.element_type (2) */
+    pc_i64s dims;           /* dimensions (3) */
+    int32_t tuple_count;    /* number of tuple_shapes (4), top level only */
+    pc_i64s minor_to_major; /* layout (5).minor_to_major (1); n = 0 without a layout */
+} pc_hlo_shape;
+
+/* WindowDimension fields, one entry per window dimension. */
+typedef struct pc_hlo_window {
+    int32_t n; /* window dimensions; the lists below have n entries (0 = no window) */
+    int64_t *size, *stride, *padding_low, *padding_high, *window_dilation, *base_dilation;
+    uint8_t *window_reversal;
+} pc_hlo_window;
+
+typedef struct pc_hlo_conv_dims { /* ConvolutionDimensionNumbers (16); present = 1 if set */
+    int present;
+    int64_t input_batch, input_feature, kernel_input_feature, kernel_output_feature,
+        output_batch, output_feature;
+    pc_i64s input_spatial, kernel_spatial, output_spatial;
+} pc_hlo_conv_dims;
+
+typedef struct pc_hlo_instruction {
+    char *name;              /* name (1), without a leading '%' */
+    char *opcode;            /* opcode (2) as XLA spells it: "get-tuple-element" */
+    int32_t opcode_id;       /* TpuGraphs id (common/hlo_opcode.h), 0 = unknown */
+    int64_t id;              /* id (35): unique in the module */
+    pc_hlo_shape shape;      /* shape (3) */
+    int64_t parameter_number; /* (9); -1 when not a parameter */
+    pc_i64s dimensions;      /* dimensions (14) */
+    pc_hlo_window window;    /* window (15) */
+    pc_hlo_conv_dims conv;   /* convolution_dimension_numbers (16) */
+    pc_i64s slice_start, slice_limit, slice_stride; /* slice_dimensions (17) */
+    pc_i64s dynamic_slice_sizes;                   /* (20) */
+    pc_i64s pad_low, pad_high, pad_interior;       /* padding_config (21) */
+    int64_t feature_group_count;                   /* (50), 0 when absent */
+    int64_t batch_group_count;                     /* (58), 0 when absent */
+    int32_t is_stable;                             /* (60) */
+    pc_i64s operand_ids;                           /* (36), ids of instructions */
+    pc_i64s called_computation_ids;                /* (38), ids of computations */
+} pc_hlo_instruction;
+
+typedef struct pc_hlo_computation {
+    char *name;   /* name (1) */
+    int64_t id;   /* id (5) */
+    int64_t root_id; /* root_id (6): id of its root instruction */
+    pc_hlo_instruction *inst;
+    int32_t n_inst;
+} pc_hlo_computation;
+
+typedef struct pc_hlo_module {
+    char *name;
+    int64_t entry_computation_id;
+    /* in HloModuleProto.computations order: callees before callers, entry last */
+    pc_hlo_computation *comp;
+    int32_t n_comp;
+} pc_hlo_module;
+
+void pc_hlo_module_free(pc_hlo_module *m); /* NULL ok; frees the struct itself */
+
+/* ---- featurizer (hlo/featurize.c) ---------------------------------------- */
+
+/*
+ * The dataset's graph arrays for a module (tpugraphs.md 6.3 / 6.4): nodes in
+ * computation order then instruction order; node_feat (n, 140) float32;
+ * node_opcode (n) (unknown opcodes map to 0, reported in `unknown`); edges
+ * (m, 2) [user, operand] sorted lexicographically, operand edges deduplicated,
+ * plus one edge to the root of each called computation; node_splits (k).
+ */
+typedef struct pc_hlo_graph {
+    int64_t n, m, k;
+    float *node_feat;    /* (n, 140) */
+    uint8_t *node_opcode; /* (n) */
+    int64_t *edges;      /* (m, 2) */
+    int64_t *node_splits; /* (k) */
+    int64_t unknown;     /* instructions with an unknown opcode */
+} pc_hlo_graph;
+
+#define PC_HLO_NODE_FEATS 140
+
+pc_status pc_hlo_featurize(const pc_hlo_module *mod, pc_hlo_graph *out, pc_error *err);
+void pc_hlo_graph_free(pc_hlo_graph *g); /* frees the arrays, not the struct */
+
+/*
+ * A name (module, computation, instruction: bytes from a file) made safe for
+ * a one-line message: at most 64 bytes ("..." when cut), anything but
+ * printable ASCII as '?'. `buf` holds PC_HLO_NAME_BUF bytes; returns buf.
+ */
+#define PC_HLO_NAME_BUF 72
+const char *pc_hlo_printable(const char *s, char *buf);
+
+/* Node index of the instruction with this id (after featurize's ordering); -1 if none. */
+int64_t pc_hlo_node_of_id(const pc_hlo_module *mod, int64_t id);
+
+#endif /* PC_HLO_IR_H */

@@ -1,0 +1,41 @@
+/*
+ * From parsed tuning data (proto.h) to the arrays of one dataset .npz
+ * (include/perfcast/hlo.h describes the files and the filtering rules).
+ * Split from the writing so the fuzz target can run everything but the I/O.
+ */
+#ifndef PC_HLO_IMPORT_H
+#define PC_HLO_IMPORT_H
+
+#include "hlo/proto.h"
+#include "perfcast/hlo.h"
+
+/* The arrays of one graph file. */
+typedef struct pc_hlo_sample {
+    pc_kind kind;          /* AUTO: the module was left out (see the reason) */
+    pc_hlo_graph g;        /* node_feat, node_opcode, edges, node_splits */
+    int64_t c;             /* configurations kept */
+    int64_t nc;            /* layout: configurable nodes */
+    float *config_feat;    /* tile (c, 24); layout (c, nc, 18) */
+    int64_t *runtime;      /* (c) compute_time_ns */
+    int64_t *normalizers;  /* tile (c): the default run's time */
+    int64_t *config_ids;   /* layout (nc) */
+} pc_hlo_sample;
+
+/*
+ * Builds the arrays of module `t` (the `index`-th of the file `what`; -1
+ * for the only module of a ModuleTuningData) for
+ * `want` (AUTO: from its runs). Counts its runs into rep (may be NULL). A
+ * module the dataset's iterator would leave out gives PC_OK with kind AUTO
+ * and the reason in `why`; corrupt data gives an error.
+ */
+pc_status pc_hlo_sample_build(const pc_hlo_tuned *t, pc_kind want, const char *what, int32_t index,
+                              pc_hlo_sample *s, pc_import_report *rep, char *why, size_t why_cap,
+                              pc_error *err);
+void pc_hlo_sample_free(pc_hlo_sample *s); /* the arrays, not the struct */
+
+/* Tile config_feat (24) of one run: kernel, output, input bounds, each 6+sum+product
+ * (the product of none is 0 here). In featurize.c. */
+void pc_hlo_tile_config_feat(const int64_t *kernel, int64_t nk, const int64_t *output,
+                             int64_t no, const int64_t *input, int64_t ni, float *out24);
+
+#endif /* PC_HLO_IMPORT_H */

@@ -1,0 +1,64 @@
+/* The HLO IR's owner: freeing a module, and id lookups (hlo_ir.h). */
+#include <stdlib.h>
+
+#include "hlo/hlo_ir.h"
+
+static void free_inst(pc_hlo_instruction *in) {
+    free(in->name);
+    free(in->opcode);
+    free(in->shape.dims.v);
+    free(in->shape.minor_to_major.v);
+    free(in->dimensions.v);
+    pc_hlo_window *w = &in->window;
+    free(w->size);
+    free(w->stride);
+    free(w->padding_low);
+    free(w->padding_high);
+    free(w->window_dilation);
+    free(w->base_dilation);
+    free(w->window_reversal);
+    free(in->conv.input_spatial.v);
+    free(in->conv.kernel_spatial.v);
+    free(in->conv.output_spatial.v);
+    free(in->slice_start.v);
+    free(in->slice_limit.v);
+    free(in->slice_stride.v);
+    free(in->dynamic_slice_sizes.v);
+    free(in->pad_low.v);
+    free(in->pad_high.v);
+    free(in->pad_interior.v);
+    free(in->operand_ids.v);
+    free(in->called_computation_ids.v);
+}
+
+void pc_hlo_module_free(pc_hlo_module *m) {
+    if (!m) return;
+    for (int32_t c = 0; c < m->n_comp && m->comp; c++) {
+        pc_hlo_computation *comp = &m->comp[c];
+        for (int32_t i = 0; i < comp->n_inst && comp->inst; i++) free_inst(&comp->inst[i]);
+        free(comp->inst);
+        free(comp->name);
+    }
+    free(m->comp);
+    free(m->name);
+    free(m);
+}
+
+const char *pc_hlo_printable(const char *s, char *buf) {
+    size_t j = 0;
+    for (; s && s[j] && j < 64; j++) buf[j] = (s[j] >= 0x20 && s[j] < 0x7f) ? s[j] : '?';
+    if (s && s[j]) buf[61] = buf[62] = buf[63] = '.';
+    buf[j] = '\0';
+    return buf;
+}
+
+int64_t pc_hlo_node_of_id(const pc_hlo_module *mod, int64_t id) {
+    if (!mod) return -1;
+    int64_t node = 0;
+    for (int32_t c = 0; c < mod->n_comp; c++) {
+        const pc_hlo_computation *comp = &mod->comp[c];
+        for (int32_t i = 0; i < comp->n_inst; i++, node++)
+            if (comp->inst[i].id == id) return node;
+    }
+    return -1;
+}

@@ -1,0 +1,87 @@
+/*
+ * HLO text (XLA dumps: --xla_dump_to=DIR *.txt, and XLA's test-style .hlo
+ * files) <-> the in-memory HLO IR (hlo_ir.h). Internal API.
+ *
+ * Parser. Accepts one or more modules separated by lines starting with
+ * "// -----". A module is an optional `HloModule name, attr=value, ...` line
+ * followed by computations `[ENTRY] name [(params) -> shape] { ... }`; without
+ * an ENTRY the entry is the last computation that no other one calls (the
+ * last one in XLA's test files); an ENTRY that is called is an error. Newer
+ * dumps' FileNames/FunctionNames/FileLocations/StackFrames tables and
+ * `}, execution_thread=...` after a computation are skipped. Instructions are
+ * `[ROOT] name = shape opcode(operands), attr=value, ...` and may span lines.
+ * Known attributes fill the IR (dimensions, iota_dimension, window, dim_labels,
+ * slice, padding, dynamic_slice_sizes, feature/batch_group_count, is_stable,
+ * to_apply/calls/body/condition/select/scatter/true_computation/
+ * false_computation/branch_computations/called_computations); any other
+ * attribute is skipped (balanced braces, strings with escapes): literals,
+ * metadata, backend_config, dot/gather/scatter dimension numbers are not in
+ * the IR (not featurized). Unknown opcodes get opcode_id 0 and are counted.
+ *
+ * Ids (text has none): computations are put in HloModuleProto order (callees
+ * before callers, by a depth-first post-order over the calls in text order;
+ * the entry last) and numbered 1..n in that order; instructions are numbered
+ * 1..N across the module in that computation order, then text order. Operands
+ * may be referenced before their definition; cycles are errors.
+ *
+ * Values XLA would fill when parsing text, filled the same way: a missing
+ * layout on an array shape is the default {rank-1,...,0}; window fields not
+ * given are stride 1, padding 0, dilations 1, no reversal; convolution and
+ * custom-call get feature/batch_group_count 1 when not given; parameter_number
+ * is -1 for non-parameters; `[?]` (unbounded dynamic) is INT64_MIN like XLA's
+ * kUnboundedSize, `[<=N]` is N.
+ *
+ * Errors are PC_ERR_FORMAT (PC_ERR_NOMEM, PC_ERR_RANGE for limits) with
+ * "PATH:LINE:COLUMN: expected ..." in err->msg. Nesting of braces, brackets
+ * and tuple shapes is bounded (PC_HLO_TEXT_MAX_DEPTH).
+ */
+#ifndef PC_HLO_TEXT_H
+#define PC_HLO_TEXT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "hlo/hlo_ir.h"
+
+#define PC_HLO_TEXT_MAX_DEPTH 128
+
+typedef struct pc_hlo_text_stats {
+    int64_t unknown_opcodes;   /* instructions whose opcode is not in the TpuGraphs table */
+    int64_t skipped_attrs;     /* attributes not stored in the IR (metadata, kind, ...) */
+    char first_unknown[64];    /* the first unknown opcode, "" if none */
+} pc_hlo_text_stats;
+
+/*
+ * Parses `len` bytes of HLO text (need not be NUL-terminated). `path` names
+ * the input in messages (NULL -> "<hlo>"). On success *mods is a malloc'd
+ * array of *nmods >= 1 modules (free with pc_hlo_modules_free); on failure
+ * *mods = NULL, *nmods = 0. stats may be NULL.
+ */
+pc_status pc_hlo_parse_text(const char *buf, size_t len, const char *path, pc_hlo_module ***mods,
+                            int *nmods, pc_hlo_text_stats *stats, pc_error *err);
+
+/* Reads a whole file and parses it (pc_hlo_parse_text). */
+pc_status pc_hlo_read_text_file(const char *path, pc_hlo_module ***mods, int *nmods,
+                                pc_hlo_text_stats *stats, pc_error *err);
+
+/* Frees an array from pc_hlo_parse_text (NULL ok). */
+void pc_hlo_modules_free(pc_hlo_module **mods, int nmods);
+
+/*
+ * Writes HLO text of a module that parses back (pc_hlo_parse_text) to the
+ * same IR fields (shapes with layouts, operands, roots, parameter numbers,
+ * dimensions, window, dim_labels, slice, padding, dynamic_slice_sizes, group
+ * counts, is_stable, called computations, names and computation order).
+ * Ids are not printed; the parser renumbers them (see above), so a module
+ * whose ids are not already 1..n in order compares equal after renumbering.
+ * Not representable, and reported as PC_ERR_UNSUPPORTED: element types
+ * outside xla.PrimitiveType, convolution dimension numbers that do not form
+ * dim_labels. Tuple element shapes are not in the IR: a tuple of k elements
+ * is printed as k empty tuples "()".
+ */
+pc_status pc_hlo_print_text(const pc_hlo_module *m, FILE *out, pc_error *err);
+/* The same into a malloc'd NUL-terminated string (*len excludes the NUL). */
+pc_status pc_hlo_print_text_buf(const pc_hlo_module *m, char **text, size_t *len, pc_error *err);
+
+#endif /* PC_HLO_TEXT_H */

@@ -1,0 +1,263 @@
+#!/usr/bin/env python3
+"""End-to-end tests of `perfcast plan train` and `perfcast plan serve`.
+
+Covers: --help, the book's worked examples through the CLI (scaling_book.md §5-§7; the unit
+test test_plan checks them in depth), --json output, the JAX snippet, a config.json model,
+MoE, multi-slice (DCN), and bad input: exit 2 with a message saying what to change for usage
+errors (unknown chip or model, a slice not matching --chips, axis sizes not dividing the
+chips, a chip count not dividing the heads), exit 1 when nothing fits (with what to change)
+or a config.json is invalid (heads not dividing the width).
+
+Environment (tests/CMakeLists.txt): PERFCAST, PC_TEST_TMP. Python stdlib only.
+"""
+import json
+import os
+import sys
+
+from clitest import FAILS, expect, expect_rc, run
+
+TMP = os.environ.get("PC_TEST_TMP", "/tmp/pc_test_plan_cli")
+
+
+def close(a, b, tol, what):
+    expect(abs(a - b) <= tol * abs(b), "%s: got %.6g, expected %.6g (tol %g)" % (what, a, b, tol))
+
+
+def jrun(*args, rc=0):
+    p = run(*args)
+    expect_rc(p, rc, " ".join(args))
+    try:
+        return json.loads(p.stdout)
+    except ValueError:
+        FAILS.append("%s: output is not JSON: %s" % (" ".join(args), p.stdout[:300]))
+        return None
+
+
+POD = ("plan", "train", "--preset", "llama3-70b", "--chip", "v5p", "--chips", "8960",
+       "--batch-tokens", "4M", "--tokens", "15T")
+
+
+def test_help():
+    p = run("--help")
+    expect("plan" in p.stdout, "--help lists plan")
+    for sub in ("train", "serve"):
+        q = run("plan", sub, "--help")
+        expect_rc(q, 0, "plan %s --help" % sub)
+        expect(q.stdout.startswith("usage: perfcast plan " + sub), "plan %s --help usage" % sub)
+    expect_rc(run("plan", "--help"), 0, "plan --help")
+    p = run("plan")
+    expect_rc(p, 2, "plan without a subcommand")
+    p = run("plan", "fly")
+    expect_rc(p, 2, "plan fly")
+    expect("train, serve" in p.stderr, "unknown subcommand lists train, serve")
+
+
+def test_train_pod():
+    # §6: LLaMA-3 70B, 4M batch on the 8960-chip v5p pod
+    p = run(*POD)
+    expect_rc(p, 0, "plan train (text)")
+    for needle in ("best: fsdp", "tensor 4", "bottleneck:", "MFU", "days", "$",
+                   "850 tokens/chip", "X_opt", "jax.make_mesh((2240, 4), ('fsdp', 'tensor'))",
+                   "PartitionSpec as P", "top 5 plans"):
+        expect(needle in p.stdout, "plan train output has %r" % needle)
+    d = jrun(*POD, "--json")
+    if d:
+        b = d["plans"][0]
+        expect(b["axes"]["tensor"] == 4, "book layout: 4-way TP (§6)")
+        expect(1024 <= b["axes"]["fsdp"] * b["axes"]["data"] <= 4096, "~2048-way data (§6)")
+        close(b["tokens_per_chip"], 468, 0.002, "468 tokens/chip (§6)")
+        t = d["thresholds"]
+        close(t["fsdp_critical_tokens_per_chip"], 850, 0.002, "FSDP critical batch 850 (§5)")
+        close(t["fsdp_critical_batch"], 7.6e6, 0.005, "7.6M tokens for the pod (§5)")
+        close(t["tp_limit"], 11.2, 0.01, "TP limit F/2550 (§5)")
+        expect("jax.make_mesh" in b["jax"], "JSON carries the JAX snippet")
+        expect(len(d["plans"]) == 5, "--top default 5")
+        expect(d["search"]["plans_evaluated"] > 10000, "a big search")
+        parts = sum(b["step_parts"].values())
+        close(parts, b["step_time"], 1e-9, "step parts add up")
+    # §6: 44 days at 40% MFU with the 6N rule
+    d = jrun(*POD, "--efficiency", "0.4", "--attention", "none", "--json", "--top", "1")
+    if d:
+        close(d["plans"][0]["days"], 44, 0.02, "44 days at 40% MFU (§6)")
+        close(d["plans"][0]["cost_usd"], d["plans"][0]["days"] * 24 * 8960 * 4.2, 1e-6,
+              "cost at $4.2/chip-hour")
+        expect(len(d["plans"]) == 1, "--top 1")
+    # §6: 4 checkpoints/layer -> 21.6 TB -> >= 225 chips
+    d = jrun("plan", "train", "--preset", "llama3-70b", "--chip", "v5p", "--chips", "8960",
+             "--batch-tokens", "4e6", "--remat", "tensors:4", "--json")
+    if d:
+        close(d["thresholds"]["min_chips_by_memory"], 225, 0.012, ">= 225 v5p chips (§6)")
+        expect(d["plans"][0]["remat"] == "tensors:4", "--remat restricts the search")
+    # fixed axes and pipeline
+    d = jrun(*POD, "--pp", "4", "--tp", "8", "--json")
+    if d:
+        b = d["plans"][0]
+        expect(b["axes"]["stage"] == 4 and b["axes"]["tensor"] == 8, "fixed --pp/--tp kept")
+        expect(b["step_parts"]["bubble"] > 0, "pipeline bubble counted")
+    p = run(*POD, "--pp", "4", "--tp", "8")
+    expect("'stage'" in p.stdout and "micro-batches" in p.stdout, "pipeline in the JAX snippet")
+
+
+def test_train_other():
+    # LLaMA-2 13B on a 16x16x16 slice, 3M batch of 32k sequences: the book's 1024 FSDP x 4 TP
+    d = jrun("plan", "train", "--preset", "llama2-13b", "--chip", "v5p", "--slice", "16x16x16",
+             "--batch-tokens", "3e6", "--seq", "32k", "--efficiency", "0.4", "--attention",
+             "none", "--json")
+    if d:
+        b = d["plans"][0]
+        expect(b["axes"]["tensor"] == 4 and b["axes"]["fsdp"] * b["axes"]["data"] == 1024,
+               "LLaMA-2 13B: 1024 x 4 (§6)")
+        close(b["step_time"], 0.300, 0.04, "LLaMA-2 13B step ~300 ms (§6)")
+    # MoE, multi-slice, GPUs, a config.json
+    for args in (("--preset", "mixtral-8x7b", "--chip", "v5p", "--chips", "512",
+                  "--batch-tokens", "2M", "--ep", "8"),
+                 ("--preset", "llama3-70b", "--chip", "v5p", "--chips", "17920",
+                  "--batch-tokens", "16M"),
+                 ("--preset", "llama3-8b", "--chip", "h100", "--chips", "64",
+                  "--batch-tokens", "1M")):
+        d = jrun("plan", "train", *args, "--json")
+        if d:
+            expect(d["plans"], "plans for %s" % " ".join(args))
+    d = jrun("plan", "train", "--preset", "llama3-70b", "--chip", "v5p", "--chips", "17920",
+             "--batch-tokens", "16M", "--json")
+    if d:
+        close(d["thresholds"]["dcn_critical_tokens_per_slice"], 73440, 1e-6, "DCN 73,440 (§5)")
+        expect(d["plans"][0]["dcn_axes"], "an axis crosses DCN")
+        expect("(DCN)" in d["slice"], "the slice names its DCN axis")
+    d = jrun("plan", "train", "--preset", "mixtral-8x7b", "--chip", "v5p", "--chips", "512",
+             "--batch-tokens", "2M", "--ep", "8", "--json")
+    if d:
+        expect(d["plans"][0]["axes"]["expert"] == 8 and d["plans"][0]["step_parts"]["ep"] > 0,
+               "expert parallel AllToAll")
+    cfg = TMP + "/config.json"
+    with open(cfg, "w") as fh:
+        json.dump({"model_type": "llama", "hidden_size": 4096, "num_attention_heads": 32,
+                   "num_key_value_heads": 8, "num_hidden_layers": 32,
+                   "intermediate_size": 14336, "vocab_size": 128256}, fh)
+    d = jrun("plan", "train", "--model", cfg, "--chip", "v5e", "--chips", "256",
+             "--batch-tokens", "1M", "--json")
+    if d:
+        close(d["params"], 8030261248, 1e-12, "config.json model (LLaMA-3 8B)")
+    d = jrun("plan", "train", "--model", "llama3-8b", "--chip", "v5e", "--chips", "256",
+             "--batch-tokens", "1M", "--json")
+    if d:
+        close(d["params"], 8030261248, 1e-12, "--model PRESET")
+
+
+def test_train_bad():
+    # nothing fits: 70B on 16 v5e
+    p = run("plan", "train", "--preset", "llama3-70b", "--chip", "v5e", "--chips", "16",
+            "--batch-tokens", "4M")
+    expect_rc(p, 1, "nothing fits")
+    expect("no plan fits" in p.stderr and "more chips" in p.stderr, "says what to change: %s"
+           % p.stderr)
+    p = run("plan", "train", "--preset", "llama2-13b", "--chip", "v5p", "--slice", "16x16x16",
+            "--batch-tokens", "3e6", "--seq", "32k", "--dp", "4096")
+    expect_rc(p, 1, "pure DP of 13B on v5p")
+    expect("fixed" in p.stderr and "130" not in p.stdout, "pure DP message: %s" % p.stderr)
+    bad = TMP + "/bad_config.json"
+    with open(bad, "w") as fh:
+        json.dump({"model_type": "llama", "hidden_size": 4096, "num_attention_heads": 30,
+                   "num_hidden_layers": 2, "intermediate_size": 8, "vocab_size": 10}, fh)
+    p = run("plan", "train", "--model", bad, "--chip", "v5p", "--chips", "64",
+            "--batch-tokens", "1M")
+    expect_rc(p, 1, "heads not dividing the width")
+    expect("bad_config.json" in p.stderr and "head_dim" in p.stderr, "heads message: %s"
+           % p.stderr)
+    for args, needle in (
+            (("--preset", "llama3-70b", "--chip", "v9", "--chips", "64", "--batch-tokens", "1M"),
+             "unknown chip"),
+            (("--preset", "llama9", "--chip", "v5p", "--chips", "64", "--batch-tokens", "1M"),
+             "llama3-70b"),
+            (("--preset", "llama3-70b", "--chip", "v5p", "--chips", "8960", "--slice",
+              "16x16x16", "--batch-tokens", "1M"), "4096 chips"),
+            (("--preset", "llama3-70b", "--chip", "v5e", "--slice", "4x4x4",
+              "--batch-tokens", "1M"), "2-D torus"),
+            (("--preset", "llama3-70b", "--chip", "v5p", "--chips", "8960", "--tp", "3",
+              "--batch-tokens", "1M"), "divide"),
+            (("--preset", "llama3-70b", "--chip", "v5p", "--chips", "64", "--batch-tokens",
+              "1k"), "sequence"),
+            (("--preset", "llama3-70b", "--chip", "v5p", "--chips", "64"), "--batch-tokens"),
+            (("--preset", "llama3-70b", "--chip", "v5p", "--batch-tokens", "1M"), "--chips"),
+            (("--preset", "llama3-70b", "--chip", "v5p", "--chips", "64", "--batch-tokens",
+              "lots"), "--batch-tokens"),
+            (("--preset", "llama3-70b", "--chip", "v5p", "--chips", "64", "--batch-tokens",
+              "1M", "--remat", "most"), "--remat"),
+            (("--preset", "llama3-70b", "--chip", "v5p", "--chips", "64", "--batch-tokens",
+              "1M", "--zero", "4"), "--zero")):
+        p = run("plan", "train", *args)
+        expect_rc(p, 2, " ".join(args))
+        expect(needle in p.stderr, "%s: message mentions %s: %s" % (" ".join(args), needle,
+                                                                      p.stderr.strip()))
+
+
+def test_serve():
+    # §7: LLaMA-3 70B int8 on 8 v5e at 8192 context
+    p = run("plan", "serve", "--preset", "llama3-70b", "--chip", "v5e", "--chips", "8",
+            "--context", "8192", "--weight-dtype", "int8")
+    expect_rc(p, 0, "plan serve (text)")
+    for needle in ("slice 4x2", "largest batch 42", "decode step", "$/Mtok", "26-way"):
+        expect(needle in p.stdout, "plan serve output has %r" % needle)
+    d = jrun("plan", "serve", "--preset", "llama3-70b", "--chip", "v5e", "--chips", "8",
+             "--context", "8192", "--weight-dtype", "int8", "--attention", "none", "--json")
+    if d:
+        c = d["contexts"][0]
+        expect(c["max_batch"] == 42, "largest batch ~43 (§7): %s" % c["max_batch"])
+        rows = {r["batch"]: r for r in c["batches"]}
+        expect(sorted(rows) == [1, 2, 4, 8, 16, 32, 42], "doubling table up to the max")
+        close(rows[32]["decode"]["step"], 17e-3, 0.025, "~17 ms at batch 32 (§7)")
+        close(rows[32]["decode"]["tokens_per_s"], 1882, 0.025, "1882 tok/s (§7)")
+        close(rows[32]["kv_bytes"], 41.9e9, 0.03, "KV 41.9 GB (§7)")
+        expect(rows[32]["decode"]["usd_per_mtok"] > 0, "cost per million tokens")
+    # §7: LLaMA-2 13B on 8 v5e: batch 1 -> 4.98 ms
+    d = jrun("plan", "serve", "--preset", "llama2-13b", "--chip", "v5e", "--chips", "8",
+             "--context", "8192", "--batch", "1", "--attention", "none", "--efficiency", "1",
+             "--json")
+    if d:
+        close(d["contexts"][0]["batches"][0]["decode"]["step"], 4.98e-3, 0.004,
+              "LLaMA-2 13B batch 1: 4.98 ms (§7)")
+    # contexts list
+    d = jrun("plan", "serve", "--preset", "llama3-8b", "--chip", "h100", "--chips", "8",
+             "--context", "2k,8k,32k", "--json")
+    if d:
+        cs = d["contexts"]
+        expect([c["context"] for c in cs] == [2048, 8192, 32768], "three contexts")
+        expect(cs[0]["max_batch"] > cs[1]["max_batch"] > cs[2]["max_batch"],
+               "longer context, smaller batch")
+    # a batch that does not fit, weights that do not fit, bad chip counts
+    p = run("plan", "serve", "--preset", "llama2-13b", "--chip", "v5e", "--chips", "8",
+            "--context", "8192", "--batch", "240")
+    expect_rc(p, 1, "batch 240 does not fit")
+    expect("largest that fits is 15" in p.stderr, "says the largest batch: %s" % p.stderr)
+    p = run("plan", "serve", "--preset", "llama3-70b", "--chip", "v5e", "--chips", "2",
+            "--context", "8192")
+    expect_rc(p, 1, "weights do not fit")
+    expect("at least 9 chips (16" in p.stderr and "int8" in p.stderr,
+           "weights message: %s" % p.stderr)
+    for args, needle in (
+            (("--chips", "6", "--context", "8192"), "use one of 1, 2, 4, 8"),
+            (("--chips", "8", "--slice", "4x4", "--context", "8192"), "16 chips"),
+            (("--chips", "8"), "--context"),
+            (("--chips", "8", "--context", "8192", "--batch", "0"), "--batch"),
+            (("--chips", "8", "--context", "8192", "--kv-dtype", "int3"), "--kv-dtype")):
+        p = run("plan", "serve", "--preset", "llama3-70b", "--chip", "v5e", *args)
+        expect_rc(p, 2, " ".join(args))
+        expect(needle in p.stderr, "%s: message mentions %s: %s" % (" ".join(args), needle,
+                                                                      p.stderr.strip()))
+
+
+def main():
+    os.makedirs(TMP, exist_ok=True)
+    for t in (test_help, test_train_pod, test_train_other, test_train_bad, test_serve):
+        t()
+    if FAILS:
+        for f in FAILS:
+            print("FAIL:", f)
+        print("%d failure(s)" % len(FAILS))
+        return 1
+    print("ok")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
