@@ -15,6 +15,8 @@ Environment: PERFCAST, PC_TEST_TMP, PC_PYTHON (numpy).
 import json
 import os
 import shutil
+import signal
+import time
 import struct
 import subprocess
 import sys
@@ -112,6 +114,48 @@ def main():
               "predict under mpirun")
     if os.path.isfile(c1) and os.path.isfile(c2):
         expect(open(c1).read() == open(c2).read(), "predict: same CSV from 2 ranks")
+
+    # the interrupted 2-rank run resumes under mpirun and ends where the
+    # uninterrupted one ended
+    if os.path.isfile(two + ".state"):
+        q = mpi(2, "train", *common, "--out", two, "--resume")
+        expect_rc(q, 0, "2-rank --resume")
+        expect(not os.path.exists(two + ".state"), "resumed run completed and removed its state")
+        if os.path.isfile(two) and os.path.isfile(full):
+            a, b = params(two), params(full)
+            expect(a.shape == b.shape and np.abs(a - b).max() < 1e-6,
+                   "resumed 2-rank model equals the uninterrupted one (max |diff| %.3g)"
+                   % np.abs(a - b).max())
+
+    # a rank killed mid-run ends the whole job (no hang)
+    dead = os.path.join(TMP, "dead.st")
+    cmd = [MPIRUN, "--allow-run-as-root", "--oversubscribe", "-np", "2", CLI, "train",
+           *common[:-4], "--epochs", "100000", "--patience", "100000", "--out", dead]
+    env = dict(os.environ)
+    if "ASAN_OPTIONS" in env:
+        env["ASAN_OPTIONS"] += ":detect_leaks=0"
+    job = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                           env=env)
+    victim = None
+    for _ in range(200):  # up to 20 s for both ranks to start
+        time.sleep(0.1)
+        pids = subprocess.run(["pgrep", "-f", "perfcast train .*" + dead], capture_output=True,
+                              text=True).stdout.split()
+        pids = [p for p in pids if int(p) != job.pid]  # mpirun's own command line matches too
+        if len(pids) >= 2:
+            victim = int(pids[-1])
+            break
+    expect(victim is not None, "found the ranks of the job to kill")
+    if victim is not None:
+        time.sleep(1.0)
+        os.kill(victim, signal.SIGKILL)
+    try:
+        job.communicate(timeout=120)
+        expect(job.returncode != 0, "a killed rank fails the job (exit %d)" % job.returncode)
+    except subprocess.TimeoutExpired:
+        job.kill()
+        job.communicate()
+        FAILS.append("job hung after a rank was killed")
 
     # a rank that cannot read its data stops the job (no hang)
     bad = os.path.join(TMP, "bad")
