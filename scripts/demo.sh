@@ -2,7 +2,8 @@
 # The main job on built-in data: set up, generate a small synthetic TpuGraphs
 # dataset, summarise and validate it, inspect one file, then train tile and
 # layout cost models for about a minute and a half, evaluate them, rank the
-# configurations of a held-out kernel and write a competition-format CSV.
+# configurations of a held-out kernel, write a competition-format CSV, then
+# plan LLaMA-3-70B training and serving with the analytic model.
 #   scripts/demo.sh [OUT_DIR]   (default: demo/)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -40,3 +41,10 @@ echo "== perfcast predict: competition CSV for the test split -> $OUT/submission
 "$PC" predict --model "$OUT/tile_xla.model" --model "$OUT/layout_xla_random.model" \
   --data "$OUT" --split test --out "$OUT/submission.csv"
 head -n 3 "$OUT/submission.csv" | cut -c1-120
+echo
+echo "== perfcast plan train: LLaMA-3-70B on a TPU v5p pod (analytic model, 4M-token batches, 15T tokens)"
+"$PC" plan train --preset llama3-70b --chip v5p --chips 8960 --batch-tokens 4M --tokens 15T \
+  --efficiency 0.4 --attention none --top 3
+echo
+echo "== perfcast plan serve: LLaMA-3-70B int8 on 8 TPU v5e, 8k context"
+"$PC" plan serve --preset llama3-70b --chip v5e --chips 8 --context 8192 --weight-dtype int8
