@@ -61,6 +61,16 @@ pc_status pc_graph_load(const char *path, const pc_load_opts *opts, pc_graph **o
                         pc_error *err);
 void pc_graph_free(pc_graph *g);
 /*
+ * Builds a graph from arrays in memory, as if they were the members of an
+ * .npz: keys[i] names arrays[i] ("node_feat", ...; unknown keys are
+ * ignored), any accepted dtype, checked and widened exactly as
+ * pc_graph_load does. The data is copied. `label` stands for the path in
+ * messages and pc_graph_path (NULL: "<memory>").
+ */
+pc_status pc_graph_from_arrays(const char *label, pc_kind kind, const char *const *keys,
+                               const pc_array *arrays, int count, pc_graph **out,
+                               pc_error *err);
+/*
  * Threads: different graphs may be used from different threads. A graph whose
  * node_config_feat is streamed drives its own file handle, so its row access
  * and pc_graph_validate must not run concurrently on that one graph.

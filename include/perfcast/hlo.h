@@ -1,5 +1,6 @@
 /*
- * Bring your own program: raw XLA HLO tuning data in, TpuGraphs .npz out.
+ * Bring your own program: raw XLA HLO tuning data or HLO text in, TpuGraphs
+ * .npz out; and candidate configurations of an HLO program for ranking.
  *
  * pc_import_file reads a TpuGraphs tuning protobuf (tpu_graphs/proto/
  * tuning.proto):
@@ -21,10 +22,28 @@
  * (or, for tile, with a single run or a run without a tile config) is left
  * out with a note.
  *
+ * HLO text (XLA dumps, .hlo test files; FILE.hlo / FILE.txt, or any file
+ * that is text rather than protobuf) is featurized the same way, but text
+ * has no measured runs, so every module becomes a graph-only file: the graph
+ * arrays, zero configurations and no runtimes:
+ *  - layout (kind AUTO or LAYOUT): node_feat, node_opcode, edge_index,
+ *    node_splits (1,k), node_config_ids (nc) = the nodes a layout autotuner
+ *    configures (every convolution, dot and reshape; see hlo/candidates.h),
+ *    node_config_feat (0,nc,18), config_runtime (0,);
+ *  - tile (kind TILE): node_feat, node_opcode, edge_index, config_feat
+ *    (0,24), config_runtime (0,), config_runtime_normalizers (0,) (no
+ *    node_splits, like the dataset's tile files).
+ * pc_graph_load and `perfcast info` read them; `perfcast check` reports
+ * "graph has no configs" (they are programs to rank, not training data).
+ * Instructions with opcodes outside the TpuGraphs table get id 0 and are
+ * counted in unknown_opcodes / first_unknown.
+ *
  * Output names: a ModuleTuningData FILE.pb gives DIR/FILE.npz; a TuningData
  * gives DIR/FILE_<NNN>_<module name>.npz (NNN = the module's index in the
- * file). Every file is written under a temporary name and renamed; nothing is
- * written unless the whole input parsed and featurized.
+ * file). HLO text with one module gives DIR/FILE.npz, with several ("// -----"
+ * separated) DIR/FILE_<NNN>_<module name>.npz. Every file is written under a
+ * temporary name and renamed; nothing is written unless the whole input
+ * parsed and featurized.
  */
 #ifndef PERFCAST_HLO_H
 #define PERFCAST_HLO_H
@@ -48,7 +67,7 @@ pc_import_opts pc_import_opts_default(void);
 /* What an import found and wrote. */
 typedef struct pc_import_report {
     pc_kind kind;            /* of the modules written (AUTO if none) */
-    const char *container;   /* "TuningData" or "ModuleTuningData" (static string) */
+    const char *container;   /* "TuningData", "ModuleTuningData" or "HLO text" (static) */
     int64_t modules;         /* modules in the file */
     int64_t written;         /* .npz files written */
     int64_t skipped;         /* modules left out (the reasons are in `notes`) */
@@ -60,6 +79,7 @@ typedef struct pc_import_report {
     int64_t defaults;        /* kept runs marked is_default */
     int64_t nodes, edges;    /* totals over the written graphs */
     int64_t unknown_opcodes; /* instructions whose opcode is not in the TpuGraphs table (id 0) */
+    char first_unknown[64];  /* the first such opcode ("" if none; HLO text only) */
     /*
      * Optional, owned by the caller (may be NULL): one line per file written
      * ("wrote PATH: ...") and per module left out ("skipped module ...").
@@ -68,15 +88,91 @@ typedef struct pc_import_report {
 } pc_import_report;
 
 /*
- * Imports `path` into `out_dir` (created if missing). `opts` may be NULL
+ * Imports `path` into `out_dir` (created if missing): HLO text when the name
+ * ends in .hlo or .txt, a protobuf when it ends in .pb, otherwise by content
+ * (text has no NUL or control bytes in its first 4 KiB). `opts` may be NULL
  * (defaults); `rep` may be NULL. Fails with PC_ERR_FORMAT naming the file
- * and the broken part for a truncated or corrupt protobuf, an unknown
- * operand / called-computation id, a cycle of called computations, or a
- * configurable node id out of range; with PC_ERR_INVALID when no module is
- * left to write or the runs do not match opts->kind.
+ * and the broken part for a truncated or corrupt protobuf ("PATH:LINE:COLUMN:
+ * expected ..." for HLO text), an unknown operand / called-computation id, a
+ * cycle of called computations, or a configurable node id out of range; with
+ * PC_ERR_INVALID when no module is left to write or the runs do not match
+ * opts->kind.
  */
 pc_status pc_import_file(const char *path, const char *out_dir, const pc_import_opts *opts,
                          pc_import_report *rep, pc_error *err);
+
+/* ---- ranking a program's candidate configurations ----------------------- */
+
+/*
+ * Candidates for one graph of an HLO text file, built in memory (no files):
+ *  - layout: the whole module; its configurable nodes are every convolution,
+ *    dot and reshape (on the real layout fixture: exactly its 62
+ *    config_index_to_node nodes). A candidate gives each of them up to 3
+ *    tensor layouts (output, operand 0, operand 1), each a minor_to_major
+ *    prefix (convolution / dot: the 2 most-minor dims; reshape: all), -1 =
+ *    the compiler's default, as node_config_feat holds them.
+ *  - tile: one graph per fused kernel (each fusion instruction, wrapped as
+ *    the tile collection's modules are: its operands as parameters), or the
+ *    whole module when it has no fusion; a candidate is a tile-size config
+ *    (kernel / output / input bounds) and its config_feat (24) is computed as
+ *    the importer computes it from TileSizeConfig.
+ *
+ * Candidates come from a file (opts.configs) or are enumerated:
+ *  - layout: config 0 = all defaults, then up to `candidates`-1 distinct
+ *    random layouts (each configurable node: default, or a random
+ *    permutation per tensor), drawn from `seed`;
+ *  - tile: per output dimension d the tiles d, then the powers of two below
+ *    d, descending; config 0 = the whole output; all combinations when they
+ *    are at most `candidates`, else config 0 and distinct random ones.
+ *
+ * The candidates file, one configuration per line ('#' starts a comment,
+ * blank lines are skipped):
+ *  - layout: `default` (all -1), or whitespace-separated NODE=T0/T1/T2
+ *    items, NODE an instruction name of a configurable node or @J (its
+ *    index among them), each Ti a comma-separated minor_to_major prefix
+ *    (distinct dims of that tensor) or '-' for the default; nodes not
+ *    named keep the default. Example: `convolution.3=3,0/3,0/2,3 reshape.1=1,0`.
+ *  - tile: `output=8,128 kernel=1,2 input=` items (comma lists of positive
+ *    sizes; missing lists are empty); a bare list is the output bounds.
+ * pc_rank_set_describe prints a configuration in the same notation, so its
+ * output read back as a candidates file gives the same configurations.
+ */
+typedef struct pc_rank_opts {
+    pc_kind kind;        /* TILE or LAYOUT: the model's kind */
+    const char *configs; /* candidates file, or NULL to enumerate */
+    const char *kernel;  /* tile: only the kernel with this fusion (or computation) name */
+    int64_t candidates;  /* enumerated: at most this many, config 0 included (default 64) */
+    uint64_t seed;       /* enumerated layouts / sampled tiles (default 1) */
+} pc_rank_opts;
+
+pc_rank_opts pc_rank_opts_default(void);
+
+typedef struct pc_rank_set pc_rank_set;
+
+/*
+ * Reads the HLO text `path` and builds one set per module (layout) or per
+ * kernel (tile) into a malloc'd array *sets of *n >= 1. `rep` (may be NULL)
+ * receives modules, nodes, edges, unknown_opcodes and first_unknown. Errors:
+ * PC_ERR_FORMAT for malformed HLO ("PATH:LINE:COLUMN: expected ...") or a bad
+ * candidates file ("CONFIGS:LINE: ..." naming the field and what was
+ * expected); PC_ERR_INVALID for a layout module without configurable nodes
+ * or a --kernel name that matches no kernel (the message lists them).
+ */
+pc_status pc_rank_sets_from_hlo(const char *path, const pc_rank_opts *opts, pc_rank_set ***sets,
+                                int *n, pc_import_report *rep, pc_error *err);
+void pc_rank_sets_free(pc_rank_set **sets, int n); /* NULL ok */
+
+const char *pc_rank_set_name(const pc_rank_set *s); /* module or kernel (fusion) name */
+pc_graph *pc_rank_set_graph(pc_rank_set *s);        /* scored by pc_predictor_score */
+int64_t pc_rank_set_count(const pc_rank_set *s);    /* candidates */
+int64_t pc_rank_set_config_nodes(const pc_rank_set *s); /* layout nc; tile 0 */
+/*
+ * Configuration k spelled out: the candidates-file notation (json = 0), or a
+ * JSON value (json = 1: layout, an array of the non-default nodes with
+ * name, opcode, node and output/input/kernel minor_to_major; tile, an object
+ * of kernel/output/input bounds). malloc'd; NULL when out of memory.
+ */
+char *pc_rank_set_describe(const pc_rank_set *s, int64_t k, int json);
 
 #ifdef __cplusplus
 }

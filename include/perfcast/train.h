@@ -99,8 +99,9 @@ typedef struct pc_train_opts {
      * uninterrupted one).
      */
     /* layout: keep only configurable nodes and their prune_hops-hop
-       neighbourhood (-1 = off, the default); collapse_chains also removes
-       linear chains (src/graph/graph.h) */
+       neighbourhood; -1 = the collection's default (layout 1 hop, tile
+       none), 0 = the whole graph; collapse_chains also removes linear chains
+       (src/graph/graph.h). The model records it, so inference prunes alike */
     /* cross-configuration attention with this many heads before the head MLP
        (0 = off, the default): the configs of a step attend to each other;
        inference then scores groups of `configs` configs */
@@ -129,8 +130,9 @@ typedef struct pc_train_opts {
      */
     int batch_graphs;
     const struct pc_dist *dist;
-    /* full-graph training refuses when its activations would need more than
-       this (GiB; 0 = the machine's available memory) */
+    /* training refuses up front when its estimated peak resident memory
+       (loaded data, model inputs, activations; logged) is above this (GiB;
+       0 = the machine's available memory plus what the process holds) */
     double max_memory_gib;
     long stop_after_steps;  /* > 0: stop after this many steps of this run (state kept) */
     /* set to non-zero (e.g. from a signal handler) to stop after the current step */

@@ -1,4 +1,4 @@
-/* perfcast import: raw TpuGraphs tuning protobufs (XLA HLO + runs) -> dataset .npz files. */
+/* perfcast import: raw TpuGraphs tuning protobufs (XLA HLO + runs) or HLO text -> dataset .npz files. */
 #define _GNU_SOURCE
 #include <getopt.h>
 #include <string.h>
@@ -8,7 +8,8 @@
 
 static void import_help(FILE *f) {
     fprintf(f,
-            "usage: perfcast import FILE.pb --out DIR [--kind tile|layout|auto] [--compress]\n\n"
+            "usage: perfcast import FILE.{pb,hlo,txt} --out DIR [--kind tile|layout|auto]\n"
+            "                       [--compress] [--quiet]\n\n"
             "Reads a TpuGraphs tuning protobuf (tuning.proto) holding XLA HLO modules and\n"
             "their measured runs, featurizes each module exactly as the dataset's extractor\n"
             "does (140 node features, opcode ids, edges, node_splits) and writes one\n"
@@ -24,6 +25,17 @@ static void import_help(FILE *f) {
             "out (no default run, a single run) are listed and skipped. A truncated or\n"
             "corrupt file fails naming the broken field and byte offset; nothing is written\n"
             "unless every module parsed.\n\n"
+            "HLO text (FILE.hlo / FILE.txt: an XLA dump or test file; other names are told\n"
+            "apart by content) has no measured runs: each module becomes a graph-only file\n"
+            "(node_feat, node_opcode, edge_index, zero configs), DIR/FILE.npz, or with\n"
+            "several '// -----' separated modules DIR/FILE_<NNN>_<module>.npz. As layout\n"
+            "(default) it also holds node_splits and node_config_ids = the configurable\n"
+            "nodes (every convolution, dot and reshape), node_config_feat (0,nc,18); with\n"
+            "--kind tile it holds config_feat (0,24). `perfcast info` reads these files;\n"
+            "`perfcast check` reports them as graphs without configs. To rank candidate\n"
+            "configs of a program, give the HLO file to `perfcast rank` directly.\n"
+            "Malformed text fails with FILE:LINE:COLUMN; opcodes outside the TpuGraphs\n"
+            "table get id 0 with a warning (count and first one).\n\n"
             "  --out DIR        output folder (created)\n"
             "  --kind K         tile, layout or auto (default: from the runs); a file of the\n"
             "                   other kind is an error\n"
@@ -63,7 +75,8 @@ int pc_cmd_import(int argc, char **argv) {
         }
     }
     if (!out) return pc_cli_usage_error("import", "--out DIR is required");
-    if (optind != argc - 1) return pc_cli_usage_error("import", "expected exactly one FILE.pb");
+    if (optind != argc - 1)
+        return pc_cli_usage_error("import", "expected exactly one FILE.pb, FILE.hlo or FILE.txt");
     const char *path = argv[optind];
 
     pc_import_report rep;
@@ -79,7 +92,18 @@ int pc_cmd_import(int argc, char **argv) {
     }
     pc_report_free(rep.notes);
     if (st != PC_OK) return pc_cli_fail(&e);
-    if (!quiet) {
+    if (rep.unknown_opcodes)
+        fprintf(stderr, "perfcast import: warning: %lld instruction%s with an opcode outside the "
+                "TpuGraphs table%s%s%s got opcode id 0\n", (long long)rep.unknown_opcodes,
+                rep.unknown_opcodes == 1 ? "" : "s", rep.first_unknown[0] ? " (first: '" : "",
+                rep.first_unknown, rep.first_unknown[0] ? "')" : "");
+    if (!quiet && !strcmp(rep.container, "HLO text")) {
+        printf("%s: HLO text, %lld module%s: %lld graph-only %s file%s written (no configs)\n",
+               path, (long long)rep.modules, rep.modules == 1 ? "" : "s", (long long)rep.written,
+               pc_kind_name(rep.kind), rep.written == 1 ? "" : "s");
+        printf("graphs: %lld nodes, %lld edges, %lld instructions with an unknown opcode\n",
+               (long long)rep.nodes, (long long)rep.edges, (long long)rep.unknown_opcodes);
+    } else if (!quiet) {
         printf("%s: %s, %lld module%s (%s): %lld written, %lld skipped\n", path, rep.container,
                (long long)rep.modules, rep.modules == 1 ? "" : "s", pc_kind_name(rep.kind),
                (long long)rep.written,

@@ -1,128 +1,327 @@
-/* perfcast rank: the best configs of one graph by a trained model. */
+/*
+ * perfcast rank: the best configs of one graph by a trained model: the
+ * measured configs of a dataset .npz, or candidate configs of a user's HLO
+ * program (built in memory from the text; see include/perfcast/hlo.h).
+ */
 #define _GNU_SOURCE
+#include <cjson/cJSON.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli.h"
+#include "perfcast/hlo.h"
 #include "perfcast/metrics.h"
 #include "perfcast/train.h"
 
 static void rank_help(FILE *f) {
     fprintf(f,
-            "usage: perfcast rank --model MODEL FILE.npz [--top N] [--json]\n\n"
-            "Scores every config of one graph (of the model's kind) and prints the best N\n"
-            "config indices, best first, with their scores (lower = predicted faster) and\n"
-            "measured runtimes when the file has them, plus where the truly fastest config\n"
-            "ranks.\n\n"
-            "  --model MODEL   checkpoint written by perfcast train\n"
-            "  --top N         how many configs to print (default 10)\n"
-            "  --threads N     worker threads (0 = all cores)\n"
-            "  --json          machine-readable output\n");
+            "usage: perfcast rank --model MODEL FILE.npz [--top N] [--json]\n"
+            "       perfcast rank --model MODEL PROGRAM.hlo [--configs FILE] [--kernel NAME]\n"
+            "                     [--candidates N] [--seed S] [--top N] [--json]\n\n"
+            "FILE.npz (or a .pcc cache): scores every config of one graph (of the model's\n"
+            "kind) and prints the best N config indices, best first, with their scores\n"
+            "(lower = predicted faster) and measured runtimes when the file has them, plus\n"
+            "where the truly fastest config ranks.\n\n"
+            "Any other FILE is read as XLA HLO text (a dump or an .hlo file; several\n"
+            "'// -----' separated modules are ranked one by one). Its graph is built in\n"
+            "memory and candidate configs are attached, then scored and printed spelled\n"
+            "out, best first:\n"
+            "  - layout model: the configurable nodes are every convolution, dot and\n"
+            "    reshape; a candidate gives some of them minor_to_major layouts for\n"
+            "    their output/input/kernel tensors, printed as NODE=OUT/IN/KERNEL\n"
+            "    (e.g. convolution.3=3,0/3,0/2,3; '-' = the compiler's default; nodes\n"
+            "    not listed keep their default; 'default' = all defaults);\n"
+            "  - tile model: each fusion is a kernel (the whole module if none) and a\n"
+            "    candidate is a tile size, printed as output=8,128 [kernel=..] [input=..].\n"
+            "Without --configs, candidates are enumerated: layout, config 0 = all defaults\n"
+            "plus random layouts; tile, per output dim the whole dim and the powers of\n"
+            "two below it (config 0 = the whole output), all of them or a sample.\n\n"
+            "  --model MODEL     checkpoint written by perfcast train\n"
+            "  --top N           how many configs to print (default 10)\n"
+            "  --configs FILE    candidates, one per line in the printed notation ('#'\n"
+            "                    comments); the output of a run can be fed back\n"
+            "  --kernel NAME     tile: only this kernel (fusion or fused computation name)\n"
+            "  --candidates N    enumerated candidates, config 0 included (default 64)\n"
+            "  --seed S          seed of the enumeration (default 1)\n"
+            "  --threads N       worker threads (0 = all cores)\n"
+            "  --json            machine-readable output\n");
 }
 
-int pc_cmd_rank(int argc, char **argv) {
+typedef struct rank_args {
+    const char *model, *path;
+    int json, threads;
+    long long top;
+    pc_rank_opts ro;
+    int hlo_only; /* an option that applies only to HLO input was given */
+} rank_args;
+
+/* Scores all configs of g and orders them best first into *idx (malloc'd). */
+static int score_and_order(pc_predictor *p, pc_graph *g, double **scores, size_t **idx,
+                           size_t *got) {
+    int64_t n = pc_graph_num_configs(g);
+    pc_error e;
+    *scores = malloc((size_t)(n > 0 ? n : 1) * sizeof **scores);
+    *idx = malloc((size_t)(n > 0 ? n : 1) * sizeof **idx);
+    *got = 0;
+    if (!*scores || !*idx) {
+        fprintf(stderr, "perfcast rank: error: out of memory\n");
+        return PC_EXIT_FAIL;
+    }
+    if (n < 1) {
+        fprintf(stderr, "perfcast rank: error: %s has no configs (rank the HLO program itself to "
+                "get candidates)\n", pc_graph_path(g));
+        return PC_EXIT_FAIL;
+    }
+    if (pc_predictor_score(p, g, *scores, &e) != PC_OK ||
+        pc_topk_indices(*scores, (size_t)n, (size_t)n, *idx, got, &e) != PC_OK)
+        return pc_cli_fail(&e);
+    return PC_EXIT_OK;
+}
+
+/* ---- a dataset file -------------------------------------------------------- */
+
+static void print_npz(const rank_args *a, pc_graph *g, int coll, const double *scores,
+                      const size_t *idx, size_t got) {
+    int64_t n = pc_graph_num_configs(g);
+    const int64_t *rt = pc_graph_config_runtime(g);
+    int have_rt = 0;
+    for (int64_t k = 0; rt && k < n; k++)
+        if (rt[k] > 0) have_rt = 1;
+    /* the truly fastest config (lowest index among ties) and its predicted rank */
+    size_t best = 0, best_rank = 0;
+    if (have_rt) {
+        for (int64_t k = 1; k < n; k++)
+            if (rt[k] < rt[best]) best = (size_t)k;
+        for (size_t r = 0; r < got; r++)
+            if (idx[r] == best) best_rank = r + 1;
+    }
+    size_t shown = (size_t)a->top < got ? (size_t)a->top : got;
+    if (a->json) {
+        printf("{\"file\": \"%s\", \"collection\": \"%s\", \"configs\": %lld, \"top\": [",
+               a->path, pc_collection_name(coll), (long long)n);
+        for (size_t r = 0; r < shown; r++) {
+            printf("%s{\"rank\": %zu, \"config\": %zu, \"score\": %.9g", r ? ", " : "", r + 1,
+                   idx[r], scores[idx[r]]);
+            if (have_rt) printf(", \"runtime\": %lld", (long long)rt[idx[r]]);
+            printf("}");
+        }
+        printf("]");
+        if (have_rt)
+            printf(", \"true_best\": {\"config\": %zu, \"runtime\": %lld, \"rank\": %zu}", best,
+                   (long long)rt[best], best_rank);
+        printf("}\n");
+        return;
+    }
+    for (size_t r = 0; r < shown; r++) {
+        printf("%4zu  config %-8zu score %14.6g", r + 1, idx[r], scores[idx[r]]);
+        if (have_rt) printf("  runtime %lld", (long long)rt[idx[r]]);
+        printf("\n");
+    }
+    if (have_rt)
+        fprintf(stderr, "true best: config %zu (runtime %lld) ranks %zu of %lld\n", best,
+                (long long)rt[best], best_rank, (long long)n);
+}
+
+static int rank_npz(const rank_args *a, pc_predictor *p, int coll) {
+    pc_error e;
+    pc_load_opts lo = pc_load_opts_default();
+    lo.threads = a->threads;
+    pc_graph *g = NULL;
+    if (pc_graph_load(a->path, &lo, &g, &e) != PC_OK) return pc_cli_fail(&e);
+    double *scores = NULL;
+    size_t *idx = NULL, got = 0;
+    int rc = score_and_order(p, g, &scores, &idx, &got);
+    if (rc == PC_EXIT_OK) print_npz(a, g, coll, scores, idx, got);
+    free(scores);
+    free(idx);
+    pc_graph_free(g);
+    return rc;
+}
+
+/* ---- an HLO program ----------------------------------------------------------- */
+
+static void print_set_text(const rank_args *a, pc_rank_set *s, const double *scores,
+                           const size_t *idx, size_t got) {
+    int64_t nc = pc_rank_set_config_nodes(s);
+    printf("%s '%s': %lld candidates", a->ro.kind == PC_KIND_LAYOUT ? "module" : "kernel",
+           pc_rank_set_name(s), (long long)pc_rank_set_count(s));
+    if (a->ro.kind == PC_KIND_LAYOUT) printf(", %lld configurable nodes", (long long)nc);
+    printf(", best first (lower score = predicted faster)\n");
+    size_t shown = (size_t)a->top < got ? (size_t)a->top : got;
+    for (size_t r = 0; r < shown; r++) {
+        char *d = pc_rank_set_describe(s, (int64_t)idx[r], 0);
+        printf("%4zu  config %-6zu score %12.6g  %s\n", r + 1, idx[r], scores[idx[r]],
+               d ? d : "?");
+        free(d);
+    }
+}
+
+static cJSON *set_json(const rank_args *a, pc_rank_set *s, const double *scores,
+                       const size_t *idx, size_t got) {
+    cJSON *o = cJSON_CreateObject(), *top = cJSON_CreateArray();
+    cJSON_AddStringToObject(o, a->ro.kind == PC_KIND_LAYOUT ? "module" : "kernel",
+                            pc_rank_set_name(s));
+    cJSON_AddNumberToObject(o, "candidates", (double)pc_rank_set_count(s));
+    if (a->ro.kind == PC_KIND_LAYOUT)
+        cJSON_AddNumberToObject(o, "configurable_nodes", (double)pc_rank_set_config_nodes(s));
+    size_t shown = (size_t)a->top < got ? (size_t)a->top : got;
+    for (size_t r = 0; r < shown; r++) {
+        cJSON *it = cJSON_CreateObject();
+        char *text = pc_rank_set_describe(s, (int64_t)idx[r], 0);
+        char *js = pc_rank_set_describe(s, (int64_t)idx[r], 1);
+        cJSON_AddNumberToObject(it, "rank", (double)(r + 1));
+        cJSON_AddNumberToObject(it, "config", (double)idx[r]);
+        cJSON_AddNumberToObject(it, "score", scores[idx[r]]);
+        cJSON_AddStringToObject(it, "spelled", text ? text : "");
+        cJSON *parsed = js ? cJSON_Parse(js) : NULL;
+        cJSON_AddItemToObject(it, a->ro.kind == PC_KIND_LAYOUT ? "layout" : "tile",
+                              parsed ? parsed : cJSON_CreateNull());
+        free(text);
+        free(js);
+        cJSON_AddItemToArray(top, it);
+    }
+    cJSON_AddItemToObject(o, "top", top);
+    return o;
+}
+
+static void warn_unknown(const pc_import_report *rep) {
+    if (rep->unknown_opcodes)
+        fprintf(stderr, "perfcast: warning: %lld instruction%s with an opcode outside the "
+                "TpuGraphs table (first: '%s') got opcode id 0\n",
+                (long long)rep->unknown_opcodes, rep->unknown_opcodes == 1 ? "" : "s",
+                rep->first_unknown);
+}
+
+static int rank_hlo(const rank_args *a, pc_predictor *p, int coll) {
+    pc_error e;
+    pc_import_report rep;
+    memset(&rep, 0, sizeof rep);
+    pc_rank_set **sets = NULL;
+    int n = 0;
+    if (pc_rank_sets_from_hlo(a->path, &a->ro, &sets, &n, &rep, &e) != PC_OK)
+        return pc_cli_fail(&e);
+    warn_unknown(&rep);
+    cJSON *all = a->json ? cJSON_CreateObject() : NULL, *graphs = cJSON_CreateArray();
+    int rc = PC_EXIT_OK;
+    for (int i = 0; i < n && rc == PC_EXIT_OK; i++) {
+        double *scores = NULL;
+        size_t *idx = NULL, got = 0;
+        rc = score_and_order(p, pc_rank_set_graph(sets[i]), &scores, &idx, &got);
+        if (rc == PC_EXIT_OK && a->json)
+            cJSON_AddItemToArray(graphs, set_json(a, sets[i], scores, idx, got));
+        else if (rc == PC_EXIT_OK)
+            print_set_text(a, sets[i], scores, idx, got);
+        free(scores);
+        free(idx);
+    }
+    if (rc == PC_EXIT_OK && all) {
+        cJSON_AddStringToObject(all, "file", a->path);
+        cJSON_AddStringToObject(all, "collection", pc_collection_name(coll));
+        cJSON_AddItemToObject(all, "graphs", graphs);
+        graphs = NULL;
+        char *s = cJSON_PrintUnformatted(all);
+        if (s) printf("%s\n", s);
+        free(s);
+    }
+    cJSON_Delete(graphs);
+    cJSON_Delete(all);
+    pc_rank_sets_free(sets, n);
+    return rc;
+}
+
+/* ---- options ----------------------------------------------------------------- */
+
+static int parse_args(int argc, char **argv, rank_args *a) {
     static const struct option opts[] = {
-        {"model", required_argument, 0, 'm'}, {"top", required_argument, 0, 'n'},
+        {"model", required_argument, 0, 'm'},   {"top", required_argument, 0, 'n'},
         {"threads", required_argument, 0, 't'}, {"json", no_argument, 0, 'j'},
-        {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
-    const char *model = NULL;
-    int json = 0, threads = 0;
-    long long top = 10, v;
+        {"configs", required_argument, 0, 'c'}, {"kernel", required_argument, 0, 'k'},
+        {"candidates", required_argument, 0, 'N'}, {"seed", required_argument, 0, 's'},
+        {"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
+    long long v;
     int c;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "m:n:t:jh", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "m:n:t:jc:k:N:s:h", opts, NULL)) != -1) {
         switch (c) {
-        case 'm': model = optarg; break;
+        case 'm': a->model = optarg; break;
         case 'n':
-            if (pc_cli_parse_i64(optarg, 1, 1000000000LL, &top))
+            if (pc_cli_parse_i64(optarg, 1, 1000000000LL, &a->top))
                 return pc_cli_usage_error("rank", "--top expects a positive count, got '%s'",
                                           optarg);
             break;
         case 't':
             if (pc_cli_parse_i64(optarg, 0, 1024, &v))
                 return pc_cli_usage_error("rank", "--threads expects 0..1024, got '%s'", optarg);
-            threads = (int)v;
+            a->threads = (int)v;
             break;
-        case 'j': json = 1; break;
-        case 'h': rank_help(stdout); return PC_EXIT_OK;
-        default: return pc_cli_usage_error("rank", "unknown option '%s'", argv[optind - 1]);
+        case 'j': a->json = 1; break;
+        case 'c': a->ro.configs = optarg; a->hlo_only = 1; break;
+        case 'k': a->ro.kernel = optarg; a->hlo_only = 1; break;
+        case 'N':
+            if (pc_cli_parse_i64(optarg, 1, 1000000, &v))
+                return pc_cli_usage_error("rank", "--candidates expects 1..1000000, got '%s'",
+                                          optarg);
+            a->ro.candidates = v;
+            a->hlo_only = 1;
+            break;
+        case 's':
+            if (pc_cli_parse_i64(optarg, 0, 0x7fffffffffffffffLL, &v))
+                return pc_cli_usage_error("rank", "--seed expects a non-negative integer, got "
+                                          "'%s'", optarg);
+            a->ro.seed = (uint64_t)v;
+            a->hlo_only = 1;
+            break;
+        case 'h': rank_help(stdout); return -1;
+        default:
+            if (optopt && strchr("mntckNs", optopt))
+                return pc_cli_usage_error("rank", "option '%s' needs a value", argv[optind - 1]);
+            return pc_cli_usage_error("rank", "unknown option '%s'", argv[optind - 1]);
         }
     }
-    if (!model) return pc_cli_usage_error("rank", "--model MODEL is required");
-    if (optind >= argc) return pc_cli_usage_error("rank", "a FILE.npz operand is required");
+    if (!a->model) return pc_cli_usage_error("rank", "--model MODEL is required");
+    if (optind >= argc) return pc_cli_usage_error("rank", "a FILE.npz or PROGRAM.hlo operand is "
+                                                  "required");
     if (optind + 1 != argc)
         return pc_cli_usage_error("rank", "unexpected argument '%s'", argv[optind + 1]);
-    const char *path = argv[optind];
+    a->path = argv[optind];
+    return PC_EXIT_OK;
+}
+
+/* Dataset input: an .npz or a cache directory; anything else is HLO text. */
+static int is_dataset_file(const char *path) {
+    struct stat st;
+    size_t n = strlen(path);
+    if (n >= 4 && !strcmp(path + n - 4, ".npz")) return 1;
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+int pc_cmd_rank(int argc, char **argv) {
+    rank_args a;
+    memset(&a, 0, sizeof a);
+    a.top = 10;
+    a.ro = pc_rank_opts_default();
+    int rc = parse_args(argc, argv, &a);
+    if (rc < 0) return PC_EXIT_OK; /* --help */
+    if (rc != PC_EXIT_OK) return rc;
+    int npz = is_dataset_file(a.path);
+    if (npz && a.hlo_only)
+        return pc_cli_usage_error("rank", "--configs, --kernel, --candidates and --seed apply to "
+                                  "HLO programs, not to '%s'", a.path);
     pc_error e;
     pc_predictor *p = NULL;
-    if (pc_predictor_open(model, threads, &p, &e) != PC_OK) return pc_cli_fail(&e);
+    if (pc_predictor_open(a.model, a.threads, &p, &e) != PC_OK) return pc_cli_fail(&e);
     int coll = pc_predictor_collection(p);
-    pc_load_opts lo = pc_load_opts_default();
-    lo.threads = threads;
-    pc_graph *g = NULL;
-    if (pc_graph_load(path, &lo, &g, &e) != PC_OK) {
+    a.ro.kind = pc_collection_kind(coll);
+    if (!npz && a.ro.kernel && a.ro.kind != PC_KIND_TILE) {
         pc_predictor_free(p);
-        return pc_cli_fail(&e);
+        return pc_cli_usage_error("rank", "--kernel applies to tile models; %s is a %s model "
+                                  "(%s)", a.model, pc_kind_name(a.ro.kind),
+                                  pc_collection_name(coll));
     }
-    int rc = PC_EXIT_OK;
-    int64_t n = pc_graph_num_configs(g);
-    double *scores = malloc((size_t)(n > 0 ? n : 1) * sizeof *scores);
-    size_t *idx = malloc((size_t)(n > 0 ? n : 1) * sizeof *idx);
-    size_t got = 0;
-    if (!scores || !idx) {
-        fprintf(stderr, "perfcast rank: error: out of memory\n");
-        rc = PC_EXIT_FAIL;
-    } else if (n < 1) {
-        fprintf(stderr, "perfcast rank: error: %s has no configs\n", path);
-        rc = PC_EXIT_FAIL;
-    } else if (pc_predictor_score(p, g, scores, &e) != PC_OK ||
-               pc_topk_indices(scores, (size_t)n, (size_t)n, idx, &got, &e) != PC_OK) {
-        rc = pc_cli_fail(&e);
-    }
-    if (rc == PC_EXIT_OK) {
-        const int64_t *rt = pc_graph_config_runtime(g);
-        int have_rt = 0;
-        for (int64_t k = 0; rt && k < n; k++)
-            if (rt[k] > 0) have_rt = 1;
-        /* the truly fastest config (lowest index among ties) and its predicted rank */
-        size_t best = 0, best_rank = 0;
-        if (have_rt) {
-            for (int64_t k = 1; k < n; k++)
-                if (rt[k] < rt[best]) best = (size_t)k;
-            for (size_t r = 0; r < got; r++)
-                if (idx[r] == best) best_rank = r + 1;
-        }
-        size_t shown = (size_t)top < got ? (size_t)top : got;
-        if (json) {
-            printf("{\"file\": \"%s\", \"collection\": \"%s\", \"configs\": %lld, \"top\": [",
-                   path, pc_collection_name(coll), (long long)n);
-            for (size_t r = 0; r < shown; r++) {
-                printf("%s{\"rank\": %zu, \"config\": %zu, \"score\": %.9g", r ? ", " : "",
-                       r + 1, idx[r], scores[idx[r]]);
-                if (have_rt) printf(", \"runtime\": %lld", (long long)rt[idx[r]]);
-                printf("}");
-            }
-            printf("]");
-            if (have_rt)
-                printf(", \"true_best\": {\"config\": %zu, \"runtime\": %lld, \"rank\": %zu}",
-                       best, (long long)rt[best], best_rank);
-            printf("}\n");
-        } else {
-            for (size_t r = 0; r < shown; r++) {
-                printf("%4zu  config %-8zu score %14.6g", r + 1, idx[r], scores[idx[r]]);
-                if (have_rt) printf("  runtime %lld", (long long)rt[idx[r]]);
-                printf("\n");
-            }
-            if (have_rt)
-                fprintf(stderr, "true best: config %zu (runtime %lld) ranks %zu of %lld\n", best,
-                        (long long)rt[best], best_rank, (long long)n);
-        }
-    }
-    free(scores);
-    free(idx);
-    pc_graph_free(g);
+    rc = npz ? rank_npz(&a, p, coll) : rank_hlo(&a, p, coll);
     pc_predictor_free(p);
     return rc;
 }

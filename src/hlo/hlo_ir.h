@@ -46,6 +46,13 @@ typedef struct pc_hlo_conv_dims { /* ConvolutionDimensionNumbers (16); present =
     pc_i64s input_spatial, kernel_spatial, output_spatial;
 } pc_hlo_conv_dims;
 
+/* DotDimensionNumbers (30): not featurized; read for FLOP counting (hlo/cost.c).
+ * present = 1 if the proto field or any *_dims text attribute was given. */
+typedef struct pc_hlo_dot_dims {
+    int present;
+    pc_i64s lhs_contracting, rhs_contracting, lhs_batch, rhs_batch;
+} pc_hlo_dot_dims;
+
 typedef struct pc_hlo_instruction {
     char *name;              /* name (1), without a leading '%' */
     char *opcode;            /* opcode (2) as XLA spells it: "get-tuple-element" */
@@ -64,6 +71,7 @@ typedef struct pc_hlo_instruction {
     int32_t is_stable;                             /* (60) */
     pc_i64s operand_ids;                           /* (36), ids of instructions */
     pc_i64s called_computation_ids;                /* (38), ids of computations */
+    pc_hlo_dot_dims dot;                           /* dot_dimension_numbers (30) */
 } pc_hlo_instruction;
 
 typedef struct pc_hlo_computation {

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/hlo_opcode.h"
 #include "common/util.h"
 #include "hlo/import.h"
 
@@ -198,9 +199,24 @@ pc_status pc_hlo_sample_build(const pc_hlo_tuned *t, pc_kind want, const char *w
     return st;
 }
 
+/* The first instruction's opcode outside the TpuGraphs table, for the warning. */
+static void note_first_unknown(const pc_hlo_module *m, pc_import_report *rep) {
+    if (!m || rep->first_unknown[0]) return;
+    for (int32_t c = 0; c < m->n_comp; c++)
+        for (int32_t i = 0; i < m->comp[c].n_inst; i++) {
+            const char *op = m->comp[c].inst[i].opcode;
+            if (op && pc_hlo_opcode_find(op) == 0) {
+                char nb[PC_HLO_NAME_BUF];
+                snprintf(rep->first_unknown, sizeof rep->first_unknown, "%s",
+                         pc_hlo_printable(op, nb));
+                return;
+            }
+        }
+}
+
 /* ---- writing -------------------------------------------------------------- */
 
-static pc_status write_sample(const pc_hlo_sample *s, const char *path, pc_npz_compress mode,
+pc_status pc_hlo_sample_write(const pc_hlo_sample *s, const char *path, pc_npz_compress mode,
                               pc_error *err) {
     pc_npz_writer *w;
     pc_status st = pc_npz_writer_open(path, mode, &w, err);
@@ -236,7 +252,7 @@ static pc_status write_sample(const pc_hlo_sample *s, const char *path, pc_npz_c
 }
 
 /* Module names become part of file names: keep [A-Za-z0-9._-], replace the rest. */
-static void safe_name(const char *in, char *out, size_t cap) {
+void pc_hlo_safe_name(const char *in, char *out, size_t cap) {
     size_t j = 0;
     for (const char *p = in; *p && j + 1 < cap && j < 80; p++) {
         char ch = *p;
@@ -254,6 +270,10 @@ pc_status pc_import_file(const char *path, const char *out_dir, const pc_import_
     pc_import_opts o = opts ? *opts : pc_import_opts_default();
     if (o.kind != PC_KIND_AUTO && o.kind != PC_KIND_TILE && o.kind != PC_KIND_LAYOUT)
         return pc_fail(err, PC_ERR_ARG, "pc_import_file: bad kind %d", (int)o.kind);
+    int text = 0;
+    pc_status sniffed = pc_hlo_is_text_file(path, &text, err);
+    if (sniffed) return sniffed;
+    if (text) return pc_import_text(path, out_dir, &o, rep, err);
     pc_import_report local;
     pc_report *notes = rep ? rep->notes : NULL;
     if (!rep) rep = &local;
@@ -315,18 +335,19 @@ pc_status pc_import_file(const char *path, const char *out_dir, const pc_import_
         pc_hlo_sample *s = &samples[i];
         if (s->kind == PC_KIND_AUTO) continue;
         if (t->file_kind == PC_HLO_FILE_TUNING_DATA) {
-            safe_name(mod_name(&t->mods[i]), name, sizeof name);
+            pc_hlo_safe_name(mod_name(&t->mods[i]), name, sizeof name);
             snprintf(file, sizeof file, "%s/%s_%03d_%s.npz", out_dir, stem, (int)i, name);
         } else {
             snprintf(file, sizeof file, "%s/%s.npz", out_dir, stem);
         }
-        st = write_sample(s, file, o.compress, err);
+        st = pc_hlo_sample_write(s, file, o.compress, err);
         if (st) break;
         rep->written++;
         rep->runs_kept += s->c;
         rep->nodes += s->g.n;
         rep->edges += s->g.m;
         rep->unknown_opcodes += s->g.unknown;
+        if (s->g.unknown) note_first_unknown(t->mods[i].module, rep);
         if (notes)
             pc_report_add(notes, "wrote %s: %s, %lld nodes, %lld edges, %lld configs%s", file,
                           pc_kind_name(s->kind), (long long)s->g.n, (long long)s->g.m,

@@ -33,6 +33,23 @@ pc_status pc_hlo_sample_build(const pc_hlo_tuned *t, pc_kind want, const char *w
                               pc_error *err);
 void pc_hlo_sample_free(pc_hlo_sample *s); /* the arrays, not the struct */
 
+/* Writes a sample's arrays as a dataset .npz (temporary name, then renamed). For
+ * c = 0 (HLO text: no runs) the config arrays are written with 0 rows. */
+pc_status pc_hlo_sample_write(const pc_hlo_sample *s, const char *path, pc_npz_compress mode,
+                              pc_error *err);
+
+/* A module name made safe for a file name ([A-Za-z0-9._-], at most 80 bytes). */
+void pc_hlo_safe_name(const char *in, char *out, size_t cap);
+
+/* *text = 1 if `path` is HLO text: by its extension (.hlo/.txt text, .pb
+ * protobuf), else by content (no NUL or control bytes in the first 4 KiB). In
+ * import_text.c. */
+pc_status pc_hlo_is_text_file(const char *path, int *text, pc_error *err);
+
+/* pc_import_file for HLO text: graph-only files (include/perfcast/hlo.h). */
+pc_status pc_import_text(const char *path, const char *out_dir, const pc_import_opts *o,
+                         pc_import_report *rep, pc_error *err);
+
 /* Tile config_feat (24) of one run: kernel, output, input bounds, each 6+sum+product
  * (the product of none is 0 here). In featurize.c. */
 void pc_hlo_tile_config_feat(const int64_t *kernel, int64_t nk, const int64_t *output,

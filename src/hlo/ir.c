@@ -29,6 +29,10 @@ static void free_inst(pc_hlo_instruction *in) {
     free(in->pad_interior.v);
     free(in->operand_ids.v);
     free(in->called_computation_ids.v);
+    free(in->dot.lhs_contracting.v);
+    free(in->dot.rhs_contracting.v);
+    free(in->dot.lhs_batch.v);
+    free(in->dot.rhs_batch.v);
 }
 
 void pc_hlo_module_free(pc_hlo_module *m) {

@@ -346,6 +346,17 @@ static int conv_inst(pc_hlo_instruction *in, const Pcpb__HloInstructionProto *p)
         COPY_EACH(in->pad_high, pc->dimensions, pc->n_dimensions, edge_padding_high);
         COPY_EACH(in->pad_interior, pc->dimensions, pc->n_dimensions, interior_padding);
     }
+    const Pcpb__DotDimensionNumbers *dd = p->dot_dimension_numbers;
+    if (dd) {
+        in->dot.present = 1;
+        if (!copy_i64s(&in->dot.lhs_contracting, dd->lhs_contracting_dimensions,
+                       dd->n_lhs_contracting_dimensions) ||
+            !copy_i64s(&in->dot.rhs_contracting, dd->rhs_contracting_dimensions,
+                       dd->n_rhs_contracting_dimensions) ||
+            !copy_i64s(&in->dot.lhs_batch, dd->lhs_batch_dimensions, dd->n_lhs_batch_dimensions) ||
+            !copy_i64s(&in->dot.rhs_batch, dd->rhs_batch_dimensions, dd->n_rhs_batch_dimensions))
+            return 0;
+    }
     in->feature_group_count = p->feature_group_count;
     in->batch_group_count = p->batch_group_count;
     in->is_stable = p->is_stable ? 1 : 0;

@@ -1079,6 +1079,15 @@ static int parse_bool(parser *p, int32_t *out) {
     return 0;
 }
 
+/* The list of dot_dimension_numbers an attribute name fills, NULL if none. */
+static pc_i64s *dot_dims_attr(const parser *p, size_t off, size_t n, pc_hlo_dot_dims *d) {
+    if (word_is(p, off, n, "lhs_contracting_dims")) return &d->lhs_contracting;
+    if (word_is(p, off, n, "rhs_contracting_dims")) return &d->rhs_contracting;
+    if (word_is(p, off, n, "lhs_batch_dims")) return &d->lhs_batch;
+    if (word_is(p, off, n, "rhs_batch_dims")) return &d->rhs_batch;
+    return NULL;
+}
+
 static int parse_attribute(parser *p, int32_t comp, int32_t idx) {
     pc_hlo_instruction *in = &p->m->comp[comp].inst[idx];
     size_t off;
@@ -1094,6 +1103,11 @@ static int parse_attribute(parser *p, int32_t comp, int32_t idx) {
     if (word_is(p, off, n, "dimensions")) return parse_brace_list(p, &in->dimensions);
     if (word_is(p, off, n, "dynamic_slice_sizes")) return parse_brace_list(p, &in->dynamic_slice_sizes);
     if (word_is(p, off, n, "window")) return parse_window(p, &in->window);
+    pc_i64s *dd = dot_dims_attr(p, off, n, &in->dot);
+    if (dd) {
+        in->dot.present = 1;
+        return parse_brace_list(p, dd);
+    }
     if (word_is(p, off, n, "dim_labels")) return parse_dim_labels(p, &in->conv);
     if (word_is(p, off, n, "slice")) return parse_slice(p, in);
     if (word_is(p, off, n, "padding")) return parse_padding(p, in);
@@ -1895,6 +1909,18 @@ static void print_calls(sbuf *b, const char *attr, const int64_t *ids, int32_t n
     if (list) sb_puts(b, "}");
 }
 
+static void print_dot_dims(sbuf *b, const pc_hlo_dot_dims *d) {
+    const pc_i64s *l[4] = {&d->lhs_batch, &d->lhs_contracting, &d->rhs_batch, &d->rhs_contracting};
+    static const char *const name[4] = {", lhs_batch_dims={", ", lhs_contracting_dims={",
+                                        ", rhs_batch_dims={", ", rhs_contracting_dims={"};
+    for (int i = 0; i < 4 && d->present; i++) {
+        if (l[i]->n == 0) continue;
+        sb_puts(b, name[i]);
+        sb_list(b, l[i]->v, l[i]->n, ",");
+        sb_puts(b, "}");
+    }
+}
+
 static pc_status print_instruction(sbuf *b, const pc_hlo_module *m, const pc_hlo_computation *c,
                                    const pc_hlo_instruction *in, char *const *inames, const id_map *imap,
                                    char *const *cnames, const id_map *cmap, int32_t idx, pc_error *err) {
@@ -2021,6 +2047,7 @@ static pc_status print_instruction(sbuf *b, const pc_hlo_module *m, const pc_hlo
             sb_i64(b, in->pad_interior.v[i]);
         }
     }
+    print_dot_dims(b, &in->dot);
     int64_t dgroup = (op == PC_HLO_CONVOLUTION || op == PC_HLO_CUSTOM_CALL) ? 1 : 0;
     if (in->feature_group_count != dgroup) {
         sb_puts(b, ", feature_group_count=");

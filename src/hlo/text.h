@@ -14,8 +14,10 @@
  * slice, padding, dynamic_slice_sizes, feature/batch_group_count, is_stable,
  * to_apply/calls/body/condition/select/scatter/true_computation/
  * false_computation/branch_computations/called_computations); any other
+ * lhs/rhs_contracting_dims and lhs/rhs_batch_dims fill the IR's dot
+ * dimension numbers (not featurized; for hlo/cost.c); any other
  * attribute is skipped (balanced braces, strings with escapes): literals,
- * metadata, backend_config, dot/gather/scatter dimension numbers are not in
+ * metadata, backend_config, gather/scatter dimension numbers are not in
  * the IR (not featurized). Unknown opcodes get opcode_id 0 and are counted.
  *
  * Ids (text has none): computations are put in HloModuleProto order (callees
@@ -72,7 +74,7 @@ void pc_hlo_modules_free(pc_hlo_module **mods, int nmods);
  * Writes HLO text of a module that parses back (pc_hlo_parse_text) to the
  * same IR fields (shapes with layouts, operands, roots, parameter numbers,
  * dimensions, window, dim_labels, slice, padding, dynamic_slice_sizes, group
- * counts, is_stable, called computations, names and computation order).
+ * counts, is_stable, dot dimension numbers (non-empty lists), called computations, names and computation order).
  * Ids are not printed; the parser renumbers them (see above), so a module
  * whose ids are not already 1..n in order compares equal after renumbering.
  * Not representable, and reported as PC_ERR_UNSUPPORTED: element types

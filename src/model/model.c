@@ -957,6 +957,42 @@ size_t pc_model_bytes_per_config(const pc_model *m, const pc_model_graph *g) {
     return rows * (H + (size_t)m->cfg_dim) * 4 * sizeof(float);
 }
 
+/*
+ * Mirrors the fgrow/fzero calls of prefix_impl, configs_impl, gnn_forward,
+ * head_fwd and (train) bwd_grow / gnn_backward / head_bwd: the floats a pass
+ * writes. Buffers only grown for another path (dt without dropout, dla / dlu
+ * outside layout late join) are never touched and cost no resident memory;
+ * fgrow's 1.5x slack is not touched either.
+ */
+double pc_model_pass_bytes(const pc_model *m, int64_t n, int64_t nc, int64_t K, int train) {
+    double H = m->opts.hidden, L = m->opts.layers, F = m->feat_dim, E = m->opts.emb_dim;
+    double Pw = pool_width(m), R = readout_width(m), Kd = (double)(K > 0 ? K : 1);
+    int layout = m->opts.kind == PC_KIND_LAYOUT, late = shared_gnn(m);
+    int drop = train && m->opts.dropout > 0.0f, ln = m->opts.layernorm;
+    double nd = (double)n, ncd = layout ? (double)nc : 0.0;
+    double S = late ? 1.0 : Kd, N = S * nd, NH = N * H;
+    /* prefix (n rows) and the GNN over S copies */
+    double f = nd * E + nd * (F + E) + nd * H;
+    double per_layer = 8.0 * NH + (ln ? NH + 2.0 * N : 0.0) + (drop ? NH + NH / 4.0 : 0.0);
+    f += NH /* pre0 */ + NH /* h0 */ + L * per_layer;
+    f += 3.0 * S * Pw + S * H;                         /* pooled, pa, pb, am */
+    if (!late && layout) f += Kd * ncd * H * 2.0 + Kd * ncd; /* inj, gath, cidx */
+    else if (!late) f += Kd * H;                       /* inj */
+    if (layout && late) f += 2.0 * ncd * H + 3.0 * Kd * ncd * H; /* gath, ljp; inj, lu, la */
+    if (layout) f += 3.0 * Kd * Pw;                    /* cpooled, cpa, cpb */
+    f += Kd * R + 2.0 * Kd * H;                        /* r, h1, a1 */
+    if (m->opts.attn_heads > 0) f += 2.0 * Kd * R + 4.0 * Kd * R; /* ra, cache (about) */
+    if (train) {
+        f += 9.0 * NH + (drop ? NH : 0.0);             /* dh du dcat(3) dz dao dau dpre [dt] */
+        f += nd * H + nd * (F + E) + nd * E;           /* dbase, dx0, demb */
+        f += Kd * (ncd + 1.0) * H + Kd * ncd * H;      /* dinj, dgath */
+        if (layout && late) f += 2.0 * Kd * ncd * H + ncd * H; /* dla, dlu, dljp */
+        f += 2.0 * Kd * H + Kd * R + 4.0 * S * Pw;     /* da1, dh1, dr, pooling scratch */
+        if (m->opts.attn_heads > 0) f += 6.0 * Kd * R;
+    }
+    return f * (double)sizeof(float);
+}
+
 pc_status pc_model_prefix(const pc_model *m, pc_model_ws *ws, const pc_model_graph *g,
                           pc_error *err) {
     return prefix_impl(m, ws, g, 0, NULL, err);

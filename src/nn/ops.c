@@ -205,15 +205,40 @@ void pc_relu_backward(float *dinp, const float *dout, const float *in, size_t n)
         if (in[i] > 0.0f) dinp[i] += dout[i];
 }
 
+/*
+ * Leaky ReLU as x times a gain of 1 or slope, the gain picked with an integer
+ * mask so the loop has no branch: gcc -O3 vectorizes it (compare, and/andnot/
+ * or, multiply). Written as `x > 0 ? x : slope * x` (or with a float select
+ * of the gain, which gcc turns back into that) the multiply sits in one arm
+ * and, under the default -ftrapping-math, the vectorizer will not speculate
+ * it: the loop stayed scalar. Same bits as the branchy form: x * 1 == x,
+ * slope * x == x * slope, NaN stays NaN, and x == 0 takes the slope.
+ */
+static inline float lrelu_gain(float x, uint32_t one_bits, uint32_t slope_bits) {
+    uint32_t pos = 0u - (uint32_t)(x > 0.0f); /* all ones when x > 0 */
+    uint32_t g = (one_bits & pos) | (slope_bits & ~pos);
+    float gain;
+    memcpy(&gain, &g, sizeof gain);
+    return gain;
+}
+
+static uint32_t f32_bits(float v) {
+    uint32_t b;
+    memcpy(&b, &v, sizeof b);
+    return b;
+}
+
 void pc_leaky_relu_forward(float *out, const float *in, float slope, size_t n) {
+    const uint32_t ob = f32_bits(1.0f), sb = f32_bits(slope);
 #pragma omp parallel for schedule(static) if(n >= PC_PAR_MIN)
-    for (size_t i = 0; i < n; i++) out[i] = in[i] > 0.0f ? in[i] : slope * in[i];
+    for (size_t i = 0; i < n; i++) out[i] = in[i] * lrelu_gain(in[i], ob, sb);
 }
 
 void pc_leaky_relu_backward(float *dinp, const float *dout, const float *in, float slope,
                             size_t n) {
+    const uint32_t ob = f32_bits(1.0f), sb = f32_bits(slope);
 #pragma omp parallel for schedule(static) if(n >= PC_PAR_MIN)
-    for (size_t i = 0; i < n; i++) dinp[i] += in[i] > 0.0f ? dout[i] : slope * dout[i];
+    for (size_t i = 0; i < n; i++) dinp[i] += dout[i] * lrelu_gain(in[i], ob, sb);
 }
 
 #define GELU_SCALE 0.7978845608028654f /* sqrt(2/pi) */

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cjson/cJSON.h>
 
@@ -255,18 +256,22 @@ static pc_status predict_all_gst(const pc_model *m, tgraph *t, scratch *x, pc_er
     return st;
 }
 
+/* Configs per chunk of full-graph inference: a chunk's activations near 256 MiB. */
+static int64_t infer_chunk(const pc_model *m, const tgraph *t) {
+    double per = (double)pc_model_bytes_per_config(m, &t->d.g);
+    int64_t chunk = (int64_t)(268435456.0 / per);
+    if (chunk < 1) chunk = 1;
+    if (chunk > 1024) chunk = 1024;
+    return chunk_of(m, chunk);
+}
+
 static pc_status predict_all(const pc_model *m, pc_model_ws *ws, tgraph *t, scratch *x,
                              pc_error *err) {
     if (!scratch_ids(x, (size_t)t->c + 1)) return pc_fail(err, PC_ERR_NOMEM, "out of memory");
     if (m->opts.gst) return predict_all_gst(m, t, x, err);
     pc_status st = pc_model_prefix(m, ws, &t->d.g, err);
     if (st) return st;
-    /* keep a chunk's activations near 256 MiB */
-    double per = (double)pc_model_bytes_per_config(m, &t->d.g);
-    int64_t chunk = (int64_t)(268435456.0 / per);
-    if (chunk < 1) chunk = 1;
-    if (chunk > 1024) chunk = 1024;
-    chunk = chunk_of(m, chunk);
+    int64_t chunk = infer_chunk(m, t);
     if (!fgrow(&x->s, (size_t)chunk) || !scratch_ids(x, (size_t)(t->c + chunk)))
         return pc_fail(err, PC_ERR_NOMEM, "out of memory");
     for (int64_t c0 = 0; c0 < t->c; c0 += chunk) {
@@ -634,11 +639,15 @@ static pc_status model_opts(const trainer *t, pc_model_opts *mo, pc_error *err) 
     mo->join = (pc_join)join;
     mo->act = (pc_act)act;
     if (o->emb_dim > 0) mo->emb_dim = o->emb_dim;
-    if (o->prune_hops >= 0) {
+    /* layout prunes to the 1-hop neighbourhood by default (bench/RESULTS.md, issue #4:
+       ~4x cheaper epochs, no quality change measured); 0 = the whole graph */
+    int hops = o->prune_hops >= 0 ? o->prune_hops
+                                  : t->kind == PC_KIND_LAYOUT ? PC_TRAIN_DEFAULT_PRUNE_HOPS : 0;
+    if (hops > 0) {
         if (t->kind != PC_KIND_LAYOUT)
             return pc_fail(err, PC_ERR_ARG, "train: --prune-hops applies to layout collections "
                            "(tile graphs have no configurable nodes)");
-        mo->prune_hops = o->prune_hops;
+        mo->prune_hops = hops;
         mo->collapse_chains = o->collapse_chains ? 1 : 0;
     }
     if (o->encode) {
@@ -889,6 +898,9 @@ static pc_status dedup_train(trainer *t, pc_error *err) {
     return PC_OK;
 }
 
+/* The GNN runs once per graph (late join), not once per config. */
+static int shared_gnn_of(const pc_model_opts *mo) { return mo->join == PC_JOIN_LATE; }
+
 /* MemAvailable from /proc/meminfo in bytes, 0 if unknown. */
 static double mem_available(void) {
     FILE *f = fopen("/proc/meminfo", "r");
@@ -901,34 +913,199 @@ static double mem_available(void) {
     return kb * 1024.0;
 }
 
+/* Resident bytes of this process (/proc/self/statm), 0 if unknown. */
+static double mem_resident(void) {
+    FILE *f = fopen("/proc/self/statm", "r");
+    if (!f) return 0;
+    double size = 0, res = 0;
+    int ok = fscanf(f, "%lf %lf", &size, &res) == 2;
+    fclose(f);
+    long page = sysconf(_SC_PAGESIZE);
+    return ok && page > 0 ? res * (double)page : 0;
+}
+
+/* The arrays of a loaded graph (node_config_feat only when resident). */
+static double graph_bytes(const pc_graph *g) {
+    double n = (double)pc_graph_num_nodes(g), e = (double)pc_graph_num_edges(g);
+    double c = (double)pc_graph_num_configs(g), nc = (double)pc_graph_num_config_nodes(g);
+    int64_t ns = 0;
+    pc_graph_node_splits(g, &ns);
+    double b = n * (double)pc_graph_node_feat_dim(g) * 4 + n * 4 + e * 8 + c * 8 + (double)ns * 8;
+    if (pc_graph_kind(g) == PC_KIND_TILE) {
+        b += c * (double)pc_graph_config_dim(g) * 4;
+        if (pc_graph_runtime_normalizers(g)) b += c * 8;
+    } else {
+        b += nc * 4;
+        b += pc_graph_node_config_feat(g) ? c * nc * PC_LAYOUT_CONFIG_DIM * 4
+                                          : 64.0 * 1048576.0; /* streamed in chunks */
+    }
+    return b;
+}
+
+/* What tset_load and tset_build add per graph: targets, model inputs, GST segments + table. */
+static double inputs_bytes(const pc_model *m, const tgraph *g) {
+    const pc_model_gdata *d = &g->d;
+    double n = d->g.n, c = (double)g->c, e = (double)d->m;
+    double b = 4 * c * 8;                                       /* rt, y, norm, by_speed */
+    b += n * m->feat_dim * 4 + (2 * (n + 1) + 2 * e) * 4;       /* x, CSR */
+    if (d->own_op) b += n * 4 + d->g.nc * 4.0 + e * 8 + d->nsplits * 8.0; /* pruned copies */
+    if (g->gst) {
+        int S = pc_gst_graph_segments(g->gst);
+        double R = pc_model_readout_width(m);
+        b += n * m->feat_dim * 4 + n * 4 * 2 + (2.0 * (n + S) + 2 * e) * 4; /* segment copies */
+        b += c * S * (R * 4 + 1) + S * (R * 4 + 1);             /* table (fills as it is used) */
+    }
+    return b;
+}
+
+/* Scratch of gather_cfg for K configs of g: raw and preprocessed config rows. */
+static double cfg_scratch_bytes(const pc_model *m, const pc_graph *g, int64_t K) {
+    if (m->opts.kind == PC_KIND_TILE)
+        return (double)K * ((double)pc_graph_config_dim(g) + m->cfg_dim) * 4;
+    return (double)K * (double)pc_graph_num_config_nodes(g) * (PC_LAYOUT_CONFIG_DIM + m->cfg_dim) * 4;
+}
+
+/* The process itself: code, libraries, OpenBLAS and OpenMP thread buffers (measured). */
+#define PROCESS_BASE_BYTES (16.0 * 1048576.0)
+
 /*
- * Full-graph training holds K copies of the largest graph's activations for
- * backward: about (22 + 4L) * H floats per node and config (forward 10 + 4L,
- * backward scratch 12). Refuse up front rather than meet the OOM killer.
+ * Workspaces grow (fgrow, by 1.5x at least) as graphs of other sizes come,
+ * freeing the old buffer. glibc serves buffers under its mmap threshold
+ * (at most 32 MiB) from the heap, which keeps freed copies resident: with
+ * graphs (or GST segments) of several sizes, measured peaks were 1.1-1.3x the
+ * final buffers' sizes. Larger buffers are mmap'ed and returned on free:
+ * measured 1-2% above (bench/RESULTS.md, "Memory estimate").
+ */
+#define HEAP_SLACK 1.35
+#define MMAP_SLACK 1.05
+#define MMAP_THRESHOLD_MAX (32.0 * 1048576.0)
+
+/* Slack for the full-graph workspace of graph g: by the size of one (S*n, H) buffer. */
+static double heap_slack(const trainer *t, const tgraph *g) {
+    if (!g) return HEAP_SLACK;
+    double S = shared_gnn_of(&t->m->opts) ? 1.0 : (double)t->o.configs;
+    double buf = S * (double)g->d.g.n * t->m->opts.hidden * sizeof(float);
+    return buf < MMAP_THRESHOLD_MAX ? HEAP_SLACK : MMAP_SLACK;
+}
+
+typedef struct mem_est {
+    double data, inputs, act, total;
+    const tgraph *big; /* the train graph whose activations dominate */
+} mem_est;
+
+/*
+ * Peak resident memory of training, up front: the loaded graphs of both
+ * splits, their model inputs (and GST segments and tables), the largest
+ * training pass (forward + backward of K configs of the largest graph, or
+ * of the largest segment under GST), the validation pass in the same
+ * workspace (chunks of configs, forward only) and the process itself.
+ */
+static mem_est estimate_memory(const trainer *t) {
+    mem_est e;
+    memset(&e, 0, sizeof e);
+    const pc_model *m = t->m;
+    const tset *sets[2] = {&t->tr, &t->va};
+    double scr = 0;
+    for (int k = 0; k < 2; k++)
+        for (size_t i = 0; i < sets[k]->n; i++) {
+            const tgraph *g = &sets[k]->v[i];
+            e.data += graph_bytes(g->g);
+            e.inputs += inputs_bytes(m, g);
+        }
+    int64_t K = t->o.configs;
+    double fwd_train = 0, bwd_train = 0, fwd_valid = 0;
+    if (!m->opts.gst) {
+        for (size_t i = 0; i < t->tr.n; i++) {
+            const tgraph *g = &t->tr.v[i];
+            double fb = pc_model_pass_bytes(m, g->d.g.n, g->d.g.nc, K, 1);
+            double f = pc_model_pass_bytes(m, g->d.g.n, g->d.g.nc, K, 0);
+            if (fb > fwd_train + bwd_train) fwd_train = f, bwd_train = fb - f, e.big = g;
+            double sc = cfg_scratch_bytes(m, g->g, K);
+            scr = sc > scr ? sc : scr;
+        }
+        for (size_t i = 0; i < t->va.n; i++) {
+            const tgraph *g = &t->va.v[i];
+            int64_t ch = infer_chunk(m, g);
+            if (ch > g->c) ch = g->c > 0 ? g->c : 1;
+            double f = pc_model_pass_bytes(m, g->d.g.n, g->d.g.nc, ch, 0);
+            fwd_valid = f > fwd_valid ? f : fwd_valid;
+            double sc = cfg_scratch_bytes(m, g->g, ch);
+            scr = sc > scr ? sc : scr;
+        }
+        e.act = (fwd_train > fwd_valid ? fwd_train : fwd_valid) + bwd_train;
+        e.act *= heap_slack(t, e.big);
+    } else {
+        /* train_segs workspaces with backward, the fresh-segment workspace for K configs,
+           and inference's own context (chunks of 64 configs) */
+        int slots = t->o.gst_train_segs > 0 ? t->o.gst_train_segs : 1;
+        for (int k = 0; k < 2; k++)
+            for (size_t i = 0; i < sets[k]->n; i++) {
+                const tgraph *g = &sets[k]->v[i];
+                int S = pc_gst_graph_segments(g->gst), sn = 0, snc = 0;
+                for (int s = 0; s < S; s++) {
+                    int a, b;
+                    pc_gst_segment_size(g->gst, s, &a, &b);
+                    sn = a > sn ? a : sn;
+                    snc = b > snc ? b : snc;
+                }
+                double tr = k == 0 ? slots * pc_model_pass_bytes(m, sn, snc, K, 1) +
+                                         pc_model_pass_bytes(m, sn, snc, K, 0) : 0;
+                double inf = pc_model_pass_bytes(m, sn, snc, chunk_of(m, 64), 0);
+                if (tr > fwd_train) fwd_train = tr, e.big = g;
+                fwd_valid = inf > fwd_valid ? inf : fwd_valid;
+                double sc = cfg_scratch_bytes(m, g->g, k == 0 ? K : 64) * 2;
+                scr = sc > scr ? sc : scr;
+            }
+        e.act = HEAP_SLACK * (fwd_train + fwd_valid); /* segment buffers are small */
+    }
+    /* parameters, gradients, AdamW moments and the best copy */
+    e.act += scr + (double)m->params.numel * 4 * 5;
+    e.total = e.data + e.inputs + e.act + PROCESS_BASE_BYTES;
+    return e;
+}
+
+/* "1.23 GiB" or "345.6 MiB". */
+static void fmt_bytes(double b, char *buf, size_t n) {
+    if (b >= 1073741824.0) snprintf(buf, n, "%.2f GiB", b / 1073741824.0);
+    else snprintf(buf, n, "%.1f MiB", b / 1048576.0);
+}
+
+/*
+ * Logs the estimate and refuses (before any training allocation) when it is
+ * above --max-memory, or above what the machine has available (free memory
+ * plus what this process holds already), instead of meeting the OOM killer.
  */
 static pc_status check_memory(trainer *t, pc_error *err) {
-    if (t->m->opts.gst) return PC_OK;
-    int64_t nmax = 0;
-    const char *big = "";
-    for (size_t i = 0; i < t->tr.n; i++)
-        if (pc_graph_num_nodes(t->tr.v[i].g) > nmax) {
-            nmax = pc_graph_num_nodes(t->tr.v[i].g);
-            big = pc_graph_path(t->tr.v[i].g);
-        }
+    mem_est e = estimate_memory(t);
+    char tot[32], dat[32], inp[32], act[32], lim[32];
+    fmt_bytes(e.total, tot, sizeof tot);
+    fmt_bytes(e.data, dat, sizeof dat);
+    fmt_bytes(e.inputs, inp, sizeof inp);
+    fmt_bytes(e.act, act, sizeof act);
+    logf_(t->log, t->user, "memory: about %s at the peak (data %s, model inputs %s, "
+          "activations %s)", tot, dat, inp, act);
+    double limit = t->o.max_memory_gib * 1073741824.0;
+    if (!(t->o.max_memory_gib > 0)) {
+        double avail = mem_available();
+        limit = avail > 0 ? avail + mem_resident() : 0;
+    }
+    if (!(limit > 0) || e.total <= limit) return PC_OK;
+    fmt_bytes(limit, lim, sizeof lim);
     const pc_model_opts *mo = &t->m->opts;
-    int S = t->kind == PC_KIND_TILE && mo->join == PC_JOIN_LATE ? 1 : t->o.configs;
-    if (t->kind == PC_KIND_LAYOUT && mo->join == PC_JOIN_LATE) S = 1;
-    double need = (double)S * (double)nmax * mo->hidden * (22.0 + 4.0 * mo->layers) * 4.0;
-    double limit = t->o.max_memory_gib > 0 ? t->o.max_memory_gib * 1073741824.0
-                                           : mem_available();
-    if (limit > 0 && need > limit)
-        return pc_fail(err, PC_ERR_NOMEM, "train: full-graph training needs about %.1f GiB for "
-                       "%s (%lld nodes x %d configs x hidden %d, %d layers), more than the %.1f "
-                       "GiB %s; use --gst (Graph Segment Training), fewer --configs or a smaller "
-                       "--hidden", need / 1073741824.0, big, (long long)nmax, S, mo->hidden,
-                       mo->layers, limit / 1073741824.0,
-                       t->o.max_memory_gib > 0 ? "allowed by --max-memory" : "available");
-    return PC_OK;
+    const char *big = e.big ? pc_graph_path(e.big->g) : "";
+    long long nb = e.big ? (long long)e.big->d.g.n : 0;
+    const char *cap = t->o.max_memory_gib > 0 ? "allowed by --max-memory" : "available";
+    if (mo->gst)
+        return pc_fail(err, PC_ERR_NOMEM, "train: Graph Segment Training needs about %s (data "
+                       "%s, model inputs and embedding tables %s, activations %s; largest graph "
+                       "%s, %lld nodes), more than the %s %s; use a smaller --seg-size, fewer "
+                       "--configs or a smaller --hidden", tot, dat, inp, act, big, nb, lim, cap);
+    int S = shared_gnn_of(mo) ? 1 : t->o.configs;
+    return pc_fail(err, PC_ERR_NOMEM, "train: full-graph training needs about %s (data %s, "
+                   "model inputs %s, activations %s for %s: %lld nodes x %d configs x hidden %d, "
+                   "%d layers), more than the %s %s; use --gst (Graph Segment Training), "
+                   "--prune-hops, fewer --configs or a smaller --hidden", tot, dat, inp, act,
+                   big, nb, S, mo->hidden, mo->layers, lim, cap);
 }
 
 static pc_status setup(trainer *t, pc_error *err) {
@@ -979,12 +1156,12 @@ static pc_status setup(trainer *t, pc_error *err) {
         t->order = malloc(t->ntrain * sizeof *t->order);
         if (!t->best || !t->order) return pc_fail(err, PC_ERR_NOMEM, "train: out of memory");
     }
-    if ((st = check_memory(t, err))) return st;
     if ((st = tset_build(t->m, &t->tr, 1, err)) || (st = tset_build(t->m, &t->va, 0, err)))
         return st;
+    for (size_t i = 0; i < t->tr.n; i++) t->tr.v[i].ncand = t->tr.v[i].c;
+    if ((st = check_memory(t, err))) return st;
     if (t->m->opts.gst && !(t->gx = pc_gst_ctx_new(t->o.gst_train_segs)))
         return pc_fail(err, PC_ERR_NOMEM, "train: out of memory");
-    for (size_t i = 0; i < t->tr.n; i++) t->tr.v[i].ncand = t->tr.v[i].c;
     if ((st = dedup_train(t, err))) return st;
     if (t->fast && (st = build_by_speed(&t->tr, err))) return st;
     int64_t maxc = 1;

@@ -5,6 +5,11 @@
 #include "model/model.h"
 #include "perfcast/train.h"
 
+/* Layout collections keep the configurable nodes and their k-hop
+   neighbourhood by default (pc_train_opts.prune_hops -1); tile graphs are
+   not pruned. */
+#define PC_TRAIN_DEFAULT_PRUNE_HOPS 1
+
 /* What a checkpoint records besides the tensors. */
 typedef struct pc_ckpt_info {
     int collection;

@@ -126,6 +126,55 @@ def resume_tests(data):
     expect_rc(p, 1, "resume from a corrupt state")
 
 
+MEM_RE = re.compile(r"^memory: about ([\d.]+) (MiB|GiB) at the peak \(data ([\d.]+) (MiB|GiB), "
+                    r"model inputs ([\d.]+) (MiB|GiB), activations ([\d.]+) (MiB|GiB)\)$", re.M)
+
+
+def mem_estimate(data, *extra):
+    """The logged estimate (total, data, inputs, activations in MiB) of a run refused by a
+    tiny --max-memory, after loading and before training."""
+    out = os.path.join(TMP, "toobig.st")
+    p = run("train", "--data", data, "--collection", "layout:xla:random", "--out", out,
+            "--max-memory", "0.0001", *extra)
+    expect_rc(p, 1, "training over --max-memory %r" % (extra,))
+    expect("needs about" in p.stderr and "activations" in p.stderr and "more than the" in p.stderr,
+           "memory refusal: " + p.stderr)
+    expect(("--seg-size" if "--gst" in extra else "--gst") in p.stderr,
+           "memory refusal says what to do: " + p.stderr)
+    expect(not os.path.exists(out), "refused run wrote nothing")
+    m = MEM_RE.search(p.stdout)
+    expect(m is not None, "memory estimate logged: %r" % p.stdout)
+    if not m:
+        return None
+    v = [float(m.group(i)) * (1024 if m.group(i + 1) == "GiB" else 1) for i in (1, 3, 5, 7)]
+    expect(v[0] >= v[1] + v[2] + v[3], "estimate adds up: %r" % v)
+    return v
+
+
+def memory_tests(data):
+    """The up-front estimate counts the loaded data and the activations, and refuses."""
+    base = mem_estimate(data, "--configs", "4")
+    more_k = mem_estimate(data, "--configs", "32")
+    whole = mem_estimate(data, "--configs", "4", "--prune-hops", "0")
+    gst = mem_estimate(data, "--configs", "4", "--gst", "--seg-size", "40")
+    # the same dataset with every train graph twice
+    big = os.path.join(TMP, "data_twice")
+    shutil.copytree(data, big)
+    tdir = os.path.join(big, "npz/layout/xla/random/train")
+    for f in os.listdir(tdir):
+        shutil.copy(os.path.join(tdir, f), os.path.join(tdir, "copy_" + f))
+    twice = mem_estimate(big, "--configs", "4")
+    if base and more_k and whole and gst and twice:
+        expect(more_k[3] > base[3] and more_k[0] > base[0],
+               "activations grow with --configs: %r -> %r" % (base, more_k))
+        expect(whole[3] > base[3], "the whole graph costs more than the pruned one: %r vs %r"
+               % (whole, base))
+        expect(twice[1] > base[1] and twice[0] > base[0],
+               "estimate grows with the data: %r -> %r" % (base, twice))
+        expect(gst[2] > base[2], "GST counts its segments and tables: %r vs %r" % (gst, base))
+    shutil.rmtree(big, ignore_errors=True)
+
+
 def options_tests(data):
     """Architecture, loss and sampling flags train, are recorded, and change the model."""
     base = os.path.join(TMP, "opt_base.st")
@@ -150,7 +199,7 @@ def options_tests(data):
            "loss recorded in the checkpoint")
     # issue #4 techniques on layout: each trains, writes a model eval can read
     lcommon = ["--epochs", "2", "--hidden", "16", "--layers", "2", "--configs", "6"]
-    for i, v in enumerate([["--prune-hops", "1"], ["--prune-hops", "2", "--collapse-chains"],
+    for i, v in enumerate([["--collapse-chains"], ["--prune-hops", "2", "--collapse-chains"],
                            ["--encode", "all"], ["--gst", "--seg-size", "40"],
                            ["--gst", "--segments", "metis", "--seg-size", "30",
                             "--gst-train-segs", "2", "--gst-keep", "0.8", "--gst-finetune", "1"],
@@ -161,11 +210,7 @@ def options_tests(data):
         train(data, "layout:xla:random", out, *lcommon, *v)
         q = run("eval", "--model", out, "--data", data, "--json")
         expect_rc(q, 0, "eval of the layout model trained with %r" % v)
-    p = run("train", "--data", data, "--collection", "layout:xla:random", "--out",
-            os.path.join(TMP, "toobig.st"), "--max-memory", "0.0001")
-    expect_rc(p, 1, "full-graph training over --max-memory")
-    expect("needs about" in p.stderr and "--gst" in p.stderr, "memory refusal: " + p.stderr)
-    expect(not os.path.exists(os.path.join(TMP, "toobig.st")), "refused run wrote nothing")
+    memory_tests(data)
     p = run("train", "--data", data, "--collection", "tile:xla", "--out",
             os.path.join(TMP, "tilegst.st"), "--gst")
     expect_rc(p, 1, "--gst on tile")
@@ -239,8 +284,36 @@ def main():
         expect(r["metric_name"] == "kendall_tau" and -1 <= r["metric"] <= 1,
                "layout eval metric %r" % r)
         print("layout valid: kendall tau %.4f, opa %.4f" % (r["metric"], r["opa"]))
+        # layout prunes to 1 hop by default; the model records it and eval prunes alike
+        best = max(v for _, _, v in ep)
+        expect(abs(r["metric"] - best) < 1e-5, "layout eval %.6f matches the best logged "
+               "valid tau %.6f" % (r["metric"], best))
     except ValueError as e:
         FAILS.append("eval layout --json output: %s (%s)" % (q.stdout, e))
+    if os.path.isfile(ml):
+        expect(re.search(rb'prune_hops\\*":1\b', open(ml, "rb").read()) is not None,
+               "default layout model records prune_hops 1")
+    mw = os.path.join(TMP, "layout_whole.safetensors")
+    p, epw = train(data, "layout:xla:random", mw, "--epochs", "2", "--hidden", "32",
+                   "--layers", "2", "--configs", "8", "--prune-hops", "0")
+    q = run("eval", "--model", mw, "--data", data, "--json")
+    expect_rc(q, 0, "eval layout --prune-hops 0")
+    if os.path.isfile(mw):
+        expect(b"prune_hops" not in open(mw, "rb").read(), "--prune-hops 0 model is unpruned")
+    try:
+        r = json.loads(q.stdout)
+        best = max(v for _, _, v in epw)
+        expect(abs(r["metric"] - best) < 1e-5, "unpruned layout eval %.6f matches the best "
+               "logged valid tau %.6f" % (r["metric"], best))
+    except ValueError as e:
+        FAILS.append("eval layout --prune-hops 0 output: %s (%s)" % (q.stdout, e))
+    mt = os.path.join(TMP, "tile_p0.safetensors")
+    train(data, "tile:xla", mt, "--epochs", "1", "--hidden", "16", "--layers", "1",
+          "--prune-hops", "0")
+    p = run("train", "--data", data, "--collection", "tile:xla", "--out",
+            os.path.join(TMP, "tile_p1.st"), "--prune-hops", "1")
+    expect_rc(p, 1, "--prune-hops 1 on tile")
+    expect("--prune-hops" in p.stderr, "tile pruning refusal: " + p.stderr)
 
     # time budget: returns and writes a model
     mb = os.path.join(TMP, "budget.safetensors")

@@ -1,0 +1,100 @@
+/*
+ * FLOPs and HBM bytes of each instruction of an XLA HLO module: the input of
+ * a whole-module roofline (`perfcast roofline --hlo FILE`, docs/analytic.md
+ * "Roofline of an HLO module" states every rule).
+ *
+ * One row per instruction of the entry computation, in program order. A
+ * fusion is one unit: its FLOPs are summed over the fused computation (and
+ * any computation it calls), its bytes are what crosses the fusion boundary
+ * (operands read + result written). A call, conditional or while is one row
+ * too, its FLOPs and bytes summed over the instructions of the called
+ * computation(s): those run as separate kernels, each through HBM. A while
+ * body (and condition) counts `while_trips` times (default once: HLO text
+ * and the protos do not carry a reliable trip count).
+ *
+ * This module reads HLO (src/hlo); it does not depend on the analytic module:
+ * the CLI turns the rows into the analytic module's ops.
+ */
+#ifndef PERFCAST_HLO_COST_H
+#define PERFCAST_HLO_COST_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "perfcast/perfcast.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* xla.PrimitiveType numbers used below. */
+#define PC_HLO_TYPE_PRED 1
+#define PC_HLO_TYPE_F32 11
+#define PC_HLO_TYPE_TUPLE 13
+#define PC_HLO_TYPE_BF16 16
+
+/* "pred", "s8", "bf16", "f32", "tuple", ...; "?" if unknown. */
+const char *pc_hlo_type_name(int32_t type);
+/* Bytes per element: pred/s8/u8/f8* 1, bf16/f16/s16 2, f32/s32 4, f64/s64/c64 8,
+ * c128 16, s4/u4/f4 0.5, s2/u2 0.25, s1/u1 0.125; tuple, token, opaque 0. */
+double pc_hlo_type_bytes(int32_t type);
+
+/* What one instruction (or fusion, call, while, conditional) costs. */
+typedef struct pc_hlo_op_cost {
+    const char *name;     /* instruction name without '%' (owned by the report) */
+    const char *opcode;   /* "fusion", "dot", "add", ... (owned by the report) */
+    int32_t module;       /* index into pc_hlo_cost.module_names */
+    int32_t element_type; /* xla.PrimitiveType of the result (PC_HLO_TYPE_TUPLE for tuples) */
+    int32_t compute_type; /* the type whose peak applies: the lhs operand of the first dot or
+                             convolution in it, else the result's type, else the first array
+                             operand's, else f32 */
+    int matrix;           /* it is or contains a dot or convolution (MXU / tensor cores) */
+    double flops;         /* including transcendentals */
+    double transcendentals; /* exp, log, tanh, rsqrt, ...: 1 flop each, counted here too */
+    double bytes_read;    /* operands read from HBM */
+    double bytes_written; /* result written to HBM */
+} pc_hlo_op_cost;
+
+typedef struct pc_hlo_cost_opts {
+    int module;         /* -1 (default): every module of the file; else its index */
+    double while_trips; /* times each while body and condition count; <= 0 -> 1 */
+    int keep_free;      /* 1: keep rows that cost nothing (parameter, constant, tuple,
+                           get-tuple-element, bitcast, row-major reshape) */
+} pc_hlo_cost_opts;
+pc_hlo_cost_opts pc_hlo_cost_opts_default(void);
+
+typedef struct pc_hlo_cost {
+    const char *format; /* "HLO text", "TuningData", "ModuleTuningData", "HloModuleProto" */
+    char **module_names;
+    int32_t n_modules; /* modules costed */
+    pc_hlo_op_cost *ops;
+    int64_t n_ops;
+    double flops, transcendentals, bytes_read, bytes_written; /* sums over ops */
+    int64_t instructions; /* entry instructions seen */
+    int64_t free_ops;     /* ... that cost nothing (left out unless keep_free) */
+    int64_t while_loops;  /* while instructions met (bodies counted while_trips times) */
+    int64_t unsized;      /* tuple values whose size is unknown (counted as 0 bytes) */
+    int64_t dots_guessed; /* dots without dimension numbers: lhs's last dim contracted */
+    int64_t unknown_ops;  /* opcodes without a rule: 0 FLOPs, operands + result bytes */
+    char first_unknown[32];
+} pc_hlo_cost;
+
+/*
+ * Costs every module (or opts->module) of an HLO file: FILE.pb (or .binpb)
+ * is read as a TpuGraphs TuningData / ModuleTuningData or a bare
+ * HloModuleProto (raw protobuf); anything else as HLO text (.hlo, .txt).
+ * Parse errors are PC_ERR_FORMAT with "PATH:LINE:COLUMN: ..." for text.
+ * opts may be NULL (defaults).
+ */
+pc_status pc_hlo_cost_file(const char *path, const pc_hlo_cost_opts *opts, pc_hlo_cost **out,
+                           pc_error *err);
+/* The same for `len` bytes of HLO text; `what` names it in messages. */
+pc_status pc_hlo_cost_text(const char *text, size_t len, const char *what,
+                           const pc_hlo_cost_opts *opts, pc_hlo_cost **out, pc_error *err);
+void pc_hlo_cost_free(pc_hlo_cost *c); /* NULL ok */
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PERFCAST_HLO_COST_H */
