@@ -17,6 +17,8 @@
  *              build = everything import does before writing
  *   import     pc_import_file end to end from DIR/bench.pb into DIR/out
  *              (stored .npz), if DIR is given
+ *   text       the same module printed as HLO text (an XLA dump), then
+ *              pc_hlo_parse_text + pc_hlo_featurize: the text import path
  * One line per step: wall seconds, instructions per second, and CPU seconds
  * (which a busy machine does not inflate); plus the file size.
  */
@@ -28,6 +30,7 @@
 
 #include "hlo/import.h"
 #include "hlo/proto.h"
+#include "hlo/text.h"
 
 static double now(void) {
     struct timespec t;
@@ -172,6 +175,42 @@ static int die(const pc_error *e) {
     return 1;
 }
 
+/* Text path: print the module once (untimed), then time parse + featurize. */
+static int text_step(const buf *b, int64_t n, int reps) {
+    pc_error e;
+    pc_hlo_tuning *t;
+    char *text = NULL;
+    size_t len = 0;
+    if (pc_hlo_tuning_parse(b->p, b->n, "bench.pb", &t, &e) ||
+        pc_hlo_print_text_buf(t->mods[0].module, &text, &len, &e))
+        return die(&e);
+    pc_hlo_tuning_free(t);
+    double best = 1e30, best_cpu = 1e30;
+    for (int r = 0; r < reps; r++) {
+        double t0 = now(), c0 = cpu();
+        pc_hlo_module **mods = NULL;
+        int nm = 0;
+        pc_hlo_graph g;
+        if (pc_hlo_parse_text(text, len, "bench.hlo", &mods, &nm, NULL, &e) ||
+            pc_hlo_featurize(mods[0], &g, &e))
+            return die(&e);
+        double dt = now() - t0, dc = cpu() - c0;
+        if (g.n != n) {
+            fprintf(stderr, "bench_import: text module has %lld nodes, not %lld\n",
+                    (long long)g.n, (long long)n);
+            return 1;
+        }
+        pc_hlo_graph_free(&g);
+        pc_hlo_modules_free(mods, nm);
+        if (dt < best) best = dt;
+        if (dc < best_cpu) best_cpu = dc;
+    }
+    printf("text parse+feat  %6.3f  %8.2f  %6.3f   (%.1f MB of HLO text)\n", best,
+           n / best / 1e6, best_cpu, (double)len / 1e6);
+    free(text);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     if (argc < 5) {
         fprintf(stderr, "usage: bench_import N_INST CONFIG_NODES CONFIGS REPEATS [DIR]\n");
@@ -221,6 +260,7 @@ int main(int argc, char **argv) {
     printf("parse            %6.3f  %8.2f  %6.3f\n", best_parse, n / best_parse / 1e6, cpu_parse);
     printf("featurize        %6.3f  %8.2f  %6.3f\n", best_feat, n / best_feat / 1e6, cpu_feat);
     printf("parse + build    %6.3f  %8.2f  %6.3f\n", best_build, n / best_build / 1e6, cpu_build);
+    if (text_step(&b, n, reps)) return 1;
     if (argc > 5) {
         char path[4096], out[4096];
         snprintf(path, sizeof path, "%s/bench.pb", argv[5]);

@@ -8,7 +8,8 @@
 #
 # A budget written eN (e.g. e3) means a fixed N epochs instead of a time budget:
 # deterministic, independent of the machine's load, so those runs skip the lock.
-# env COLLS: subset of collections; LAYOUT_CONFIGS=N: synth --layout-configs N
+# env COLLS: subset of collections; VARIANTS: subset of variants (e.g. to rerun
+# runs that a busy machine starved: the raw file is overwritten, keep a copy); LAYOUT_CONFIGS=N: synth --layout-configs N
 # (fewer configs per valid graph make the all-configs validation pass cheaper).
 set -u
 BUILD=${1:-build}
@@ -32,21 +33,23 @@ done
 for coll in ${COLLS:-layout:xla:random layout:xla:default tile:xla}; do
     if [ "$coll" = tile:xla ]; then
         budget=$TB
-        variants="baseline encode_all sampling_fast join_late loss_hinge"
+        variants="baseline encode_all sampling_fast join_late loss_hinge cfg_attention dedup"
     else
         budget=$LB
-        variants="baseline prune_hops1 encode_all sampling_fast join_late gst loss_listmle"
+        variants="baseline prune_off encode_all sampling_fast join_late gst loss_listmle cfg_attention dedup"
     fi
-    for v in $variants; do
+    for v in ${VARIANTS:-$variants}; do
         case $v in
             baseline) args=() ;;
-            prune_hops1) args=(--prune-hops 1) ;;
+            prune_off) args=(--prune-hops 0) ;;  # the layout default is 1
             encode_all) args=(--encode all) ;;
             sampling_fast) args=(--sampling fast) ;;
             join_late) args=(--join late) ;;
             gst) args=(--gst) ;;
             loss_listmle) args=(--loss listmle:1) ;;
             loss_hinge) args=(--loss hinge:1) ;;
+            cfg_attention) args=(--cfg-attention 2) ;;
+            dedup) args=(--dedup) ;;
         esac
         for seed in $(seq 1 "$SEEDS"); do
             out=$WORK/a_${coll//:/_}_${v}_$seed

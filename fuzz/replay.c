@@ -23,10 +23,12 @@
 /* One line per fuzz/fuzz_<name>.c (PC_FUZZ_TARGET(name)). */
 int pc_fuzz_analytic(const uint8_t *data, size_t size);
 int pc_fuzz_graph(const uint8_t *data, size_t size);
+int pc_fuzz_hlo_cost(const uint8_t *data, size_t size);
 int pc_fuzz_hlo_proto(const uint8_t *data, size_t size);
 int pc_fuzz_hlo_text(const uint8_t *data, size_t size);
 int pc_fuzz_npy_header(const uint8_t *data, size_t size);
 int pc_fuzz_npz(const uint8_t *data, size_t size);
+int pc_fuzz_rank_candidates(const uint8_t *data, size_t size);
 int pc_fuzz_safetensors(const uint8_t *data, size_t size);
 
 typedef int (*fuzz_fn)(const uint8_t *, size_t);
@@ -37,10 +39,12 @@ static const struct {
 } targets[] = {
     {"analytic", pc_fuzz_analytic},
     {"graph", pc_fuzz_graph},
+    {"hlo_cost", pc_fuzz_hlo_cost},
     {"hlo_proto", pc_fuzz_hlo_proto},
     {"hlo_text", pc_fuzz_hlo_text},
     {"npy_header", pc_fuzz_npy_header},
     {"npz", pc_fuzz_npz},
+    {"rank_candidates", pc_fuzz_rank_candidates},
     {"safetensors", pc_fuzz_safetensors},
 };
 

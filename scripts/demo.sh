@@ -42,6 +42,11 @@ echo "== perfcast predict: competition CSV for the test split -> $OUT/submission
   --data "$OUT" --split test --out "$OUT/submission.csv"
 head -n 3 "$OUT/submission.csv" | cut -c1-120
 echo
+echo "== bring your own program: examples/mlp_block.hlo (XLA HLO text): import, rank its layouts, roofline"
+"$PC" import examples/mlp_block.hlo --out "$OUT/imported"
+"$PC" rank --model "$OUT/layout_xla_random.model" examples/mlp_block.hlo --top 5
+"$PC" roofline --chip v5e --hlo examples/mlp_block.hlo
+echo
 echo "== perfcast plan train: LLaMA-3-70B on a TPU v5p pod (analytic model, 4M-token batches, 15T tokens)"
 "$PC" plan train --preset llama3-70b --chip v5p --chips 8960 --batch-tokens 4M --tokens 15T \
   --efficiency 0.4 --attention none --top 3

@@ -84,7 +84,9 @@ typedef struct pc_hlo_cost {
  * is read as a TpuGraphs TuningData / ModuleTuningData or a bare
  * HloModuleProto (raw protobuf); anything else as HLO text (.hlo, .txt).
  * Parse errors are PC_ERR_FORMAT with "PATH:LINE:COLUMN: ..." for text.
- * opts may be NULL (defaults).
+ * An instruction (or a total) whose FLOPs or bytes overflow a double (absurd
+ * shapes, huge --while-trips) is PC_ERR_RANGE naming it: rows are always
+ * finite and >= 0. opts may be NULL (defaults).
  */
 pc_status pc_hlo_cost_file(const char *path, const pc_hlo_cost_opts *opts, pc_hlo_cost **out,
                            pc_error *err);

@@ -703,9 +703,10 @@ static pc_status chip_from_json(pc_chipdb *db, const cJSON *o, const char *origi
             if (v != floor(v) || v > 1 << 30)
                 return pc_fail(err, PC_ERR_INVALID, "%s: chip %s: \"%s\" must be an integer",
                                origin, name, k);
-            *(int *)((char *)&c + nf->off) = (int)v;
+            int iv = (int)v; /* memcpy: the field is reached by byte offset */
+            memcpy((char *)&c + nf->off, &iv, sizeof iv);
         } else {
-            *(double *)((char *)&c + nf->off) = v;
+            memcpy((char *)&c + nf->off, &v, sizeof v);
         }
     }
     pc_status st = pc_chip_validate(&c, err);

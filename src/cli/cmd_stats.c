@@ -170,7 +170,8 @@ static void stats_help(FILE *f) {
             "Columns: graphs; nodes total/mean/max; edges total; configs total/mean/max;\n"
             "mean configurable nodes per graph; median over graphs of slowest/fastest runtime.\n"
             "--prune-hops K adds, per layout graph, the nodes and edges that pruning to the\n"
-            "configurable nodes and their K-hop neighbourhood keeps (as 'train --prune-hops').\n");
+            "configurable nodes and their K-hop neighbourhood keeps (as 'train --prune-hops K',\n"
+            "K >= 1; train's layout default is 1).\n");
 }
 
 /* Per-graph pruning report of the layout collections (text or JSON). */
@@ -244,8 +245,10 @@ int pc_cmd_stats(int argc, char **argv) {
         }
         if (!strcmp(argv[i], "--prune-hops")) {
             long long v;
-            if (i + 1 >= argc || pc_cli_parse_i64(argv[i + 1], 0, 64, &v))
-                return pc_cli_usage_error("stats", "--prune-hops expects 0..64");
+            /* as in train, 0 means "no pruning": nothing to report */
+            if (i + 1 >= argc || pc_cli_parse_i64(argv[i + 1], 1, 64, &v))
+                return pc_cli_usage_error("stats", "--prune-hops expects 1..64 (0 means no "
+                                          "pruning, as in 'train --prune-hops 0')");
             hops = (int)v;
             i++;
             continue;

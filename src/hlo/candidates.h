@@ -19,6 +19,7 @@
 #define PC_HLO_CANDIDATES_H
 
 #include "hlo/hlo_ir.h"
+#include "perfcast/hlo.h"
 
 /* One configurable node: where it is and what its tensors look like. */
 typedef struct pc_hlo_cfg_node {
@@ -66,5 +67,20 @@ void pc_hlo_kernels_free(pc_hlo_kernel *k, int n);
  * root's first operand when the root is a tuple); *rank <= cap.
  */
 void pc_hlo_kernel_out_dims(const pc_hlo_kernel *k, int64_t *dims, int *rank, int cap);
+
+/*
+ * pc_rank_sets_from_hlo (perfcast/hlo.h) on modules already parsed and a
+ * candidates file already in memory (hlo/rank.c): `configs` (`len` bytes,
+ * any bytes) is read line by line exactly as the --configs file would be,
+ * and messages name it `configs_name` where they would name that file
+ * ("CONFIGS:LINE: ..."); configs NULL enumerates instead. `path` names the
+ * program in labels; opts->configs is ignored and the modules stay the
+ * caller's. It lets the candidates parser be fuzzed without files
+ * (fuzz/fuzz_rank_candidates.c).
+ */
+pc_status pc_rank_sets_from_modules(const char *path, pc_hlo_module *const *mods, int nmods,
+                                    const pc_rank_opts *opts, const char *configs, size_t len,
+                                    const char *configs_name, pc_rank_set ***sets, int *n,
+                                    pc_error *err);
 
 #endif /* PC_HLO_CANDIDATES_H */

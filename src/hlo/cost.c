@@ -138,15 +138,30 @@ static void cctx_free(cctx *cx) {
 
 static int is_tuple(const pc_hlo_shape *s) { return s->element_type == PC_HLO_TYPE_TUPLE; }
 
-/* Elements of an array shape (dynamic `<=N` dims count N; unbounded ones 0). */
+/* Elements of an array shape (dynamic `<=N` dims count N; unbounded ones 0). A zero dim
+ * gives 0 even when the other dims' product overflows (inf * 0 would be NaN). */
 static double elems(const pc_hlo_shape *s) {
     double e = 1;
-    for (int32_t i = 0; i < s->dims.n; i++) e *= s->dims.v[i] > 0 ? (double)s->dims.v[i] : 0;
+    for (int32_t i = 0; i < s->dims.n; i++) {
+        if (s->dims.v[i] <= 0) return 0;
+        e *= (double)s->dims.v[i];
+    }
     return e;
 }
 
 static double dim(const pc_hlo_shape *s, int64_t d) {
     return d >= 0 && d < s->dims.n && s->dims.v[d] > 0 ? (double)s->dims.v[d] : 0;
+}
+
+/* Elements of a window; a non-positive size (malformed) counts 0, as a dim does, so FLOPs
+ * never go negative. */
+static double window_elems(const pc_hlo_window *w) {
+    double e = 1;
+    for (int32_t i = 0; i < w->n; i++) {
+        if (w->size[i] <= 0) return 0;
+        e *= (double)w->size[i];
+    }
+    return e;
 }
 
 static const pc_hlo_instruction *operand(const cctx *cx, const pc_hlo_instruction *in, int32_t k) {
@@ -193,7 +208,10 @@ static double tuple_bytes(cctx *cx, const pc_hlo_instruction *in, int depth) {
 
 /* Tuple sizes are memoized: a tuple may use one operand many times, at every level. */
 static double value_bytes(cctx *cx, const pc_hlo_instruction *in, int depth) {
-    if (!is_tuple(&in->shape)) return elems(&in->shape) * pc_hlo_type_bytes(in->shape.element_type);
+    if (!is_tuple(&in->shape)) { /* sizes stay in [0, inf]: a NaN would defeat the memo */
+        double tb = pc_hlo_type_bytes(in->shape.element_type);
+        return tb > 0 ? elems(&in->shape) * tb : 0;
+    }
     const loc *l = loc_find(cx->inst, cx->n_inst, in->id);
     double *memo = l ? &cx->vbytes[l - cx->inst] : NULL;
     if (memo && *memo >= 0) return *memo;
@@ -272,7 +290,7 @@ static double conv_flops(cctx *cx, const pc_hlo_instruction *in) {
         for (int32_t i = 0; i < in->conv.kernel_spatial.n; i++)
             per_out *= dim(&rhs->shape, in->conv.kernel_spatial.v[i]);
     } else { /* no dimension numbers: window sizes x lhs's last dim / groups */
-        for (int32_t i = 0; i < in->window.n; i++) per_out *= (double)in->window.size[i];
+        per_out = window_elems(&in->window);
         double g = in->feature_group_count > 0 ? (double)in->feature_group_count : 1;
         per_out *= lhs->shape.dims.n ? dim(&lhs->shape, lhs->shape.dims.n - 1) / g : 1;
     }
@@ -290,8 +308,7 @@ static double reduce_flops(cctx *cx, const pc_hlo_instruction *in) {
 }
 
 static double reduce_window_flops(const pc_hlo_instruction *in) {
-    double w = 1;
-    for (int32_t i = 0; i < in->window.n; i++) w *= (double)in->window.size[i];
+    double w = window_elems(&in->window);
     double outs = is_tuple(&in->shape) ? 0 : elems(&in->shape);
     return outs * w * (in->operand_ids.n > 2 ? in->operand_ids.n / 2 : 1);
 }
@@ -433,7 +450,7 @@ static int has_rule(const pc_hlo_instruction *in) {
     return in->opcode_id != PC_HLO_UNKNOWN && in->opcode_id != PC_HLO_CUSTOM_CALL;
 }
 
-static int inst_unit(cctx *cx, const pc_hlo_instruction *in, int depth, unit *u) {
+static int inst_unit_raw(cctx *cx, const pc_hlo_instruction *in, int depth, unit *u) {
     memset(u, 0, sizeof *u);
     if (is_free(cx, in)) return 0;
     switch (in->opcode_id) {
@@ -451,6 +468,20 @@ static int inst_unit(cctx *cx, const pc_hlo_instruction *in, int depth, unit *u)
         if (!cx->rep->unknown_ops++)
             snprintf(cx->rep->first_unknown, sizeof cx->rep->first_unknown, "%s", in->opcode);
     }
+    return 0;
+}
+
+static int finite_unit(const unit *u) {
+    return isfinite(u->flops) && isfinite(u->trans) && isfinite(u->rd) && isfinite(u->wr);
+}
+
+/* Huge shapes, window sizes or while_trips can overflow a double (inf, or NaN from
+ * inf * 0): an error naming the instruction, rather than rows that are not numbers. */
+static int inst_unit(cctx *cx, const pc_hlo_instruction *in, int depth, unit *u) {
+    if (inst_unit_raw(cx, in, depth, u)) return -1;
+    if (!finite_unit(u))
+        return fail(cx, PC_ERR_RANGE, "its FLOPs or bytes overflow a double (shapes, windows "
+                    "or while trips too large)", in);
     return 0;
 }
 
@@ -524,6 +555,12 @@ static pc_status add_row(cctx *cx, const pc_hlo_instruction *in, const unit *u, 
     r->transcendentals += u->trans;
     r->bytes_read += u->rd;
     r->bytes_written += u->wr;
+    if (!isfinite(r->flops) || !isfinite(r->transcendentals) || !isfinite(r->bytes_read) ||
+        !isfinite(r->bytes_written)) {
+        char b[PC_HLO_NAME_BUF];
+        return pc_fail(cx->err, PC_ERR_RANGE, "module %s: the total FLOPs or bytes overflow a "
+                       "double", pc_hlo_printable(cx->m->name, b));
+    }
     return PC_OK;
 }
 

@@ -155,6 +155,21 @@ static pc_status cfg_add(cfg_file *f, int64_t lineno, const char *text, pc_error
     return PC_OK;
 }
 
+/* One line as getline gives it (newline kept): a NUL ends its text, '#' a comment. */
+static pc_status cfg_line_in(cfg_file *f, int64_t lineno, char *line, pc_error *err) {
+    char *hash = strchr(line, '#');
+    if (hash) *hash = '\0';
+    return blank(line) ? PC_OK : cfg_add(f, lineno, line, err);
+}
+
+/* A file without a configuration is an error; on error nothing is kept. */
+static pc_status cfg_done(cfg_file *f, pc_status st, pc_error *err) {
+    if (!st && f->n == 0)
+        st = pc_fail(err, PC_ERR_FORMAT, "%s: no configurations (expected one per line)", f->path);
+    if (st) cfg_file_free(f);
+    return st;
+}
+
 static pc_status cfg_file_read(const char *path, cfg_file *f, pc_error *err) {
     memset(f, 0, sizeof *f);
     f->path = path;
@@ -165,18 +180,34 @@ static pc_status cfg_file_read(const char *path, cfg_file *f, pc_error *err) {
     size_t cap = 0;
     int64_t lineno = 0;
     pc_status st = PC_OK;
-    while (!st && getline(&line, &cap, in) >= 0) {
-        lineno++;
-        char *hash = strchr(line, '#');
-        if (hash) *hash = '\0';
-        if (!blank(line)) st = cfg_add(f, lineno, line, err);
-    }
+    while (!st && getline(&line, &cap, in) >= 0) st = cfg_line_in(f, ++lineno, line, err);
     free(line);
     fclose(in);
-    if (!st && f->n == 0)
-        st = pc_fail(err, PC_ERR_FORMAT, "%s: no configurations (expected one per line)", path);
-    if (st) cfg_file_free(f);
-    return st;
+    return cfg_done(f, st, err);
+}
+
+/* The same for `len` bytes in memory, split into lines as getline would split the file. */
+static pc_status cfg_text_read(const char *text, size_t len, const char *name, cfg_file *f,
+                               pc_error *err) {
+    memset(f, 0, sizeof *f);
+    f->path = name;
+    pc_status st = PC_OK;
+    int64_t lineno = 0;
+    for (size_t at = 0; at < len && !st;) {
+        const char *nl = memchr(text + at, '\n', len - at);
+        size_t n = nl ? (size_t)(nl - (text + at)) + 1 : len - at;
+        char *line = malloc(n + 1);
+        if (!line) {
+            st = pc_fail(err, PC_ERR_NOMEM, "%s: out of memory", name);
+            break;
+        }
+        memcpy(line, text + at, n);
+        line[n] = '\0';
+        st = cfg_line_in(f, ++lineno, line, err);
+        free(line);
+        at += n;
+    }
+    return cfg_done(f, st, err);
 }
 
 /* Splits off the next whitespace-separated token: [*tok, *tok_end). */
@@ -253,6 +284,9 @@ static pc_status layout_item(const pc_rank_set *s, const cfg_file *f, int64_t li
                        (long long)lineno, (int)(eq - tok), tok, s->name, (long long)s->nc,
                        s->nodes[0].name, (long long)s->nc - 1);
     const lnode *nd = &s->nodes[j];
+    /* a node named again on the line: the last item wins whole, as a repeated tile list does
+     * (merging would leave mixed tensors, e.g. "r=1,0 r=0" an output layout of 0,0) */
+    memset(row + j * LSLOTS, 0xff, LSLOTS);
     const char *p = eq + 1;
     for (int t = 0; p <= e; t++) {
         const char *slash = memchr(p, '/', (size_t)(e - p));
@@ -777,7 +811,7 @@ static pc_status tile_set(build_ctx *b, const pc_hlo_module *m, const pc_hlo_ker
 }
 
 /* Every kernel of every module, or the one --kernel names (the error lists them). */
-static pc_status tile_sets(build_ctx *b, pc_hlo_module **mods, int nmods, pc_error *err) {
+static pc_status tile_sets(build_ctx *b, pc_hlo_module *const *mods, int nmods, pc_error *err) {
     sbuf names = {0};
     int matched = 0;
     pc_status st = PC_OK;
@@ -819,6 +853,24 @@ static void note_text(pc_import_report *rep, int nmods, const pc_hlo_text_stats 
     snprintf(rep->first_unknown, sizeof rep->first_unknown, "%s", ts->first_unknown);
 }
 
+/* The sets of parsed modules, candidates from `cfg` (NULL: enumerated); on error none. */
+static pc_status build_sets(const char *path, const pc_rank_opts *o, const cfg_file *cfg,
+                            pc_hlo_module *const *mods, int nmods, pc_import_report *rep,
+                            pc_rank_set ***sets, int *n, pc_error *err) {
+    build_ctx b = {path, o, cfg, NULL, 0, 0, rep};
+    pc_status st = PC_OK;
+    if (o->kind == PC_KIND_TILE) st = tile_sets(&b, mods, nmods, err);
+    for (int i = 0; i < nmods && !st && o->kind == PC_KIND_LAYOUT; i++)
+        st = layout_set(&b, mods[i], err);
+    if (st) {
+        pc_rank_sets_free(b.sets, b.n);
+        return st;
+    }
+    *sets = b.sets;
+    *n = b.n;
+    return PC_OK;
+}
+
 pc_status pc_rank_sets_from_hlo(const char *path, const pc_rank_opts *opts, pc_rank_set ***sets,
                                 int *n, pc_import_report *rep, pc_error *err) {
     if (!sets || !n || !path) return pc_fail(err, PC_ERR_ARG, "rank: NULL argument");
@@ -842,17 +894,27 @@ pc_status pc_rank_sets_from_hlo(const char *path, const pc_rank_opts *opts, pc_r
     st = pc_hlo_read_text_file(path, &mods, &nmods, &ts, err);
     if (!st) note_text(rep, nmods, &ts);
     if (!st && o.configs) st = cfg_file_read(o.configs, &cfg, err);
-    build_ctx b = {path, &o, o.configs ? &cfg : NULL, NULL, 0, 0, rep};
-    if (!st && o.kind == PC_KIND_TILE) st = tile_sets(&b, mods, nmods, err);
-    for (int i = 0; i < nmods && !st && o.kind == PC_KIND_LAYOUT; i++)
-        st = layout_set(&b, mods[i], err);
+    if (!st) st = build_sets(path, &o, o.configs ? &cfg : NULL, mods, nmods, rep, sets, n, err);
     cfg_file_free(&cfg);
     pc_hlo_modules_free(mods, nmods);
-    if (st) {
-        pc_rank_sets_free(b.sets, b.n);
-        return st;
-    }
-    *sets = b.sets;
-    *n = b.n;
-    return PC_OK;
+    return st;
+}
+
+pc_status pc_rank_sets_from_modules(const char *path, pc_hlo_module *const *mods, int nmods,
+                                    const pc_rank_opts *opts, const char *configs, size_t len,
+                                    const char *configs_name, pc_rank_set ***sets, int *n,
+                                    pc_error *err) {
+    if (!sets || !n || !path || (nmods && !mods) || (configs && !configs_name))
+        return pc_fail(err, PC_ERR_ARG, "rank: NULL argument");
+    *sets = NULL;
+    *n = 0;
+    pc_rank_opts o = opts ? *opts : pc_rank_opts_default();
+    pc_status st = check_opts(&o, err);
+    if (st) return st;
+    cfg_file cfg;
+    memset(&cfg, 0, sizeof cfg);
+    if (configs) st = cfg_text_read(configs, len, configs_name, &cfg, err);
+    if (!st) st = build_sets(path, &o, configs ? &cfg : NULL, mods, nmods, NULL, sets, n, err);
+    cfg_file_free(&cfg);
+    return st;
 }

@@ -109,6 +109,9 @@ def test_stats_prune(d):
     expect("(all)" in p.stdout and "chains collapsed" in p.stdout, "pruning table: " + p.stdout)
     p = run("stats", "--collapse-chains", d)
     expect_rc(p, 2, "--collapse-chains alone")
+    p = run("stats", "--prune-hops", "0", d)  # 0 = no pruning, as in train: nothing to report
+    expect_rc(p, 2, "stats --prune-hops 0")
+    expect("0 means no pruning" in p.stderr, "stats --prune-hops 0 says why: " + p.stderr)
 
 
 def test_stats(d):

@@ -297,6 +297,79 @@ static void test_errors(void **state) {
     pc_hlo_cost_free(NULL);
 }
 
+static pc_status cost_status(const char *text, const pc_hlo_cost_opts *o, pc_error *e) {
+    pc_hlo_cost *c = (pc_hlo_cost *)1;
+    pc_status st = pc_hlo_cost_text(text, strlen(text), "big.hlo", o, &c, e);
+    if (st != PC_OK) assert_null(c);
+    pc_hlo_cost_free(c);
+    return st;
+}
+
+/* 33 dims of 2^32 is 2^1056 elements: more than a double holds. The cost is an error naming
+ * the instruction (not inf, nor NaN where a zero dim meets it: that shape has 0 elements). */
+static void test_overflow(void **state) {
+    (void)state;
+    char big[400] = "4294967296", text[2048];
+    for (int i = 1; i < 33; i++) strcat(big, ",4294967296");
+    snprintf(text, sizeof text,
+             "ENTRY e {\n  a = f32[%s] parameter(0)\n  ROOT b = f32[%s] add(a, a)\n}\n", big,
+             big);
+    pc_error e;
+    assert_int_equal(cost_status(text, NULL, &e), PC_ERR_RANGE);
+    assert_non_null(strstr(e.msg, "instruction 'b'"));
+    assert_non_null(strstr(e.msg, "overflow"));
+    snprintf(text, sizeof text,
+             "ENTRY e {\n  a = f32[%s,0] parameter(0)\n  ROOT b = f32[%s,0] add(a, a)\n}\n", big,
+             big);
+    pc_hlo_cost *c = cost_of(text, NULL);
+    assert_int_equal(c->n_ops, 0); /* 0 elements: free, not NaN */
+    pc_hlo_cost_free(c);
+}
+
+/* A while in a while body counts while_trips^2 times: 1e300^2 overflows, an error naming the
+ * outer while; a negative window size (malformed) counts 0 FLOPs, never negative ones. */
+static void test_overflow_trips_and_window(void **state) {
+    (void)state;
+    const char *text = "cond {\n  p = f32[4] parameter(0)\n  ROOT c = pred[] constant(false)\n}\n"
+                       "inner {\n  p = f32[4] parameter(0)\n  ROOT y = f32[4] add(p, p)\n}\n"
+                       "outer {\n  p = f32[4] parameter(0)\n"
+                       "  ROOT w = f32[4] while(p), condition=cond, body=inner\n}\n"
+                       "ENTRY e {\n  a = f32[4] parameter(0)\n"
+                       "  ROOT w2 = f32[4] while(a), condition=cond, body=outer\n}\n";
+    pc_hlo_cost_opts o = pc_hlo_cost_opts_default();
+    o.while_trips = 1e300;
+    pc_error e;
+    assert_int_equal(cost_status(text, &o, &e), PC_ERR_RANGE);
+    assert_non_null(strstr(e.msg, "instruction 'w2'"));
+    o.while_trips = 1e100; /* 1e200 fits */
+    pc_hlo_cost *c = cost_of(text, &o);
+    assert_true(c->flops == 4 * 1e100 * 1e100);
+    pc_hlo_cost_free(c);
+    c = cost_of("ENTRY e {\n  x = f32[1,8,8,4] parameter(0)\n  w = f32[3,3,4,16] parameter(1)\n"
+                "  ROOT g = f32[1,8,8,16] convolution(x, w), window={size=-3x3 pad=1_1x1_1}\n}\n",
+                NULL);
+    CHECK_ROW(row(c, "g"), 0, (256 + 576) * 4, 1024 * 4);
+    pc_hlo_cost_free(c);
+}
+
+/* 300 nested calls: past the nesting limit, an error at once (not a stack overflow). */
+static void test_deep_calls(void **state) {
+    (void)state;
+    size_t cap = 64 * 1024, n = 0;
+    char *text = malloc(cap);
+    assert_non_null(text);
+    n += (size_t)snprintf(text + n, cap - n, "c0 {\n  ROOT a = f32[8] parameter(0)\n}\n");
+    for (int i = 1; i <= 300; i++)
+        n += (size_t)snprintf(text + n, cap - n, "c%d {\n  a = f32[8] parameter(0)\n"
+                              "  ROOT b = f32[8] call(a), to_apply=c%d\n}\n", i, i - 1);
+    snprintf(text + n, cap - n, "ENTRY e {\n  a = f32[8] parameter(0)\n"
+             "  ROOT b = f32[8] call(a), to_apply=c300\n}\n");
+    pc_error e;
+    assert_int_equal(cost_status(text, NULL, &e), PC_ERR_FORMAT);
+    assert_non_null(strstr(e.msg, "nest too deep"));
+    free(text);
+}
+
 /* ---- openxla fixtures ------------------------------------------------------------- */
 
 static int fixture_path(char *buf, size_t cap, const char *name) {
@@ -373,6 +446,9 @@ int main(void) {
         cmocka_unit_test(test_tuple_sharing),
         cmocka_unit_test(test_types),
         cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_overflow),
+        cmocka_unit_test(test_overflow_trips_and_window),
+        cmocka_unit_test(test_deep_calls),
         cmocka_unit_test(test_fixture_dot_reduce),
         cmocka_unit_test(test_fixture_ssd),
     };
