@@ -12,6 +12,11 @@
 # runs that a busy machine starved: the raw file is overwritten, keep a copy); LAYOUT_CONFIGS=N: synth --layout-configs N
 # (fewer configs per valid graph make the all-configs validation pass cheaper).
 set -u
+# Passive OpenMP waits: with libgomp's spinning default, any third runnable
+# process on this 2-core VM made some 2-thread runs collapse (1 epoch in 40 s
+# instead of ~90), which a time budget turns into a quality number. Same
+# policy for every variant; set OMP_WAIT_POLICY=active to measure the default.
+export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive}
 BUILD=${1:-build}
 WORK=${2:-/tmp/pcb}
 LB=${3:-40}

@@ -5,10 +5,11 @@
 #   bench/run_rank.sh [BUILD_DIR] [REPEATS]
 # Environment: CONFIG_NODES (configurable nodes of the 10k-node graph,
 # default 1000 = 10%), NODES (10000), CONFIGS (1000), VARIANTS (models to
-# time, default "early late prune1": early = the default model, configs
-# enter the GNN input, one GNN pass per config; late = `--join late`, one GNN
-# pass per graph; prune1 = `--prune-hops 1`, early join on the configurable
-# nodes' 1-hop neighbourhood only).
+# time, default "default early late prune0": default = `perfcast train`'s
+# defaults; early = `--join early`, configs enter the GNN input, one GNN pass
+# per config (on the layout default 1-hop pruned graph); late = `--join late`,
+# one GNN pass per graph; pruneN = `--join early --prune-hops N` (0: the
+# whole graph)).
 #
 # Untimed setup: a small synthetic dataset (layout:xla:random), a 1-epoch
 # model per variant (`perfcast train`), the graph file
@@ -28,7 +29,7 @@ REPS="${2:-3}"
 NODES="${NODES:-10000}"
 CONFIGS="${CONFIGS:-1000}"
 CONFIG_NODES="${CONFIG_NODES:-1000}"
-VARIANTS="${VARIANTS:-early late prune1}"
+VARIANTS="${VARIANTS:-default early late prune0}"
 PY=/usr/bin/python3
 LOCK=/tmp/perfcast_bench.lock
 WORK="$(mktemp -d)"
@@ -36,7 +37,8 @@ trap 'rm -rf "$WORK"' EXIT
 
 "$BUILD/perfcast" synth --out "$WORK/data" --scale small --seed 1 \
     --collections layout:xla:random >/dev/null
-flags() { case "$1" in early) ;; late) echo --join late ;; prune*) echo --prune-hops "${1#prune}" ;;
+flags() { case "$1" in default) ;; early) echo --join early ;; late) echo --join late ;;
+          prune*) echo --join early --prune-hops "${1#prune}" ;;
           *) echo "run_rank.sh: unknown variant $1" >&2; exit 2 ;; esac; }
 for v in $VARIANTS; do
   # shellcheck disable=SC2046
@@ -51,7 +53,7 @@ echo "# models: layout:xla:random, 1 epoch, hidden 64, layers 3, variants: $VARI
 for v in $VARIANTS; do
 for T in 2 1; do
   export OMP_NUM_THREADS=$T
-  echo "## $v (${v/#early/default model}: $(flags "$v")), threads $T"
+  echo "## $v (flags: $(flags "$v")), threads $T"
   ts=()
   for r in $(seq "$REPS"); do
     # wall clock and peak RSS of the whole process, taken by GNU time

@@ -5,8 +5,8 @@ run_quality.sh).
   torch_quality.py INIT.st DATA_DIR COLLECTION BUDGET_S SEED THREADS OUT.st [EPOCHS PATIENCE]
 
 Model, losses and per-step math are bench/torch_train.py's (imported from it:
-SparseTwin, the preprocessing, ListMLE+MSE for tile, pairwise hinge for layout,
-the cosine schedule, AdamW(lr 1e-3, wd 1e-4), clip 1). Parameters and the fitted
+SparseTwin, the preprocessing and layout pruning, ListMLE+MSE for tile, pairwise
+hinge for layout, the cosine schedule, AdamW(lr 1e-3, wd 1e-4), clip 1). Parameters and the fitted
 preprocessing come from INIT.st, a perfcast checkpoint; run_quality.sh makes it
 with `perfcast train --epochs 1 --time-budget 0.000001`, which stops before the
 first step and so writes the UNTRAINED initial weights of that seed, i.e. the
@@ -48,16 +48,23 @@ import scipy.stats  # noqa: E402
 import torch  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from torch_train import SparseTwin, hinge, listmle_mse, lr_cosine, prep, read_safetensors  # noqa: E402
+from torch_train import (SparseTwin, hinge, listmle_mse, lr_cosine, prep,  # noqa: E402
+                         prune_khop, read_safetensors)
 
 
-def load_split(tensors, data, coll, split, layout):
+def load_split(tensors, arch, data, coll, split):
+    """The graphs of one split, preprocessed and (layout) pruned as perfcast loads them."""
+    layout = arch["kind"] == "layout"
     graphs = []
     sub = coll.replace(":", "/")
     for f in sorted(glob.glob(os.path.join(data, "npz", sub, split, "*.npz"))):
         z = np.load(f)
         n = z["node_feat"].shape[0]
         e = z["edge_index"].astype(np.int64).reshape(-1, 2)
+        ids = z["node_config_ids"].astype(np.int64) if layout else None
+        kept, e, ids = prune_khop(arch, n, e, ids)
+        rows = slice(None) if kept is None else kept
+        n = n if kept is None else len(kept)
         dops = np.bincount(e[:, 0], minlength=n).astype(np.float32)
         dusr = np.bincount(e[:, 1], minlength=n).astype(np.float32)
         inv = lambda d: torch.as_tensor(np.where(d > 0, 1.0 / np.maximum(d, 1), 0.0)
@@ -69,12 +76,12 @@ def load_split(tensors, data, coll, split, layout):
             y = np.where(norm > 0, rt / np.where(norm > 0, norm, 1), rt)
         else:
             y = rt
-        g = {"x": torch.as_tensor(prep(tensors, "node", z["node_feat"])),
-             "op": torch.as_tensor(z["node_opcode"].astype(np.int64)),
+        g = {"x": torch.as_tensor(prep(tensors, "node", z["node_feat"][rows])),
+             "op": torch.as_tensor(z["node_opcode"][rows].astype(np.int64)),
              "u": torch.as_tensor(e[:, 0]), "v": torch.as_tensor(e[:, 1]),
              "inv_ops": inv(dops), "inv_usr": inv(dusr), "y": y, "rt": rt, "norm": norm, "n": n}
         if layout:
-            g["ids"] = torch.as_tensor(z["node_config_ids"].astype(np.int64))
+            g["ids"] = torch.as_tensor(ids)
             g["cfg"] = prep(tensors, "cfg", z["node_config_feat"])  # (c, nc, D)
         else:
             g["cfg"] = prep(tensors, "cfg", z["config_feat"])  # (c, D)
@@ -90,14 +97,17 @@ def tile_score(pred, rt, norm):
 
 def score_all(net, g, hidden):
     """Scores of every config of g, in chunks of about 12 MB per (K, n, H) tensor (about 16
-    configs of a 3k-node layout graph: larger chunks ran slower per config on 2 cores)."""
+    configs of a 3k-node layout graph: larger chunks ran slower per config on 2 cores).
+    Layout late join: the GNN runs once (net.prefix), the chunks are (K, nc, H)."""
     c = len(g["y"])
-    chunk = int(max(1, min(256, 3e6 / (g["n"] * hidden))))
+    rows = g["cfg"].shape[1] if net.late else g["n"]
+    chunk = int(max(1, min(256, 3e6 / (max(rows, 1) * hidden))))
     out = np.empty(c)
     with torch.no_grad():
+        pre = net.prefix(g) if net.late else None
         for c0 in range(0, c, chunk):
             cfg = torch.as_tensor(g["cfg"][c0:c0 + chunk])
-            out[c0:c0 + chunk] = net(g, cfg).double().numpy()
+            out[c0:c0 + chunk] = net(g, cfg, pre).double().numpy()
     return out
 
 
@@ -147,8 +157,8 @@ def main():
     layout = arch["kind"] == "layout"
     hidden = arch["hidden"]
     configs = 16 if layout else 32
-    train = load_split(tensors, data, coll, "train", layout)
-    valid = load_split(tensors, data, coll, "valid", layout)
+    train = load_split(tensors, arch, data, coll, "train")
+    valid = load_split(tensors, arch, data, coll, "valid")
     net = SparseTwin(tensors, arch)
     opt = torch.optim.AdamW(net.parameters(), lr=1e-3, betas=(0.9, 0.999), eps=1e-8,
                             weight_decay=1e-4)

@@ -6,16 +6,21 @@ Training-step throughput of the PyTorch twin (the reference side of run_train.sh
 The model is tests/golden/torch_twin.py's math (same layers, LayerNorm, mean
 aggregation over operands and users, mean pooling, head), in float32 like
 perfcast, with SPARSE aggregation (index_add_ over the edge list, inverse
-degrees precomputed) instead of the twin's dense n x n matrices. Parameters
-and the fitted feature preprocessing are read from the same perfcast
-checkpoint the C side loads, so both start from the same weights and see the
-same inputs. Graphs are loaded with numpy and preprocessed up front (untimed,
-as on the C side). Per step, as src/train/train.c: one graph (shuffled
-order), K configs sampled without replacement, config gather +
-preprocessing, forward, loss (tile: ListMLE T=10 + 0.02 MSE, weights
-renormalized; layout: pairwise hinge margin 0.1 T=1), zero_grad, backward,
-clip_grad_norm_(1), cosine LR with warmup, AdamW(wd 1e-4). WARMUP steps
-untimed, then STEPS timed as a whole. Prints one line like bench_train.
+degrees precomputed) instead of the twin's dense n x n matrices. Joins: tile
+early, layout early, and layout late (the GNN once per graph, then per config
+act(cfg @ cfg.w^T + cfg.b + h_L[ids] @ late.w^T) on the configurable nodes,
+mean-pooled per config, batched over the K configs). Parameters and the
+fitted feature preprocessing are read from the same perfcast checkpoint the C
+side loads, so both start from the same weights and see the same inputs
+(layout graphs k-hop pruned as the checkpoint's prune_hops says, perfcast's
+layout default; see prune_khop). Graphs are loaded with numpy and
+preprocessed up front (untimed, as on the C side). Per step, as
+src/train/train.c: one graph (shuffled order), K configs sampled without
+replacement, config gather + preprocessing, forward, loss (tile: ListMLE
+T=10 + 0.02 MSE, weights renormalized; layout: pairwise hinge margin 0.1
+T=1), zero_grad, backward, clip_grad_norm_(1), cosine LR with warmup,
+AdamW(wd 1e-4). WARMUP steps untimed, then STEPS timed as a whole. Prints
+one line like bench_train.
 """
 import glob
 import json
@@ -29,6 +34,10 @@ import numpy as np
 import torch
 
 LEAKY = 0.01
+
+
+def act(x):
+    return torch.nn.functional.leaky_relu(x, LEAKY)
 
 
 def read_safetensors(path):
@@ -52,31 +61,55 @@ def prep(t, which, x):
     return ((y - mean) / std).astype(np.float32)
 
 
+def prune_khop(arch, n, e, ids):
+    """perfcast's k-hop pruning of a layout graph (src/graph/prune.c, done at load when the
+    checkpoint's architecture has prune_hops, the layout default): keep the configurable nodes
+    and every node within prune_hops undirected hops of one (all nodes when there is no
+    configurable node), renumbered in ascending order; the edges with both ends kept, in
+    order; ids remapped. Returns (kept node indices or None when not pruned, edges, ids)."""
+    hops = arch.get("prune_hops", -1)
+    if arch["kind"] != "layout" or hops < 0:
+        return None, e, ids
+    assert not arch.get("collapse_chains", 0), "--collapse-chains is not in the twin"
+    keep = np.zeros(n, bool)
+    if len(ids) == 0:
+        keep[:] = True
+    keep[ids] = True
+    front = keep.copy()
+    u, v = e[:, 0], e[:, 1]
+    for _ in range(hops):
+        nxt = np.zeros(n, bool)
+        nxt[v[front[u]]] = True
+        nxt[u[front[v]]] = True
+        front = nxt & ~keep
+        keep |= nxt
+    kept = np.nonzero(keep)[0]
+    new = np.full(n, -1, np.int64)
+    new[kept] = np.arange(len(kept))
+    e = e[keep[u] & keep[v]]
+    return kept, new[e], new[ids]
+
+
 class SparseTwin(torch.nn.Module):
     def __init__(self, tensors, arch):
         super().__init__()
         self.arch = arch
         self.L = arch["layers"]
         self.layout = arch["kind"] == "layout"
-        assert arch["pool"] == "mean" and arch["join"] == "early" and arch["act"] == "leaky_relu"
+        # layout late join: the GNN is config-independent (see prefix)
+        self.late = self.layout and arch["join"] == "late"
+        assert arch["join"] == "early" or self.late, "tile late join is not in the twin"
+        assert arch["pool"] == "mean" and arch["act"] == "leaky_relu"
         assert arch["layernorm"] == 1 and arch["dropout"] == 0
         self.p = torch.nn.ParameterDict()
         for k, v in tensors.items():
             if k.startswith("param."):
                 self.p[k[6:].replace(".", "_")] = torch.nn.Parameter(torch.tensor(v))
 
-    def forward(self, g, cfg):
+    def gnn(self, g, pre0):
+        """h_L from pre0 (S, n, H): h0 = act(pre0), then the L residual layers."""
         p = self.p
-        act = lambda x: torch.nn.functional.leaky_relu(x, LEAKY)
-        x0 = torch.cat([g["x"], p["emb"][g["op"]]], dim=1)
-        base = x0 @ p["in_w"].t() + p["in_b"]  # (n,H)
-        n, H = base.shape
-        K = cfg.shape[0]
-        if self.layout:
-            inj = cfg @ p["cfg_w"].t() + p["cfg_b"]  # (K,nc,H)
-            pre0 = base.unsqueeze(0) + torch.zeros(K, n, H).index_add_(1, g["ids"], inj)
-        else:
-            pre0 = base.unsqueeze(0) + (cfg @ p["cfg_w"].t()).unsqueeze(1)  # (K,n,H)
+        H = pre0.shape[-1]
         h = act(pre0)
         u, v, iops, iusr = g["u"], g["v"], g["inv_ops"], g["inv_usr"]
         for l in range(self.L):
@@ -85,9 +118,42 @@ class SparseTwin(torch.nn.Module):
             usr = torch.zeros_like(z).index_add_(1, v, z[:, u, :]) * iusr
             cat = torch.cat([z, ops, usr], dim=-1)
             h = h + act(cat @ p[f"gnn_{l}_w"].t() + p[f"gnn_{l}_b"])
-        r = h.mean(dim=1)
-        if self.layout:
-            r = torch.cat([r, h[:, g["ids"], :].mean(dim=1)], dim=1)
+        return h
+
+    def base(self, g):
+        p = self.p
+        x0 = torch.cat([g["x"], p["emb"][g["op"]]], dim=1)
+        return x0 @ p["in_w"].t() + p["in_b"]  # (n,H)
+
+    def prefix(self, g):
+        """Layout late join: the config-independent part of g, shared by all its configs:
+        the pooled GNN output (1,H) and the configurable nodes' projection h_L[ids] @ late.w^T
+        (nc,H). Pass it to forward to score several chunks of configs of g."""
+        assert self.late
+        h = self.gnn(g, self.base(g).unsqueeze(0))  # (1,n,H)
+        return h.mean(dim=1), h[0, g["ids"], :] @ self.p["late_w"].t()
+
+    def forward(self, g, cfg, pre=None):
+        p = self.p
+        K = cfg.shape[0]
+        if self.late:
+            pooled, proj = pre if pre is not None else self.prefix(g)
+            u = act(cfg @ p["cfg_w"].t() + p["cfg_b"] + proj.unsqueeze(0))  # (K,nc,H)
+            # mean over the configurable nodes; no configurable node pools to 0, as in perfcast
+            cp = u.mean(dim=1) if u.shape[1] > 0 else u.new_zeros(K, u.shape[2])
+            r = torch.cat([pooled.expand(K, -1), cp], dim=1)
+        else:
+            base = self.base(g)
+            n, H = base.shape
+            if self.layout:
+                inj = cfg @ p["cfg_w"].t() + p["cfg_b"]  # (K,nc,H)
+                pre0 = base.unsqueeze(0) + torch.zeros(K, n, H).index_add_(1, g["ids"], inj)
+            else:
+                pre0 = base.unsqueeze(0) + (cfg @ p["cfg_w"].t()).unsqueeze(1)  # (K,n,H)
+            h = self.gnn(g, pre0)
+            r = h.mean(dim=1)
+            if self.layout:
+                r = torch.cat([r, h[:, g["ids"], :].mean(dim=1)], dim=1)
         hid = act(r @ p["head_w1"].t() + p["head_b1"])
         return (hid @ p["head_w2"].t() + p["head_b2"]).reshape(K)
 
@@ -132,7 +198,11 @@ def main():
     for f in sorted(glob.glob(os.path.join(data, "npz", sub, "train", "*.npz"))):
         z = np.load(f)
         n = z["node_feat"].shape[0]
-        e = z["edge_index"].astype(np.int64)
+        e = z["edge_index"].astype(np.int64).reshape(-1, 2)
+        ids = z["node_config_ids"].astype(np.int64) if layout else None
+        kept, e, ids = prune_khop(arch, n, e, ids)
+        rows = slice(None) if kept is None else kept
+        n = n if kept is None else len(kept)
         u, v = torch.as_tensor(e[:, 0]), torch.as_tensor(e[:, 1])
         dops = np.bincount(e[:, 0], minlength=n).astype(np.float32)
         dusr = np.bincount(e[:, 1], minlength=n).astype(np.float32)
@@ -144,11 +214,11 @@ def main():
             y = np.where(nz > 0, rt / np.where(nz > 0, nz, 1), rt)
         else:
             y = rt
-        g = {"x": torch.as_tensor(prep(tensors, "node", z["node_feat"])),
-             "op": torch.as_tensor(z["node_opcode"].astype(np.int64)),
+        g = {"x": torch.as_tensor(prep(tensors, "node", z["node_feat"][rows])),
+             "op": torch.as_tensor(z["node_opcode"][rows].astype(np.int64)),
              "u": u, "v": v, "inv_ops": inv(dops), "inv_usr": inv(dusr), "y": y}
         if layout:
-            g["ids"] = torch.as_tensor(z["node_config_ids"].astype(np.int64))
+            g["ids"] = torch.as_tensor(ids)
             g["cfg"] = prep(tensors, "cfg", z["node_config_feat"])  # (c, nc, D)
         else:
             g["cfg"] = prep(tensors, "cfg", z["config_feat"])  # (c, D)

@@ -39,6 +39,10 @@ CASES = {
     # layout with the defaults
     "layout": dict(kind="layout", join=0, pool=0, act=0, layernorm=1, D=4,
                    loss=dict(w_listmle=1.0, w_hinge=0.0, w_mse=0.02)),
+    # layout late join (late.w) with the layout model defaults; all three loss parts, so
+    # every config gets a gradient (hinge alone, all pairs active, gives the median runtime 0)
+    "layout_late": dict(kind="layout", join=1, pool=0, act=0, layernorm=1, D=4,
+                        loss=dict(w_listmle=1.0, w_hinge=0.5, w_mse=0.1)),
 }
 
 N_NODES, F, H, L, E, OPCODES, K, STEPS = 7, 5, 8, 2, 4, 6, 5, 5

@@ -13,9 +13,13 @@ n nodes, K configs):
   tile early: pre0[k] = base + cfg[k] @ cfg.w^T      (every node)
   tile late : pre0    = base (GNN once), head input [pool || cfg[k]]
   layout    : pre0[k] = base, plus cfg[k][j] @ cfg.w^T + cfg.b on node ids[j]
+  layout late: pre0 = base (GNN once); per config k and configurable node j
+              u[k][j] = act(cfg[k][j] @ cfg.w^T + cfg.b + h_L[ids[j]] @ late.w^T),
+              head input [pool(h_L) || pool_j(u[k][j])]
   h0 = act(pre0);  h <- h + act([z || mean_ops(z) || mean_users(z)] @ W^T + b),
   z = LayerNorm(h) (eps 1e-5, biased variance) when layernorm
-  readout: pool(h_L) (layout: [pool(all) || pool(configurable nodes)])
+  readout: pool(h_L) (layout: [pool(all) || pool(configurable nodes)];
+           layout late: as above)
   score = act(r @ head.w1^T + head.b1) @ head.w2^T + head.b2
 
 Edges [u, v]: u consumes v. mean_ops(z)[u] = mean of z[v] over the edges
@@ -84,6 +88,7 @@ class Twin:
     def param_shapes(o):
         H, L = o["hidden"], o["layers"]
         late = o["kind"] == "tile" and o["join"] == 1
+        layout_late = o["kind"] == "layout" and o["join"] == 1
         Pw = 2 * H if o["pool"] == 3 else H
         if o["kind"] == "layout":
             R = 2 * Pw
@@ -94,6 +99,8 @@ class Twin:
             s.append(("cfg.w", (H, o["D"])))
         if o["kind"] == "layout":
             s.append(("cfg.b", (H,)))
+        if layout_late:
+            s.append(("late.w", (H, H)))
         for l in range(L):
             if o["layernorm"]:
                 s += [(f"gnn.{l}.ln.g", (H,)), (f"gnn.{l}.ln.b", (H,))]
@@ -110,8 +117,9 @@ class Twin:
         x0 = torch.cat([x, p["emb"][opcode]], dim=1)
         base = x0 @ p["in.w"].t() + p["in.b"]  # (n,H)
         late = o["kind"] == "tile" and o["join"] == 1
+        layout_late = o["kind"] == "layout" and o["join"] == 1
         K = cfg.shape[0]
-        if late:
+        if late or layout_late:
             pre0 = base.unsqueeze(0)  # (1,n,H)
         elif o["kind"] == "tile":
             pre0 = base.unsqueeze(0) + (cfg @ p["cfg.w"].t()).unsqueeze(1)  # (K,n,H)
@@ -130,6 +138,11 @@ class Twin:
             r = torch.cat([pool(h, o["pool"]).expand(K, -1), cfg], dim=1)
         elif o["kind"] == "tile":
             r = pool(h, o["pool"])
+        elif layout_late:
+            hn = h[0]  # (n,H), config-independent
+            proj = hn[list(ids), :] @ p["late.w"].t()  # (nc,H)
+            u = act(cfg @ p["cfg.w"].t() + p["cfg.b"] + proj.unsqueeze(0), a)  # (K,nc,H)
+            r = torch.cat([pool(h, o["pool"]).expand(K, -1), pool(u, o["pool"])], dim=1)
         else:
             r = torch.cat([pool(h, o["pool"]), pool(h[:, list(ids), :], o["pool"])], dim=1)
         hid = act(r @ p["head.w1"].t() + p["head.b1"], a)

@@ -225,12 +225,17 @@ static void test_golden_layout(void **state) {
     (void)state;
     run_case("layout");
 }
+static void test_golden_layout_late(void **state) {
+    (void)state;
+    run_case("layout_late");
+}
 
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_golden_tile_early),
         cmocka_unit_test(test_golden_tile_late),
         cmocka_unit_test(test_golden_layout),
+        cmocka_unit_test(test_golden_layout_late),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
