@@ -59,7 +59,7 @@ typedef struct pc_train_opts {
     int layers;             /* default 3 */
     /* architecture (NULL / 0 / negative = the default) */
     const char *pool;       /* "mean" (default), "max", "sum", "meanmax" */
-    const char *join;       /* tile: "early" (default) or "late" */
+    const char *join;       /* "early" or "late"; NULL: tile early, layout late */
     const char *act;        /* "leaky_relu" (default), "relu", "gelu" */
     int emb_dim;            /* opcode embedding width, default 16 */
     int layernorm;          /* 1 (default) or 0; -1 = default */

@@ -624,6 +624,7 @@ static pc_status model_opts(const trainer *t, pc_model_opts *mo, pc_error *err) 
     static const char *const acts[] = {"leaky_relu", "relu", "gelu"};
     const pc_train_opts *o = &t->o;
     *mo = pc_model_opts_default(t->kind);
+    if (t->kind == PC_KIND_LAYOUT) mo->join = PC_TRAIN_DEFAULT_LAYOUT_JOIN;
     int pool = name_in(o->pool, pools, 4, (int)mo->pool);
     int join = name_in(o->join, joins, 2, (int)mo->join);
     int act = name_in(o->act, acts, 3, (int)mo->act);
