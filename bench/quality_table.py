@@ -18,7 +18,7 @@ COLLECTIONS = ["tile:xla", "layout:xla:random", "layout:xla:default", "layout:nl
                "layout:nlp:default"]
 METHODS = ["random", "heuristic", "torch", "perfcast"]
 LABEL = {"random": "random", "heuristic": "best heuristic", "torch": "torch twin",
-         "perfcast": "perfcast"}
+         "perfcast": "perfcast", "perfcast_x": "perfcast + extra flags"}
 
 
 def main():
@@ -34,6 +34,8 @@ def main():
             r["opa"] = r["eval"]["opa"]
             r["tau"] = r["eval"]["kendall_tau"]
     seeds = sorted({r["seed"] for r in rows})
+    if any(r["method"] == "perfcast_x" for r in rows if "method" in r):
+        METHODS.append("perfcast_x")  # run_quality.sh PC_EXTRA_FLAGS (layout only)
     get = {(r["seed"], r["collection"], r["method"], r["split"]): r for r in rows}
 
     def fmt(v, d=3):

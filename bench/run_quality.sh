@@ -20,6 +20,8 @@
 #             perfcast checkpoint, scored by the same perfcast eval.
 # Timed runs hold /tmp/perfcast_bench.lock (flock) so timed benchmarks never overlap;
 # perfcast and torch alternate which goes first from seed to seed.
+# PC_EXTRA_FLAGS="--encode all": also a perfcast run with those flags per layout
+# collection (method perfcast_x), not matched by the twin.
 # Results: $WORK/results.jsonl (WORK = $QUALITY_WORK or a new temp dir, kept; the
 # datasets in it are deleted), then the tables of bench/quality_table.py.
 # Time: about 10 x BUDGET + 120 s per seed on an idle 2-core VM (28 min at the defaults;
@@ -61,18 +63,19 @@ evals() {
   row "$1" "$2" "$3" holdout "$4" "$h"
 }
 
-run_perfcast() { # seed coll
-  local s=$1 c=$2 log="$WORK/log_pc_s$1_${2//:/_}.txt" la
+run_perfcast() { # seed coll [method extra-flags...]
+  local s=$1 c=$2 meth=${3:-perfcast} log="$WORK/log_${3:-pc}_s$1_${2//:/_}.txt" la
+  shift 2; shift $(( $# > 0 ? 1 : 0 ))
   flock "$LOCK" "$PC" train --data "$WORK/d$s" --collection "$c" --out "$WORK/pc.st" \
       --time-budget "$BUDGET" --seed "$s" --threads $THREADS --epochs 1000 --patience 1000 \
-      >"$log" 2>&1
+      "$@" >"$log" 2>&1
   la=$(load1)  # 1-min load average at the end of the run: other work during it
   local be er
   be=$(grep -o 'best epoch [0-9]*' "$log" | tail -1 | grep -o '[0-9]*$' || echo null)
   er=$(grep -cE '^epoch [0-9]+ loss' "$log" || true)
   local x="\"best_epoch\": ${be:-null}, \"epochs_run\": ${er:-null}, \"load\": $la"
-  evals "$s" "$c" perfcast "$x" "$WORK/pc.st"
-  echo "  [$(( $(date +%s) - T0 )) s] perfcast $c: $(tail -1 "$log")"
+  evals "$s" "$c" "$meth" "$x" "$WORK/pc.st"
+  echo "  [$(( $(date +%s) - T0 )) s] $meth $c: $(tail -1 "$log")"
 }
 
 run_torch() { # seed coll
@@ -99,6 +102,12 @@ for s in $(seq "$SEEDS"); do
         --epochs 1 --time-budget 0.000001 --seed "$s" --threads $THREADS >/dev/null
     if [ $((s % 2)) -eq 1 ]; then run_perfcast "$s" "$c"; run_torch "$s" "$c"
     else run_torch "$s" "$c"; run_perfcast "$s" "$c"; fi
+    # PC_EXTRA_FLAGS: one more perfcast run per layout collection with these flags
+    # (method perfcast_x; e.g. "--encode all", which the torch twin does not implement)
+    if [ -n "${PC_EXTRA_FLAGS:-}" ] && [ "$c" != tile:xla ]; then
+      # shellcheck disable=SC2086
+      run_perfcast "$s" "$c" perfcast_x $PC_EXTRA_FLAGS
+    fi
   done
   rm -rf "$WORK/d$s" "$WORK/h$s"
 done
