@@ -14,7 +14,7 @@
    once per graph and a configuration costs a small MLP over the configurable
    nodes (bench/RESULTS.md, issue #4 ablation: no quality loss under a time
    budget; ranking 1,000 configs of a 10k-node graph in well under 1 s).
-   Tile keeps the early join (late was clearly worse there). */
+   Tile keeps the early join (a tie under a time budget, worse per epoch). */
 #define PC_TRAIN_DEFAULT_LAYOUT_JOIN PC_JOIN_LATE
 
 /* What a checkpoint records besides the tensors. */
