@@ -33,6 +33,9 @@ import time
 import numpy as np
 import torch
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from prune_stats import khop  # noqa: E402  (the same numpy re-implementation of src/graph's rule)
+
 LEAKY = 0.01
 
 
@@ -71,18 +74,8 @@ def prune_khop(arch, n, e, ids):
     if arch["kind"] != "layout" or hops < 0:
         return None, e, ids
     assert not arch.get("collapse_chains", 0), "--collapse-chains is not in the twin"
-    keep = np.zeros(n, bool)
-    if len(ids) == 0:
-        keep[:] = True
-    keep[ids] = True
-    front = keep.copy()
+    keep = khop(n, e, ids, hops) if len(ids) else np.ones(n, bool)
     u, v = e[:, 0], e[:, 1]
-    for _ in range(hops):
-        nxt = np.zeros(n, bool)
-        nxt[v[front[u]]] = True
-        nxt[u[front[v]]] = True
-        front = nxt & ~keep
-        keep |= nxt
     kept = np.nonzero(keep)[0]
     new = np.full(n, -1, np.int64)
     new[kept] = np.arange(len(kept))

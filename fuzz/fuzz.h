@@ -7,6 +7,16 @@
 #define PC_FUZZ_H
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+/* A broken promise is a crash, so the fuzzer reports it; say which one. */
+#define check(cond) pc_fuzz_check((cond), #cond, __FILE__, __LINE__)
+static inline void pc_fuzz_check(int ok, const char *what, const char *file, int line) {
+    if (ok) return;
+    fprintf(stderr, "%s:%d: check failed: %s\n", file, line, what);
+    abort();
+}
 
 #ifdef PC_FUZZ_REPLAY
 #define PC_FUZZ_TARGET(name)                                   \

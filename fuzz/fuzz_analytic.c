@@ -16,13 +16,6 @@
 #include "fuzz.h"
 #include "perfcast/analytic.h"
 
-#define check(cond) check_at((cond), #cond, __LINE__)
-static void check_at(int ok, const char *what, int line) {
-    if (ok) return;
-    fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, line, what);
-    abort();
-}
-
 static int finite_nonneg(double v) { return isfinite(v) && v >= 0; }
 
 static void fuzz_chips(const char *text, size_t len) {

@@ -27,14 +27,6 @@
 #include "fuzz.h"
 #include "perfcast/dataset.h"
 
-/* A broken promise is a crash, so the fuzzer reports it; say which one. */
-#define check(cond) check_at((cond), #cond, __LINE__)
-static void check_at(int ok, const char *what, int line) {
-    if (ok) return;
-    fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, line, what);
-    abort();
-}
-
 /* Rows buffers larger than this many floats are not requested (harness bound). */
 #define MAX_ROW_FLOATS (INT64_C(1) << 22)
 

@@ -21,14 +21,6 @@
 #include "hlo/text.h"
 #include "perfcast/hlo_cost.h"
 
-/* A broken promise is a crash, so the fuzzer reports it; say which one. */
-#define check(cond) check_at((cond), #cond, __LINE__)
-static void check_at(int ok, const char *what, int line) {
-    if (ok) return;
-    fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, line, what);
-    abort();
-}
-
 static int finite_nonneg(double v) { return isfinite(v) && v >= 0; }
 
 static pc_hlo_cost_opts opts_from(uint8_t b) {

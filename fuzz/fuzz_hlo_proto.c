@@ -18,13 +18,6 @@
 #include "hlo/import.h"
 #include "hlo/proto.h"
 
-#define check(cond) check_at((cond), #cond, __LINE__)
-static void check_at(int ok, const char *what, int line) {
-    if (ok) return;
-    fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, line, what);
-    abort();
-}
-
 static void check_sample(const pc_hlo_sample *s) {
     const pc_hlo_graph *g = &s->g;
     check(g->n >= 0 && g->m >= 0 && g->k >= 1);

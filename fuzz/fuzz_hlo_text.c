@@ -17,14 +17,6 @@
 #include "fuzz.h"
 #include "hlo/text.h"
 
-/* A broken promise is a crash, so the fuzzer reports it; say which one. */
-#define check(cond) check_at((cond), #cond, __LINE__)
-static void check_at(int ok, const char *what, int line) {
-    if (ok) return;
-    fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, line, what);
-    abort();
-}
-
 static void check_module(const pc_hlo_module *m) {
     check(m->name && m->n_comp >= 1 && m->comp);
     check(m->entry_computation_id == m->n_comp);

@@ -13,14 +13,6 @@
 #include "fuzz.h"
 #include "perfcast/npz.h"
 
-/* A broken promise is a crash, so the fuzzer reports it; say which one. */
-#define check(cond) check_at((cond), #cond, __LINE__)
-static void check_at(int ok, const char *what, int line) {
-    if (ok) return;
-    fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, line, what);
-    abort();
-}
-
 static void check_info(const pc_array_info *info, size_t len, uint64_t file_size) {
     check(info->dtype >= 0 && info->dtype < PC_DTYPE_COUNT);
     check(info->ndim >= 0 && info->ndim <= PC_MAX_DIMS);

@@ -17,14 +17,6 @@
 #include "fuzz.h"
 #include "perfcast/npz.h"
 
-/* A broken promise is a crash, so the fuzzer reports it; say which one. */
-#define check(cond) check_at((cond), #cond, __LINE__)
-static void check_at(int ok, const char *what, int line) {
-    if (ok) return;
-    fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, line, what);
-    abort();
-}
-
 /* Scratch file names, made once per process (fuzz harness state only). */
 static char g_in[512];
 static char g_out[600];

@@ -24,13 +24,6 @@
 #include "hlo/text.h"
 #include "perfcast/dataset.h"
 
-#define check(cond) check_at((cond), #cond, __LINE__)
-static void check_at(int ok, const char *what, int line) {
-    if (ok) return;
-    fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, line, what);
-    abort();
-}
-
 /* Configurable nodes: the dot (fused computation first), the convolution, the reshape. */
 static const char k_program[] =
     "HloModule fz\n"

@@ -16,13 +16,6 @@
 #include "fuzz.h"
 #include "perfcast/safetensors.h"
 
-#define check(cond) check_at((cond), #cond, __LINE__)
-static void check_at(int ok, const char *what, int line) {
-    if (ok) return;
-    fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, line, what);
-    abort();
-}
-
 static size_t file_elem_size(pc_dtype t) { return t == PC_DTYPE_F16 ? 2 : pc_dtype_size(t); }
 
 static void check_reader(const pc_st *r) {
