@@ -57,7 +57,7 @@ static void train_help(FILE *f) {
             "  --collapse-chains   with --prune-hops: also collapse linear chains\n"
             "  --encode LIST       feature encodings: pad (-1 for absent dims), dims (log2,\n"
             "                      mod 128, div 128 of sizes), layout (layout indicators),\n"
-            "                      all or none (default none)\n"
+            "                      all or none (default: all for layout, none for tile)\n"
             "  --gst               Graph Segment Training (layout): segments, a historical\n"
             "                      embedding table and stale-embedding dropout\n"
             "  --segments M        contiguous (default), splits (node_splits) or metis\n"

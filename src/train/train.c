@@ -651,10 +651,14 @@ static pc_status model_opts(const trainer *t, pc_model_opts *mo, pc_error *err) 
         mo->prune_hops = hops;
         mo->collapse_chains = o->collapse_chains ? 1 : 0;
     }
-    if (o->encode) {
+    /* layout encodes all by default (bench/RESULTS.md, issue #4: the best layout variant in
+       the ablation, and better than the twin with the same encodings); "none" turns it off */
+    const char *enc = o->encode ? o->encode
+                                : t->kind == PC_KIND_LAYOUT ? PC_TRAIN_DEFAULT_LAYOUT_ENCODE : NULL;
+    if (enc) {
         pc_encode_opts eo = pc_encode_opts_none();
         char buf[128];
-        snprintf(buf, sizeof buf, "%s", o->encode);
+        snprintf(buf, sizeof buf, "%s", enc);
         char *save = NULL;
         for (char *w = strtok_r(buf, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
             if (!strcmp(w, "all")) eo = pc_encode_opts_all();

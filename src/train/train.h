@@ -17,6 +17,13 @@
    Tile keeps the early join (a tie under a time budget, worse per epoch). */
 #define PC_TRAIN_DEFAULT_LAYOUT_JOIN PC_JOIN_LATE
 
+/* Layout collections encode their features with every --encode option by
+   default (-1 padding, dimension-size encodings, layout categories): the
+   strongest layout toggle of the issue #4 ablation, and measured against the
+   PyTorch twin given the same encodings (bench/RESULTS.md). Tile configs hold
+   no layouts and the ablation could not separate encodings on tile: off. */
+#define PC_TRAIN_DEFAULT_LAYOUT_ENCODE "all"
+
 /* What a checkpoint records besides the tensors. */
 typedef struct pc_ckpt_info {
     int collection;

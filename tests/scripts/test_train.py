@@ -200,7 +200,7 @@ def options_tests(data):
     # issue #4 techniques on layout: each trains, writes a model eval can read
     lcommon = ["--epochs", "2", "--hidden", "16", "--layers", "2", "--configs", "6"]
     for i, v in enumerate([["--collapse-chains"], ["--prune-hops", "2", "--collapse-chains"],
-                           ["--encode", "all"], ["--gst", "--seg-size", "40"],
+                           ["--encode", "none"], ["--encode", "pad,dims"], ["--gst", "--seg-size", "40"],
                            ["--gst", "--segments", "metis", "--seg-size", "30",
                             "--gst-train-segs", "2", "--gst-keep", "0.8", "--gst-finetune", "1"],
                            ["--gst", "--segments", "splits", "--seg-size", "50",
@@ -210,6 +210,14 @@ def options_tests(data):
         train(data, "layout:xla:random", out, *lcommon, *v)
         q = run("eval", "--model", out, "--data", data, "--json")
         expect_rc(q, 0, "eval of the layout model trained with %r" % v)
+    # layout encodes all by default (bits 7 in the architecture), --encode none and tile: absent
+    enc = lambda name: re.search(rb'encode\\*":(\d+)', open(os.path.join(TMP, name), "rb").read())
+    m = enc("lopt_0.st")
+    expect(m is not None and m.group(1) == b"7", "layout default records encode 7: %r" % m)
+    expect(enc("lopt_2.st") is None, "--encode none records no encoding")
+    m = enc("lopt_3.st")
+    expect(m is not None and m.group(1) == b"3", "--encode pad,dims records 3: %r" % m)
+    expect(enc("opt_6.st") is None, "tile has no encoding by default")
     memory_tests(data)
     p = run("train", "--data", data, "--collection", "tile:xla", "--out",
             os.path.join(TMP, "tilegst.st"), "--gst")
