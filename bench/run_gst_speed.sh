@@ -10,6 +10,10 @@
 # "epoch E loss L valid V best B (Ts)" give (T, V); the target tau is 0.9 x the
 # best tau full-graph training reaches (override with TARGET=x). Elapsed times
 # include validation after every epoch (same valid graphs for both).
+# Environment: SEEDS (training seeds, default "1"; the data is always synth seed 2),
+# FLAGS (model flags of both runs, default "--prune-hops 0 --join early --encode none":
+# the whole graph through the GNN per config, the case GST exists for; the layout
+# defaults prune to 1 hop and join late, which leaves GST little to do).
 set -u
 BUILD=${1:-build}
 WORK=${2:-/tmp/pcb}
@@ -28,8 +32,10 @@ if [ ! -d "$DATA/npz" ]; then
 fi
 "$PC" stats "$DATA"
 
+FLAGS=${FLAGS:---prune-hops 0 --join early --encode none}
+# shellcheck disable=SC2206
 COMMON=(--data "$DATA" --collection layout:xla:random --time-budget "$BUDGET" --epochs 10000
-        --patience 10000 --configs 16 --hidden 64 --layers 3 --progress never --seed 1 --threads 2)
+        --patience 10000 --configs 16 --hidden 64 --layers 3 --progress never --threads 2 $FLAGS)
 
 run() {
     local name=$1; shift
@@ -38,12 +44,11 @@ run() {
     flock "$LOCK" /usr/bin/time -f "RESULT $name %e s %M KB rc %x" \
         "$PC" train "${COMMON[@]}" --out "$WORK/s_$name.st" "$@" 2>&1 | tee "$WORK/s_$name.log"
 }
-run full
-run gst --gst --seg-size 1000
 
 # time to target: first epoch whose valid tau >= TARGET
-awk -v target="${TARGET:-}" '
-    FNR == 1 { name = FILENAME; sub(/.*s_/, "", name); sub(/\.log$/, "", name); names[++n] = name }
+report() {
+awk -v target="${TARGET:-}" -v seed="$1" '
+    FNR == 1 { name = FILENAME; sub(/.*s_/, "", name); sub(/_[0-9]+\.log$/, "", name); names[++n] = name }
     /^epoch [0-9]+ loss/ {
         t = $NF; gsub(/[()s]/, "", t); v = $6
         k = ++cnt[name]; T[name, k] = t; V[name, k] = v
@@ -51,14 +56,21 @@ awk -v target="${TARGET:-}" '
     }
     END {
         if (target == "") target = 0.9 * best["full"]
-        printf "target tau %.4f (%s)\n", target, ENVIRON["TARGET"] == "" ? "0.9 x full best" : "given"
+        printf "seed %s: target tau %.4f (%s)\n", seed, target, ENVIRON["TARGET"] == "" ? "0.9 x full best" : "given"
         for (i = 1; i <= n; i++) {
             nm = names[i]; hit[nm] = -1
             for (k = 1; k <= cnt[nm]; k++) if (V[nm, k] >= target) { hit[nm] = T[nm, k]; hitk[nm] = k; break }
-            printf "%s: epochs %d, best tau %.4f, last epoch at %.1f s, reaches target %s\n", nm,
+            printf "seed %s %s: epochs %d, best tau %.4f, last epoch at %.1f s, reaches target %s\n", seed, nm,
                 cnt[nm], best[nm], T[nm, cnt[nm]],
                 hit[nm] < 0 ? "never" : sprintf("at %.1f s (epoch %d)", hit[nm], hitk[nm])
         }
         if (hit["full"] > 0 && hit["gst"] > 0)
-            printf "speedup (full time / gst time to target): %.2fx\n", hit["full"] / hit["gst"]
-    }' "$WORK/s_full.log" "$WORK/s_gst.log"
+            printf "seed %s speedup (full time / gst time to target): %.2fx\n", seed, hit["full"] / hit["gst"]
+    }' "$WORK/s_full_$1.log" "$WORK/s_gst_$1.log"
+}
+
+for seed in ${SEEDS:-1}; do
+    run "full_$seed" --seed "$seed"
+    run "gst_$seed" --seed "$seed" --gst --seg-size 1000
+done
+for seed in ${SEEDS:-1}; do report "$seed"; done

@@ -48,7 +48,7 @@ done
 RES="$WORK/results.jsonl"
 : >"$RES"
 export OMP_NUM_THREADS=$THREADS OPENBLAS_NUM_THREADS=$THREADS MKL_NUM_THREADS=$THREADS
-COLLS="tile:xla layout:xla:random layout:xla:default layout:nlp:random layout:nlp:default"
+COLLS="${QUALITY_COLLS:-tile:xla layout:xla:random layout:xla:default layout:nlp:random layout:nlp:default}"
 
 load1() { cut -d' ' -f1 /proc/loadavg; }
 # row SEED COLL METHOD SPLIT EXTRA_JSON EVAL_JSON

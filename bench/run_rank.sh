@@ -9,7 +9,8 @@
 # defaults; early = `--join early`, configs enter the GNN input, one GNN pass
 # per config (on the layout default 1-hop pruned graph); late = `--join late`,
 # one GNN pass per graph; pruneN = `--join early --prune-hops N` (0: the
-# whole graph)).
+# whole graph); noenc = `--encode none`, the defaults without the layout
+# default's feature encodings).
 #
 # Untimed setup: a small synthetic dataset (layout:xla:random), a 1-epoch
 # model per variant (`perfcast train`), the graph file
@@ -38,6 +39,7 @@ trap 'rm -rf "$WORK"' EXIT
 "$BUILD/perfcast" synth --out "$WORK/data" --scale small --seed 1 \
     --collections layout:xla:random >/dev/null
 flags() { case "$1" in default) ;; early) echo --join early ;; late) echo --join late ;;
+          noenc) echo --encode none ;;
           prune*) echo --join early --prune-hops "${1#prune}" ;;
           *) echo "run_rank.sh: unknown variant $1" >&2; exit 2 ;; esac; }
 for v in $VARIANTS; do

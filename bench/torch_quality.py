@@ -48,45 +48,15 @@ import scipy.stats  # noqa: E402
 import torch  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from torch_train import (SparseTwin, hinge, listmle_mse, lr_cosine, prep,  # noqa: E402
-                         prune_khop, read_safetensors)
+from torch_train import (SparseTwin, hinge, listmle_mse, load_graph, lr_cosine,  # noqa: E402
+                         read_safetensors)
 
 
 def load_split(tensors, arch, data, coll, split):
-    """The graphs of one split, preprocessed and (layout) pruned as perfcast loads them."""
-    layout = arch["kind"] == "layout"
-    graphs = []
+    """The graphs of one split, encoded, preprocessed and (layout) pruned as perfcast loads them."""
     sub = coll.replace(":", "/")
-    for f in sorted(glob.glob(os.path.join(data, "npz", sub, split, "*.npz"))):
-        z = np.load(f)
-        n = z["node_feat"].shape[0]
-        e = z["edge_index"].astype(np.int64).reshape(-1, 2)
-        ids = z["node_config_ids"].astype(np.int64) if layout else None
-        kept, e, ids = prune_khop(arch, n, e, ids)
-        rows = slice(None) if kept is None else kept
-        n = n if kept is None else len(kept)
-        dops = np.bincount(e[:, 0], minlength=n).astype(np.float32)
-        dusr = np.bincount(e[:, 1], minlength=n).astype(np.float32)
-        inv = lambda d: torch.as_tensor(np.where(d > 0, 1.0 / np.maximum(d, 1), 0.0)
-                                        .astype(np.float32)).reshape(1, n, 1)
-        rt = z["config_runtime"].astype(np.float64)
-        norm = None
-        if "config_runtime_normalizers" in z.files:
-            norm = z["config_runtime_normalizers"].astype(np.float64)
-            y = np.where(norm > 0, rt / np.where(norm > 0, norm, 1), rt)
-        else:
-            y = rt
-        g = {"x": torch.as_tensor(prep(tensors, "node", z["node_feat"][rows])),
-             "op": torch.as_tensor(z["node_opcode"][rows].astype(np.int64)),
-             "u": torch.as_tensor(e[:, 0]), "v": torch.as_tensor(e[:, 1]),
-             "inv_ops": inv(dops), "inv_usr": inv(dusr), "y": y, "rt": rt, "norm": norm, "n": n}
-        if layout:
-            g["ids"] = torch.as_tensor(ids)
-            g["cfg"] = prep(tensors, "cfg", z["node_config_feat"])  # (c, nc, D)
-        else:
-            g["cfg"] = prep(tensors, "cfg", z["config_feat"])  # (c, D)
-        graphs.append(g)
-    return graphs
+    return [load_graph(tensors, arch, f)
+            for f in sorted(glob.glob(os.path.join(data, "npz", sub, split, "*.npz")))]
 
 
 def tile_score(pred, rt, norm):

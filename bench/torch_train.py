@@ -35,6 +35,7 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from prune_stats import khop  # noqa: E402  (the same numpy re-implementation of src/graph's rule)
+import encode_np  # noqa: E402  (numpy re-implementation of src/model/encode.h's encodings)
 
 LEAKY = 0.01
 
@@ -81,6 +82,46 @@ def prune_khop(arch, n, e, ids):
     new[kept] = np.arange(len(kept))
     e = e[keep[u] & keep[v]]
     return kept, new[e], new[ids]
+
+
+def load_graph(tensors, arch, path):
+    """One graph as perfcast's trainer sees it: (layout) k-hop pruned, raw features
+    encoded as the checkpoint's architecture says (--encode, bits in arch["encode"]),
+    then the checkpoint's fitted preprocessing; edges as index tensors with inverse
+    degrees; y = runtime / normalizer where the file has normalizers."""
+    layout = arch["kind"] == "layout"
+    bits = int(arch.get("encode", 0))
+    z = np.load(path)
+    n = z["node_feat"].shape[0]
+    e = z["edge_index"].astype(np.int64).reshape(-1, 2)
+    ids = z["node_config_ids"].astype(np.int64) if layout else None
+    kept, e, ids = prune_khop(arch, n, e, ids)
+    rows = slice(None) if kept is None else kept
+    n = n if kept is None else len(kept)
+    dops = np.bincount(e[:, 0], minlength=n).astype(np.float32)
+    dusr = np.bincount(e[:, 1], minlength=n).astype(np.float32)
+    inv = lambda d: torch.as_tensor(np.where(d > 0, 1.0 / np.maximum(d, 1), 0.0)
+                                    .astype(np.float32)).reshape(1, n, 1)
+    rt = z["config_runtime"].astype(np.float64)
+    norm = None
+    if "config_runtime_normalizers" in z.files:
+        norm = z["config_runtime_normalizers"].astype(np.float64)
+        y = np.where(norm > 0, rt / np.where(norm > 0, norm, 1), rt)
+    else:
+        y = rt
+    x = encode_np.encode_node(z["node_feat"][rows].astype(np.float32), bits)
+    g = {"x": torch.as_tensor(prep(tensors, "node", x)),
+         "op": torch.as_tensor(z["node_opcode"][rows].astype(np.int64)),
+         "u": torch.as_tensor(e[:, 0]), "v": torch.as_tensor(e[:, 1]),
+         "inv_ops": inv(dops), "inv_usr": inv(dusr), "y": y, "rt": rt, "norm": norm, "n": n}
+    kind = "layout" if layout else "tile"
+    c = z["node_config_feat" if layout else "config_feat"].astype(np.float32)
+    shape = c.shape
+    c = encode_np.encode_configs(c.reshape(-1, shape[-1]), kind, bits)
+    g["cfg"] = prep(tensors, "cfg", c.reshape(*shape[:-1], c.shape[-1]))  # (c, [nc,] D)
+    if layout:
+        g["ids"] = torch.as_tensor(ids)
+    return g
 
 
 class SparseTwin(torch.nn.Module):
@@ -187,35 +228,8 @@ def main():
     arch = meta["architecture"]
     layout = arch["kind"] == "layout"
     sub = coll.replace(":", "/")
-    graphs = []
-    for f in sorted(glob.glob(os.path.join(data, "npz", sub, "train", "*.npz"))):
-        z = np.load(f)
-        n = z["node_feat"].shape[0]
-        e = z["edge_index"].astype(np.int64).reshape(-1, 2)
-        ids = z["node_config_ids"].astype(np.int64) if layout else None
-        kept, e, ids = prune_khop(arch, n, e, ids)
-        rows = slice(None) if kept is None else kept
-        n = n if kept is None else len(kept)
-        u, v = torch.as_tensor(e[:, 0]), torch.as_tensor(e[:, 1])
-        dops = np.bincount(e[:, 0], minlength=n).astype(np.float32)
-        dusr = np.bincount(e[:, 1], minlength=n).astype(np.float32)
-        inv = lambda d: torch.as_tensor(np.where(d > 0, 1.0 / np.maximum(d, 1), 0.0)
-                                        .astype(np.float32)).reshape(1, n, 1)
-        rt = z["config_runtime"].astype(np.float64)
-        if "config_runtime_normalizers" in z.files:
-            nz = z["config_runtime_normalizers"].astype(np.float64)
-            y = np.where(nz > 0, rt / np.where(nz > 0, nz, 1), rt)
-        else:
-            y = rt
-        g = {"x": torch.as_tensor(prep(tensors, "node", z["node_feat"][rows])),
-             "op": torch.as_tensor(z["node_opcode"][rows].astype(np.int64)),
-             "u": u, "v": v, "inv_ops": inv(dops), "inv_usr": inv(dusr), "y": y}
-        if layout:
-            g["ids"] = torch.as_tensor(ids)
-            g["cfg"] = prep(tensors, "cfg", z["node_config_feat"])  # (c, nc, D)
-        else:
-            g["cfg"] = prep(tensors, "cfg", z["config_feat"])  # (c, D)
-        graphs.append(g)
+    graphs = [load_graph(tensors, arch, f)
+              for f in sorted(glob.glob(os.path.join(data, "npz", sub, "train", "*.npz")))]
     net = SparseTwin(tensors, arch)
     opt = torch.optim.AdamW(net.parameters(), lr=1e-3, betas=(0.9, 0.999), eps=1e-8,
                             weight_decay=1e-4)

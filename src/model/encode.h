@@ -38,7 +38,9 @@
  *  Dims of size >= 1 are always counted; only a trailing size-0 dim of a
  *  zero-element tensor without a layout can be missed. Scalars and tuples
  *  give 0. Values < 0 count as absent, so already -1-padded rows (the
- *  1st-place re-export) give the same rank and pad_minus1 is idempotent.
+ *  1st-place re-export) give the same rank and pad_minus1 is idempotent on
+ *  well-formed rows (a layout that is a permutation of the shape's axes; a
+ *  malformed one such as [0,0,1,0,0,0] with no dims may lose rank when padded).
  *  r may exceed 6 (the dataset shows 6 slots); slot rules use min(r, 6).
  * Window rank w = min(6, max(f91 + f92 [reversal true + false counts = number
  *  of window dims], 1 + index of the last window size slot > 0)).

@@ -1,0 +1,532 @@
+#!/usr/bin/env python3
+"""perfcast's feature encodings (src/model/encode.c) against bench/encode_np.py.
+
+bench/encode_np.py is an independent numpy implementation written from the
+spec in src/model/encode.h. For every option bits value 0..7 and the three
+kinds (node, tile, layout) both are run on
+  (a) the real feature rows of a tiny synthetic dataset (perfcast synth):
+      node_feat of all graphs, tile config_feat, layout node_config_feat
+      reshaped to (-1, 18);
+  (b) adversarial rows built here: node ranks 0..9 (beyond the 6 slots),
+      zero-size dims, zero-element tensors without a layout, missing and
+      garbage layouts, rows already -1-padded, window rows with inconsistent
+      counts, dynamic-slice values (0, -1, large), huge dims (2^20+3, 2^24+1,
+      2^30+7) and fractional sizes for the log/mod/floor columns; tile groups
+      with 0/-1 holes; layout configs with partial -1 padding, duplicates and
+      out-of-range axes.
+Outputs must be equal bit for bit, except the log2 columns:
+|C - numpy| <= 1e-6 * (1 + |numpy|). A few hand-computed rows check both
+against values worked out from the spec, and pad_minus1 is checked to be
+idempotent on well-formed rows (the spec's claim). The C tool's error exits
+are checked too.
+
+Driven through tests/tools/pc_encode_tool (npz in/out).
+Environment (tests/CMakeLists.txt): PERFCAST, PC_ENCODE_TOOL, PC_TEST_TMP.
+Exit 0 pass, 1 fail, 77 skip (numpy missing).
+"""
+import glob
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+try:
+    import numpy as np
+except ImportError:
+    print("SKIP: numpy not importable by %s (install python3-numpy)" % sys.executable)
+    sys.exit(77)
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "bench"))
+import encode_np as E  # noqa: E402
+
+CLI = os.environ.get("PERFCAST")
+TOOL = os.environ.get("PC_ENCODE_TOOL")
+TMP = os.environ.get("PC_TEST_TMP") or "/tmp/pc_test_encode_numpy"
+FAILS = []
+MAXDIFF = {}  # kind -> [max |diff| exact cols, max |diff| log2 cols, max rel log2]
+
+
+def fail(msg):
+    FAILS.append(msg)
+    print("FAIL:", msg)
+
+
+# ---- running the C side ------------------------------------------------------------
+
+
+def c_encode(x, bits, kind, tag="x"):
+    inp = os.path.join(TMP, "in_%s.npz" % tag)
+    out = os.path.join(TMP, "out_%s.npz" % tag)
+    np.savez(inp, x=np.ascontiguousarray(x, dtype=np.float32))
+    p = subprocess.run([TOOL, str(bits), inp, out, kind], capture_output=True, text=True,
+                       timeout=120)
+    if p.returncode != 0:
+        fail("pc_encode_tool %d %s (%s): exit %d: %s" % (bits, kind, tag, p.returncode,
+                                                         p.stderr.strip()))
+        return None
+    with np.load(out) as z:
+        y = z["y"]
+    os.remove(inp)
+    os.remove(out)
+    if y.dtype != np.float32:
+        fail("pc_encode_tool wrote %s, expected float32" % y.dtype)
+    return y
+
+
+def np_encode(x, bits, kind):
+    if kind == "node":
+        return E.encode_node(x, bits)
+    return E.encode_configs(x, kind, bits)
+
+
+# ---- column names and log2 columns (from the spec) ---------------------------------
+
+
+def col_names(kind, bits, in_dim):
+    names = ["in[%d]" % c for c in range(in_dim)]
+    if kind == "node":
+        if bits & 2:
+            for i in range(6):
+                names += ["dim%d.%s" % (i, t) for t in ("log2", "mod128", "div128")]
+            for i in range(2):
+                names += ["dyn%d.%s" % (i, t) for t in ("log2", "mod128", "div128")]
+            names += ["lane.%s" % t for t in ("d", "log2", "mod128", "div128")]
+            names += ["sublane.%s" % t for t in ("d", "log2", "mod8", "div8")]
+        if bits & 4:
+            names += ["lay.%s" % t for t in LAY_NAMES]
+    elif kind == "tile":
+        if bits & 2:
+            for g in ("kernel", "output", "input"):
+                for i in range(6):
+                    names += ["%s%d.%s" % (g, i, t) for t in ("log2", "mod128", "div128")]
+    else:
+        if bits & 4:
+            for t in ("out", "in", "kern"):
+                names += ["%s.%s" % (t, n) for n in LAY_NAMES]
+    return names
+
+
+LAY_NAMES = ["set", "default", "minor_last", "second_minor", "disorder"] + \
+            ["minor=%d" % a for a in range(6)]
+
+
+def log2_mask(names):
+    return np.array([n.endswith(".log2") for n in names], dtype=bool)
+
+
+# ---- comparison ---------------------------------------------------------------------
+
+
+def describe_input(kind, row):
+    if kind == "node":
+        return ("dims=%s prod=%g m2m=%s win=%s cnt=%g/%g dyn=%s" % (
+            row[21:27].tolist(), row[28], row[134:140].tolist(), row[37:43].tolist(),
+            row[91], row[92], row[121:123].tolist()))
+    if kind == "tile":
+        return "kernel=%s output=%s input=%s" % (row[0:6].tolist(), row[8:14].tolist(),
+                                                row[16:22].tolist())
+    return "out=%s in=%s kern=%s" % (row[0:6].tolist(), row[6:12].tolist(), row[12:18].tolist())
+
+
+def compare(x, y_c, y_np, kind, bits, src, rowtags=None):
+    if y_c is None:
+        return
+    if y_c.shape != y_np.shape:
+        fail("%s bits=%d %s: C shape %r, numpy shape %r" % (kind, bits, src, y_c.shape,
+                                                           y_np.shape))
+        return
+    names = col_names(kind, bits, x.shape[1])
+    if len(names) != y_np.shape[1]:
+        fail("%s bits=%d: %d column names for width %d (test bug)" % (kind, bits, len(names),
+                                                                       y_np.shape[1]))
+        return
+    lg = log2_mask(names)
+    a = y_c.astype(np.float64)
+    b = y_np.astype(np.float64)
+    nan_c, nan_np = np.isnan(a), np.isnan(b)
+    diff = np.abs(a - b)
+    diff[nan_c & nan_np] = 0.0
+    diff[nan_c ^ nan_np] = np.inf
+    tol = np.where(lg[None, :], 1e-6 * (1.0 + np.abs(b)), 0.0)
+    bad = diff > tol
+    md = MAXDIFF.setdefault(kind, [0.0, 0.0, 0.0])
+    if diff.size:
+        ex = diff[:, ~lg]
+        md[0] = max(md[0], float(ex.max()) if ex.size else 0.0)
+        if lg.any():
+            md[1] = max(md[1], float(diff[:, lg].max()))
+            md[2] = max(md[2], float((diff[:, lg] / (1.0 + np.abs(b[:, lg]))).max()))
+    if not bad.any():
+        return
+    rows, cols = np.nonzero(bad)
+    lines = []
+    for r, c in list(zip(rows, cols))[:12]:
+        tag = rowtags[r] if rowtags is not None else ""
+        lines.append("    row %d%s col %d (%s): numpy/spec %r, C %r\n      input: %s" % (
+            r, " [%s]" % tag if tag else "", c, names[c], float(y_np[r, c]), float(y_c[r, c]),
+            describe_input(kind, x[r])))
+    fail("%s bits=%d %s: %d values in %d rows differ (columns %s):\n%s" % (
+        kind, bits, src, int(bad.sum()), len(set(rows.tolist())),
+        sorted(set(names[c] for c in cols.tolist()))[:20], "\n".join(lines)))
+
+
+# ---- data: synthetic dataset ---------------------------------------------------------
+
+
+def synth_rows():
+    out = os.path.join(TMP, "synth")
+    p = subprocess.run([CLI, "synth", "--out", out, "--scale", "tiny", "--seed", "3",
+                        "--threads", "2"], capture_output=True, text=True, timeout=300)
+    if p.returncode != 0:
+        fail("perfcast synth: exit %d: %s" % (p.returncode, p.stderr.strip()))
+        return None
+    node, tile, lay = [], [], []
+    files = sorted(glob.glob(os.path.join(out, "**", "*.npz"), recursive=True))
+    for f in files:
+        with np.load(f) as z:
+            node.append(z["node_feat"])
+            if "config_feat" in z.files:
+                tile.append(z["config_feat"])
+            if "node_config_feat" in z.files:
+                lay.append(z["node_config_feat"].reshape(-1, 18))
+    if not node or not tile or not lay:
+        fail("synth: %d files, node %d tile %d layout %d arrays" % (len(files), len(node),
+                                                                    len(tile), len(lay)))
+        return None
+    return {"node": np.concatenate(node).astype(np.float32),
+            "tile": np.concatenate(tile).astype(np.float32),
+            "layout": np.concatenate(lay).astype(np.float32)}
+
+
+# ---- data: adversarial rows ---------------------------------------------------------
+
+SIZES = np.array([0, 1, 2, 3, 5, 7, 8, 9, 16, 127, 128, 129, 255, 256, 300, 1000, 1023, 1024,
+                  4096, 65535, 2 ** 20 + 3, 2 ** 24 + 1, 2 ** 30 + 7, 3e9, 2.5, 300.75],
+                 dtype=np.float64)
+
+
+def rand_sizes(rng, shape, p_zero=0.08):
+    v = rng.choice(SIZES[1:], size=shape)
+    small = rng.random(shape) < 0.5
+    v = np.where(small, rng.integers(1, 600, size=shape), v)
+    return np.where(rng.random(shape) < p_zero, 0.0, v)
+
+
+def adv_node(rng, n):
+    """Adversarial raw node rows; tags say which case each row came from."""
+    x = rng.integers(-1, 6, size=(n, 140)).astype(np.float64)  # noise in unused columns
+    tags = []
+    R = rng.integers(0, 10, size=n)  # true rank, may exceed the 6 slots
+    R[rng.random(n) < 0.15] = 0
+    dims = np.zeros((n, 6))
+    full = rand_sizes(rng, (n, 10))
+    for i in range(6):
+        dims[:, i] = np.where(i < R, full[:, i], 0.0)
+    m = np.arange(10)[None, :] < R[:, None]
+    prod = np.where(R > 0, np.prod(np.where(m, full, 1.0), axis=1), 1.0)
+    x[:, 21:27] = dims
+    x[:, 27] = dims.sum(axis=1)
+    x[:, 28] = np.minimum(prod, 1e30)  # stays finite in float32
+    # layouts: 0 permutation, 1 row-major default, 2 reversed, 3 missing (zeros),
+    # 4 garbage ints, 5 minor-swapped default, 6 zeros with a stray positive
+    lay_case = rng.integers(0, 7, size=n)
+    lay = np.zeros((n, 6))
+    for r in range(n):  # construction only; the encoders are vectorised
+        k = min(R[r], 6)
+        c = lay_case[r]
+        if R[r] == 0:
+            c = 3 if c != 4 else 4
+        if c == 0:
+            perm = rng.permutation(R[r])
+        elif c == 1:
+            perm = np.arange(R[r])[::-1]
+        elif c == 2:
+            perm = np.arange(R[r])
+        elif c == 5:
+            perm = np.arange(R[r])[::-1].copy()
+            if R[r] >= 2:
+                perm[[0, 1]] = perm[[1, 0]]
+        else:
+            perm = None
+        if perm is not None:
+            lay[r, :k] = perm[:k]
+        elif c == 4:
+            lay[r] = rng.integers(-1, 9, size=6)
+        elif c == 6:
+            lay[r, rng.integers(0, 6)] = rng.integers(1, 8)
+        tags.append("R=%d lay=%d" % (R[r], c))
+    x[:, 134:140] = lay
+    # zero-element tensors without a layout (product 0, trailing zero dims)
+    z = rng.random(n) < 0.05
+    x[z, 21:27] = 0.0
+    x[z, 28] = 0.0
+    x[z, 134:140] = 0.0
+    for r in np.nonzero(z)[0]:
+        tags[r] += " zero-elem"
+    # windows: W dims, sizes may be 0, counts sometimes inconsistent
+    W = rng.integers(0, 9, size=n)
+    for g in range(6):
+        vals = rng.integers(0, 6, size=(n, 6)).astype(np.float64)
+        if g == 0:
+            vals = np.where(rng.random((n, 6)) < 0.2, 0.0, vals)
+        for i in range(6):
+            x[:, 37 + 8 * g + i] = np.where(i < W, vals[:, i], 0.0)
+        x[:, 37 + 8 * g + 6] = x[:, 37 + 8 * g:37 + 8 * g + 6].sum(axis=1)
+        x[:, 37 + 8 * g + 7] = np.where(W > 0, np.prod(np.where(np.arange(6) < W[:, None],
+                                                                x[:, 37 + 8 * g:43 + 8 * g], 1.0),
+                                                       axis=1), 0.0)
+    rev = rng.integers(0, 2, size=(n, 6)).astype(np.float64)
+    x[:, 85:91] = np.where(np.arange(6)[None, :] < W[:, None], rev, 0.0)
+    t = rng.integers(0, W + 1)
+    x[:, 91] = t
+    x[:, 92] = W - t
+    badcnt = rng.random(n) < 0.1
+    x[badcnt, 91] = 0.0
+    x[badcnt, 92] = 0.0
+    # dynamic slice sizes: 0 kept, -1 absent, large values
+    dyn = rand_sizes(rng, (n, 2), p_zero=0.2)
+    dyn = np.where(rng.random((n, 2)) < 0.1, -1.0, dyn)
+    x[:, 121:123] = dyn
+    x[:, 123] = dyn.sum(axis=1)
+    x[:, 124] = dyn.prod(axis=1)
+    # a share of rows already -1-padded (the 1st-place re-export): as written
+    # in the spec, from the true rank R (= r for these well-formed rows)
+    pre = (rng.random(n) < 0.25) & (lay_case != 4) & (lay_case != 6) & ~z
+    for i in range(6):
+        beyond = pre & (i >= np.minimum(R, 6))
+        x[beyond, 21 + i] = -1.0
+        x[beyond, 134 + i] = -1.0
+        wb = pre & (i >= np.minimum(W, 6))
+        for g in range(6):
+            x[wb, 37 + 8 * g + i] = -1.0
+        x[wb, 85 + i] = -1.0
+    nolay = pre & (R >= 2) & (lay_case == 3)
+    x[nolay, 134:140] = -1.0
+    for r in np.nonzero(pre)[0]:
+        tags[r] += " pre-padded"
+    wellformed = (lay_case != 4) & (lay_case != 6)
+    return x.astype(np.float32), tags, wellformed
+
+
+def adv_tile(rng, n):
+    x = rng.integers(-1, 6, size=(n, 24)).astype(np.float64)
+    tags = []
+    cases = rng.integers(0, 4, size=(n, 3))
+    for g in range(3):
+        c = rng.integers(0, 7, size=n)  # slots used
+        v = rand_sizes(rng, (n, 6), p_zero=0.0)
+        s = np.where(np.arange(6)[None, :] < c[:, None], v, 0.0)
+        holes = cases[:, g] == 1  # a 0 before the last slot > 0
+        s[holes, 0] = 0.0
+        neg = cases[:, g] == 2  # a -1 before the last slot > 0
+        s[neg, 1] = -1.0
+        garbage = cases[:, g] == 3
+        s[garbage] = rng.integers(-2, 4, size=(int(garbage.sum()), 6))
+        x[:, 8 * g:8 * g + 6] = s
+        x[:, 8 * g + 6] = s.sum(axis=1)
+        x[:, 8 * g + 7] = np.where(c > 0, np.clip(np.prod(np.where(s != 0, s, 1.0), axis=1),
+                                                  -1e30, 1e30), 0.0)
+    for r in range(n):
+        tags.append("cases=%s" % cases[r].tolist())
+    return x.astype(np.float32), tags
+
+
+def adv_layout(rng, n):
+    x = np.full((n, 18), -1.0)
+    tags = []
+    for r in range(n):
+        tt = []
+        for t in range(3):
+            c = rng.integers(0, 7)
+            k = rng.integers(1, 7)
+            s = np.full(6, -1.0)
+            if c == 0:
+                pass  # compiler default
+            elif c == 1:
+                s[:k] = rng.permutation(k)
+            elif c == 2:
+                s[:k] = np.arange(k)[::-1]
+            elif c == 3:
+                s[:k] = np.arange(k)
+            elif c == 4:  # partial -1 padding in the middle
+                s[:k] = rng.permutation(k)
+                s[rng.integers(0, 6)] = -1.0
+            elif c == 5:  # non-permutations: duplicates, axes >= rank, 6..8
+                s[:k] = rng.integers(0, 9, size=k)
+            else:
+                s[:] = rng.integers(-2, 7, size=6)
+            x[r, 6 * t:6 * t + 6] = s
+            tt.append(int(c))
+        tags.append("cases=%s" % tt)
+    return x.astype(np.float32), tags
+
+
+# ---- hand-computed rows (values worked out from the spec text) -------------------------
+
+
+def hand_checks():
+    # Node: rank 2, dims [2^20+3, 5], layout [0, 1] (minor-most axis 0).
+    x = np.zeros((3, 140), dtype=np.float32)
+    x[0, 21:23] = [2 ** 20 + 3, 5]
+    x[0, 27], x[0, 28] = 2 ** 20 + 8, (2 ** 20 + 3) * 5
+    x[0, 134:136] = [0, 1]
+    x[0, 37:39] = [3, 3]
+    x[0, 91], x[0, 92] = 0, 2
+    x[0, 121] = 0  # dynamic slice size 0 stays 0
+    # Scalar: product 1, no dims, no layout -> rank 0.
+    x[1, 28] = 1
+    # Rank 3 without a layout, a zero-size middle dim: dims [4, 0, 7].
+    x[2, 21:24] = [4, 0, 7]
+    x[2, 28] = 0
+    want = {
+        # (row, column of the bits=7 output) -> value from the spec
+        (0, 23): -1, (0, 24): -1, (0, 26): -1, (0, 134): 0, (0, 135): 1, (0, 136): -1,
+        (0, 39): -1, (0, 45 + 2): -1, (0, 85 + 1): 0, (0, 85 + 2): -1,
+        (0, 140 + 0): np.log2(1 + 2 ** 20 + 3), (0, 141): 3, (0, 142): 8192,
+        (0, 143): np.log2(6), (0, 144): 5, (0, 145): 0, (0, 146): -1,
+        (0, 158): 0, (0, 159): 0, (0, 160): 0, (0, 161): 0,
+        (0, 164): 2 ** 20 + 3, (0, 166): 3, (0, 167): 8192,
+        (0, 168): 5, (0, 169): np.log2(6), (0, 170): 5, (0, 171): 0,
+        (0, 172): 1, (0, 173): 0, (0, 174): 0, (0, 175): 0, (0, 176): 1, (0, 177): 1,
+        (0, 178): 0,
+        (1, 21): -1, (1, 134): -1, (1, 140): -1, (1, 164): -1, (1, 168): -1, (1, 172): 0,
+        (2, 23): 7, (2, 24): -1, (2, 134): -1, (2, 135): -1, (2, 143): 0, (2, 144): 0,
+        (2, 145): 0, (2, 146): np.log2(8), (2, 164): -1, (2, 168): -1, (2, 172): 0,
+    }
+    # Tile: kernel [1, 0, 200] (a 0 hole before the last slot > 0), output [], input [3].
+    t = np.zeros((1, 24), dtype=np.float32)
+    t[0, 0:3] = [1, 0, 200]
+    t[0, 16] = 3
+    twant = {(0, 24): 1, (0, 27): 0, (0, 28): 0, (0, 29): 0, (0, 30): np.log2(201),
+             (0, 31): 72, (0, 32): 1, (0, 33): -1, (0, 42): -1, (0, 60): 2, (0, 61): 3,
+             (0, 62): 0, (0, 63): -1}
+    # Layout: output [2, 0, 1] (rank 3), input [-1 ...] (default), kernel [1, -1, 0] (rank 1).
+    lz = np.full((1, 18), -1, dtype=np.float32)
+    lz[0, 0:3] = [2, 0, 1]
+    lz[0, 12], lz[0, 14] = 1, 0
+    lwant = {(0, 18): 1, (0, 19): 0, (0, 20): 1, (0, 21): 0, (0, 22): np.float32(1) / 3,
+             (0, 23): 0, (0, 25): 1, (0, 29): 0, (0, 39): 0,
+             # kernel block at 18 + 22 = 40: rank 1 (leading slots >= 0), s[0] = 1
+             (0, 40): 1, (0, 41): 0, (0, 42): 0, (0, 43): 0, (0, 44): 0, (0, 45): 0,
+             (0, 46): 1, (0, 47): 0}
+    for kind, xx, w in (("node", x, want), ("tile", t, twant), ("layout", lz, lwant)):
+        for side, y in (("numpy", np_encode(xx, 7, kind)), ("C", c_encode(xx, 7, kind, "hand"))):
+            if y is None:
+                continue
+            for (r, c), v in sorted(w.items()):
+                got = float(y[r, c])
+                if abs(got - float(v)) > 1e-6 * (1 + abs(float(v))):
+                    fail("hand-computed %s row %d col %d: spec says %r, %s gives %r" % (
+                        kind, r, c, float(v), side, got))
+
+
+# ---- error exits of the tool -------------------------------------------------------------
+
+
+def tool_errors():
+    good = os.path.join(TMP, "err_in.npz")
+    np.savez(good, x=np.zeros((2, 140), dtype=np.float32))
+    narrow = os.path.join(TMP, "err_narrow.npz")
+    np.savez(narrow, x=np.zeros((2, 10), dtype=np.float32))
+    f64 = os.path.join(TMP, "err_f64.npz")
+    np.savez(f64, x=np.zeros((2, 140)))
+    nox = os.path.join(TMP, "err_nox.npz")
+    np.savez(nox, z=np.zeros((2, 140), dtype=np.float32))
+    out = os.path.join(TMP, "err_out.npz")
+    cases = [
+        (["8", good, out, "node"], "bits"),
+        (["x", good, out, "node"], "BITS"),
+        (["7", good, out, "graph"], "KIND"),
+        (["1", narrow, out, "node"], "columns"),
+        (["2", narrow, out, "tile"], "columns"),
+        (["4", narrow, out, "layout"], "columns"),
+        (["7", f64, out, "node"], "float32"),
+        (["7", nox, out, "node"], "'x'"),
+        (["7", os.path.join(TMP, "missing.npz"), out, "node"], "missing.npz"),
+        (["7", good, out], "usage"),
+    ]
+    for args, needle in cases:
+        if os.path.exists(out):
+            os.remove(out)
+        p = subprocess.run([TOOL] + args, capture_output=True, text=True, timeout=60)
+        if p.returncode != 1 or needle not in p.stderr or os.path.exists(out):
+            fail("pc_encode_tool %s: exit %d (want 1), stderr %r (want %r), output %s" % (
+                " ".join(args), p.returncode, p.stderr.strip(), needle,
+                "written" if os.path.exists(out) else "absent"))
+    # bits 0 passes any width through unchanged
+    y = c_encode(np.arange(20, dtype=np.float32).reshape(2, 10), 0, "node", "w0")
+    if y is not None and not np.array_equal(y, np.arange(20, dtype=np.float32).reshape(2, 10)):
+        fail("bits 0 on a 10-column node array is not a copy")
+
+
+# ---- main -------------------------------------------------------------------------------
+
+
+def main():
+    if not TOOL or not CLI:
+        print("FAIL: PC_ENCODE_TOOL and PERFCAST must be set (run through ctest)")
+        return 1
+    t0 = time.time()
+    shutil.rmtree(TMP, ignore_errors=True)
+    os.makedirs(TMP)
+    rng = np.random.default_rng(20240607)
+
+    real = synth_rows()
+    xn, ntags, nwell = adv_node(rng, 6000)
+    xt, ttags = adv_tile(rng, 5000)
+    xl, ltags = adv_layout(rng, 3000)
+    adv = {"node": (xn, ntags), "tile": (xt, ttags), "layout": (xl, ltags)}
+    counts = {}
+    for kind in ("node", "tile", "layout"):
+        sets = [("adversarial", adv[kind][0], adv[kind][1])]
+        if real is not None:
+            sets.insert(0, ("synth", real[kind], None))
+        counts[kind] = sum(s[1].shape[0] for s in sets)
+        for src, x, tags in sets:
+            for bits in range(8):
+                y_np = np_encode(x, bits, kind)
+                y_c = c_encode(x, bits, kind)
+                compare(x, y_c, y_np, kind, bits, src, tags)
+
+    # pad_minus1 idempotence (spec: "already -1-padded rows give the same rank
+    # and pad_minus1 is idempotent"), on the C side, for well-formed rows: the
+    # synth rows and the adversarial ones whose layout is a (possibly cut)
+    # permutation or missing. For garbage layouts with a positive axis past
+    # the rank the claim cannot hold (padding removes what raised the rank).
+    parts = [xn[nwell]] + ([real["node"]] if real is not None else [])
+    xw = np.concatenate(parts)
+    p1 = c_encode(xw, 1, "node", "idem")
+    if p1 is not None:
+        p2 = c_encode(p1, 1, "node", "idem2")
+        if p2 is not None and not np.array_equal(p1, p2):
+            r, c = np.argwhere(p1 != p2)[0]
+            fail("pad_minus1 not idempotent: %d values differ, first row %d col %d: %r -> %r"
+                 % (int((p1 != p2).sum()), r, c, float(p1[r, c]), float(p2[r, c])))
+        for bits in (2, 4, 6, 7):
+            a = c_encode(xw, bits, "node", "idem3")
+            b = c_encode(p1, bits, "node", "idem4")
+            if a is not None and b is not None and not np.array_equal(a[:, 140:], b[:, 140:]):
+                r, c = np.argwhere(a[:, 140:] != b[:, 140:])[0]
+                fail("bits %d: appended columns change when the input is pre-padded: row %d "
+                     "col %d: %r vs %r" % (bits, r, 140 + c, float(a[r, c + 140]),
+                                           float(b[r, c + 140])))
+
+    hand_checks()
+    tool_errors()
+
+    for kind in ("node", "tile", "layout"):
+        md = MAXDIFF.get(kind, [float("nan")] * 3)
+        print("%-6s %6d rows x 8 bits: max |C - numpy| exact cols %.3g, log2 cols %.3g "
+              "(relative %.3g)" % (kind, counts.get(kind, 0), md[0], md[1], md[2]))
+    print("%.1f s" % (time.time() - t0))
+    if FAILS:
+        print("%d failure(s)" % len(FAILS))
+        return 1
+    print("OK: C encodings match the numpy implementation of the spec")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
