@@ -339,6 +339,15 @@ static int expected(parser *p, const char *what) {
     return perr(p, p->pos, PC_ERR_FORMAT, "expected %s, found %s", what, f);
 }
 
+/* After a list item: ',' (consumed; returns 1, another item follows), the
+ * closing bracket (consumed; returns 0) or an error naming what was expected. */
+static int list_sep(parser *p, char close, const char *what) {
+    int c = peekc(p);
+    if (c != ',' && c != close) return expected(p, what);
+    p->pos++;
+    return c == ',';
+}
+
 /* Whitespace, // line comments and block comments. */
 static int skip_ws(parser *p) {
     for (;;) {
@@ -595,15 +604,9 @@ static int parse_shape(parser *p, pc_hlo_shape *out, int depth) {
                 if (parse_shape(p, NULL, depth + 1)) return -1;
                 if (count < INT32_MAX) count++;
                 if (skip_ws(p)) return -1;
-                if (peekc(p) == ',') {
-                    p->pos++;
-                    continue;
-                }
-                if (peekc(p) == ')') {
-                    p->pos++;
-                    break;
-                }
-                return expected(p, "',' or ')' in the tuple shape");
+                int more = list_sep(p, ')', "',' or ')' in the tuple shape");
+                if (more < 0) return -1;
+                if (!more) break;
             }
         }
         if (out) {
@@ -644,16 +647,9 @@ static int parse_shape(parser *p, pc_hlo_shape *out, int depth) {
                 if (parse_i64(p, &v, "a dimension size")) goto fail;
             }
             if (i64s_push(p, &dims, &cap, v) || skip_ws(p)) goto fail;
-            if (peekc(p) == ',') {
-                p->pos++;
-                continue;
-            }
-            if (peekc(p) == ']') {
-                p->pos++;
-                break;
-            }
-            expected(p, "',' or ']' in the dimensions");
-            goto fail;
+            int more = list_sep(p, ']', "',' or ']' in the dimensions");
+            if (more < 0) goto fail;
+            if (!more) break;
         }
     }
     if ((et == ET_TOKEN || et == ET_OPAQUE) && dims.n) {
@@ -702,16 +698,9 @@ static int parse_brace_list(parser *p, pc_i64s *out) {
             int64_t v;
             if (skip_ws(p) || parse_i64(p, &v, "an integer") || i64s_push(p, &l, &cap, v) || skip_ws(p))
                 goto fail;
-            if (peekc(p) == ',') {
-                p->pos++;
-                continue;
-            }
-            if (peekc(p) == '}') {
-                p->pos++;
-                break;
-            }
-            expected(p, "',' or '}' in the list");
-            goto fail;
+            int more = list_sep(p, '}', "',' or '}' in the list");
+            if (more < 0) goto fail;
+            if (!more) break;
         }
     }
     i64s_set(out, l);
@@ -966,16 +955,9 @@ static int parse_slice(parser *p, pc_hlo_instruction *in) {
             if (expect_char(p, ']', "']' to end the slice dimension") || i64s_push(p, &st, &c0, a) ||
                 i64s_push(p, &li, &c1, b) || i64s_push(p, &sd, &c2, c) || skip_ws(p))
                 goto fail;
-            if (peekc(p) == ',') {
-                p->pos++;
-                continue;
-            }
-            if (peekc(p) == '}') {
-                p->pos++;
-                break;
-            }
-            expected(p, "',' or '}' in slice");
-            goto fail;
+            int more = list_sep(p, '}', "',' or '}' in slice");
+            if (more < 0) goto fail;
+            if (!more) break;
         }
     }
     i64s_set(&in->slice_start, st);
@@ -1039,15 +1021,8 @@ static int parse_calls(parser *p, int32_t comp, int32_t inst, int prio) {
     }
     for (;;) {
         if (skip_ws(p) || parse_comp_ref(p, comp, inst, prio) || skip_ws(p)) return -1;
-        if (peekc(p) == ',') {
-            p->pos++;
-            continue;
-        }
-        if (peekc(p) == '}') {
-            p->pos++;
-            return 0;
-        }
-        return expected(p, "',' or '}' in the computation list");
+        int more = list_sep(p, '}', "',' or '}' in the computation list");
+        if (more <= 0) return more;
     }
 }
 
@@ -1216,15 +1191,9 @@ static int parse_instruction(parser *p, int32_t comp) {
                 r->len = n;
                 r->pos = rpos;
                 if (skip_ws(p)) return -1;
-                if (peekc(p) == ',') {
-                    p->pos++;
-                    continue;
-                }
-                if (peekc(p) == ')') {
-                    p->pos++;
-                    break;
-                }
-                return expected(p, "',' or ')' after the operand");
+                int more = list_sep(p, ')', "',' or ')' after the operand");
+                if (more < 0) return -1;
+                if (!more) break;
             }
         }
         if (slot) {
