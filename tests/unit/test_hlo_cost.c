@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "perfcast/hlo_cost.h"
+#include "fixtures.h"
 
 static pc_hlo_cost *cost_of(const char *text, const pc_hlo_cost_opts *o) {
     pc_hlo_cost *c = NULL;
@@ -372,19 +373,9 @@ static void test_deep_calls(void **state) {
 
 /* ---- openxla fixtures ------------------------------------------------------------- */
 
-static int fixture_path(char *buf, size_t cap, const char *name) {
-    const char *shared = getenv("PC_SHARED_DIR");
-    if (!shared || !*shared) return 0;
-    snprintf(buf, cap, "%s/fixtures/hlo/%s", shared, name);
-    FILE *f = fopen(buf, "rb");
-    if (!f) return 0;
-    fclose(f);
-    return 1;
-}
-
 static pc_hlo_cost *fixture_cost(const char *name) {
     char path[4096];
-    if (!fixture_path(path, sizeof path, name)) {
+    if (!pc_test_fixture(path, sizeof path, "hlo", name)) {
         print_message("HLO fixtures not found (PC_SHARED_DIR): skipped\n");
         skip();
     }
@@ -430,7 +421,7 @@ static void test_fixture_ssd(void **state) {
 
 static int fixtures_present(void) {
     char path[4096];
-    return fixture_path(path, sizeof path, "dot.hlo");
+    return pc_test_fixture(path, sizeof path, "hlo", "dot.hlo");
 }
 
 int main(void) {

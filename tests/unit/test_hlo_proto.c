@@ -30,6 +30,7 @@
 #include "common/hlo_opcode.h"
 #include "hlo/import.h"
 #include "hlo/proto.h"
+#include "fixtures.h"
 
 static int g_fixtures_missing = 1;
 static char g_raw[1024];
@@ -560,15 +561,10 @@ static void test_fixture_bitflips(void **state) {
 
 static int setup(void **state) {
     (void)state;
-    const char *shared = getenv("PC_SHARED_DIR");
-    if (!shared || !*shared) return 0;
-    snprintf(g_raw, sizeof g_raw, "%s/fixtures/tpugraphs_raw", shared);
     char probe[1200];
-    snprintf(probe, sizeof probe, "%s/op_tuning_data.pb", g_raw);
-    FILE *f = fopen(probe, "rb");
-    if (!f) return 0;
-    fclose(f);
-    g_fixtures_missing = 0;
+    if (pc_test_fixture(probe, sizeof probe, "tpugraphs_raw", "op_tuning_data.pb") &&
+        pc_test_fixture(g_raw, sizeof g_raw, "tpugraphs_raw", ""))
+        g_fixtures_missing = 0;
     return 0;
 }
 

@@ -26,6 +26,7 @@
 #include "hlo/proto.h"
 #include "hlo/text.h"
 #include "perfcast/hlo.h"
+#include "fixtures.h"
 
 static char g_raw[1024];
 static int g_fixtures_missing = 1;
@@ -296,15 +297,10 @@ static void test_no_configurable_nodes(void **state) {
 
 static int setup(void **state) {
     (void)state;
-    const char *shared = getenv("PC_SHARED_DIR");
-    if (!shared || !*shared) return 0;
-    snprintf(g_raw, sizeof g_raw, "%s/fixtures/tpugraphs_raw", shared);
     char probe[1200];
-    snprintf(probe, sizeof probe, "%s/module_tuning_data_layout.pb", g_raw);
-    FILE *f = fopen(probe, "rb");
-    if (!f) return 0;
-    fclose(f);
-    g_fixtures_missing = 0;
+    if (pc_test_fixture(probe, sizeof probe, "tpugraphs_raw", "module_tuning_data_layout.pb") &&
+        pc_test_fixture(g_raw, sizeof g_raw, "tpugraphs_raw", ""))
+        g_fixtures_missing = 0;
     return 0;
 }
 

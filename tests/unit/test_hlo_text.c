@@ -34,6 +34,7 @@
 #include "hlo/hlo_ir.h"
 #include "hlo/proto.h"
 #include "hlo/text.h"
+#include "fixtures.h"
 
 /* ---- helpers -------------------------------------------------------------------- */
 
@@ -254,14 +255,7 @@ static char g_fixdir[1024];
 
 static int fixtures_setup(void **state) {
     (void)state;
-    const char *shared = getenv("PC_SHARED_DIR");
-    g_fixtures_missing = 1;
-    if (!shared || !*shared) return 0;
-    snprintf(g_fixdir, sizeof g_fixdir, "%s/fixtures/hlo", shared);
-    DIR *d = opendir(g_fixdir);
-    if (!d) return 0;
-    closedir(d);
-    g_fixtures_missing = 0;
+    g_fixtures_missing = !pc_test_fixture(g_fixdir, sizeof g_fixdir, "hlo", "");
     return 0;
 }
 
