@@ -41,15 +41,17 @@ for coll in ${COLLS:-layout:xla:random layout:xla:default tile:xla}; do
         variants="baseline encode_all sampling_fast join_late loss_hinge cfg_attention dedup"
     else
         budget=$LB
-        variants="baseline prune_off encode_all sampling_fast join_late gst loss_listmle cfg_attention dedup"
+        variants="baseline prune_off encode_none sampling_fast join_early gst loss_listmle cfg_attention dedup"
     fi
     for v in ${VARIANTS:-$variants}; do
         case $v in
             baseline) args=() ;;
             prune_off) args=(--prune-hops 0) ;;  # the layout default is 1
             encode_all) args=(--encode all) ;;
+            encode_none) args=(--encode none) ;;  # the layout default is all
             sampling_fast) args=(--sampling fast) ;;
             join_late) args=(--join late) ;;
+            join_early) args=(--join early) ;;  # the layout default is late
             gst) args=(--gst) ;;
             loss_listmle) args=(--loss listmle:1) ;;
             loss_hinge) args=(--loss hinge:1) ;;
