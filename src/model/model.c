@@ -367,13 +367,34 @@ pc_status pc_model_prep_configs(const pc_model *m, const float *raw, int64_t row
         return PC_OK;
     }
     pc_encode_opts eo = enc_opts(m);
-    int W = m->cfg_prep.in_dim;
-    float *enc = pc_malloc_array((uint64_t)(rows > 0 ? rows : 1) * (uint64_t)W, sizeof(float));
-    if (!enc) return pc_fail(err, PC_ERR_NOMEM, "model: out of memory");
-    pc_status st = pc_encode_configs(&eo, m->opts.kind, raw, rows, raw_cfg_dim(m), enc, err);
-    if (!st) pc_prep_apply(&m->cfg_prep, enc, rows, out);
-    free(enc);
-    return st;
+    int W = m->cfg_prep.in_dim, R = raw_cfg_dim(m), O = m->cfg_prep.out_dim;
+    if (pc_encode_config_width(&eo, m->opts.kind, R) != W)
+        return pc_fail(err, PC_ERR_ARG, "model: config encoding width does not match the model");
+    /* Encoded rows go through one small buffer per thread straight into the
+       preprocessing. Encoding a whole chunk first (up to a million layout rows
+       when ranking) meant a fresh buffer of hundreds of MB per chunk whose
+       page faults cost more than the encoding itself. */
+    enum { BLOCK = 2048 };
+    int64_t nblk = (rows + BLOCK - 1) / BLOCK;
+    int fail = 0;
+#pragma omp parallel if(nblk > 1)
+    {
+        float *enc = pc_malloc_array((uint64_t)BLOCK * (uint64_t)W, sizeof(float));
+        if (!enc) {
+#pragma omp atomic write
+            fail = 1;
+        }
+#pragma omp for schedule(static)
+        for (int64_t b = 0; b < nblk; b++) {
+            if (!enc) continue;
+            int64_t r0 = b * BLOCK, n = rows - r0 < BLOCK ? rows - r0 : BLOCK;
+            /* widths were checked above: these cannot fail */
+            pc_encode_configs(&eo, m->opts.kind, raw + (size_t)r0 * (size_t)R, n, R, enc, NULL);
+            pc_prep_apply(&m->cfg_prep, enc, n, out + (size_t)r0 * (size_t)O);
+        }
+        free(enc);
+    }
+    return fail ? pc_fail(err, PC_ERR_NOMEM, "model: out of memory") : PC_OK;
 }
 
 /* ---- workspace ------------------------------------------------------------------ */

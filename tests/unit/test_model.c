@@ -28,6 +28,8 @@
 
 #include <cmocka.h>
 
+#include "common/util.h"
+#include "model/encode.h"
 #include "model/model.h"
 
 #define FD_EPS 1e-2f     /* smooth models */
@@ -558,6 +560,60 @@ static void test_preprocess(void **state) {
     free(y2);
 }
 
+/* Encoded configs are preprocessed in blocks per thread: the same rows as
+ * encoding the whole matrix and then preprocessing it, for any row count. */
+static void test_prep_configs_blocks(void **state) {
+    (void)state;
+    pc_encode_opts eo = pc_encode_opts_all();
+    int W = pc_encode_layout_width(&eo, PC_LAYOUT_CONFIG_DIM), D = W - 3;
+    int32_t *keep = malloc((size_t)D * sizeof *keep), *logt = malloc((size_t)D * sizeof *logt);
+    float *mu = malloc((size_t)D * sizeof *mu), *sd = malloc((size_t)D * sizeof *sd);
+    assert_true(keep && logt && mu && sd);
+    for (int j = 0; j < D; j++) keep[j] = j + 3, logt[j] = j % 3 == 0, mu[j] = 0.1f * (float)j,
+                                sd[j] = 1.0f + 0.5f * (float)(j % 4);
+    pc_prep cp = {0}, np = {0};
+    assert_int_equal(pc_prep_set(&cp, W, D, keep, logt, mu, sd, NULL), PC_OK);
+    assert_int_equal(pc_prep_identity(&np, 6, NULL), PC_OK);
+    pc_model_opts o = pc_model_opts_default(PC_KIND_LAYOUT);
+    o.encode = pc_encode_opts_bits(&eo);
+    pc_model *m = NULL;
+    assert_int_equal(pc_model_new(&o, 6, D, 1, &m, NULL), PC_OK);
+    assert_int_equal(pc_model_set_prep(m, &np, &cp, NULL), PC_OK);
+    const int64_t counts[] = {0, 1, 2047, 2048, 2049, 5000};
+    int64_t R = 5000;
+    float *raw = malloc((size_t)R * PC_LAYOUT_CONFIG_DIM * sizeof *raw);
+    float *enc = malloc((size_t)R * (size_t)W * sizeof *enc);
+    float *want = malloc((size_t)R * (size_t)D * sizeof *want);
+    float *got = malloc((size_t)R * (size_t)D * sizeof *got);
+    assert_true(raw && enc && want && got);
+    uint64_t rng = 7;
+    for (int64_t r = 0; r < R; r++) { /* random permutations of random rank, -1 padded */
+        for (int t = 0; t < 3; t++) {
+            float *s = raw + r * PC_LAYOUT_CONFIG_DIM + 6 * t;
+            int rank = (int)(pc_splitmix64(&rng) % 7);
+            for (int i = 0; i < 6; i++) s[i] = i < rank ? (float)i : -1.0f;
+            for (int i = rank - 1; i > 0; i--) {
+                int k = (int)(pc_splitmix64(&rng) % (uint64_t)(i + 1));
+                float v = s[i];
+                s[i] = s[k], s[k] = v;
+            }
+        }
+    }
+    for (size_t c = 0; c < sizeof counts / sizeof counts[0]; c++) {
+        int64_t n = counts[c];
+        assert_int_equal(pc_encode_layout(&eo, raw, n, PC_LAYOUT_CONFIG_DIM, enc, NULL), PC_OK);
+        pc_prep_apply(&cp, enc, n, want);
+        memset(got, 0xff, (size_t)R * (size_t)D * sizeof *got);
+        assert_int_equal(pc_model_prep_configs(m, raw, n, got, NULL), PC_OK);
+        assert_memory_equal(got, want, (size_t)n * (size_t)D * sizeof *got);
+        if (n < R) assert_int_equal(((uint32_t *)got)[n * D], 0xffffffffu); /* nothing past n rows */
+    }
+    pc_model_free(m);
+    pc_prep_free(&cp);
+    pc_prep_free(&np);
+    free(keep), free(logt), free(mu), free(sd), free(raw), free(enc), free(want), free(got);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_grad_tile_early),
@@ -571,6 +627,7 @@ int main(void) {
         cmocka_unit_test(test_determinism_and_dropout),
         cmocka_unit_test(test_bad_args),
         cmocka_unit_test(test_preprocess),
+        cmocka_unit_test(test_prep_configs_blocks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
