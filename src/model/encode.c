@@ -183,6 +183,9 @@ static void node_dims(const float *in, int r, float *o) {
 
 static void node_row(const pc_encode_opts *o, const float *in, int in_dim, float *y) {
     memcpy(y, in, (size_t)in_dim * sizeof *y);
+    /* with every option off any width is a plain copy: the rank reads
+       columns up to 139, which a narrower row does not have */
+    if (!o->pad_minus1 && !o->dim_encodings && !o->layout_categories) return;
     int r = pc_encode_node_rank(in);
     if (o->pad_minus1) node_pad(in, r, y);
     float *b = y + in_dim;
