@@ -250,6 +250,12 @@ void pc_dedup_expand(const pc_dedup *d, const float *kept, float *all) {
 static pc_status pack_graph(pc_graph *g, uint64_t chunk_bytes, int32_t *codes, pc_error *err) {
     int64_t c = pc_graph_num_configs(g), nc = pc_graph_num_config_nodes(g);
     uint64_t row_floats = (uint64_t)nc * PC_LAYOUT_CONFIG_DIM;
+    const float *all = pc_graph_node_config_feat(g);
+    if (all) { /* resident or mapped: no copy (a fresh 64 MiB buffer costs its page faults) */
+        pc_status st = pack_rows(all, 0, c, nc, codes, err);
+        if (st != PC_OK) pc_error_prefix(err, "%s", pc_graph_path(g));
+        return st;
+    }
     int64_t chunk = (int64_t)(chunk_bytes / (row_floats * sizeof(float)));
     if (chunk < 1) chunk = 1;
     if (chunk > c) chunk = c;

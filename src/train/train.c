@@ -58,6 +58,10 @@ typedef struct tgraph {
     size_t gi;         /* index of the file in its split (all ranks agree) */
     int64_t *cand;     /* training candidates: one config per duplicate group (--dedup) */
     int64_t ncand;     /* candidates (c without --dedup) */
+    /* inference over distinct configs (tgraph_uniq): the first config of each
+       group of identical ones, each config's group; NULL when all differ */
+    int64_t *ufirst, *umap, nu;
+    int uniq_done;
 } tgraph;
 
 typedef struct tset {
@@ -75,6 +79,8 @@ static void tset_free(tset *s) {
         free(s->v[i].by_speed);
         pc_gst_graph_free(s->v[i].gst);
         free(s->v[i].cand);
+        free(s->v[i].ufirst);
+        free(s->v[i].umap);
     }
     free(s->v);
     s->v = NULL;
@@ -221,13 +227,48 @@ static pc_status gather_cfg(const pc_model *m, tgraph *t, const int64_t *ids, in
  */
 static int chunk_ids(const pc_model *m, const tgraph *t, int64_t c0, int64_t chunk, int *real,
                      scratch *x) {
-    int K = (int)(t->c - c0 < chunk ? t->c - c0 : chunk), Kp = K;
+    int64_t n = t->ufirst ? t->nu : t->c; /* configs to score */
+    int K = (int)(n - c0 < chunk ? n - c0 : chunk), Kp = K;
     int g = m->opts.attn_heads > 0 ? m->opts.attn_group : 1;
-    if (g > 1 && t->c >= g && K % g) Kp = K + (g - K % g);
-    if (g > 1 && t->c < g) Kp = (int)t->c; /* one group of every config */
-    for (int k = 0; k < Kp; k++) x->ids[k] = (c0 + k) % t->c;
+    if (g > 1 && n >= g && K % g) Kp = K + (g - K % g);
+    if (g > 1 && n < g) Kp = (int)n; /* one group of every config */
+    for (int k = 0; k < Kp; k++) {
+        int64_t i = (c0 + k) % n;
+        x->ids[k] = t->ufirst ? t->ufirst[i] : i;
+    }
     *real = K;
     return Kp;
+}
+
+/*
+ * Scores only distinct configurations, computed once per graph: identical
+ * configurations must get identical scores (and the ranking's lowest-index
+ * tie rule then applies), while a score computed in a GEMM batch can differ in
+ * the last bit with its row's position. Attention models score configs in
+ * groups, so a config's score depends on its group: they score every config.
+ * If the grouping cannot be computed (out of memory, layout values the packer
+ * refuses) every config is scored, as before.
+ */
+static void tgraph_uniq(const pc_model *m, tgraph *t) {
+    if (t->uniq_done) return;
+    t->uniq_done = 1;
+    if (m->opts.attn_heads > 0 || t->c < 2) return;
+    pc_dedup d;
+    pc_error e;
+    if (pc_graph_config_dedup(t->g, PC_DEDUP_MIN, &d, &e) != PC_OK) return;
+    if (d.n_out < d.n_in) {
+        t->ufirst = d.first, t->umap = d.map, t->nu = d.n_out;
+        d.first = d.map = NULL;
+    }
+    pc_dedup_free(&d);
+}
+
+/* Scores of the distinct configs (x->pred[0..nu)) to every config, in place:
+   a config's group is never after the config, so going down reads only
+   entries not yet overwritten. */
+static void expand_uniq(const tgraph *t, scratch *x) {
+    if (!t->ufirst) return;
+    for (int64_t c = t->c - 1; c >= 0; c--) x->pred[c] = x->pred[t->umap[c]];
 }
 
 /* Chunk size: about `budget` configs, whole attention groups. */
@@ -246,13 +287,15 @@ static pc_status predict_all_gst(const pc_model *m, tgraph *t, scratch *x, pc_er
         return pc_fail(err, PC_ERR_NOMEM, "out of memory");
     }
     pc_status st = PC_OK;
-    for (int64_t c0 = 0; c0 < t->c && !st; c0 += chunk) {
+    int64_t n = t->ufirst ? t->nu : t->c;
+    for (int64_t c0 = 0; c0 < n && !st; c0 += chunk) {
         int K, Kp = chunk_ids(m, t, c0, chunk, &K, x);
         if (!(st = gather_cfg(m, t, x->ids, Kp, x, err)))
             st = pc_gst_score(m, cx, t->gst, x->cfg.p, Kp, x->s.p, err);
         for (int k = 0; k < K && !st; k++) x->pred[c0 + k] = (double)x->s.p[k];
     }
     pc_gst_ctx_free(cx);
+    if (!st) expand_uniq(t, x);
     return st;
 }
 
@@ -268,18 +311,21 @@ static int64_t infer_chunk(const pc_model *m, const tgraph *t) {
 static pc_status predict_all(const pc_model *m, pc_model_ws *ws, tgraph *t, scratch *x,
                              pc_error *err) {
     if (!scratch_ids(x, (size_t)t->c + 1)) return pc_fail(err, PC_ERR_NOMEM, "out of memory");
+    tgraph_uniq(m, t);
     if (m->opts.gst) return predict_all_gst(m, t, x, err);
     pc_status st = pc_model_prefix(m, ws, &t->d.g, err);
     if (st) return st;
     int64_t chunk = infer_chunk(m, t);
     if (!fgrow(&x->s, (size_t)chunk) || !scratch_ids(x, (size_t)(t->c + chunk)))
         return pc_fail(err, PC_ERR_NOMEM, "out of memory");
-    for (int64_t c0 = 0; c0 < t->c; c0 += chunk) {
+    int64_t n = t->ufirst ? t->nu : t->c;
+    for (int64_t c0 = 0; c0 < n; c0 += chunk) {
         int K, Kp = chunk_ids(m, t, c0, chunk, &K, x);
         if ((st = gather_cfg(m, t, x->ids, Kp, x, err))) return st;
         if ((st = pc_model_score_configs(m, ws, x->cfg.p, Kp, x->s.p, err))) return st;
         for (int k = 0; k < K; k++) x->pred[c0 + k] = (double)x->s.p[k];
     }
+    expand_uniq(t, x);
     return PC_OK;
 }
 
@@ -302,6 +348,8 @@ pc_status pc_train_score_graph(const pc_model *m, pc_model_ws *ws, pc_graph *g, 
     else pc_error_prefix(err, "%s: ", pc_graph_path(g));
     pc_model_gdata_free(&t.d);
     pc_gst_graph_free(t.gst);
+    free(t.ufirst);
+    free(t.umap);
     scratch_free(&x);
     return st;
 }
