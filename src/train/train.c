@@ -247,12 +247,17 @@ static int chunk_ids(const pc_model *m, const tgraph *t, int64_t c0, int64_t chu
  * the last bit with its row's position. Attention models score configs in
  * groups, so a config's score depends on its group: they score every config.
  * If the grouping cannot be computed (out of memory, layout values the packer
- * refuses) every config is scored, as before.
+ * refuses) or would need over 256 MiB of layout codes, every config is scored.
  */
 static void tgraph_uniq(const pc_model *m, tgraph *t) {
     if (t->uniq_done) return;
     t->uniq_done = 1;
     if (m->opts.attn_heads > 0 || t->c < 2) return;
+    /* layout dedup holds 12 bytes of codes per (config, configurable node):
+       skip it where that would be a large allocation of its own */
+    if (pc_graph_kind(t->g) == PC_KIND_LAYOUT &&
+        (double)t->c * (double)pc_graph_num_config_nodes(t->g) * 12.0 > 268435456.0)
+        return;
     pc_dedup d;
     pc_error e;
     if (pc_graph_config_dedup(t->g, PC_DEDUP_MIN, &d, &e) != PC_OK) return;
