@@ -2,6 +2,7 @@
 #define _DEFAULT_SOURCE
 #include <math.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
 
@@ -14,9 +15,15 @@ void pc_array_free(pc_array *a) {
     memset(a, 0, sizeof *a);
 }
 
+/* A zero anywhere makes the count 0 whatever the other dims (a header may
+   hold (2^35, 2^28, 0)); otherwise the product, saturated instead of
+   overflowing for shapes no loader accepts. */
 int64_t pc_array_count(const pc_array *a) {
+    for (int i = 0; i < a->ndim; i++)
+        if (a->shape[i] == 0) return 0;
     int64_t n = 1;
-    for (int i = 0; i < a->ndim; i++) n *= a->shape[i];
+    for (int i = 0; i < a->ndim; i++)
+        if (__builtin_mul_overflow(n, a->shape[i], &n)) return INT64_MAX;
     return n;
 }
 
