@@ -91,6 +91,18 @@ def _as2d(x, name):
     return np.ascontiguousarray(x, dtype=np.float32)
 
 
+def _start(x, name, width, need):
+    """x as float32 (rows, D) and the output (rows, width) with x in its first D columns;
+    width < 0 means x is too narrow (need columns), as the C _width functions say."""
+    x = _as2d(x, name)
+    n, D = x.shape
+    if width(D) < 0:
+        raise ValueError("%s have %d columns, need %d" % (name, D, need))
+    y = np.empty((n, width(D)), dtype=np.float32)
+    y[:, :D] = x
+    return x, y
+
+
 def _last_positive(cols):
     """cols: list of (rows,) arrays -> 1 + index of the last one > 0, or 0 (int64)."""
     out = np.zeros(cols[0].shape[0], dtype=np.int64)
@@ -189,14 +201,9 @@ def layout_width(bits, in_dim=LAYOUT_DIM):
 
 def encode_node(x, bits):
     """Node features (rows, >=140) float32 -> (rows, node_width) float32, as pc_encode_node."""
-    x = _as2d(x, "node features")
+    x, y = _start(x, "node features", lambda d: node_width(bits, d), NODE_DIM)
     n, D = x.shape
     pad, dims, lay = _bits(bits)
-    W = node_width(bits, D)
-    if W < 0:
-        raise ValueError("node features have %d columns, need %d" % (D, NODE_DIM))
-    y = np.empty((n, W), dtype=np.float32)
-    y[:, :D] = x
     if not (pad or dims or lay):
         return y
     r = node_rank(x)
@@ -238,14 +245,9 @@ def encode_node(x, bits):
 
 def encode_tile(x, bits):
     """Tile config features (rows, >=24) -> (rows, tile_width), as pc_encode_tile."""
-    x = _as2d(x, "tile configs")
+    x, y = _start(x, "tile configs", lambda d: tile_width(bits, d), TILE_DIM)
     n, D = x.shape
     _, dims, _ = _bits(bits)
-    W = tile_width(bits, D)
-    if W < 0:
-        raise ValueError("tile configs have %d columns, need %d" % (D, TILE_DIM))
-    y = np.empty((n, W), dtype=np.float32)
-    y[:, :D] = x
     if dims:
         for g in range(3):
             k = _last_positive([x[:, 8 * g + i] for i in range(NSLOT)])
@@ -264,14 +266,9 @@ def layout_config_rank(s):
 
 def encode_layout(x, bits):
     """Layout config features (rows, >=18) -> (rows, layout_width), as pc_encode_layout."""
-    x = _as2d(x, "layout configs")
+    x, y = _start(x, "layout configs", lambda d: layout_width(bits, d), LAYOUT_DIM)
     n, D = x.shape
     _, _, lay = _bits(bits)
-    W = layout_width(bits, D)
-    if W < 0:
-        raise ValueError("layout configs have %d columns, need %d" % (D, LAYOUT_DIM))
-    y = np.empty((n, W), dtype=np.float32)
-    y[:, :D] = x
     if lay:
         for t in range(3):
             s = x[:, NSLOT * t:NSLOT * (t + 1)]

@@ -41,16 +41,15 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "bench"))
 import encode_np as E  # noqa: E402
 
-CLI = os.environ.get("PERFCAST")
+from clitest import CLI, FAILS, report  # noqa: E402
+
 TOOL = os.environ.get("PC_ENCODE_TOOL")
 TMP = os.environ.get("PC_TEST_TMP") or "/tmp/pc_test_encode_numpy"
-FAILS = []
 MAXDIFF = {}  # kind -> [max |diff| exact cols, max |diff| log2 cols, max rel log2]
 
 
 def fail(msg):
-    FAILS.append(msg)
-    print("FAIL:", msg)
+    FAILS.append(msg)  # all printed by report() at the end
 
 
 # ---- running the C side ------------------------------------------------------------
@@ -521,11 +520,7 @@ def main():
         print("%-6s %6d rows x 8 bits: max |C - numpy| exact cols %.3g, log2 cols %.3g "
               "(relative %.3g)" % (kind, counts.get(kind, 0), md[0], md[1], md[2]))
     print("%.1f s" % (time.time() - t0))
-    if FAILS:
-        print("%d failure(s)" % len(FAILS))
-        return 1
-    print("OK: C encodings match the numpy implementation of the spec")
-    return 0
+    return report("OK: C encodings match the numpy implementation of the spec")
 
 
 if __name__ == "__main__":
