@@ -1,0 +1,223 @@
+/*
+ * perfcast/calib.h - measured runs, the calibrated step-time and serving
+ * models, and calibration (issue #12).
+ *
+ * A *run* is one published measurement with the configuration it states:
+ * a training step (seconds per optimizer step) or a serving benchmark
+ * (output tokens/s). `../shared/calibration/README.md` defines the JSON
+ * schema; pc_runs_load reads it (users' own files too).
+ *
+ * A *calibration* is a handful of named coefficients (efficiencies,
+ * overlap fractions, overheads; per chip family and framework, never per
+ * run) used by pc_run_predict. pc_calib_builtin() is the default fitted on
+ * the shipped measurements; pc_calib_ideal() is the ideal roofline (peak
+ * efficiency, every collective hidden where it can be, no overheads): a lower
+ * bound. pc_calib_fit fits a calibration to runs by robust least squares on
+ * log step time with a prior on every coefficient.
+ *
+ * Errors are signed fractions: (predicted - measured) / measured.
+ */
+#ifndef PERFCAST_CALIB_H
+#define PERFCAST_CALIB_H
+
+#include <stdint.h>
+
+#include "perfcast/analytic.h"
+#include "perfcast/perfcast.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------ */
+/* Measured runs                                                       */
+/* ------------------------------------------------------------------ */
+
+typedef enum pc_run_kind { PC_RUN_TRAIN = 0, PC_RUN_SERVE = 1 } pc_run_kind;
+
+/* Software families whose overlap behaviour differs. */
+typedef enum pc_framework {
+    PC_FW_MEGATRON = 0, /* megatron-lm, nemo, megatron-bridge (Megatron-Core) */
+    PC_FW_MAXTEXT,      /* maxtext (JAX / XLA) */
+    PC_FW_TRTLLM,       /* tensorrt-llm (serving) */
+    PC_FW_OTHER,        /* anything else: read Megatron-like on GPUs, MaxText-like on TPUs */
+    PC_FW_COUNT
+} pc_framework;
+const char *pc_framework_name(pc_framework f);
+/* "megatron-lm", "nemo", "megatron-bridge", "megatron" -> MEGATRON; "maxtext",
+ * "jax" -> MAXTEXT; "tensorrt-llm", "trtllm" -> TRTLLM; anything else OTHER. */
+pc_framework pc_framework_parse(const char *s);
+
+/* Activation recomputation as runs state it. */
+typedef enum pc_run_remat {
+    PC_RRM_NONE = 0,  /* nothing recomputed */
+    PC_RRM_SELECTIVE, /* Megatron selective: the attention core (softmax, dropout) only */
+    PC_RRM_FULL,      /* whole layer recomputed in the backward */
+    PC_RRM_CUSTOM,    /* MaxText save/offload policy: some of the layer (remat_text says) */
+    PC_RRM_COUNT
+} pc_run_remat;
+
+#define PC_RUN_ID_MAX 96
+
+typedef struct pc_run {
+    char id[PC_RUN_ID_MAX];
+    char source[PC_RUN_ID_MAX]; /* the id's prefix up to the first '-': "k22", "mx23", ... */
+    pc_run_kind kind;
+    char framework_name[32];
+    pc_framework framework;
+    int flags_ga_inconsistent; /* flags: ["ga_inconsistent"] */
+
+    pc_model_cfg model; /* from the "model" object (HF config.json style) */
+
+    /* hardware */
+    char chip_name[PC_CHIP_NAME_MAX]; /* as given: "h100-sxm", "tpu-v5e", ... */
+    int64_t chips, chips_per_node, slices;
+
+    /* parallelism (absent or null: 1, zero: 0, sequence_parallel: 0) */
+    int64_t tp, pp, vp, cp, ep, etp, dp, fsdp;
+    int zero; /* -1: not stated */
+    int sequence_parallel;
+    int attention_dp;             /* serving: TensorRT-LLM attention DP */
+    int64_t micro_batch_size;     /* 0: not stated */
+    int64_t global_batch_size;    /* sequences per step (training) */
+    int64_t grad_accum;           /* 0: not stated (derived from the batch) */
+    double per_device_batch_size; /* MaxText; 0: not stated */
+
+    /* workload */
+    double seq_len;   /* training */
+    pc_prec prec;     /* compute precision of the matmuls (mxfp8 -> fp8, nvfp4 -> fp4) */
+    int block_scaled; /* mxfp8 / nvfp4 block scaling */
+    pc_run_remat remat;
+    char remat_text[96];
+    int flash_attention; /* -1: not stated */
+    double input_len, output_len; /* serving */
+    double batch, concurrency;    /* serving; 0: not stated */
+    double num_requests;
+    pc_prec weight_prec, kv_prec; /* serving */
+
+    /* measured */
+    char metric[32];
+    double measured_value;     /* in the metric's units */
+    double step_time_s;        /* training: seconds per step; 0 for serving */
+    double output_tokens_per_s; /* serving: total output tokens/s of the run */
+} pc_run;
+
+/* A loaded runs file. Runs that fail to parse or are inconsistent are kept
+ * (with their id and a message naming the field) so that a report can list
+ * them; pc_runs_problem() is NULL for a good run. */
+typedef struct pc_runs pc_runs;
+
+pc_status pc_runs_load(const char *path, pc_runs **out, pc_error *err);
+pc_status pc_runs_parse(const char *text, size_t len, const char *origin, pc_runs **out,
+                        pc_error *err);
+void pc_runs_free(pc_runs *r);
+int pc_runs_count(const pc_runs *r);
+const pc_run *pc_runs_at(const pc_runs *r, int i);
+/* NULL if run i is good, else why not ("run 'x': parallelism.tp: ..."). */
+const char *pc_runs_problem(const pc_runs *r, int i);
+/* Number of runs with a problem. */
+int pc_runs_invalid(const pc_runs *r);
+
+/* The built-in chip a run's "chip" names ("a100-80gb" -> a100, "h100-sxm"
+ * -> h100, "gb200" -> gb200-nvl72, "tpu-v5e" -> v5e, ...); NULL if unknown. */
+const pc_chip *pc_run_chip(const pc_run *run);
+
+/* ------------------------------------------------------------------ */
+/* Calibration                                                         */
+/* ------------------------------------------------------------------ */
+
+typedef struct pc_calib pc_calib;
+
+#define PC_CALIB_VERSION 1
+
+/* The built-in calibration (fitted on ../shared/calibration/, see
+ * docs/analytic.md "Calibration"); a new handle the caller frees. */
+pc_status pc_calib_builtin(pc_calib **out, pc_error *err);
+/* The ideal roofline: no fitted losses (the lower bound). */
+pc_status pc_calib_ideal(pc_calib **out, pc_error *err);
+/* "none" -> ideal, "builtin"/NULL -> built-in, else a JSON file. */
+pc_status pc_calib_open(const char *spec, pc_calib **out, pc_error *err);
+pc_status pc_calib_load(const char *path, pc_calib **out, pc_error *err);
+pc_status pc_calib_parse(const char *text, size_t len, const char *origin, pc_calib **out,
+                         pc_error *err);
+/* Writes JSON ({"perfcast_calibration": 1, "coefficients": {...}, ...}) by
+ * temporary file and rename. */
+pc_status pc_calib_save(const pc_calib *c, const char *path, pc_error *err);
+pc_calib *pc_calib_clone(const pc_calib *c);
+void pc_calib_free(pc_calib *c);
+int pc_calib_is_ideal(const pc_calib *c);
+const char *pc_calib_origin(const pc_calib *c); /* "builtin", "none" or the file */
+
+int pc_calib_coef_count(void);
+const char *pc_calib_coef_name(int i); /* "gpu.megatron.eff_mm", ... */
+const char *pc_calib_coef_doc(int i);
+double pc_calib_get(const pc_calib *c, int i);
+/* Sets coefficient i within its documented bounds (PC_ERR_RANGE outside). */
+pc_status pc_calib_set(pc_calib *c, int i, double v, pc_error *err);
+
+/* ------------------------------------------------------------------ */
+/* Prediction                                                          */
+/* ------------------------------------------------------------------ */
+
+/* Exposed (not hidden) seconds of a training step, by cause. */
+typedef enum pc_step_part {
+    PC_STEP_COMPUTE = 0, /* matmuls + attention at the calibrated efficiency */
+    PC_STEP_MEMORY,      /* memory-bound element-wise work (norms, activations, softmax) */
+    PC_STEP_TP,          /* tensor / sequence parallel collectives, exposed */
+    PC_STEP_CP,          /* context parallel (ring attention) K/V exchange, exposed */
+    PC_STEP_FSDP,        /* FSDP / ZeRO-3 weight gathers and gradient scatters, exposed */
+    PC_STEP_DP,          /* data-parallel gradient reduction within a slice, exposed */
+    PC_STEP_EP,          /* expert all-to-all, exposed */
+    PC_STEP_PP,          /* pipeline send/recv, exposed */
+    PC_STEP_DCN,         /* gradient reduction across slices over DCN, exposed */
+    PC_STEP_BUBBLE,      /* pipeline bubble */
+    PC_STEP_OPT,         /* optimizer update */
+    PC_STEP_OVERHEAD,    /* per-layer per-micro-batch launch / framework overhead */
+    PC_STEP_COUNT
+} pc_step_part;
+const char *pc_step_part_name(pc_step_part p); /* "compute", "tp", ... (JSON keys) */
+
+typedef struct pc_run_pred {
+    int expressed;       /* 0: the run cannot be modelled (why says why) */
+    char why[256];
+    double measured;     /* step_time_s (train) or output tokens/s (serve) */
+    double predicted;    /* same unit */
+    double error;        /* (predicted - measured) / measured */
+    double ideal;        /* the same quantity under pc_calib_ideal (bound) */
+    double part[PC_STEP_COUNT]; /* training: exposed seconds per step; sum = predicted */
+    double mfu;          /* training: model FLOPs / (chips x peak x predicted) */
+    /* serving */
+    double batch;        /* concurrent sequences the prediction assumed */
+    int batch_stated;    /* 1: the run stated it; 0: throughput-optimal batch chosen */
+    double ttft_s, tpot_s;
+    double tokens_per_s; /* output tokens/s of the run (all chips) */
+    int64_t replicas;    /* data-parallel model replicas (serving) */
+} pc_run_pred;
+
+/* Predicts one run under a calibration (ideal if cal is NULL). Fails only on
+ * bad arguments; a run that cannot be modelled returns PC_OK with
+ * out->expressed = 0 and out->why. */
+pc_status pc_run_predict(const pc_run *run, const pc_calib *cal, pc_run_pred *out, pc_error *err);
+
+/* ------------------------------------------------------------------ */
+/* Fitting                                                             */
+/* ------------------------------------------------------------------ */
+
+typedef struct pc_calib_fit_opts {
+    double huber;       /* Huber threshold on log error; 0 -> 0.10 */
+    double prior_weight; /* weight of the prior on each coefficient; < 0 -> 1 */
+    int max_iter;       /* 0 -> 60 */
+    int kinds;          /* bit 0: train runs, bit 1: serve runs; 0 -> both */
+} pc_calib_fit_opts;
+pc_calib_fit_opts pc_calib_fit_opts_default(void);
+
+/* Fits the coefficients to the good runs selected by use[i] (NULL = all),
+ * starting from `start` (NULL = the priors); returns a new calibration. */
+pc_status pc_calib_fit(const pc_runs *runs, const unsigned char *use, const pc_calib *start,
+                       const pc_calib_fit_opts *opts, pc_calib **out, pc_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PERFCAST_CALIB_H */

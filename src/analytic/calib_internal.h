@@ -1,0 +1,31 @@
+/* Internals shared by runs.c, calib.c, step_model.c and serve_model.c. */
+#ifndef PC_CALIB_INTERNAL_H
+#define PC_CALIB_INTERNAL_H
+
+#include "analytic/analytic_internal.h"
+#include "perfcast/calib.h"
+
+enum {
+#define X(id, name, ideal, prior, lo, hi, sigma, doc) PC_COEF_##id,
+#include "analytic/calib_coefs.h"
+#undef X
+    PC_COEF_COUNT
+};
+
+struct pc_calib {
+    int ideal; /* 1: pc_calib_ideal (every coefficient at its ideal value) */
+    char origin[256];
+    double c[PC_COEF_COUNT];
+};
+
+/* Coefficient `id` of cal (its ideal value when cal is NULL or ideal). */
+double pc_calib_c(const pc_calib *cal, int id);
+
+/* Training step time (step_model.c) and serving throughput (serve_model.c)
+ * of a good run on its chip. Same contract as pc_run_predict. */
+pc_status pc_train_predict(const pc_run *run, const pc_chip *chip, const pc_calib *cal,
+                           pc_run_pred *out, pc_error *err);
+pc_status pc_serve_predict(const pc_run *run, const pc_chip *chip, const pc_calib *cal,
+                           pc_run_pred *out, pc_error *err);
+
+#endif
