@@ -283,10 +283,23 @@ typedef enum pc_coll {
     PC_COLL_REDUCESCATTER,
     PC_COLL_ALLREDUCE,
     PC_COLL_ALLTOALL,
+    PC_COLL_PERMUTE, /* collective-permute / send-recv: each device sends V to a neighbour */
     PC_COLL_COUNT
 } pc_coll;
 const char *pc_coll_name(pc_coll c);
-int pc_coll_parse(const char *s); /* "allgather", "all-gather", "ag", ...; -1 if unknown */
+/* "allgather", "all-gather", "ag", ...; "permute", "collective-permute",
+ * "p2p", "sendrecv"/"send-recv"; -1 if unknown */
+int pc_coll_parse(const char *s);
+
+/* How AllGather / ReduceScatter / AllReduce (and AllToAll on GPUs, DCN
+ * levels) are priced (docs/analytic.md "Collectives"):
+ *  - PC_CONV_EXACT (default): the ring's exact bytes, V (n-1)/n per level;
+ *  - PC_CONV_BOOK: the book's answers (scaling_book.md §3, §5): V / W_ici per
+ *    axis (V / (W_ici N_axes) over several), X/2 hops, V / W_dcn per chip
+ *    over DCN, V / W on GPUs; the serving planner also leaves out the decode
+ *    TP AllReduces as the book's §7 formula does. 25% apart at n = 4. */
+typedef enum pc_coll_conv { PC_CONV_EXACT = 0, PC_CONV_BOOK = 1 } pc_coll_conv;
+const char *pc_coll_conv_name(pc_coll_conv c); /* "exact", "book" */
 
 #define PC_MESH_MAX_AXES 8
 
@@ -332,11 +345,17 @@ typedef struct pc_coll_cost {
  * `bytes` = V, the full array in the book's sense (scaling_book.md §3):
  * AllGather: the gathered output on each device; ReduceScatter: the unreduced
  * input on each device; AllReduce: the array on each device; AllToAll: the
- * whole array, each device holding bytes/participants. The mesh must have
- * passed pc_mesh_check. Formulas in docs/analytic.md.
+ * whole array, each device holding bytes/participants; Permute: the bytes
+ * each device sends to its neighbour (one link one way: ICI, or DCN when the
+ * group spans slices; NVLink, or InfiniBand when it spans NVLink domains;
+ * time = V / link + latency). The mesh must have passed pc_mesh_check.
+ * Formulas in docs/analytic.md. pc_collective_cost is the exact convention.
  */
 pc_status pc_collective_cost(const pc_chip *chip, const pc_mesh *mesh, unsigned axes_mask,
                              pc_coll op, double bytes, pc_coll_cost *out, pc_error *err);
+pc_status pc_collective_cost_conv(const pc_chip *chip, const pc_mesh *mesh, unsigned axes_mask,
+                                  pc_coll op, double bytes, pc_coll_conv conv, pc_coll_cost *out,
+                                  pc_error *err);
 
 /* "1GiB", "512MB", "4e9", "64k" -> bytes (binary KiB/MiB/GiB/TiB, decimal
  * kB/MB/GB/TB, k/M/G/T = decimal). Fails on junk, negatives, non-finite. */

@@ -167,6 +167,32 @@ def test_collective():
         ag, rs, ar, a2a = (c["time"] for c in d["collectives"])
         close(rs, ag, 1e-12, "RS = AG")
         close(ar, 2 * ag, 1e-12, "AR = 2 AG")
+    # --book: the book's V/W_ici (§3); at n = 4 the exact ring factor is 3/4 of it
+    for conv, factor in ((("--book",), 1.0), ((), 0.75)):
+        d = jrun("collective", "--chip", "v5e", "--op", "allgather", "--bytes", "1GiB",
+                 "--mesh", "4x4", "--wrap", "yes", "--axes", "0", "--json", *conv)
+        if d:
+            close(d["collectives"][0]["time"], 2**30 / 9e10 * factor, 1e-9,
+                  "v5e AllGather n=4, convention %s" % (conv or "exact"))
+            expect(d["convention"] == ("book" if conv else "exact"), "convention in JSON")
+    d = jrun("collective", "--chip", "v5e", "--op", "allreduce", "--bytes", "1GiB",
+             "--mesh", "16x16", "--book", "--json")
+    if d:
+        close(d["collectives"][0]["bw_time"], 2 * 2**30 / (2 * 9e10), 1e-9,
+              "book AllReduce over two axes 2V/(2 W_ici) (§3)")
+    # permute: V over one link one way + latency
+    for name in ("permute", "collective-permute", "p2p", "sendrecv"):
+        d = jrun("collective", "--chip", "v5e", "--op", name, "--bytes", "1e9", "--mesh", "4x4",
+                 "--json")
+        if d:
+            c = d["collectives"][0]
+            close(c["time"], 1e9 / 4.5e10 + 1e-6, 1e-9, "v5e %s over ICI" % name)
+            expect(c["op"] == "permute", "%s parses as permute" % name)
+    d = jrun("collective", "--chip", "h100", "--op", "permute", "--bytes", "1e9", "--mesh",
+             "16x8", "--axes", "0", "--json")
+    if d:
+        close(d["collectives"][0]["time"], 1e9 / 50e9 + 1e-5, 1e-9, "H100 permute across nodes")
+        expect(d["collectives"][0]["network"] == "IB", "H100 permute network")
     # latency-bound small message
     d = jrun("collective", "--chip", "v5e", "--op", "ag", "--bytes", "64k", "--mesh", "16",
              "--json")
