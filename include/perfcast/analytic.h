@@ -486,6 +486,18 @@ pc_status pc_model_memory(const pc_model_cfg *cfg, const pc_mem_opts *opts, pc_t
 /* KV cache bytes per token: 2 * L * K * H * bytes(prec). */
 double pc_model_kv_bytes_per_token(const pc_model_cfg *cfg, pc_prec prec);
 
+/* The dense critical batch (scaling_book.md §2, §7): a matmul with weights of
+ * `weight_prec` computed at `act_prec` is compute-bound above
+ * B_crit = C(act_prec) x bytes(weight_prec) / (2 W_hbm) tokens (v5e: bf16 240,
+ * int8 weights 120, int8 x int8 240). 0 if the chip lacks a number. */
+double pc_chip_critical_batch(const pc_chip *chip, pc_prec weight_prec, pc_prec act_prec);
+/* MoE (scaling_book.md §4, §7): each expert sees k/E of the batch's tokens, so
+ * a MoE layer is compute-bound when the total batch exceeds B_crit x E / k
+ * (the invented model E=16, k=2 on v5e: 1920; int8 DeepSeek E=256, k=8: 3840).
+ * 0 for dense models. */
+double pc_model_moe_critical_batch(const pc_model_cfg *cfg, const pc_chip *chip,
+                                   pc_prec weight_prec, pc_prec act_prec);
+
 /* ------------------------------------------------------------------ */
 /* Planning: training parallelism and serving (issue #6)              */
 /* ------------------------------------------------------------------ */
@@ -501,6 +513,23 @@ double pc_model_kv_bytes_per_token(const pc_model_cfg *cfg, pc_prec prec);
 typedef enum pc_attn_flops { PC_ATTN_CAUSAL = 0, PC_ATTN_FULL, PC_ATTN_NONE } pc_attn_flops;
 const char *pc_attn_flops_name(pc_attn_flops a);
 int pc_attn_flops_parse(const char *s); /* -1 if unknown */
+
+/* MFU of a measured run (docs/analytic.md "MFU"): model FLOPs = tokens x
+ * (6 N + 12 L N H T; causal halves the attention, none drops it: the book's
+ * 6N), without rematerialization (recomputation counts toward HFU, not MFU);
+ * achieved = FLOPs / chip-seconds; MFU = achieved / peak(prec). chip_seconds
+ * = step time x chips, or GPU-hours x 3600. */
+typedef struct pc_mfu {
+    double flops_per_token; /* model FLOPs (no remat) */
+    double flops;           /* x tokens */
+    double achieved;        /* FLOP/s per chip */
+    double peak;            /* chip peak at prec */
+    double mfu;             /* achieved / peak */
+    double hfu;             /* with the remat policy's recomputation */
+} pc_mfu;
+pc_status pc_model_mfu(const pc_model_cfg *cfg, const pc_chip *chip, pc_prec prec, double seq,
+                       pc_attn_flops attention, pc_remat remat, double tokens, double chip_seconds,
+                       pc_mfu *out, pc_error *err);
 
 /* Default achievable fraction of peak FLOP/s for the big matmuls: the
  * book's "TPUs ~95%, H100/B200 ~80-85%" (scaling_book.md §1): TPU 0.95,
@@ -555,6 +584,7 @@ typedef struct pc_plan_train_opts {
     unsigned zero_mask;          /* bit per ZeRO stage 1..3 for the fsdp axis; 0 -> all three */
     int64_t fixed[PC_PAR_COUNT]; /* > 0: force that axis size; 0: search */
     int64_t max_micro;           /* most micro-batches per step; 0 -> 256 */
+    pc_coll_conv convention;     /* collective pricing (default exact; book: the book's V/W) */
 } pc_plan_train_opts;
 pc_plan_train_opts pc_plan_train_opts_default(void);
 
@@ -641,6 +671,8 @@ typedef struct pc_serve_opts {
     double price_per_hour;   /* < 0 -> the chip's */
     pc_attn_flops attention; /* causal (default): prefill causal, decode over the whole
                                 context; full: prefill unmasked; none: the book's 2N rule */
+    pc_coll_conv convention; /* exact (default); book: the book's V/W collectives, and no
+                                decode TP AllReduces (the book's §7 decode formula) */
 } pc_serve_opts;
 pc_serve_opts pc_serve_opts_default(void);
 
@@ -658,6 +690,7 @@ typedef struct pc_serve_point {
     double pre_math, pre_hbm, pre_comm, pre_time, pre_tok_s;
     pc_bound pre_bound;
     double cost_per_mtok_decode, cost_per_mtok_prefill; /* USD; 0 if no price */
+    double tp_limit_decode; /* M_Y F / (B beta) at this batch (scaling_book.md §7) */
 } pc_serve_point;
 
 typedef struct pc_serve_summary {
@@ -672,6 +705,8 @@ typedef struct pc_serve_summary {
     double tp_limit_prefill;   /* M_Y F W_ici / C: TP comms exceed compute beyond this */
     double tp_limit_decode;    /* M_Y F / (B beta), beta = W_hbm/W_ici, at batch max_batch */
     double efficiency, price_per_hour;
+    double moe_batch; /* MoE: total decode batch above which the experts are compute-bound,
+                         pc_model_moe_critical_batch (0: dense) */
 } pc_serve_summary;
 
 /* Checks the sharding (tensor degree = chips must divide query heads and

@@ -196,8 +196,9 @@ static pc_status prepare_job(const pc_chip *chip, const pc_model_cfg *m, const p
         return pc_fail(err, PC_ERR_ARG, "token budget must be finite and >= 0");
     if ((unsigned)o->weight_prec >= PC_PREC_COUNT || (unsigned)o->grad_prec >= PC_PREC_COUNT ||
         (unsigned)o->act_prec >= PC_PREC_COUNT || (unsigned)o->optimizer >= PC_OPT_COUNT ||
-        (unsigned)o->attention > PC_ATTN_NONE)
-        return pc_fail(err, PC_ERR_ARG, "bad planner options (precision, optimizer, attention)");
+        (unsigned)o->attention > PC_ATTN_NONE || (unsigned)o->convention > PC_CONV_BOOK)
+        return pc_fail(err, PC_ERR_ARG,
+                       "bad planner options (precision, optimizer, attention, convention)");
     if (!(o->efficiency >= 0 && o->efficiency <= 1))
         return pc_fail(err, PC_ERR_ARG, "efficiency must be in (0, 1] (0: the default)");
     if ((o->remat_mask & (1u << PC_REMAT_TENSORS)) &&
@@ -321,7 +322,8 @@ static void build_layout(const tjob *j, const int64_t *a, tlayout *lay) {
                     continue;
                 }
                 pc_coll_cost cc;
-                if (pc_collective_cost(c, &g, 1u << x, (pc_coll)op, 1.0, &cc, NULL) == PC_OK) {
+                if (pc_collective_cost_conv(c, &g, 1u << x, (pc_coll)op, 1.0, j->o->convention,
+                                            &cc, NULL) == PC_OK) {
                     lay->gbw[x][op] = cc.bw_time;
                     lay->glat[x][op] = cc.latency_time;
                 }
@@ -421,7 +423,8 @@ static double ctime(const tjob *j, const tlayout *lay, int x, pc_coll op, double
     }
     const pc_mesh *m = &lay->am[x];
     pc_coll_cost cc;
-    if (pc_collective_cost(j->chip, m, (1u << m->ndims) - 1, op, V, &cc, NULL) != PC_OK)
+    if (pc_collective_cost_conv(j->chip, m, (1u << m->ndims) - 1, op, V, j->o->convention, &cc,
+                                NULL) != PC_OK)
         return INFINITY;
     return cc.time;
 }
