@@ -276,6 +276,32 @@ def test_model():
         expect_rc(p, rc, " ".join(args))
         expect(needle in p.stderr, "%s: message mentions %s: %s" % (" ".join(args), needle,
                                                                       p.stderr.strip()))
+    # MFU of a measured run (hand value: 3e6 x 6 x 12,851,609,600 / (4096 x 0.3 x 4.59e14))
+    d = jrun("model", "--preset", "llama2-13b", "--chip", "v5p", "--mfu-step-time", "0.3",
+             "--chips", "4096", "--batch-tokens", "3e6", "--attention", "none", "--json")
+    if d:
+        close(d["mfu"]["mfu"], 3e6 * 6 * 12851609600 / (4096 * 0.3 * 4.59e14), 1e-9,
+              "MFU from a step time")
+        close(d["mfu"]["achieved_flops_per_chip"], 3e6 * 6 * 12851609600 / (4096 * 0.3), 1e-9,
+              "achieved FLOP/s per chip")
+    p = run("model", "--preset", "llama3-70b", "--chip", "h100", "--gpu-hours", "3.93e6",
+            "--tokens", "15T", "--attention", "none")
+    expect_rc(p, 0, "model --gpu-hours")
+    expect("MFU 44.7%" in p.stdout and "6N" in p.stdout, "MFU from GPU-hours: " + p.stdout[-300:])
+    # MoE compute-bound batch: mixtral (E=8, k=2) on v5e: 1.97e14/8.2e11 x 4
+    d = jrun("model", "--preset", "mixtral-8x7b", "--chip", "v5e", "--json")
+    if d:
+        close(d["moe_critical_batch"], 1.97e14 / 8.2e11 * 4, 1e-9, "MoE B_crit E/k")
+    for args, needle in (
+            (("model", "--preset", "gpt2", "--mfu-step-time", "1", "--chips", "8"), "--chip"),
+            (("model", "--preset", "gpt2", "--chip", "h100", "--gpu-hours", "10"), "--tokens"),
+            (("model", "--preset", "gpt2", "--chip", "h100", "--mfu-step-time", "x"),
+             "--mfu-step-time"),
+            (("model", "--preset", "gpt2", "--attention", "half"), "--attention")):
+        p = run(*args)
+        expect_rc(p, 2, " ".join(args))
+        expect(needle in p.stderr, "%s: message mentions %s: %s" % (" ".join(args), needle,
+                                                                      p.stderr.strip()))
     bad = TMP + "/bad_config.json"
     with open(bad, "w") as fh:
         json.dump({"model_type": "llama", "hidden_size": 4096, "num_attention_heads": 30,

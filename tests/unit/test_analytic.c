@@ -398,6 +398,58 @@ static void test_collective_permute(void **state) {
     pc_chipdb_free(db);
 }
 
+/* MFU of a measured run, hand-derived. LLaMA-2 13B (matmul weights N = 13,015,864,320 total
+ * - 163,840,000 embedding - 414,720 norms = 12,851,609,600): §6 "step ~ 6 x 3e6 x 13e9 /
+ * (4096 x 4.6e14 x 0.4) ~ 300 ms", read backwards: a 300 ms step of 3e6 tokens on 4096 v5p
+ * is MFU = 3e6 x 6N / (4096 x 0.3 x 4.59e14) = 41.01% (the book's 40% with N ~ 13e9). */
+static void test_model_mfu(void **state) {
+    (void)state;
+    pc_chipdb *db = db_open();
+    const pc_chip *v5p = chip(db, "v5p"), *h100 = chip(db, "h100");
+    pc_model_cfg m = preset("llama2-13b");
+    const double N = 12851609600.0;
+    pc_mfu f;
+    pc_error e;
+    assert_int_equal(pc_model_mfu(&m, v5p, PC_PREC_BF16, 4096, PC_ATTN_NONE, PC_REMAT_NONE, 3e6,
+                                  0.3 * 4096, &f, &e),
+                     PC_OK);
+    check_rel(f.flops_per_token, 6 * N, 1e-12, "MFU: 6N FLOPs per token");
+    check_rel(f.mfu, 3e6 * 6 * N / (4096 * 0.3 * 4.59e14), 1e-12, "MFU from a step time");
+    check_rel(f.mfu, 0.41014, 1e-4, "hand value 41.01%");
+    check_rel(f.mfu, 0.40, 0.03, "scaling_book.md §6: LLaMA-2 13B ~300 ms at 40% MFU");
+    check_rel(f.achieved, 3e6 * 6 * N / (4096 * 0.3), 1e-12, "achieved FLOP/s per chip");
+    /* attention: full 12 L N H T (40 x 40 x 128 x 4096 x 12), causal half of it */
+    const double att = 12.0 * 40 * 40 * 128 * 4096;
+    assert_int_equal(pc_model_mfu(&m, v5p, PC_PREC_BF16, 4096, PC_ATTN_FULL, PC_REMAT_NONE, 3e6,
+                                  0.3 * 4096, &f, &e),
+                     PC_OK);
+    check_rel(f.flops_per_token, 6 * N + att, 1e-12, "MFU: 6N + 12 L N H T (full)");
+    assert_int_equal(pc_model_mfu(&m, v5p, PC_PREC_BF16, 4096, PC_ATTN_CAUSAL, PC_REMAT_FULL, 3e6,
+                                  0.3 * 4096, &f, &e),
+                     PC_OK);
+    check_rel(f.flops_per_token, 6 * N + att / 2, 1e-12, "MFU: causal halves attention");
+    /* HFU: block remat adds one forward (2N + the forward attention) */
+    check_rel(f.hfu / f.mfu, (8 * N + att / 2 * 4 / 3) / (6 * N + att / 2), 1e-12,
+              "HFU with remat full");
+    /* GPU-hours: §6 H100: 15T tokens of LLaMA-3 70B (N = 69,501,714,432) in 3.93e6 GPU-hours
+     * -> 15e12 x 6N / (3.93e6 x 3600 x 9.89e14) = 44.7% (the book's 4096 H100 x 40 days at
+     * 45% MFU with N ~ 70e9) */
+    pc_model_cfg l = preset("llama3-70b");
+    assert_int_equal(pc_model_mfu(&l, h100, PC_PREC_BF16, 4096, PC_ATTN_NONE, PC_REMAT_NONE,
+                                  15e12, 3.93e6 * 3600, &f, &e),
+                     PC_OK);
+    check_rel(f.mfu, 15e12 * 6 * 69501714432.0 / (3.93e6 * 3600 * 9.89e14), 1e-12,
+              "MFU from GPU-hours");
+    check_rel(f.mfu, 0.45, 0.01, "scaling_book.md §6: ~45% MFU");
+    assert_int_equal(pc_model_mfu(&l, h100, PC_PREC_BF16, 4096, PC_ATTN_NONE, PC_REMAT_NONE, 1, 0,
+                                  &f, &e),
+                     PC_ERR_ARG);
+    assert_int_equal(pc_model_mfu(&l, v5p, PC_PREC_FP32, 4096, PC_ATTN_NONE, PC_REMAT_NONE, 1, 1,
+                                  &f, &e),
+                     PC_ERR_UNSUPPORTED);
+    pc_chipdb_free(db);
+}
+
 static void test_tpu_latency_regime(void **state) {
     (void)state;
     pc_chipdb *db = db_open();
@@ -1125,6 +1177,7 @@ int main(void) {
         cmocka_unit_test(test_parse_helpers),
         cmocka_unit_test(test_collective_book_convention),
         cmocka_unit_test(test_collective_permute),
+        cmocka_unit_test(test_model_mfu),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
