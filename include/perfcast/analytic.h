@@ -637,6 +637,9 @@ typedef struct pc_train_search {
     pc_train_thresholds thr;
     int64_t chips;
     double efficiency, price_per_hour;
+    uint64_t unpriced;        /* layouts (counted in unmapped) and plans whose step time is not
+                                 finite (a link without bandwidth): never kept as plans */
+    char unpriced_reason[200]; /* why, naming the chip field to set ("" if none) */
 } pc_train_search;
 
 /*

@@ -326,6 +326,8 @@ static void build_layout(const tjob *j, const int64_t *a, tlayout *lay) {
                                             &cc, NULL) == PC_OK) {
                     lay->gbw[x][op] = cc.bw_time;
                     lay->glat[x][op] = cc.latency_time;
+                } else {
+                    lay->gbw[x][op] = INFINITY; /* a link without bandwidth: not priced */
                 }
             }
         }
@@ -412,6 +414,33 @@ static void build_layout(const tjob *j, const int64_t *a, tlayout *lay) {
         lay->p2p_bw = c->ici_link_bw; /* one link, one way, to the next stage */
         lay->p2p_lat = c->ici_hop_latency;
     }
+}
+
+/* Why a layout's collectives cannot be priced (a link the chip has no
+ * bandwidth for); NULL if they can. */
+static const char *layout_unpriced(const tjob *j, const tlayout *lay, char *buf, size_t cap) {
+    const pc_chip *c = j->chip;
+    for (int x = 0; x < PC_PAR_COUNT && !j->gpu; x++) {
+        if (lay->a[x] <= 1) continue;
+        const char *field = lay->dcn[x] && !(c->dcn_bw > 0)      ? "dcn_bw"
+                            : lay->span[x] && !(c->ici_link_bw > 0) ? "ici_link_bw"
+                                                                    : NULL;
+        if (!field) continue;
+        snprintf(buf, cap,
+                 "chip %s has no %s bandwidth (%s), so layouts with the %s axis over %s cannot "
+                 "be priced; set %s in a --chips-file",
+                 c->name, lay->dcn[x] ? "DCN" : "ICI", field, axis_names[x],
+                 lay->dcn[x] ? "DCN between slices" : "ICI", field);
+        return buf;
+    }
+    if (lay->a[PC_PAR_PP] > 1 && !(lay->p2p_bw > 0)) {
+        snprintf(buf, cap,
+                 "chip %s has no bandwidth for the pipeline's sends between stages (%s); set "
+                 "it in a --chips-file",
+                 c->name, j->gpu ? "nvlink_bw / ib_bw" : "dcn_bw");
+        return buf;
+    }
+    return NULL;
 }
 
 /* Time of one collective of V bytes over logical axis x. */
@@ -637,6 +666,11 @@ static int plan_better(const pc_train_plan *x, const pc_train_plan *y) {
     return x->mem_total < y->mem_total;
 }
 
+static int plan_finite(const pc_train_plan *p) {
+    return isfinite(p->step_time) && p->step_time > 0 && isfinite(p->step_time_upper) &&
+           isfinite(p->mfu) && p->mfu > 0;
+}
+
 static void keep_best(pc_train_plan *best, int cap, int *nb, const pc_train_plan *p) {
     if (cap <= 0) return;
     if (*nb == cap && !plan_better(p, &best[cap - 1])) return;
@@ -717,6 +751,12 @@ pc_status pc_plan_train(const pc_chip *chip, const pc_model_cfg *model, const pc
                         continue;
                     }
                     build_layout(&j, a, &lay);
+                    if (layout_unpriced(&j, &lay, out->unpriced_reason,
+                                        sizeof out->unpriced_reason)) {
+                        out->unmapped++;
+                        out->unpriced++;
+                        continue;
+                    }
                     double nd_sh = (double)(dp * fsdp * ep);
                     double seqs_shard = j.seqs / nd_sh;
                     int64_t mmax = seqs_shard >= 1 ? (int64_t)floor(seqs_shard) : 1;
@@ -728,6 +768,15 @@ pc_status pc_plan_train(const pc_chip *chip, const pc_model_cfg *model, const pc
                             for (int64_t mi = 1; mi <= mmax; mi *= 2) {
                                 pc_train_plan p;
                                 eval_plan(&j, &lay, z, (pc_remat)r, mi, &p);
+                                if (!plan_finite(&p)) { /* never a plan: say why */
+                                    if (!out->unpriced++)
+                                        snprintf(out->unpriced_reason,
+                                                 sizeof out->unpriced_reason,
+                                                 "a plan's step time is not finite (a link "
+                                                 "or rate of chip %s is 0)",
+                                                 chip->name);
+                                    continue;
+                                }
                                 out->evaluated++;
                                 if (!have_least || p.mem_total < out->least_memory.mem_total) {
                                     out->least_memory = p;
@@ -778,6 +827,13 @@ pc_status pc_plan_train_eval(const pc_chip *chip, const pc_model_cfg *model, con
     int zero = plan->axis[PC_PAR_FSDP] > 1 ? plan->zero : 0;
     tlayout lay;
     build_layout(&j, plan->axis, &lay);
+    char why_bw[200];
+    if (layout_unpriced(&j, &lay, why_bw, sizeof why_bw))
+        return pc_fail(err, PC_ERR_UNSUPPORTED, "%s", why_bw);
     eval_plan(&j, &lay, zero, plan->remat, plan->micro, plan);
+    if (!plan_finite(plan))
+        return pc_fail(err, PC_ERR_UNSUPPORTED,
+                       "the plan's step time is not finite (a link or rate of chip %s is 0)",
+                       chip->name);
     return PC_OK;
 }

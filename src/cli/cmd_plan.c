@@ -423,7 +423,7 @@ static void print_parts(const pc_train_plan *p) {
         first = 0;
     }
     printf("\n  bottleneck: %s (%.0f%% of the step)\n", pc_plan_part_name(p->bottleneck),
-           100 * p->part[p->bottleneck] / p->step_time);
+           p->step_time > 0 ? 100 * p->part[p->bottleneck] / p->step_time : 0.0);
 }
 
 /* ---------------- plan train ---------------- */
@@ -714,6 +714,8 @@ static int plan_train(int argc, char **argv) {
         cJSON_AddNumberToObject(js, "layouts_not_fitting_model", (double)s.unmapped);
         cJSON_AddNumberToObject(js, "plans_evaluated", (double)s.evaluated);
         cJSON_AddNumberToObject(js, "plans_fitting", (double)s.fitting);
+        cJSON_AddNumberToObject(js, "not_priced", (double)s.unpriced);
+        if (s.unpriced) cJSON_AddStringToObject(js, "not_priced_reason", s.unpriced_reason);
         cJSON_AddNumberToObject(js, "seconds", secs);
         cJSON *jt = cJSON_AddObjectToObject(j, "thresholds");
         cJSON_AddNumberToObject(jt, "alpha", th->alpha);
@@ -745,6 +747,10 @@ static int plan_train(int argc, char **argv) {
         if (out) puts(out);
         free(out);
         cJSON_Delete(j);
+        if (s.unpriced)
+            fprintf(stderr, "perfcast plan train: %s: %s\n",
+                    s.nbest ? "warning: some layouts not priced" : "no plan could be priced",
+                    s.unpriced_reason);
         if (!s.nbest)
             fprintf(stderr, "perfcast plan train: no plan fits in %s of HBM per chip\n",
                     gb(chip->hbm_bytes, a1, sizeof a1));
@@ -764,11 +770,25 @@ static int plan_train(int argc, char **argv) {
     printf("; attention FLOPs %s; compute at %.2f x %s%s\n", pc_attn_flops_name(o.attention),
            s.efficiency, pc_acli_si(pc_chip_flops(chip, o.act_prec), "FLOP/s", a3, sizeof a3),
            o.convention == PC_CONV_BOOK ? "; book collectives (V/W)" : "");
-    printf("searched %s layouts (%s do not fit the model's heads/layers/experts), %s plans in "
+    printf("searched %s layouts (%s do not fit the model's heads/layers/experts%s), %s plans in "
            "%s; %s fit in %s of HBM\n",
            commas((double)s.layouts, a1, sizeof a1), commas((double)s.unmapped, a2, sizeof a2),
+           s.unpriced ? " or cannot be priced" : "",
            commas((double)s.evaluated, a3, sizeof a3), pc_acli_time(secs, t, sizeof t),
            commas((double)s.fitting, a4, sizeof a4), gb(chip->hbm_bytes, a5, sizeof a5));
+    if (s.unpriced && (s.nbest || s.evaluated)) {
+        fflush(stdout);
+        fprintf(stderr, "perfcast plan train: warning: %s layout%s or plan%s not priced: %s\n",
+                commas((double)s.unpriced, a1, sizeof a1), s.unpriced == 1 ? "" : "s",
+                s.unpriced == 1 ? "" : "s", s.unpriced_reason);
+    }
+    if (!s.nbest && !s.evaluated && s.unpriced) {
+        fflush(stdout);
+        fprintf(stderr, "perfcast plan train: no layout of %lld chips can be priced: %s\n",
+                (long long)s.chips, s.unpriced_reason);
+        pc_chipdb_free(db);
+        return PC_EXIT_FAIL;
+    }
     if (!s.nbest) {
         const pc_train_plan *l = &s.least_memory;
         char lay[160], r[32];
