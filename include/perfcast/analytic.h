@@ -542,6 +542,26 @@ double pc_plan_default_efficiency(const pc_chip *chip);
  * `chips`. The mesh is checked (pc_mesh_check). */
 pc_status pc_plan_slice_for_chips(const pc_chip *chip, int64_t chips, pc_mesh *out, pc_error *err);
 
+/* What pc_plan_slice_for_chips_note chose, for a warning (docs/analytic.md
+ * "Slices"). A standard slice: v4/v5p/TPU7x (cube rule) whole 4x4x4 cubes
+ * on every axis or powers of two within one cube (2x2x1 ... 4x4x4);
+ * v3/v5e/v6e powers of two on every axis (2x4, 4x8, 16x16, ...). */
+typedef struct pc_slice_note {
+    int64_t slices;      /* S slices joined over DCN (1: one slice) */
+    int64_t slice_chips; /* chips per slice */
+    int standard;        /* each slice has a standard shape */
+    int warn;            /* 1: split over DCN or a shape that is not standard: see text */
+    int64_t below, above; /* nearest counts forming one standard slice, or standard slices of
+                             >= 64 chips over DCN (0: none within 4096) */
+    char text[400];       /* "18823 chips do not form one v5p slice; using 2689 slices of 7
+                             chips (7x1x1) joined over DCN; ...", "" when nothing to say */
+} pc_slice_note;
+/* pc_plan_slice_for_chips plus what it had to do (note may be NULL). Both
+ * refuse (PC_ERR_ARG, naming the nearest valid counts) a split into slices
+ * of fewer than 4 chips (a prime count above the pod's largest axis). */
+pc_status pc_plan_slice_for_chips_note(const pc_chip *chip, int64_t chips, pc_mesh *out,
+                                       pc_slice_note *note, pc_error *err);
+
 /* Logical parallelism axes of a training plan, outermost first. */
 typedef enum pc_par_axis {
     PC_PAR_PP = 0, /* pipeline stages (layers) */

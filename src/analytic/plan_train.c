@@ -111,12 +111,13 @@ static int best_slice_shape(const pc_chip *chip, int64_t n, pc_mesh *best) {
     return found;
 }
 
-pc_status pc_plan_slice_for_chips(const pc_chip *chip, int64_t chips, pc_mesh *out, pc_error *err) {
+#define MAX_DIVISORS 4096
+static int divisors(int64_t n, int64_t *out);
+
+/* The chosen mesh for a chip count (no note): one slice, else the fewest
+ * equal slices over DCN. */
+static pc_status slice_core(const pc_chip *chip, int64_t chips, pc_mesh *out, pc_error *err) {
     memset(out, 0, sizeof *out);
-    if (!chip) return pc_fail(err, PC_ERR_ARG, "pc_plan_slice_for_chips: NULL chip");
-    if (chips < 1 || chips > (INT64_C(1) << 30))
-        return pc_fail(err, PC_ERR_ARG, "chip count %lld out of range (1 .. 2^30)",
-                       (long long)chips);
     for (int i = 0; i < PC_MESH_MAX_AXES; i++) out->wrap[i] = -1;
     if (chip->kind == PC_CHIP_GPU) {
         out->ndims = 1;
@@ -125,8 +126,10 @@ pc_status pc_plan_slice_for_chips(const pc_chip *chip, int64_t chips, pc_mesh *o
     }
     if (best_slice_shape(chip, chips, out)) return PC_OK;
     /* S slices over DCN: the fewest slices whose shape fits the pod */
-    for (int64_t s = 2; s <= chips; s++) {
-        if (chips % s) continue;
+    int64_t div[MAX_DIVISORS];
+    int nd = divisors(chips, div);
+    for (int k = 1; k < nd; k++) {
+        int64_t s = div[k];
         pc_mesh m;
         if (!best_slice_shape(chip, chips / s, &m)) continue;
         if (m.ndims >= PC_MESH_MAX_AXES) break;
@@ -141,6 +144,126 @@ pc_status pc_plan_slice_for_chips(const pc_chip *chip, int64_t chips, pc_mesh *o
     }
     return pc_fail(err, PC_ERR_ARG, "no slice shape of %lld %s chips fits the pod",
                    (long long)chips, chip->name);
+}
+
+static int pow2(int64_t v) { return v >= 1 && !(v & (v - 1)); }
+
+/* A standard slice shape (the header's rule) for the ICI axes of m. */
+static int slice_standard(const pc_chip *chip, const pc_mesh *m) {
+    int all_pow2 = 1, cubes = 1, small = 1, axes = 0;
+    for (int i = 0; i < m->ndims; i++) {
+        if ((m->dcn_mask >> i) & 1) continue;
+        int64_t v = m->size[i];
+        all_pow2 &= pow2(v);
+        small &= v <= chip->wrap_size;
+        if (v > 1) axes++;
+        if (chip->wrap_size > 0 && v % chip->wrap_size) cubes = 0;
+    }
+    if (chip->wrap == PC_WRAP_CUBES)
+        return (all_pow2 && small) || (cubes && axes == chip->torus_dims);
+    if (chip->wrap == PC_WRAP_FULL_AXIS) return all_pow2;
+    return 1;
+}
+
+static void note_fill(const pc_chip *chip, int64_t chips, const pc_mesh *m, pc_slice_note *n) {
+    memset(n, 0, sizeof *n);
+    n->slices = 1;
+    for (int i = 0; i < m->ndims; i++)
+        if ((m->dcn_mask >> i) & 1) n->slices *= m->size[i];
+    n->slice_chips = chips / n->slices;
+    n->standard = chip->kind == PC_CHIP_GPU || slice_standard(chip, m);
+    n->warn = n->slices > 1 || !n->standard;
+}
+
+/* Nearest counts (within 4096) that form one standard slice, or standard
+ * slices of at least 64 chips (a cube, an 8x8) joined over DCN. */
+static void note_nearest(const pc_chip *chip, int64_t chips, pc_slice_note *n) {
+    for (int dir = -1; dir <= 1; dir += 2)
+        for (int64_t d = 1; d <= 4096; d++) {
+            int64_t c = chips + dir * d;
+            if (c < 1 || c > (INT64_C(1) << 30)) break;
+            pc_mesh m;
+            pc_slice_note t;
+            if (slice_core(chip, c, &m, NULL) != PC_OK) continue;
+            note_fill(chip, c, &m, &t);
+            if (!t.standard || (t.slices > 1 && t.slice_chips < 64)) continue;
+            *(dir < 0 ? &n->below : &n->above) = c;
+            break;
+        }
+}
+
+/* "7x1x1": the ICI axes padded to the torus's dimensions. */
+static void shape_text(const pc_chip *chip, const pc_mesh *m, char *buf, size_t cap) {
+    size_t u = 0;
+    int k = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < m->ndims && u + 24 < cap; i++)
+        if (!((m->dcn_mask >> i) & 1))
+            u += (size_t)snprintf(buf + u, cap - u, "%s%lld", k++ ? "x" : "", (long long)m->size[i]);
+    for (; k < chip->torus_dims && u + 4 < cap; k++)
+        u += (size_t)snprintf(buf + u, cap - u, "%s1", k ? "x" : "");
+}
+
+static void nearest_text(const pc_slice_note *n, char *buf, size_t cap) {
+    if (n->below && n->above)
+        snprintf(buf, cap, "%lld or %lld", (long long)n->below, (long long)n->above);
+    else if (n->below || n->above)
+        snprintf(buf, cap, "%lld", (long long)(n->below ? n->below : n->above));
+    else
+        snprintf(buf, cap, "none within 4096");
+}
+
+pc_status pc_plan_slice_for_chips_note(const pc_chip *chip, int64_t chips, pc_mesh *out,
+                                       pc_slice_note *note, pc_error *err) {
+    memset(out, 0, sizeof *out);
+    pc_slice_note local;
+    pc_slice_note *n = note ? note : &local;
+    memset(n, 0, sizeof *n);
+    if (!chip) return pc_fail(err, PC_ERR_ARG, "pc_plan_slice_for_chips: NULL chip");
+    if (chips < 1 || chips > (INT64_C(1) << 30))
+        return pc_fail(err, PC_ERR_ARG, "chip count %lld out of range (1 .. 2^30)",
+                       (long long)chips);
+    pc_status st = slice_core(chip, chips, out, err);
+    if (st) return st;
+    note_fill(chip, chips, out, n);
+    if (!n->warn) return PC_OK;
+    if (!n->standard || n->slice_chips < 4) note_nearest(chip, chips, n);
+    char shape[64], near[64];
+    shape_text(chip, out, shape, sizeof shape);
+    nearest_text(n, near, sizeof near);
+    if (n->slices > 1 && n->slice_chips < 4) {
+        pc_status bad = pc_fail(err, PC_ERR_ARG,
+                                "%lld %s chips form no slice: the only split is %lld slices of "
+                                "%lld chip%s (%s) over DCN; use a chip count that forms "
+                                "standard slices, e.g. %s",
+                                (long long)chips, chip->name, (long long)n->slices,
+                                (long long)n->slice_chips, n->slice_chips == 1 ? "" : "s", shape,
+                                near);
+        memset(out, 0, sizeof *out);
+        return bad;
+    }
+    if (n->slices > 1 && n->standard)
+        snprintf(n->text, sizeof n->text,
+                 "%lld chips do not form one %s slice; using %lld slices of %lld chips (%s) "
+                 "joined over DCN",
+                 (long long)chips, chip->name, (long long)n->slices, (long long)n->slice_chips,
+                 shape);
+    else if (n->slices > 1)
+        snprintf(n->text, sizeof n->text,
+                 "%lld chips do not form one %s slice; using %lld slices of %lld chips (%s, not "
+                 "a standard slice shape) joined over DCN; nearest counts of standard slices: %s",
+                 (long long)chips, chip->name, (long long)n->slices, (long long)n->slice_chips,
+                 shape, near);
+    else
+        snprintf(n->text, sizeof n->text,
+                 "%lld chips do not form a standard %s slice; using %s; nearest counts of "
+                 "standard slices: %s",
+                 (long long)chips, chip->name, shape, near);
+    return PC_OK;
+}
+
+pc_status pc_plan_slice_for_chips(const pc_chip *chip, int64_t chips, pc_mesh *out, pc_error *err) {
+    return pc_plan_slice_for_chips_note(chip, chips, out, NULL, err);
 }
 
 /* ---------------- the prepared job ---------------- */
@@ -633,8 +756,6 @@ pc_plan_train_opts pc_plan_train_opts_default(void) {
     o.optimizer = PC_OPT_ADAM;
     return o;
 }
-
-#define MAX_DIVISORS 4096
 
 static int divisors(int64_t n, int64_t *out) {
     int cnt = 0;

@@ -184,8 +184,10 @@ static int resolve_slice(const char *cmd, const pc_chip *chip, long long chips, 
     }
     if (chips <= 0)
         return pc_cli_usage_error(cmd, "give --chips N or --slice AxBxC (e.g. --chips 8960)");
-    if (pc_plan_slice_for_chips(chip, chips, mesh, &e) != PC_OK)
+    pc_slice_note note;
+    if (pc_plan_slice_for_chips_note(chip, chips, mesh, &note, &e) != PC_OK)
         return pc_cli_usage_error(cmd, "--chips %lld: %s", chips, e.msg);
+    if (note.warn) fprintf(stderr, "perfcast %s: warning: %s\n", cmd, note.text);
     return -1;
 }
 

@@ -290,6 +290,24 @@ def test_v4_across_pods():
         expect("not priced" in p.stderr, "warns about unpriced layouts: %s" % p.stderr)
 
 
+def test_topology_warnings():
+    # §5's 18,823 v5p chips: 7 x 2689 (prime) -> 2689 slices of 7 chips over DCN, said
+    p = run("plan", "train", "--preset", "llama3-70b", "--chip", "v5p", "--chips", "18823",
+            "--batch-tokens", "16M")
+    expect("warning: 18823 chips do not form one v5p slice; using 2689 slices of 7 chips "
+           "(7x1x1" in p.stderr, "18823 warning names the shape: %s" % p.stderr)
+    expect("nearest counts" in p.stderr, "18823 warning suggests counts")
+    p = run("plan", "train", "--preset", "llama3-70b", "--chip", "v5p", "--chips", "8960",
+            "--batch-tokens", "4M")
+    expect("warning" not in p.stderr, "a full pod is a standard slice: %s" % p.stderr)
+    # degenerate: 257 v5e chips would be 257 one-chip slices: usage error with nearest counts
+    p = run("plan", "serve", "--preset", "llama3-8b", "--chip", "v5e", "--chips", "257",
+            "--context", "4k")
+    expect_rc(p, 2, "257 v5e chips")
+    expect("257 slices of 1 chip" in p.stderr and "256 or 512" in p.stderr,
+           "degenerate split refused with nearest counts: %s" % p.stderr)
+
+
 def test_serve_book():
     common = ("plan", "serve", "--preset", "llama3-70b", "--chip", "v5e", "--weight-dtype",
               "int8", "--context", "8192", "--batch", "32", "--json")
@@ -326,7 +344,7 @@ def test_serve_book():
 def main():
     os.makedirs(TMP, exist_ok=True)
     for t in (test_help, test_train_pod, test_train_other, test_train_bad, test_serve,
-              test_v4_across_pods, test_serve_book):
+              test_v4_across_pods, test_topology_warnings, test_serve_book):
         t()
     if FAILS:
         for f in FAILS:

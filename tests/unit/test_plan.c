@@ -132,6 +132,59 @@ static void test_slices(void **state) {
     assert_int_not_equal(pc_plan_slice_for_chips(chip("v5p"), 0, &m, &e), PC_OK);
 }
 
+/* Topology honesty: a chip count that forms no standard slice is reported (§5's 18,823 v5p
+ * chips: 18823 = 7 x 2689, 2689 prime, so 2689 slices of 7 chips over DCN); a split into
+ * slices of fewer than 4 chips is refused with the nearest valid counts. */
+static void test_slice_notes(void **state) {
+    (void)state;
+    pc_mesh m;
+    pc_slice_note n;
+    pc_error e;
+    assert_int_equal(pc_plan_slice_for_chips_note(chip("v5p"), 18823, &m, &n, &e), PC_OK);
+    assert_true(n.warn);
+    assert_false(n.standard);
+    assert_int_equal(n.slices, 2689);
+    assert_int_equal(n.slice_chips, 7);
+    assert_non_null(strstr(n.text, "2689 slices of 7 chips (7x1x1"));
+    assert_non_null(strstr(n.text, "joined over DCN"));
+    assert_true(n.below > 0 && n.below < 18823 && n.above > 18823);
+    /* the nearest counts form standard slices themselves */
+    pc_slice_note nb;
+    assert_int_equal(pc_plan_slice_for_chips_note(chip("v5p"), n.below, &m, &nb, &e), PC_OK);
+    assert_true(nb.standard);
+    /* two pods: a split of standard slices is still said, without suggestions */
+    assert_int_equal(pc_plan_slice_for_chips_note(chip("v5p"), 17920, &m, &n, &e), PC_OK);
+    assert_true(n.warn && n.standard);
+    assert_int_equal(n.slices, 2);
+    assert_non_null(strstr(n.text, "2 slices of 8960 chips (28x20x16)"));
+    /* standard single slices: nothing to say */
+    static const int64_t ok5p[] = {4, 8, 64, 4096, 8960};
+    for (int i = 0; i < 5; i++) {
+        assert_int_equal(pc_plan_slice_for_chips_note(chip("v5p"), ok5p[i], &m, &n, &e), PC_OK);
+        assert_false(n.warn);
+        assert_string_equal(n.text, "");
+    }
+    static const int64_t ok5e[] = {1, 8, 16, 32, 128, 256};
+    for (int i = 0; i < 6; i++) {
+        assert_int_equal(pc_plan_slice_for_chips_note(chip("v5e"), ok5e[i], &m, &n, &e), PC_OK);
+        assert_false(n.warn);
+    }
+    /* a non-standard single slice: 12 v5p chips -> 3x2x2, nearest 8 or 16 */
+    assert_int_equal(pc_plan_slice_for_chips_note(chip("v5p"), 12, &m, &n, &e), PC_OK);
+    assert_true(n.warn && !n.standard && n.slices == 1);
+    assert_int_equal(n.below, 8);
+    assert_int_equal(n.above, 16);
+    /* degenerate: 257 v5e chips (prime > 16) would be 257 slices of 1 chip: refused */
+    assert_int_equal(pc_plan_slice_for_chips_note(chip("v5e"), 257, &m, &n, &e), PC_ERR_ARG);
+    assert_non_null(strstr(e.msg, "257 slices of 1 chip"));
+    assert_non_null(strstr(e.msg, "256 or 512"));
+    assert_int_equal(pc_plan_slice_for_chips(chip("v5p"), 29, &m, &e), PC_ERR_ARG);
+    assert_non_null(strstr(e.msg, "16 or 32"));
+    /* GPUs: any count is one axis, nothing to say */
+    assert_int_equal(pc_plan_slice_for_chips_note(chip("h100"), 12, &m, &n, &e), PC_OK);
+    assert_false(n.warn);
+}
+
 /* ---- training (§5, §6) -------------------------------------------------- */
 
 static pc_plan_train_opts llama70_opts(void) {
@@ -734,6 +787,7 @@ static void test_train_book_convention(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_slices),
+        cmocka_unit_test(test_slice_notes),
         cmocka_unit_test(test_train_llama3_70b_days),
         cmocka_unit_test(test_train_llama3_70b_layout),
         cmocka_unit_test(test_train_chips_to_fit),
