@@ -889,19 +889,30 @@ pc_status pc_model_from_hf_json(const char *text, size_t len, const char *origin
         if (!st && cJSON_IsArray(moel) && cJSON_GetArraySize(moel) > 0) {
             c.moe_layers = cJSON_GetArraySize(moel);
         } else if (!st && cJSON_IsArray(only) && cJSON_GetArraySize(only) > 0 && c.layers > 0) {
-            int64_t n = 0, step = c.moe_every > 1 ? c.moe_every : 1;
-            for (int64_t i = c.dense_layers; i < c.layers; i++) {
-                int dense = (i + 1) % step != 0;
-                const cJSON *it;
-                cJSON_ArrayForEach(it, only) {
-                    if (cJSON_IsNumber(it) && it->valuedouble == (double)i) dense = 1;
-                }
-                n += !dense;
+            /* the pattern's MoE layers less the distinct listed ones among them */
+            int64_t step = c.moe_every > 1 ? c.moe_every : 1;
+            int64_t n = c.dense_layers >= c.layers ? 0 : c.layers / step - c.dense_layers / step;
+            int cnt = cJSON_GetArraySize(only);
+            if (cnt > 4096)
+                st = pc_fail(err, PC_ERR_INVALID,
+                             "%s: \"mlp_only_layers\" has %d entries (at most 4096)", origin, cnt);
+            const cJSON *it;
+            cJSON_ArrayForEach(it, only) {
+                if (st) break;
+                if (!cJSON_IsNumber(it)) continue;
+                double i = it->valuedouble;
+                if (i != floor(i) || i < (double)c.dense_layers || i >= (double)c.layers ||
+                    fmod(i + 1, (double)step) != 0)
+                    continue;
+                int seen = 0;
+                for (const cJSON *jt = only->child; jt && jt != it && !seen; jt = jt->next)
+                    seen = cJSON_IsNumber(jt) && jt->valuedouble == i;
+                n -= !seen;
             }
             c.moe_layers = n;
             if (n == 0) {
                 add_note(&c, "mlp_only_layers makes every layer dense");
-                c.experts = 0;
+                c.experts = c.shared_experts = c.d_ff_shared = c.moe_layers = 0;
             }
         }
     }

@@ -547,6 +547,18 @@ static void test_errors(void **state) {
     assert_false(m.gated);
     assert_true(m.layernorm);
     assert_string_equal(m.act, "relu2");
+    /* qwen2_moe: every 2nd layer MoE, less those in mlp_only_layers (duplicates once) */
+    const char *qm = "{\"model_type\": \"qwen2_moe\", \"hidden_size\": 64, \"intermediate_size\":"
+                     " 128, \"num_attention_heads\": 4, \"num_hidden_layers\": 8, \"vocab_size\":"
+                     " 10, \"num_experts\": 4, \"num_experts_per_tok\": 2,"
+                     " \"moe_intermediate_size\": 16, \"shared_expert_intermediate_size\": 32,"
+                     " \"decoder_sparse_step\": 2, \"mlp_only_layers\": [1, 3, 3, 4]}";
+    m = load(qm, "qwen2_moe.json");
+    assert_int_equal(m.moe_layers, 2);
+    pc_param_counts p;
+    pc_model_params(&m, &p);
+    check_rel(p.mlp, 6 * 3 * 64.0 * 128 + 2 * (4 * 3 * 64.0 * 16 + 3 * 64.0 * 32 + 64), 0,
+              "dense + MoE layers (with the shared expert and its gate)");
 }
 
 /* ---- calibration files ---------------------------------------------------- */
