@@ -648,11 +648,11 @@ static void fam_default(pc_model_cfg *c, int64_t *field, const char *key, int64_
 /* Activations an MLP may use (transformers' ACT2FN names plus the
  * calibration files' relu2 / gpt_oss_swiglu). */
 static const char *const known_acts[] = {
-    "silu",        "swish",      "gelu",           "gelu_new",     "gelu_fast",
-    "gelu_pytorch_tanh", "gelu_python", "gelu_accurate", "gelu_10", "quick_gelu",
-    "relu",        "relu2",      "squared_relu",   "relu6",        "leaky_relu",
-    "tanh",        "sigmoid",    "mish",           "linear",       "gpt_oss_swiglu",
-    "swiglu",      "geglu",      "reglu",          "xielu",        NULL};
+    "silu", "swish", "gelu", "gelu_new", "gelu_fast", "gelu_pytorch_tanh",
+    "gelu_python", "gelu_accurate", "gelu_10", "quick_gelu", "relu", "relu2",
+    "squared_relu", "relu6", "leaky_relu", "tanh", "sigmoid", "mish",
+    "linear", "gpt_oss_swiglu", "swiglu", "geglu", "reglu", "xielu",
+    NULL};
 
 /* Counts the entries of a per-layer array that are local ("sliding_attention",
  * "chunked_attention"); -1 after an error. */
