@@ -681,6 +681,9 @@ typedef struct pc_plan_train_opts {
     int64_t fixed[PC_PAR_COUNT]; /* > 0: force that axis size; 0: search */
     int64_t max_micro;           /* most micro-batches per step; 0 -> 256 */
     pc_coll_conv convention;     /* collective pricing (default exact; book: the book's V/W) */
+    /* Calibration (perfcast/calib.h) that ranks the plans by their calibrated
+     * step time; NULL: rank by the ideal roofline (the book's lower bound). */
+    const struct pc_calib *calibration;
 } pc_plan_train_opts;
 pc_plan_train_opts pc_plan_train_opts_default(void);
 
@@ -705,6 +708,11 @@ typedef struct pc_train_plan {
     double step_time_upper; /* nothing overlapped (the book's upper bound): breaks ties */
     double mfu, tokens_per_s, days, cost;
     pc_plan_part bottleneck; /* largest part */
+    /* Under opts->calibration (0 when none or not expressible): the calibrated
+     * step time, its MFU and its largest exposed part (pc_step_part). The
+     * fields above stay the ideal roofline. */
+    double calibrated_step, calibrated_mfu;
+    int calibrated_bottleneck;
 } pc_train_plan;
 
 /* The book's thresholds for the job (scaling_book.md §5, §6), per the best
