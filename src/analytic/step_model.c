@@ -37,7 +37,10 @@ typedef struct sjob {
     const pc_run *r;
     const pc_chip *c;
     const pc_calib *cal;
-    int gpu, maxtext;
+    int gpu, maxtext, mcore; /* mcore: NeMo / Megatron-Bridge (Megatron-Core) */
+    double moe_frac;          /* fraction of the layers that route to experts */
+    double Fe;                /* one routed expert's FFN width */
+    double mm_dim;            /* TR_MM_DIM */
     double L, D, N, K, H, V, T;
     double Pa, Pd, Pe, Pemb; /* attention, dense MLP (+ shared, router), routed experts, embeddings */
     double k_over_E;          /* fraction of the routed experts one token uses */
@@ -55,6 +58,10 @@ typedef struct sjob {
 static double coef(const sjob *j, int id) { return pc_calib_c(j->cal, id); }
 
 static double dmax(double a, double b) { return a > b ? a : b; }
+static double dmin3(double a, double b, double c) {
+    double m = a < b ? a : b;
+    return m < c ? m : c;
+}
 
 /* A collective's exposed time: at most (1 - overlap) of it can hide... more
  * precisely at least (1 - overlap) x t shows, and never less than what does
@@ -138,6 +145,8 @@ static const char *prepare(sjob *j, const pc_run *r, const pc_chip *c, const pc_
     j->r = r, j->c = c, j->cal = cal;
     j->gpu = c->kind == PC_CHIP_GPU;
     j->maxtext = r->framework == PC_FW_MAXTEXT || (r->framework == PC_FW_OTHER && !j->gpu);
+    j->mcore = !strcmp(r->framework_name, "nemo") || !strcmp(r->framework_name, "megatron-bridge");
+    j->mm_dim = coef(j, PC_COEF_TR_MM_DIM);
     const pc_model_cfg *m = &r->model;
     j->L = (double)m->layers, j->D = (double)m->d_model, j->N = (double)m->heads;
     j->K = (double)(m->kv_heads ? m->kv_heads : m->heads);
@@ -155,6 +164,8 @@ static const char *prepare(sjob *j, const pc_run *r, const pc_chip *c, const pc_
     if (m->experts > 0 && E >= k && k > 0 && fl.fwd_experts > 0) {
         j->k_over_E = k / E;
         j->Pe = fl.fwd_experts / 2 / j->k_over_E;
+        j->moe_frac = m->moe_layers > 0 ? (double)m->moe_layers / j->L : 1;
+        j->Fe = (double)(m->d_ff_expert > 0 ? m->d_ff_expert : m->d_ff);
     }
     j->attn_fwd_tok = fl.attention_fwd;
     j->f_model_tok = fl.train;
@@ -169,7 +180,10 @@ static const char *prepare(sjob *j, const pc_run *r, const pc_chip *c, const pc_
     j->peak = pc_chip_flops(c, r->prec);
     j->peak16 = pc_chip_flops(c, PC_PREC_BF16);
     if (!(j->peak > 0) || !(j->peak16 > 0)) return "the chip has no FLOP/s at this precision";
-    j->eff = coef(j, j->gpu ? PC_COEF_TR_EFF_GPU : PC_COEF_TR_EFF_TPU);
+    /* one fitted scale on the book's achievable fractions (TPU 0.95, GPU 0.80,
+     * scaling_book.md §1): the same software losses on either */
+    j->eff = pc_plan_default_efficiency(c) * coef(j, PC_COEF_TR_EFF);
+    if (j->eff > 1) j->eff = 1;
     if (r->prec == PC_PREC_FP8 || r->prec == PC_PREC_FP4) j->eff *= coef(j, PC_COEF_TR_EFF_FP8);
     j->hbm_bw = c->hbm_bw;
     j->ab = 2;
@@ -193,14 +207,22 @@ static const char *prepare(sjob *j, const pc_run *r, const pc_chip *c, const pc_
 typedef struct stage_t {
     double compute, memory, tp, cp, fsdp, ep, pp; /* exposed, per micro-batch */
     double raw_fsdp;                              /* unexposed FSDP time (per micro-batch) */
+    double moe_overhead, offload;                 /* host-side MoE work; PCIe offload */
     double bwd;                                   /* backward compute (hides DP reduction) */
     double layers;
 } stage_t;
 
-/* Roofline time of a matmul group: FLOPs at the efficiency vs weights read. */
-static double mm(const sjob *j, double flops, double wbytes) {
-    return dmax(flops / (j->peak * j->eff), wbytes / j->hbm_bw);
+/* Roofline time of a matmul group: FLOPs at the efficiency (lower for small
+ * matmuls: d / (d + mm_dim) with d the smallest dimension) vs weights read. */
+static double mm(const sjob *j, double flops, double wbytes, double dmin) {
+    /* the fixed per-matmul latencies (tile fill, epilogue, wave tails) do not
+     * shrink with the peak, so the size that reaches it grows with the peak */
+    double d0 = j->mm_dim * j->peak / 1e15;
+    double shape = dmin > 0 ? dmin / (dmin + d0) : 1;
+    return dmax(flops / (j->peak * j->eff * shape), wbytes / j->hbm_bw);
 }
+
+static double c_pcie(const sjob *j) { return j->c->pcie_bw; }
 
 static void stage_time(const sjob *j, stage_t *s) {
     memset(s, 0, sizeof *s);
@@ -220,9 +242,16 @@ static void stage_time(const sjob *j, stage_t *s) {
     double fe = 2 * M * j->Pe * j->k_over_E * fl / j->tp;
     double we = j->Pe * fl / (j->tp * j->ep) * wb;
     double fu = 2 * M * j->Pemb / j->tp, wu = j->Pemb / j->tp * wb; /* last stage */
-    double fwd_mm = mm(j, fa, wa) + mm(j, fd, wd) + (fe > 0 ? mm(j, fe, we) : 0) + mm(j, fu, wu);
-    double rec_mm = j->rf_attnproj * mm(j, fa, wa) + j->rf_mlp * (mm(j, fd, wd) +
-                                                                    (fe > 0 ? mm(j, fe, we) : 0));
+    /* smallest matmul dimensions: tokens, width per chip; experts see only
+     * the tokens routed to them (M x ep x k / E per local expert) */
+    double da = dmin3(M, j->D, j->Pa / (j->L * j->D * j->tp));
+    double dd = j->Pd > 0 ? dmin3(M, j->D, j->Pd / (j->L * j->D * j->tp)) : 0;
+    double de = fe > 0 ? dmin3(M * j->ep * j->k_over_E, j->D, j->Fe / j->tp) : 0;
+    double du = dmin3(M, j->D, j->V / j->tp);
+    double t_a = mm(j, fa, wa, da), t_d = fd > 0 ? mm(j, fd, wd, dd) : 0;
+    double t_e = fe > 0 ? mm(j, fe, we, de) : 0, t_u = mm(j, fu, wu, du);
+    double fwd_mm = t_a + t_d + t_e + t_u;
+    double rec_mm = j->rf_attnproj * t_a + j->rf_mlp * (t_d + t_e);
     double attn = j->attn_fwd_tok * fl * j->mbs * j->T / (j->tp * j->cp) /
                   (j->peak16 * j->eff / (r->prec == PC_PREC_FP8 ? coef(j, PC_COEF_TR_EFF_FP8) : 1) *
                    coef(j, PC_COEF_TR_EFF_ATTN));
@@ -234,7 +263,18 @@ static void stage_time(const sjob *j, stage_t *s) {
     double elems = coef(j, PC_COEF_TR_MEM_ELEMS) * j->D * Lst * j->mbs * j->T / shard;
     if (r->flash_attention == 0) /* the T x T scores: ~7 passes forward, 14 backward */
         elems += (21 + 7 * j->ra) * Lst * j->mbs * (j->N / j->tp) * j->T * j->T / j->cp;
+    /* MoE: permuting each routed copy of a token to its expert and back */
+    if (j->k_over_E > 0)
+        elems += coef(j, PC_COEF_TR_MOE_ELEMS) * j->D * Lst * j->moe_frac * j->mbs * j->T *
+                 (double)r->model.experts_per_token / (j->tp * j->cp);
     s->memory = elems * j->ab / j->hbm_bw;
+    s->moe_overhead = j->k_over_E > 0 ? coef(j, PC_COEF_TR_MOE_OVERHEAD) * Lst * j->moe_frac : 0;
+    /* MaxText host offload of saved activations: out and back over PCIe */
+    if (strstr(r->remat_text, "offload") && c_pcie(j) > 0) {
+        double saved = 2 * j->D + (j->N + 2 * j->K) * j->H; /* layer input, q/k/v, out proj */
+        double t = 2 * saved * j->ab * Lst * j->mbs * j->T / (j->tp * j->cp) / c_pcie(j);
+        s->offload = exposed(t, coef(j, PC_COEF_TR_OFFLOAD_OVL), s->compute);
+    }
     double hide = s->compute; /* what a collective can hide under */
 
     /* tensor parallel: 2 all-reduces (or AG + RS) of [tokens, D] forward, 2
@@ -244,7 +284,9 @@ static void stage_time(const sjob *j, stage_t *s) {
         double t1 = j->gpu ? gpu_coll(j, PC_COLL_ALLREDUCE, v, 1, j->tp)
                            : tpu_coll(j, PC_COLL_ALLREDUCE, v, j->tp, 0);
         double t = Lst * (4 + 2 * j->rf_attnproj) * t1;
-        int ov = j->maxtext ? PC_COEF_TR_OVL_TP_MAXTEXT : PC_COEF_TR_OVL_TP_MEGATRON;
+        int ov = j->maxtext ? PC_COEF_TR_OVL_TP_MAXTEXT
+                 : j->mcore ? PC_COEF_TR_OVL_TP_MCORE
+                            : PC_COEF_TR_OVL_TP_MEGATRON;
         s->tp = exposed(t, coef(j, ov), hide);
     }
     /* context parallel (ring attention): K and V chunks go round the ring,
@@ -268,7 +310,8 @@ static void stage_time(const sjob *j, stage_t *s) {
                         : tpu_coll(j, PC_COLL_REDUCESCATTER, P * j->gb_comm, j->fsdp, 1);
         double t = (2 + j->rf_attnproj) * ag + rs;
         s->raw_fsdp = t;
-        s->fsdp = exposed(t, coef(j, PC_COEF_TR_OVL_FSDP), hide);
+        s->fsdp = exposed(
+            t, coef(j, j->maxtext ? PC_COEF_TR_OVL_FSDP_MAXTEXT : PC_COEF_TR_OVL_FSDP), hide);
     }
     /* expert parallel: dispatch and combine all-to-alls, forward and backward */
     if (j->ep > 1 && j->Pe > 0) {
@@ -287,7 +330,8 @@ static void stage_time(const sjob *j, stage_t *s) {
         double stride = j->tp * j->cp * j->dp * j->fsdp;
         double bw = j->gpu ? gpu_group_bw(j, stride, 2) : j->c->ici_link_bw;
         double t = 2 * j->vp * v / (bw * coef(j, PC_COEF_TR_BW_EFF));
-        s->pp = exposed(t, coef(j, PC_COEF_TR_OVL_PP), hide);
+        s->pp = exposed(t, coef(j, PC_COEF_TR_OVL_PP), hide) +
+                2 * j->vp * coef(j, PC_COEF_TR_PP_LAT);
     }
 }
 
@@ -312,7 +356,8 @@ static double dp_reduce(const sjob *j, const stage_t *s, double *dcn) {
     }
     double slices = (double)(r->slices > 0 ? r->slices : 1);
     if (!j->gpu && slices > 1) {
-        /* multi-slice: each chip all-reduces its FSDP shard of the gradients over DCN */
+        /* multi-slice: each chip all-reduces its FSDP shard of the gradients
+         * with the same shard of every other slice over DCN (a ring) */
         double v = P / (j->fsdp > 0 ? j->fsdp : 1) * j->gb_comm;
         double bw = j->c->dcn_bw * coef(j, PC_COEF_TR_DCN_EFF);
         *dcn = bw > 0 ? 2 * (slices - 1) / slices * v / bw : INFINITY;
@@ -347,13 +392,14 @@ pc_status pc_train_predict(const pc_run *run, const pc_chip *chip, const pc_cali
     }
     stage_t s;
     stage_time(&j, &s);
-    double per_mb = s.compute + s.memory + s.tp + s.cp + s.fsdp + s.ep + s.pp;
+    double per_mb =
+        s.compute + s.memory + s.tp + s.cp + s.fsdp + s.ep + s.pp + s.moe_overhead + s.offload;
     double dcn = 0, tdp = dp_reduce(&j, &s, &dcn);
     double last_bwd = s.bwd;
     double ovl_dp = coef(&j, PC_COEF_TR_OVL_DP);
     double *part = out->part;
     part[PC_STEP_COMPUTE] = j.m * s.compute;
-    part[PC_STEP_MEMORY] = j.m * s.memory;
+    part[PC_STEP_MEMORY] = j.m * (s.memory + s.offload);
     part[PC_STEP_TP] = j.m * s.tp;
     part[PC_STEP_CP] = j.m * s.cp;
     part[PC_STEP_FSDP] = j.m * s.fsdp;
@@ -363,7 +409,7 @@ pc_status pc_train_predict(const pc_run *run, const pc_chip *chip, const pc_cali
     part[PC_STEP_DP] = tdp > 0 ? exposed(tdp, ovl_dp, last_bwd) : 0;
     part[PC_STEP_DCN] = dcn > 0 ? exposed(dcn, ovl_dp, last_bwd) : 0;
     part[PC_STEP_OPT] = optimizer_time(&j, &s);
-    part[PC_STEP_OVERHEAD] = coef(&j, PC_COEF_TR_OVERHEAD) * s.layers * j.m;
+    part[PC_STEP_OVERHEAD] = (coef(&j, PC_COEF_TR_OVERHEAD) * s.layers + s.moe_overhead) * j.m;
     double step = 0;
     for (int i = 0; i < PC_STEP_COUNT; i++) step += part[i];
     if (!isfinite(step) || !(step > 0)) {
