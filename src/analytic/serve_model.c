@@ -60,6 +60,7 @@ typedef struct sjob {
     double kv_split;       /* ways one sequence's KV is split over the replica's GPUs */
     double ws;             /* per GPU: workspace + reserve */
     double act_rep, act_split; /* activation elements per token per layer: on every TP rank, split */
+    double act_moe;            /* ... of act_split in the routed experts (run at moe_eff) */
     double peak_mm, peak_attn, hbm, hbm_bw, link_bw, link_lat;
     pc_prec kvp, mmp, attp;
 } sjob;
@@ -118,14 +119,19 @@ static double serve_attended_ctx(const pc_model_cfg *m, double ctx) {
     return ctx;
 }
 
-/* KV-cache type: as stated, else the engine's default ("auto": the model's
- * 16-bit activation type; quantized checkpoints without KV scales keep a
- * bf16 cache, and trtllm-bench sizes the cache at 2 bytes per element when
- * the checkpoint names no KV quantization). */
+/* KV-cache type: as stated, else fp8 for 8-bit checkpoints (ModelOpt FP8
+ * checkpoints carry FP8 KV scales) and 16-bit otherwise (the engine's "auto"
+ * cache type; trtllm-bench sizes an unquantized cache at 2 bytes). The
+ * shipped runs do not state it: docs/analytic.md gives the fit behind this. */
 static pc_prec serve_kv_prec(const pc_run *r) {
     if ((unsigned)r->kv_prec < PC_PREC_COUNT) return r->kv_prec;
-    return r->weight_prec == PC_PREC_FP32 || r->weight_prec == PC_PREC_FP16 ? r->weight_prec
-                                                                             : PC_PREC_BF16;
+    switch (r->weight_prec) {
+    case PC_PREC_FP8:
+    case PC_PREC_INT8: return PC_PREC_FP8;
+    case PC_PREC_FP32:
+    case PC_PREC_FP16: return r->weight_prec;
+    default: return PC_PREC_BF16;
+    }
 }
 
 /* Bytes per matmul weight: fp4 carries one fp8 scale per 16 elements (nvfp4),
@@ -179,7 +185,8 @@ static void serve_weights(const pc_run *r, const pc_param_counts *p, sjob *j) {
     double N = (double)m->heads, K = (double)(m->kv_heads ? m->kv_heads : m->heads);
     double H = (double)(m->head_dim ? m->head_dim : m->d_model / m->heads);
     j->act_rep = 8 * D;
-    j->act_split = 4 * (N + K) * H + 6 * f_act + (j->moe ? 4 * D * j->k * j->L_moe / j->L : 0);
+    j->act_moe = j->moe ? (4 * D + 6 * Fe) * j->k * j->L_moe / j->L : 0;
+    j->act_split = 4 * (N + K) * H + 6 * (f_act - (j->moe ? j->k * Fe : 0)) + j->act_moe;
 }
 
 static void serve_comm(const pc_chip *chip, sjob *j) {
@@ -293,7 +300,8 @@ static void serve_step(const sjob *j, const scoef *c, double B, pc_serve_detail 
     d->flops = f_mm + f_att;
     /* memory: weights once (experts the step routes to), KV, activations */
     d->experts_touched = j->moe ? serve_experts_touched(j->E, j->k, T) : 0;
-    double w = j->w_fixed + (j->moe ? j->w_experts * d->experts_touched / j->E : 0);
+    double w_exp = j->moe ? j->w_experts * d->experts_touched / j->E : 0;
+    double w = j->w_fixed + w_exp;
     double kv = (B * j->ctx + d->prefill_tokens_step) * j->kv_tok / j->kv_split;
     /* TP: every rank holds the whole residual stream of all T tokens and
      * 1/tp of the rest; attention DP: T/tp tokens whole */
@@ -303,13 +311,18 @@ static void serve_step(const sjob *j, const scoef *c, double B, pc_serve_detail 
     double bw = j->hbm_bw * c->hbm;
     d->t_weights = w / bw;
     d->t_kv = kv / bw;
-    d->t_act = act / bw;
+    double act_moe = act * (j->act_moe / (j->act_rep * (j->adp ? 1 : j->tp) + j->act_split));
+    d->t_act = (act - act_moe) / bw + act_moe / (bw * c->moe);
     d->t_memory = d->bytes / bw;
-    /* each kernel class is its own roofline; they run one after another */
-    double c_mm = (f_mm - f_exp) / (j->peak_mm * c->mm) + f_exp / (j->peak_mm * c->mm * c->moe);
+    /* each kernel class is its own roofline and they run one after another:
+     * dense matmuls, routed-expert (grouped) matmuls at moe_eff of the dense
+     * rate in both FLOPs and bytes, attention */
+    double c_dense = (f_mm - f_exp) / (j->peak_mm * c->mm);
+    double c_exp = f_exp / (j->peak_mm * c->mm * c->moe);
+    double m_dense = j->w_fixed / bw, m_exp = w_exp / (bw * c->moe);
     double c_att = f_att / (j->peak_attn * c->attn);
-    d->t_compute = c_mm + c_att;
-    d->t_mm = c_mm > d->t_weights ? c_mm : d->t_weights;
+    d->t_compute = c_dense + c_exp + c_att;
+    d->t_mm = (c_dense > m_dense ? c_dense : m_dense) + (c_exp > m_exp ? c_exp : m_exp);
     d->t_attn = c_att > d->t_kv ? c_att : d->t_kv;
     /* communication, not overlapped (TensorRT-LLM runs its collectives in
      * the layer's stream) */
@@ -326,7 +339,7 @@ static void serve_step(const sjob *j, const scoef *c, double B, pc_serve_detail 
     if (j->pp > 1) tc += T * j->D * SERVE_ACT_BYTES / link + j->link_lat; /* stage hand-off */
     d->t_comm = tc;
     d->t_overhead = c->overhead;
-    d->t_gpu = d->t_mm + d->t_attn + d->t_act + tc + c->overhead;
+    d->t_gpu = d->t_mm + d->t_attn + d->t_act + tc + d->t_overhead;
     /* the host prepares the next step while the GPU runs this one */
     d->t_host = c->seq * B / j->ranks;
     d->t_step = d->t_gpu > d->t_host ? d->t_gpu : d->t_host;
