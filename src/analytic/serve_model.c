@@ -356,23 +356,46 @@ static double serve_next_batch(double b, double bmax) {
     return n > bmax && b < bmax ? bmax : n;
 }
 
-/* Throughput-optimal batch in [1, bmax]: the best candidate, then every
- * integer between its neighbours (tokens/s is not monotone once the step
- * turns compute-bound and the expert reads saturate). */
+/* Best tokens/s among the integers lo..hi, and the smallest batch there
+ * reaching `goal` (0 if none). */
+static double serve_scan(const sjob *j, const scoef *c, double lo, double hi, double goal,
+                         double *first, pc_serve_detail *d) {
+    double top = -1;
+    *first = 0;
+    for (double b = lo; b <= hi; b++) {
+        serve_step(j, c, b, d);
+        if (d->tokens_per_s > top) top = d->tokens_per_s;
+        if (*first == 0 && d->tokens_per_s >= goal) *first = b;
+    }
+    return top;
+}
+
+/* Throughput-optimal batch in [1, bmax]: the smallest batch within 1e-9 of
+ * the best tokens/s (a host-bound plateau is taken at its start). Coarse
+ * candidates, every integer between the best one's neighbours, then the
+ * first candidate reaching the best and the integers just before it
+ * (tokens/s is not monotone once the expert reads saturate). */
 static double serve_best_batch(const sjob *j, const scoef *c, double bmax, pc_serve_detail *d) {
-    double best = 1, best_v = -1, lo = 1, hi = 1, prev = 1;
+    double best_v = -1, lo = 1, hi = 1, prev = 1, first;
     int after_best = 0;
     for (double b = 1; b <= bmax; prev = b, b = serve_next_batch(b, bmax)) {
         serve_step(j, c, b, d);
         if (after_best) hi = b, after_best = 0;
-        if (d->tokens_per_s > best_v) best_v = d->tokens_per_s, best = b, lo = prev, hi = b,
-                                      after_best = 1;
+        if (d->tokens_per_s > best_v) best_v = d->tokens_per_s, lo = prev, hi = b, after_best = 1;
     }
-    for (double b = lo; b <= hi; b++) {
+    double top = serve_scan(j, c, lo, hi, INFINITY, &first, d);
+    if (top > best_v) best_v = top;
+    double goal = best_v * (1 - 1e-9);
+    prev = 0;
+    for (double b = 1; b <= bmax; prev = b, b = serve_next_batch(b, bmax)) {
         serve_step(j, c, b, d);
-        if (d->tokens_per_s > best_v) best_v = d->tokens_per_s, best = b;
+        if (d->tokens_per_s >= goal) {
+            serve_scan(j, c, prev + 1, b, goal, &first, d);
+            return first > 0 ? first : b;
+        }
     }
-    return best;
+    serve_scan(j, c, lo, hi, goal, &first, d);
+    return first > 0 ? first : hi;
 }
 
 pc_status pc_serve_explain(const pc_run *run, const pc_chip *chip, const pc_calib *cal,
