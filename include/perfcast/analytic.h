@@ -283,10 +283,23 @@ typedef enum pc_coll {
     PC_COLL_REDUCESCATTER,
     PC_COLL_ALLREDUCE,
     PC_COLL_ALLTOALL,
+    PC_COLL_PERMUTE, /* collective-permute / send-recv: each device sends V to a neighbour */
     PC_COLL_COUNT
 } pc_coll;
 const char *pc_coll_name(pc_coll c);
-int pc_coll_parse(const char *s); /* "allgather", "all-gather", "ag", ...; -1 if unknown */
+/* "allgather", "all-gather", "ag", ...; "permute", "collective-permute",
+ * "p2p", "sendrecv"/"send-recv"; -1 if unknown */
+int pc_coll_parse(const char *s);
+
+/* How AllGather / ReduceScatter / AllReduce (and AllToAll on GPUs, DCN
+ * levels) are priced (docs/analytic.md "Collectives"):
+ *  - PC_CONV_EXACT (default): the ring's exact bytes, V (n-1)/n per level;
+ *  - PC_CONV_BOOK: the book's answers (scaling_book.md §3, §5): V / W_ici per
+ *    axis (V / (W_ici N_axes) over several), X/2 hops, V / W_dcn per chip
+ *    over DCN, V / W on GPUs; the serving planner also leaves out the decode
+ *    TP AllReduces as the book's §7 formula does. 25% apart at n = 4. */
+typedef enum pc_coll_conv { PC_CONV_EXACT = 0, PC_CONV_BOOK = 1 } pc_coll_conv;
+const char *pc_coll_conv_name(pc_coll_conv c); /* "exact", "book" */
 
 #define PC_MESH_MAX_AXES 8
 
@@ -332,11 +345,17 @@ typedef struct pc_coll_cost {
  * `bytes` = V, the full array in the book's sense (scaling_book.md §3):
  * AllGather: the gathered output on each device; ReduceScatter: the unreduced
  * input on each device; AllReduce: the array on each device; AllToAll: the
- * whole array, each device holding bytes/participants. The mesh must have
- * passed pc_mesh_check. Formulas in docs/analytic.md.
+ * whole array, each device holding bytes/participants; Permute: the bytes
+ * each device sends to its neighbour (one link one way: ICI, or DCN when the
+ * group spans slices; NVLink, or InfiniBand when it spans NVLink domains;
+ * time = V / link + latency). The mesh must have passed pc_mesh_check.
+ * Formulas in docs/analytic.md. pc_collective_cost is the exact convention.
  */
 pc_status pc_collective_cost(const pc_chip *chip, const pc_mesh *mesh, unsigned axes_mask,
                              pc_coll op, double bytes, pc_coll_cost *out, pc_error *err);
+pc_status pc_collective_cost_conv(const pc_chip *chip, const pc_mesh *mesh, unsigned axes_mask,
+                                  pc_coll op, double bytes, pc_coll_conv conv, pc_coll_cost *out,
+                                  pc_error *err);
 
 /* "1GiB", "512MB", "4e9", "64k" -> bytes (binary KiB/MiB/GiB/TiB, decimal
  * kB/MB/GB/TB, k/M/G/T = decimal). Fails on junk, negatives, non-finite. */
@@ -467,6 +486,18 @@ pc_status pc_model_memory(const pc_model_cfg *cfg, const pc_mem_opts *opts, pc_t
 /* KV cache bytes per token: 2 * L * K * H * bytes(prec). */
 double pc_model_kv_bytes_per_token(const pc_model_cfg *cfg, pc_prec prec);
 
+/* The dense critical batch (scaling_book.md §2, §7): a matmul with weights of
+ * `weight_prec` computed at `act_prec` is compute-bound above
+ * B_crit = C(act_prec) x bytes(weight_prec) / (2 W_hbm) tokens (v5e: bf16 240,
+ * int8 weights 120, int8 x int8 240). 0 if the chip lacks a number. */
+double pc_chip_critical_batch(const pc_chip *chip, pc_prec weight_prec, pc_prec act_prec);
+/* MoE (scaling_book.md §4, §7): each expert sees k/E of the batch's tokens, so
+ * a MoE layer is compute-bound when the total batch exceeds B_crit x E / k
+ * (the invented model E=16, k=2 on v5e: 1920; int8 DeepSeek E=256, k=8: 3840).
+ * 0 for dense models. */
+double pc_model_moe_critical_batch(const pc_model_cfg *cfg, const pc_chip *chip,
+                                   pc_prec weight_prec, pc_prec act_prec);
+
 /* ------------------------------------------------------------------ */
 /* Planning: training parallelism and serving (issue #6)              */
 /* ------------------------------------------------------------------ */
@@ -483,6 +514,23 @@ typedef enum pc_attn_flops { PC_ATTN_CAUSAL = 0, PC_ATTN_FULL, PC_ATTN_NONE } pc
 const char *pc_attn_flops_name(pc_attn_flops a);
 int pc_attn_flops_parse(const char *s); /* -1 if unknown */
 
+/* MFU of a measured run (docs/analytic.md "MFU"): model FLOPs = tokens x
+ * (6 N + 12 L N H T; causal halves the attention, none drops it: the book's
+ * 6N), without rematerialization (recomputation counts toward HFU, not MFU);
+ * achieved = FLOPs / chip-seconds; MFU = achieved / peak(prec). chip_seconds
+ * = step time x chips, or GPU-hours x 3600. */
+typedef struct pc_mfu {
+    double flops_per_token; /* model FLOPs (no remat) */
+    double flops;           /* x tokens */
+    double achieved;        /* FLOP/s per chip */
+    double peak;            /* chip peak at prec */
+    double mfu;             /* achieved / peak */
+    double hfu;             /* with the remat policy's recomputation */
+} pc_mfu;
+pc_status pc_model_mfu(const pc_model_cfg *cfg, const pc_chip *chip, pc_prec prec, double seq,
+                       pc_attn_flops attention, pc_remat remat, double tokens, double chip_seconds,
+                       pc_mfu *out, pc_error *err);
+
 /* Default achievable fraction of peak FLOP/s for the big matmuls: the
  * book's "TPUs ~95%, H100/B200 ~80-85%" (scaling_book.md §1): TPU 0.95,
  * GPU 0.80. */
@@ -493,6 +541,26 @@ double pc_plan_default_efficiency(const pc_chip *chip);
  * over DCN (the last axis, in dcn_mask) when none fits. GPUs: one axis of
  * `chips`. The mesh is checked (pc_mesh_check). */
 pc_status pc_plan_slice_for_chips(const pc_chip *chip, int64_t chips, pc_mesh *out, pc_error *err);
+
+/* What pc_plan_slice_for_chips_note chose, for a warning (docs/analytic.md
+ * "Slices"). A standard slice: v4/v5p/TPU7x (cube rule) whole 4x4x4 cubes
+ * on every axis or powers of two within one cube (2x2x1 ... 4x4x4);
+ * v3/v5e/v6e powers of two on every axis (2x4, 4x8, 16x16, ...). */
+typedef struct pc_slice_note {
+    int64_t slices;      /* S slices joined over DCN (1: one slice) */
+    int64_t slice_chips; /* chips per slice */
+    int standard;        /* each slice has a standard shape */
+    int warn;            /* 1: split over DCN or a shape that is not standard: see text */
+    int64_t below, above; /* nearest counts forming one standard slice, or standard slices of
+                             >= 64 chips over DCN (0: none within 4096) */
+    char text[400];       /* "18823 chips do not form one v5p slice; using 2689 slices of 7
+                             chips (7x1x1) joined over DCN; ...", "" when nothing to say */
+} pc_slice_note;
+/* pc_plan_slice_for_chips plus what it had to do (note may be NULL). Both
+ * refuse (PC_ERR_ARG, naming the nearest valid counts) a split into slices
+ * of fewer than 4 chips (a prime count above the pod's largest axis). */
+pc_status pc_plan_slice_for_chips_note(const pc_chip *chip, int64_t chips, pc_mesh *out,
+                                       pc_slice_note *note, pc_error *err);
 
 /* Logical parallelism axes of a training plan, outermost first. */
 typedef enum pc_par_axis {
@@ -536,6 +604,7 @@ typedef struct pc_plan_train_opts {
     unsigned zero_mask;          /* bit per ZeRO stage 1..3 for the fsdp axis; 0 -> all three */
     int64_t fixed[PC_PAR_COUNT]; /* > 0: force that axis size; 0: search */
     int64_t max_micro;           /* most micro-batches per step; 0 -> 256 */
+    pc_coll_conv convention;     /* collective pricing (default exact; book: the book's V/W) */
 } pc_plan_train_opts;
 pc_plan_train_opts pc_plan_train_opts_default(void);
 
@@ -588,6 +657,9 @@ typedef struct pc_train_search {
     pc_train_thresholds thr;
     int64_t chips;
     double efficiency, price_per_hour;
+    uint64_t unpriced;        /* layouts (counted in unmapped) and plans whose step time is not
+                                 finite (a link without bandwidth): never kept as plans */
+    char unpriced_reason[200]; /* why, naming the chip field to set ("" if none) */
 } pc_train_search;
 
 /*
@@ -622,6 +694,8 @@ typedef struct pc_serve_opts {
     double price_per_hour;   /* < 0 -> the chip's */
     pc_attn_flops attention; /* causal (default): prefill causal, decode over the whole
                                 context; full: prefill unmasked; none: the book's 2N rule */
+    pc_coll_conv convention; /* exact (default); book: the book's V/W collectives, and no
+                                decode TP AllReduces (the book's §7 decode formula) */
 } pc_serve_opts;
 pc_serve_opts pc_serve_opts_default(void);
 
@@ -639,6 +713,7 @@ typedef struct pc_serve_point {
     double pre_math, pre_hbm, pre_comm, pre_time, pre_tok_s;
     pc_bound pre_bound;
     double cost_per_mtok_decode, cost_per_mtok_prefill; /* USD; 0 if no price */
+    double tp_limit_decode; /* M_Y F / (B beta) at this batch (scaling_book.md §7) */
 } pc_serve_point;
 
 typedef struct pc_serve_summary {
@@ -653,6 +728,8 @@ typedef struct pc_serve_summary {
     double tp_limit_prefill;   /* M_Y F W_ici / C: TP comms exceed compute beyond this */
     double tp_limit_decode;    /* M_Y F / (B beta), beta = W_hbm/W_ici, at batch max_batch */
     double efficiency, price_per_hour;
+    double moe_batch; /* MoE: total decode batch above which the experts are compute-bound,
+                         pc_model_moe_critical_batch (0: dense) */
 } pc_serve_summary;
 
 /* Checks the sharding (tensor degree = chips must divide query heads and

@@ -60,10 +60,13 @@ static const pc_chip builtin[] = {
      .wrap = PC_WRAP_CUBES,
      .wrap_size = 4,
      .ici_link_bw = 4.5e10,
+     .dcn_bw = 6.25e9,
      .pcie_bw = 1.6e10,
      .source = "scaling_book.md §1 TPU table (v4p row): FLOP/s, HBM 1.2e12 (a tpus.md answer "
                "uses 1.23e12), ICI 4.5e10/link one-way, 3D torus 16x16x16 of 4x4x4 cubes "
-               "(wraparound only for whole cubes), megacore; PCIe 16 GB/s; VMEM, DCN not given"},
+               "(wraparound only for whole cubes), megacore; PCIe 16 GB/s; DCN 6.25e9/chip "
+               "derived: the book's ~2.5e10 B/s per host (tpus.md) over the 4 chips of a v4p "
+               "host (2x2x1), as for v5p; VMEM not given"},
     {.name = "v5p",
      .full_name = "TPU v5p",
      TPU_COMMON,

@@ -359,6 +359,48 @@ double pc_model_kv_bytes_per_token(const pc_model_cfg *c, pc_prec prec) {
     return 2 * (double)c->layers * K * H * pc_prec_bytes(prec);
 }
 
+double pc_chip_critical_batch(const pc_chip *chip, pc_prec weight_prec, pc_prec act_prec) {
+    if (!chip || (unsigned)weight_prec >= PC_PREC_COUNT || (unsigned)act_prec >= PC_PREC_COUNT)
+        return 0;
+    /* T_math = 2 B D F / C, T_weights = w D F / W_hbm: compute-bound iff B > C w / (2 W_hbm) */
+    return pc_chip_critical_intensity(chip, act_prec, PC_LINK_HBM) * pc_prec_bytes(weight_prec) /
+           2;
+}
+
+double pc_model_moe_critical_batch(const pc_model_cfg *cfg, const pc_chip *chip,
+                                   pc_prec weight_prec, pc_prec act_prec) {
+    if (!cfg || cfg->experts <= 0 || cfg->experts_per_token <= 0) return 0;
+    return pc_chip_critical_batch(chip, weight_prec, act_prec) * (double)cfg->experts /
+           (double)cfg->experts_per_token;
+}
+
+pc_status pc_model_mfu(const pc_model_cfg *cfg, const pc_chip *chip, pc_prec prec, double seq,
+                       pc_attn_flops attention, pc_remat remat, double tokens, double chip_seconds,
+                       pc_mfu *out, pc_error *err) {
+    memset(out, 0, sizeof *out);
+    if (!cfg || !chip) return pc_fail(err, PC_ERR_ARG, "pc_model_mfu: NULL argument");
+    if (!(tokens > 0) || !isfinite(tokens))
+        return pc_fail(err, PC_ERR_ARG, "MFU: tokens must be finite and > 0");
+    if (!(chip_seconds > 0) || !isfinite(chip_seconds))
+        return pc_fail(err, PC_ERR_ARG, "MFU: chip-seconds (step time x chips) must be > 0");
+    if (!(seq >= 0) || !isfinite(seq) || (unsigned)attention > PC_ATTN_NONE ||
+        (unsigned)remat >= PC_REMAT_COUNT || (unsigned)prec >= PC_PREC_COUNT)
+        return pc_fail(err, PC_ERR_ARG, "MFU: bad sequence length, attention, remat or precision");
+    out->peak = pc_chip_flops(chip, prec);
+    if (!(out->peak > 0))
+        return pc_fail(err, PC_ERR_UNSUPPORTED, "chip %s has no %s FLOP/s; add flops.%s in a "
+                       "--chips-file", chip->name, pc_prec_name(prec), pc_prec_name(prec));
+    pc_flop_counts fl;
+    pc_model_flops(cfg, attention == PC_ATTN_NONE ? 0 : seq, attention == PC_ATTN_CAUSAL, remat,
+                   &fl);
+    out->flops_per_token = fl.train;
+    out->flops = tokens * fl.train;
+    out->achieved = out->flops / chip_seconds;
+    out->mfu = out->achieved / out->peak;
+    out->hfu = tokens * fl.train_remat / chip_seconds / out->peak;
+    return PC_OK;
+}
+
 /* ---------------- Hugging Face config.json ---------------- */
 
 typedef struct hf_ctx {

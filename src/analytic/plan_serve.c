@@ -46,6 +46,8 @@ static pc_status serve_prepare(const pc_chip *chip, const pc_model_cfg *m, const
         return pc_fail(err, PC_ERR_ARG, "prefill and decode tokens must be between 0 and 1e9");
     if ((unsigned)o->attention > PC_ATTN_NONE)
         return pc_fail(err, PC_ERR_ARG, "bad attention FLOPs option");
+    if ((unsigned)o->convention > PC_CONV_BOOK)
+        return pc_fail(err, PC_ERR_ARG, "bad collective convention (exact or book)");
     if (!(o->efficiency >= 0 && o->efficiency <= 1))
         return pc_fail(err, PC_ERR_ARG, "efficiency must be in (0, 1] (0: the default)");
     pc_prec kvp = o->kv_prec == PC_PREC_COUNT ? o->weight_prec : o->kv_prec;
@@ -104,6 +106,15 @@ static pc_status serve_prepare(const pc_chip *chip, const pc_model_cfg *m, const
     return PC_OK;
 }
 
+/* The book's decode TP limit M_Y F / (B beta), beta = W_hbm / W_ici (§7). */
+static double decode_tp_limit(const pc_chip *chip, const pc_model_cfg *model, const sjob *j,
+                              double batch) {
+    double W = pc_chip_link_bw(chip, chip->kind == PC_CHIP_GPU ? PC_LINK_NVLINK : PC_LINK_ICI);
+    double F = (double)(model->experts > 0 ? model->d_ff_expert : model->d_ff);
+    if (!(W > 0) || !(batch > 0)) return 0;
+    return j->m_y * F / (batch * (j->hbm_bw / W));
+}
+
 /* KV bytes on one chip for a batch: split over KV heads, then over the batch. */
 static double kv_per_chip(const sjob *j, double batch) {
     double rest = j->tp / j->kvh; /* chips sharing one KV-head group */
@@ -148,12 +159,10 @@ pc_status pc_plan_serve_setup(const pc_chip *chip, const pc_model_cfg *model, co
     }
     double W = pc_chip_link_bw(chip, chip->kind == PC_CHIP_GPU ? PC_LINK_NVLINK : PC_LINK_ICI);
     double F = (double)(model->experts > 0 ? model->d_ff_expert : model->d_ff);
-    if (W > 0) {
-        sum->tp_limit_prefill = j.m_y * F * W / j.peak;
-        double beta = j.hbm_bw / W;
-        double b = sum->max_batch > 0 ? (double)sum->max_batch : 1;
-        sum->tp_limit_decode = j.m_y * F / (b * beta);
-    }
+    if (W > 0) sum->tp_limit_prefill = j.m_y * F * W / j.peak;
+    sum->tp_limit_decode =
+        decode_tp_limit(chip, model, &j, sum->max_batch > 0 ? (double)sum->max_batch : 1);
+    sum->moe_batch = pc_model_moe_critical_batch(model, chip, opts->weight_prec, opts->act_prec);
     sum->efficiency = j.C / j.peak;
     sum->price_per_hour = j.price;
     return PC_OK;
@@ -178,6 +187,7 @@ pc_status pc_plan_serve_eval(const pc_chip *chip, const pc_model_cfg *model, con
     o->mem_total = o->mem_weights + o->mem_kv;
     o->kv_bytes = batch * j.S * j.kv_tok;
     o->fits = o->mem_total <= j.hbm;
+    o->tp_limit_decode = decode_tp_limit(chip, model, &j, batch);
     const double L = (double)model->layers, D = (double)model->d_model;
     const double ab = pc_prec_bytes(opts->act_prec);
     pc_coll_cost cc;
@@ -188,7 +198,7 @@ pc_status pc_plan_serve_eval(const pc_chip *chip, const pc_model_cfg *model, con
     o->dec_kv = o->mem_kv / j.hbm_bw;
     o->dec_weights = o->mem_weights / j.hbm_bw;
     o->dec_math = batch * fd.decode / j.tp / j.C;
-    if (j.mask) {
+    if (j.mask && opts->convention != PC_CONV_BOOK) { /* the book's §7 decode leaves it out */
         st = pc_collective_cost(chip, slice, j.mask, PC_COLL_ALLREDUCE, batch * D * ab, &cc, err);
         if (st) return st;
         o->dec_comm = 2 * L * cc.time;
@@ -209,7 +219,8 @@ pc_status pc_plan_serve_eval(const pc_chip *chip, const pc_model_cfg *model, con
     o->pre_math = ptok * fp.prefill / j.tp / j.C;
     o->pre_hbm = (o->mem_weights + ptok * j.kv_tok / (j.kvh * (j.tp / j.kvh))) / j.hbm_bw;
     if (j.mask) {
-        st = pc_collective_cost(chip, slice, j.mask, PC_COLL_ALLREDUCE, ptok * D * ab, &cc, err);
+        st = pc_collective_cost_conv(chip, slice, j.mask, PC_COLL_ALLREDUCE, ptok * D * ab,
+                                     opts->convention, &cc, err);
         if (st) return st;
         o->pre_comm = 2 * L * cc.time;
     }

@@ -111,12 +111,13 @@ static int best_slice_shape(const pc_chip *chip, int64_t n, pc_mesh *best) {
     return found;
 }
 
-pc_status pc_plan_slice_for_chips(const pc_chip *chip, int64_t chips, pc_mesh *out, pc_error *err) {
+#define MAX_DIVISORS 4096
+static int divisors(int64_t n, int64_t *out);
+
+/* The chosen mesh for a chip count (no note): one slice, else the fewest
+ * equal slices over DCN. */
+static pc_status slice_core(const pc_chip *chip, int64_t chips, pc_mesh *out, pc_error *err) {
     memset(out, 0, sizeof *out);
-    if (!chip) return pc_fail(err, PC_ERR_ARG, "pc_plan_slice_for_chips: NULL chip");
-    if (chips < 1 || chips > (INT64_C(1) << 30))
-        return pc_fail(err, PC_ERR_ARG, "chip count %lld out of range (1 .. 2^30)",
-                       (long long)chips);
     for (int i = 0; i < PC_MESH_MAX_AXES; i++) out->wrap[i] = -1;
     if (chip->kind == PC_CHIP_GPU) {
         out->ndims = 1;
@@ -125,8 +126,10 @@ pc_status pc_plan_slice_for_chips(const pc_chip *chip, int64_t chips, pc_mesh *o
     }
     if (best_slice_shape(chip, chips, out)) return PC_OK;
     /* S slices over DCN: the fewest slices whose shape fits the pod */
-    for (int64_t s = 2; s <= chips; s++) {
-        if (chips % s) continue;
+    int64_t div[MAX_DIVISORS];
+    int nd = divisors(chips, div);
+    for (int k = 1; k < nd; k++) {
+        int64_t s = div[k];
         pc_mesh m;
         if (!best_slice_shape(chip, chips / s, &m)) continue;
         if (m.ndims >= PC_MESH_MAX_AXES) break;
@@ -141,6 +144,126 @@ pc_status pc_plan_slice_for_chips(const pc_chip *chip, int64_t chips, pc_mesh *o
     }
     return pc_fail(err, PC_ERR_ARG, "no slice shape of %lld %s chips fits the pod",
                    (long long)chips, chip->name);
+}
+
+static int pow2(int64_t v) { return v >= 1 && !(v & (v - 1)); }
+
+/* A standard slice shape (the header's rule) for the ICI axes of m. */
+static int slice_standard(const pc_chip *chip, const pc_mesh *m) {
+    int all_pow2 = 1, cubes = 1, small = 1, axes = 0;
+    for (int i = 0; i < m->ndims; i++) {
+        if ((m->dcn_mask >> i) & 1) continue;
+        int64_t v = m->size[i];
+        all_pow2 &= pow2(v);
+        small &= v <= chip->wrap_size;
+        if (v > 1) axes++;
+        if (chip->wrap_size > 0 && v % chip->wrap_size) cubes = 0;
+    }
+    if (chip->wrap == PC_WRAP_CUBES)
+        return (all_pow2 && small) || (cubes && axes == chip->torus_dims);
+    if (chip->wrap == PC_WRAP_FULL_AXIS) return all_pow2;
+    return 1;
+}
+
+static void note_fill(const pc_chip *chip, int64_t chips, const pc_mesh *m, pc_slice_note *n) {
+    memset(n, 0, sizeof *n);
+    n->slices = 1;
+    for (int i = 0; i < m->ndims; i++)
+        if ((m->dcn_mask >> i) & 1) n->slices *= m->size[i];
+    n->slice_chips = chips / n->slices;
+    n->standard = chip->kind == PC_CHIP_GPU || slice_standard(chip, m);
+    n->warn = n->slices > 1 || !n->standard;
+}
+
+/* Nearest counts (within 4096) that form one standard slice, or standard
+ * slices of at least 64 chips (a cube, an 8x8) joined over DCN. */
+static void note_nearest(const pc_chip *chip, int64_t chips, pc_slice_note *n) {
+    for (int dir = -1; dir <= 1; dir += 2)
+        for (int64_t d = 1; d <= 4096; d++) {
+            int64_t c = chips + dir * d;
+            if (c < 1 || c > (INT64_C(1) << 30)) break;
+            pc_mesh m;
+            pc_slice_note t;
+            if (slice_core(chip, c, &m, NULL) != PC_OK) continue;
+            note_fill(chip, c, &m, &t);
+            if (!t.standard || (t.slices > 1 && t.slice_chips < 64)) continue;
+            *(dir < 0 ? &n->below : &n->above) = c;
+            break;
+        }
+}
+
+/* "7x1x1": the ICI axes padded to the torus's dimensions. */
+static void shape_text(const pc_chip *chip, const pc_mesh *m, char *buf, size_t cap) {
+    size_t u = 0;
+    int k = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < m->ndims && u + 24 < cap; i++)
+        if (!((m->dcn_mask >> i) & 1))
+            u += (size_t)snprintf(buf + u, cap - u, "%s%lld", k++ ? "x" : "", (long long)m->size[i]);
+    for (; k < chip->torus_dims && u + 4 < cap; k++)
+        u += (size_t)snprintf(buf + u, cap - u, "%s1", k ? "x" : "");
+}
+
+static void nearest_text(const pc_slice_note *n, char *buf, size_t cap) {
+    if (n->below && n->above)
+        snprintf(buf, cap, "%lld or %lld", (long long)n->below, (long long)n->above);
+    else if (n->below || n->above)
+        snprintf(buf, cap, "%lld", (long long)(n->below ? n->below : n->above));
+    else
+        snprintf(buf, cap, "none within 4096");
+}
+
+pc_status pc_plan_slice_for_chips_note(const pc_chip *chip, int64_t chips, pc_mesh *out,
+                                       pc_slice_note *note, pc_error *err) {
+    memset(out, 0, sizeof *out);
+    pc_slice_note local;
+    pc_slice_note *n = note ? note : &local;
+    memset(n, 0, sizeof *n);
+    if (!chip) return pc_fail(err, PC_ERR_ARG, "pc_plan_slice_for_chips: NULL chip");
+    if (chips < 1 || chips > (INT64_C(1) << 30))
+        return pc_fail(err, PC_ERR_ARG, "chip count %lld out of range (1 .. 2^30)",
+                       (long long)chips);
+    pc_status st = slice_core(chip, chips, out, err);
+    if (st) return st;
+    note_fill(chip, chips, out, n);
+    if (!n->warn) return PC_OK;
+    if (!n->standard || n->slice_chips < 4) note_nearest(chip, chips, n);
+    char shape[64], near[64];
+    shape_text(chip, out, shape, sizeof shape);
+    nearest_text(n, near, sizeof near);
+    if (n->slices > 1 && n->slice_chips < 4) {
+        pc_status bad = pc_fail(err, PC_ERR_ARG,
+                                "%lld %s chips form no slice: the only split is %lld slices of "
+                                "%lld chip%s (%s) over DCN; use a chip count that forms "
+                                "standard slices, e.g. %s",
+                                (long long)chips, chip->name, (long long)n->slices,
+                                (long long)n->slice_chips, n->slice_chips == 1 ? "" : "s", shape,
+                                near);
+        memset(out, 0, sizeof *out);
+        return bad;
+    }
+    if (n->slices > 1 && n->standard)
+        snprintf(n->text, sizeof n->text,
+                 "%lld chips do not form one %s slice; using %lld slices of %lld chips (%s) "
+                 "joined over DCN",
+                 (long long)chips, chip->name, (long long)n->slices, (long long)n->slice_chips,
+                 shape);
+    else if (n->slices > 1)
+        snprintf(n->text, sizeof n->text,
+                 "%lld chips do not form one %s slice; using %lld slices of %lld chips (%s, not "
+                 "a standard slice shape) joined over DCN; nearest counts of standard slices: %s",
+                 (long long)chips, chip->name, (long long)n->slices, (long long)n->slice_chips,
+                 shape, near);
+    else
+        snprintf(n->text, sizeof n->text,
+                 "%lld chips do not form a standard %s slice; using %s; nearest counts of "
+                 "standard slices: %s",
+                 (long long)chips, chip->name, shape, near);
+    return PC_OK;
+}
+
+pc_status pc_plan_slice_for_chips(const pc_chip *chip, int64_t chips, pc_mesh *out, pc_error *err) {
+    return pc_plan_slice_for_chips_note(chip, chips, out, NULL, err);
 }
 
 /* ---------------- the prepared job ---------------- */
@@ -196,8 +319,9 @@ static pc_status prepare_job(const pc_chip *chip, const pc_model_cfg *m, const p
         return pc_fail(err, PC_ERR_ARG, "token budget must be finite and >= 0");
     if ((unsigned)o->weight_prec >= PC_PREC_COUNT || (unsigned)o->grad_prec >= PC_PREC_COUNT ||
         (unsigned)o->act_prec >= PC_PREC_COUNT || (unsigned)o->optimizer >= PC_OPT_COUNT ||
-        (unsigned)o->attention > PC_ATTN_NONE)
-        return pc_fail(err, PC_ERR_ARG, "bad planner options (precision, optimizer, attention)");
+        (unsigned)o->attention > PC_ATTN_NONE || (unsigned)o->convention > PC_CONV_BOOK)
+        return pc_fail(err, PC_ERR_ARG,
+                       "bad planner options (precision, optimizer, attention, convention)");
     if (!(o->efficiency >= 0 && o->efficiency <= 1))
         return pc_fail(err, PC_ERR_ARG, "efficiency must be in (0, 1] (0: the default)");
     if ((o->remat_mask & (1u << PC_REMAT_TENSORS)) &&
@@ -321,9 +445,12 @@ static void build_layout(const tjob *j, const int64_t *a, tlayout *lay) {
                     continue;
                 }
                 pc_coll_cost cc;
-                if (pc_collective_cost(c, &g, 1u << x, (pc_coll)op, 1.0, &cc, NULL) == PC_OK) {
+                if (pc_collective_cost_conv(c, &g, 1u << x, (pc_coll)op, 1.0, j->o->convention,
+                                            &cc, NULL) == PC_OK) {
                     lay->gbw[x][op] = cc.bw_time;
                     lay->glat[x][op] = cc.latency_time;
+                } else {
+                    lay->gbw[x][op] = INFINITY; /* a link without bandwidth: not priced */
                 }
             }
         }
@@ -412,6 +539,33 @@ static void build_layout(const tjob *j, const int64_t *a, tlayout *lay) {
     }
 }
 
+/* Why a layout's collectives cannot be priced (a link the chip has no
+ * bandwidth for); NULL if they can. */
+static const char *layout_unpriced(const tjob *j, const tlayout *lay, char *buf, size_t cap) {
+    const pc_chip *c = j->chip;
+    for (int x = 0; x < PC_PAR_COUNT && !j->gpu; x++) {
+        if (lay->a[x] <= 1) continue;
+        const char *field = lay->dcn[x] && !(c->dcn_bw > 0)      ? "dcn_bw"
+                            : lay->span[x] && !(c->ici_link_bw > 0) ? "ici_link_bw"
+                                                                    : NULL;
+        if (!field) continue;
+        snprintf(buf, cap,
+                 "chip %s has no %s bandwidth (%s), so layouts with the %s axis over %s cannot "
+                 "be priced; set %s in a --chips-file",
+                 c->name, lay->dcn[x] ? "DCN" : "ICI", field, axis_names[x],
+                 lay->dcn[x] ? "DCN between slices" : "ICI", field);
+        return buf;
+    }
+    if (lay->a[PC_PAR_PP] > 1 && !(lay->p2p_bw > 0)) {
+        snprintf(buf, cap,
+                 "chip %s has no bandwidth for the pipeline's sends between stages (%s); set "
+                 "it in a --chips-file",
+                 c->name, j->gpu ? "nvlink_bw / ib_bw" : "dcn_bw");
+        return buf;
+    }
+    return NULL;
+}
+
 /* Time of one collective of V bytes over logical axis x. */
 static double ctime(const tjob *j, const tlayout *lay, int x, pc_coll op, double V) {
     if (lay->a[x] <= 1 || !(V > 0)) return 0;
@@ -421,7 +575,8 @@ static double ctime(const tjob *j, const tlayout *lay, int x, pc_coll op, double
     }
     const pc_mesh *m = &lay->am[x];
     pc_coll_cost cc;
-    if (pc_collective_cost(j->chip, m, (1u << m->ndims) - 1, op, V, &cc, NULL) != PC_OK)
+    if (pc_collective_cost_conv(j->chip, m, (1u << m->ndims) - 1, op, V, j->o->convention, &cc,
+                                NULL) != PC_OK)
         return INFINITY;
     return cc.time;
 }
@@ -602,8 +757,6 @@ pc_plan_train_opts pc_plan_train_opts_default(void) {
     return o;
 }
 
-#define MAX_DIVISORS 4096
-
 static int divisors(int64_t n, int64_t *out) {
     int cnt = 0;
     for (int64_t d = 1; d * d <= n && cnt < MAX_DIVISORS - 1; d++)
@@ -632,6 +785,11 @@ static int plan_better(const pc_train_plan *x, const pc_train_plan *y) {
     if (fabs(x->step_time_upper - y->step_time_upper) > PLAN_TIE * lo)
         return x->step_time_upper < y->step_time_upper;
     return x->mem_total < y->mem_total;
+}
+
+static int plan_finite(const pc_train_plan *p) {
+    return isfinite(p->step_time) && p->step_time > 0 && isfinite(p->step_time_upper) &&
+           isfinite(p->mfu) && p->mfu > 0;
 }
 
 static void keep_best(pc_train_plan *best, int cap, int *nb, const pc_train_plan *p) {
@@ -714,6 +872,12 @@ pc_status pc_plan_train(const pc_chip *chip, const pc_model_cfg *model, const pc
                         continue;
                     }
                     build_layout(&j, a, &lay);
+                    if (layout_unpriced(&j, &lay, out->unpriced_reason,
+                                        sizeof out->unpriced_reason)) {
+                        out->unmapped++;
+                        out->unpriced++;
+                        continue;
+                    }
                     double nd_sh = (double)(dp * fsdp * ep);
                     double seqs_shard = j.seqs / nd_sh;
                     int64_t mmax = seqs_shard >= 1 ? (int64_t)floor(seqs_shard) : 1;
@@ -725,6 +889,15 @@ pc_status pc_plan_train(const pc_chip *chip, const pc_model_cfg *model, const pc
                             for (int64_t mi = 1; mi <= mmax; mi *= 2) {
                                 pc_train_plan p;
                                 eval_plan(&j, &lay, z, (pc_remat)r, mi, &p);
+                                if (!plan_finite(&p)) { /* never a plan: say why */
+                                    if (!out->unpriced++)
+                                        snprintf(out->unpriced_reason,
+                                                 sizeof out->unpriced_reason,
+                                                 "a plan's step time is not finite (a link "
+                                                 "or rate of chip %s is 0)",
+                                                 chip->name);
+                                    continue;
+                                }
                                 out->evaluated++;
                                 if (!have_least || p.mem_total < out->least_memory.mem_total) {
                                     out->least_memory = p;
@@ -775,6 +948,13 @@ pc_status pc_plan_train_eval(const pc_chip *chip, const pc_model_cfg *model, con
     int zero = plan->axis[PC_PAR_FSDP] > 1 ? plan->zero : 0;
     tlayout lay;
     build_layout(&j, plan->axis, &lay);
+    char why_bw[200];
+    if (layout_unpriced(&j, &lay, why_bw, sizeof why_bw))
+        return pc_fail(err, PC_ERR_UNSUPPORTED, "%s", why_bw);
     eval_plan(&j, &lay, zero, plan->remat, plan->micro, plan);
+    if (!plan_finite(plan))
+        return pc_fail(err, PC_ERR_UNSUPPORTED,
+                       "the plan's step time is not finite (a link or rate of chip %s is 0)",
+                       chip->name);
     return PC_OK;
 }

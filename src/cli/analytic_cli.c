@@ -35,7 +35,7 @@ int pc_acli_open_chip(const char *cmd, const char *chips_file, const char *name,
 
 const char *pc_acli_time(double s, char *buf, size_t cap) {
     if (!isfinite(s))
-        snprintf(buf, cap, "inf");
+        snprintf(buf, cap, "n/a"); /* never print inf / nan */
     else if (s == 0)
         snprintf(buf, cap, "0");
     else if (s < 1e-6)
@@ -57,13 +57,19 @@ const char *pc_acli_si(double v, const char *unit, char *buf, size_t cap) {
     static const char *const pre[] = {"", "k", "M", "G", "T", "P", "E"};
     int i = 0;
     double a = fabs(v);
+    if (!isfinite(v)) {
+        snprintf(buf, cap, "n/a %s", unit);
+        return buf;
+    }
     while (a >= 1000 && i < 6) a /= 1000, v /= 1000, i++;
     snprintf(buf, cap, "%.3g %s%s", v, pre[i], unit);
     return buf;
 }
 
 const char *pc_acli_count(double v, char *buf, size_t cap) {
-    if (fabs(v) >= 1e12)
+    if (!isfinite(v))
+        snprintf(buf, cap, "n/a");
+    else if (fabs(v) >= 1e12)
         snprintf(buf, cap, "%.2fe12", v / 1e12);
     else if (fabs(v) >= 1e9)
         snprintf(buf, cap, "%.2fe9", v / 1e9);

@@ -1,4 +1,4 @@
-/* perfcast collective: AllGather / ReduceScatter / AllReduce / AllToAll times. */
+/* perfcast collective: AllGather / ReduceScatter / AllReduce / AllToAll / permute times. */
 #define _GNU_SOURCE
 #include <cjson/cJSON.h>
 #include <getopt.h>
@@ -11,9 +11,9 @@ static void collective_help(FILE *f) {
     fprintf(
         f,
         "usage: perfcast collective --chip NAME --bytes SIZE --mesh AxB[xC]\n"
-        "                           [--op allgather|reducescatter|allreduce|alltoall|all]\n"
+        "                           [--op allgather|reducescatter|allreduce|alltoall|permute|all]\n"
         "                           [--axes 0,1|all] [--dcn-axes LIST] [--wrap auto|yes|no]\n"
-        "                           [--chips N] [--json] [--chips-file FILE]\n\n"
+        "                           [--book] [--chips N] [--json] [--chips-file FILE]\n\n"
         "Time of a collective over mesh axes (scaling_book.md §3, GPU section §5):\n"
         "TPU: ICI torus axes (bidirectional rings with wraparound, lines without; latency\n"
         "~1 us per hop, T = max(latency, bandwidth)); DCN between slices. GPU: NVLink inside\n"
@@ -21,13 +21,20 @@ static void collective_help(FILE *f) {
         "row-major (last axis fastest).\n\n"
         "  --bytes SIZE   V, the full array (1GiB, 512MB, 4e9): AllGather output, ReduceScatter\n"
         "                 input, AllReduce array (each device); AllToAll: the whole array,\n"
-        "                 each device holding V / participants\n"
+        "                 each device holding V / participants; permute: the bytes each\n"
+        "                 device sends to its neighbour\n"
         "  --mesh AxB     device mesh; on TPUs the non-DCN axes are the physical torus axes\n"
         "                 of one slice (16x16 on v5p means a 16x16x1 slice)\n"
         "  --axes LIST    mesh axes the collective runs over (default all)\n"
         "  --dcn-axes L   TPU: axes that join slices over the data-center network\n"
         "  --wrap MODE    wraparound links: auto (the chip's rule), yes, no\n"
-        "  --op OP        one collective or all four (default all)\n"
+        "  --op OP        one collective, or all four of the full array V (default all);\n"
+        "                 permute (collective-permute, p2p, sendrecv): each device sends V\n"
+        "                 to a neighbour over one link one way (ICI; DCN across slices;\n"
+        "                 NVLink; InfiniBand across nodes): V / link bandwidth + latency\n"
+        "  --book         the book's convention: AllGather = ReduceScatter = V / W_ici per axis,\n"
+        "                 AllReduce 2 V / W_ici (no (n-1)/n ring factor; X/2 hops), V / W_dcn\n"
+        "                 per chip over DCN, V / W on GPUs (default: exact, V (n-1)/n)\n"
         "  --chips N      check that the mesh has N devices\n"
         "  --json         machine-readable output\n");
 }
@@ -64,11 +71,13 @@ int pc_cmd_collective(int argc, char **argv) {
         {"axes", required_argument, 0, 'a'},  {"dcn-axes", required_argument, 0, 'd'},
         {"wrap", required_argument, 0, 'w'},  {"chips", required_argument, 0, 'n'},
         {"json", no_argument, 0, 'j'},        {"chips-file", required_argument, 0, 'f'},
-        {"help", no_argument, 0, 'h'},        {0, 0, 0, 0}};
+        {"book", no_argument, 0, 'B'},        {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0}};
     const char *chip_name = NULL, *op_s = "all", *bytes_s = NULL, *mesh_s = NULL, *axes_s = "all";
     const char *dcn_s = NULL, *wrap_s = "auto", *chips_file = NULL;
     long long want_chips = 0;
     int json = 0, c;
+    pc_coll_conv conv = PC_CONV_EXACT;
     pc_error e;
     pc_error_clear(&e);
     optind = 1;
@@ -88,6 +97,7 @@ int pc_cmd_collective(int argc, char **argv) {
                                           "--chips expects a positive count, got '%s'", optarg);
             break;
         case 'j': json = 1; break;
+        case 'B': conv = PC_CONV_BOOK; break;
         case 'f': chips_file = optarg; break;
         case 'h': collective_help(stdout); return PC_EXIT_OK;
         default: return pc_cli_usage_error("collective", "unknown option '%s'", argv[optind - 1]);
@@ -105,7 +115,7 @@ int pc_cmd_collective(int argc, char **argv) {
     if (strcmp(op_s, "all") != 0 && (op_one = pc_coll_parse(op_s)) < 0)
         return pc_cli_usage_error("collective",
                                   "--op '%s' unknown (allgather, reducescatter, "
-                                  "allreduce, alltoall or all)",
+                                  "allreduce, alltoall, permute or all)",
                                   op_s);
     pc_mesh mesh;
     if (pc_mesh_parse(mesh_s, &mesh, &e) != PC_OK)
@@ -161,10 +171,12 @@ int pc_cmd_collective(int argc, char **argv) {
                      "lines (about 2x the time); --wrap yes to assume wraparound",
                      chip->name, chip->wrap_size);
     }
-    int first = op_one >= 0 ? op_one : 0, last = op_one >= 0 ? op_one : PC_COLL_COUNT - 1;
+    /* "all": the four collectives of the full array V; permute's V is per device */
+    int first = op_one >= 0 ? op_one : 0, last = op_one >= 0 ? op_one : PC_COLL_ALLTOALL;
     pc_coll_cost res[PC_COLL_COUNT];
     for (int k = first; k <= last; k++)
-        if (pc_collective_cost(chip, &mesh, axes, (pc_coll)k, bytes, &res[k], &e) != PC_OK) {
+        if (pc_collective_cost_conv(chip, &mesh, axes, (pc_coll)k, bytes, conv, &res[k], &e) !=
+            PC_OK) {
             pc_chipdb_free(db);
             return pc_cli_fail(&e);
         }
@@ -184,6 +196,7 @@ int pc_cmd_collective(int argc, char **argv) {
             if ((dcn >> i) & 1) cJSON_AddItemToArray(dc, cJSON_CreateNumber(i));
         }
         cJSON_AddNumberToObject(o, "bytes", bytes);
+        cJSON_AddStringToObject(o, "convention", pc_coll_conv_name(conv));
         if (note[0]) cJSON_AddStringToObject(o, "note", note);
         cJSON *arr = cJSON_AddArrayToObject(o, "collectives");
         for (int k = first; k <= last; k++) {
@@ -218,7 +231,8 @@ int pc_cmd_collective(int argc, char **argv) {
         }
         printf("  (* = collective axes)\n");
         if (note[0]) printf("note: %s\n", note);
-        printf("V = %s\n", pc_acli_si(bytes, "B", a, sizeof a));
+        printf("V = %s; convention %s\n", pc_acli_si(bytes, "B", a, sizeof a),
+               conv == PC_CONV_BOOK ? "book (V/W per axis, no (n-1)/n)" : "exact (V (n-1)/n)");
         printf("%-14s %6s %-10s %10s %10s %10s %10s %-9s\n", "collective", "group", "network",
                "shard", "time", "bandwidth", "latency", "bound");
         for (int k = first; k <= last; k++) {

@@ -15,7 +15,10 @@ static void model_help(FILE *f) {
         "                      [--seq T] [--batch-tokens N] [--remat POLICY] [--causal]\n"
         "                      [--weight-dtype P] [--grad-dtype P] [--act-dtype P]\n"
         "                      [--kv-dtype P] [--optimizer adam|momentum|sgd]\n"
-        "                      [--master-weights] [--json] [--list-presets]\n\n"
+        "                      [--master-weights] [--attention causal|full|none]\n"
+        "                      [--chip X [--chips-file F]] [--json] [--list-presets]\n"
+        "                      [--mfu-step-time S --chips N --batch-tokens B |\n"
+        "                       --gpu-hours H --tokens TOTAL]\n\n"
         "Transformer math (scaling_book.md §4): parameter counts (embeddings, attention with\n"
         "GQA/MQA, gated or plain MLP, MoE experts, norms), FLOPs per token (training 6N +\n"
         "12 L N H T attention; prefill/decode forward), training memory (weights, gradients,\n"
@@ -38,6 +41,14 @@ static void model_help(FILE *f) {
         "                   tensors:K    K tensors of [tokens, D] per layer (the book's\n"
         "                                \"K checkpoints per layer\")\n"
         "  --causal         halve attention FLOPs (causal mask with a kernel that skips it)\n"
+        "  --attention A    attention FLOPs: full (default, the book's 12 L N H T), causal\n"
+        "                   (= --causal), none (the book's 6N rule)\n"
+        "  --chip X         a chip: MoE critical batch (B_crit E/k) and MFU use its peak\n"
+        "MFU of a measured run (model FLOPs = 6N + attention as above, without remat;\n"
+        "with --remat also HFU, recomputation included):\n"
+        "  --mfu-step-time S  seconds per optimizer step of --batch-tokens B on --chips N\n"
+        "  --gpu-hours H      chip-hours (GPU or TPU) spent on --tokens TOTAL (15T = 15e12)\n"
+        "                     (--chip-hours is the same)\n"
         "  --kv-dtype P     KV cache precision (default bf16)\n"
         "  --json           machine-readable output\n");
 }
@@ -69,7 +80,14 @@ enum {
     O_EXP,
     O_EXPK,
     O_DFFE,
-    O_SHARED
+    O_SHARED,
+    O_ATTN,
+    O_CHIP,
+    O_CHIPSFILE,
+    O_CHIPS,
+    O_STEP,
+    O_HOURS,
+    O_TOKENS
 };
 
 static int parse_prec_opt(const char *flag, const char *v, pc_prec *out) {
@@ -105,6 +123,120 @@ static cJSON *cfg_json(const pc_model_cfg *m) {
     return o;
 }
 
+/* MFU of a measured run: --mfu-step-time S --chips N, or --gpu-hours H --tokens T. */
+typedef struct mfu_args {
+    double step, chips, hours, tokens;
+} mfu_args;
+
+static int parse_mfu_arg(int c, const char *v, mfu_args *a) {
+    const char *flag = c == O_STEP    ? "--mfu-step-time"
+                       : c == O_CHIPS ? "--chips"
+                       : c == O_HOURS ? "--gpu-hours"
+                                      : "--tokens";
+    pc_error e;
+    double x;
+    char *end;
+    if (c == O_STEP) {
+        x = strtod(v, &end);
+        if (end == v || *end || !(x > 0) || !isfinite(x) || x > 1e9)
+            return pc_cli_usage_error("model", "%s expects seconds > 0, got '%s'", flag, v);
+    } else if (pc_parse_bytes(v, &x, &e) != PC_OK || !(x > 0) || x > 1e21) {
+        return pc_cli_usage_error("model", "%s expects a positive number (k/M/G/T decimal), got '%s'",
+                                  flag, v);
+    }
+    if (c == O_CHIPS && (x != floor(x) || x > 1e9))
+        return pc_cli_usage_error("model", "--chips expects a whole chip count, got '%s'", v);
+    *(c == O_STEP ? &a->step : c == O_CHIPS ? &a->chips : c == O_HOURS ? &a->hours : &a->tokens) =
+        x;
+    return -1;
+}
+
+/* Checks the MFU flags; *tokens and *chip_s get what pc_model_mfu needs (0: no MFU). */
+static int mfu_inputs(const mfu_args *a, double batch, const char *chip_s, double *tokens,
+                      double *chip_s_out) {
+    *tokens = 0;
+    *chip_s_out = 0;
+    if (a->step > 0 && a->hours > 0)
+        return pc_cli_usage_error("model", "give --mfu-step-time or --gpu-hours, not both");
+    if (a->step > 0) {
+        if (!chip_s || !(a->chips > 0) || !(batch > 0))
+            return pc_cli_usage_error("model", "--mfu-step-time needs --chip X, --chips N and "
+                                               "--batch-tokens B (tokens per step)");
+        *tokens = batch;
+        *chip_s_out = a->step * a->chips;
+    } else if (a->hours > 0) {
+        if (!chip_s || !(a->tokens > 0))
+            return pc_cli_usage_error("model", "--gpu-hours needs --chip X and --tokens TOTAL "
+                                               "(tokens trained in those hours)");
+        *tokens = a->tokens;
+        *chip_s_out = a->hours * 3600;
+    } else if (a->chips > 0 || a->tokens > 0) {
+        return pc_cli_usage_error("model", "--chips and --tokens go with --mfu-step-time or "
+                                           "--gpu-hours");
+    }
+    return -1;
+}
+
+static const char *attn_conv(pc_attn_flops a) {
+    return a == PC_ATTN_NONE     ? "6N, no attention (the book's rule)"
+           : a == PC_ATTN_CAUSAL ? "6N + 6 L N H T causal attention"
+                                 : "6N + 12 L N H T full attention";
+}
+
+static void add_mfu_json(cJSON *o, const pc_mfu *f, pc_attn_flops a, const char *remat_s,
+                         double step, double chips, double hours, double tokens) {
+    cJSON *j = cJSON_AddObjectToObject(o, "mfu");
+    cJSON_AddStringToObject(j, "convention", attn_conv(a));
+    cJSON_AddStringToObject(j, "attention", pc_attn_flops_name(a));
+    if (step > 0) {
+        cJSON_AddNumberToObject(j, "step_time", step);
+        cJSON_AddNumberToObject(j, "chips", chips);
+    } else {
+        cJSON_AddNumberToObject(j, "chip_hours", hours);
+    }
+    cJSON_AddNumberToObject(j, "tokens", tokens);
+    cJSON_AddNumberToObject(j, "flops_per_token", f->flops_per_token);
+    cJSON_AddNumberToObject(j, "model_flops", f->flops);
+    cJSON_AddNumberToObject(j, "achieved_flops_per_chip", f->achieved);
+    cJSON_AddNumberToObject(j, "peak_flops_per_chip", f->peak);
+    cJSON_AddNumberToObject(j, "mfu", f->mfu);
+    cJSON_AddStringToObject(j, "remat", remat_s);
+    cJSON_AddNumberToObject(j, "hfu", f->hfu);
+}
+
+static void print_moe(const pc_model_cfg *m, const pc_chip *chip, double moe_b,
+                      const pc_mem_opts *mo) {
+    double ek = (double)m->experts / (double)m->experts_per_token;
+    if (!chip) {
+        printf("MoE             E/k = %.3g: a MoE layer is compute-bound above a total batch of "
+               "B_crit x E/k tokens (--chip X for the number)\n",
+               ek);
+        return;
+    }
+    printf("MoE             compute-bound above a total batch of B_crit x E/k = %.0f x %.3g = "
+           "%.0f tokens on %s (%s weights, %s compute)\n",
+           moe_b / ek, ek, moe_b, chip->name, pc_prec_name(mo->weight_prec),
+           pc_prec_name(mo->act_prec));
+}
+
+static void print_mfu(const pc_mfu *f, const pc_chip *chip, pc_attn_flops a, const char *remat_s,
+                      const mfu_args *mf, const pc_mem_opts *mo) {
+    char x[64], y[64], z[64], t[64];
+    if (mf->step > 0)
+        printf("MFU             step %s x %.0f chips, %s tokens/step", pc_acli_time(mf->step, t,
+               sizeof t), mf->chips, pc_acli_count(f->flops / f->flops_per_token, x, sizeof x));
+    else
+        printf("MFU             %.4g chip-hours for %s tokens", mf->hours,
+               pc_acli_count(f->flops / f->flops_per_token, x, sizeof x));
+    printf(": model FLOPs %.4g/token (%s, no remat) = %.4g; achieved %s per chip of %s (%s %s)"
+           " -> MFU %.1f%%",
+           f->flops_per_token, attn_conv(a), f->flops, pc_acli_si(f->achieved, "FLOP/s", y, sizeof y),
+           pc_acli_si(f->peak, "FLOP/s", z, sizeof z), chip->name, pc_prec_name(mo->act_prec),
+           100 * f->mfu);
+    if (f->hfu > f->mfu) printf(", HFU %.1f%% (remat %s recomputed)", 100 * f->hfu, remat_s);
+    printf("\n");
+}
+
 int pc_cmd_model(int argc, char **argv) {
     static const struct option opts[] = {{"preset", required_argument, 0, O_PRESET},
                                          {"seq", required_argument, 0, O_SEQ},
@@ -133,10 +265,20 @@ int pc_cmd_model(int argc, char **argv) {
                                          {"experts-per-token", required_argument, 0, O_EXPK},
                                          {"d-ff-expert", required_argument, 0, O_DFFE},
                                          {"shared-experts", required_argument, 0, O_SHARED},
+                                         {"attention", required_argument, 0, O_ATTN},
+                                         {"chip", required_argument, 0, O_CHIP},
+                                         {"chips-file", required_argument, 0, O_CHIPSFILE},
+                                         {"chips", required_argument, 0, O_CHIPS},
+                                         {"mfu-step-time", required_argument, 0, O_STEP},
+                                         {"gpu-hours", required_argument, 0, O_HOURS},
+                                         {"chip-hours", required_argument, 0, O_HOURS},
+                                         {"tokens", required_argument, 0, O_TOKENS},
                                          {"json", no_argument, 0, 'j'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
-    const char *preset = NULL;
+    const char *preset = NULL, *chip_s = NULL, *chips_file = NULL;
+    mfu_args mf = {0, 0, 0, 0};
+    int no_attn = 0;
     double seq = 4096, batch = -1, remat_k = 0;
     int causal = 0, json = 0, c, rc;
     pc_remat remat = PC_REMAT_NONE;
@@ -190,6 +332,23 @@ int pc_cmd_model(int argc, char **argv) {
             break;
         }
         case O_CAUSAL: causal = 1; break;
+        case O_ATTN: {
+            int a = pc_attn_flops_parse(optarg);
+            if (a < 0)
+                return pc_cli_usage_error("model", "--attention '%s' unknown (causal, full, none)",
+                                          optarg);
+            causal = a == PC_ATTN_CAUSAL;
+            no_attn = a == PC_ATTN_NONE;
+            break;
+        }
+        case O_CHIP: chip_s = optarg; break;
+        case O_CHIPSFILE: chips_file = optarg; break;
+        case O_CHIPS:
+        case O_STEP:
+        case O_HOURS:
+        case O_TOKENS:
+            if ((rc = parse_mfu_arg(c, optarg, &mf)) >= 0) return rc;
+            break;
         case O_WDT:
             if ((rc = parse_prec_opt("--weight-dtype", optarg, &mo.weight_prec)) >= 0) return rc;
             wdt_given = 1;
@@ -295,9 +454,23 @@ int pc_cmd_model(int argc, char **argv) {
     pc_flop_counts fl;
     pc_train_memory mem;
     pc_model_params(&m, &p);
-    pc_model_flops(&m, seq, causal, remat, &fl);
+    pc_model_flops(&m, no_attn ? 0 : seq, causal, remat, &fl);
     if (pc_model_memory(&m, &mo, &mem, &e) != PC_OK)
         return pc_cli_usage_error("model", "%s", e.msg);
+    double mfu_tokens, mfu_cs;
+    if ((rc = mfu_inputs(&mf, batch, chip_s, &mfu_tokens, &mfu_cs)) >= 0) return rc;
+    pc_chipdb *db = NULL;
+    const pc_chip *chip = NULL;
+    if (chip_s && (rc = pc_acli_open_chip("model", chips_file, chip_s, &db, &chip)) >= 0) return rc;
+    pc_attn_flops attn = no_attn ? PC_ATTN_NONE : causal ? PC_ATTN_CAUSAL : PC_ATTN_FULL;
+    pc_mfu mfu;
+    memset(&mfu, 0, sizeof mfu);
+    if (mfu_tokens > 0 && pc_model_mfu(&m, chip, mo.act_prec, seq, attn, remat, mfu_tokens, mfu_cs,
+                                       &mfu, &e) != PC_OK) {
+        pc_chipdb_free(db);
+        return pc_cli_fail(&e);
+    }
+    double moe_b = chip ? pc_model_moe_critical_batch(&m, chip, mo.weight_prec, mo.act_prec) : 0;
     double kvb = pc_model_kv_bytes_per_token(&m, kv);
     char remat_s[48];
     if (remat == PC_REMAT_TENSORS)
@@ -349,10 +522,15 @@ int pc_cmd_model(int argc, char **argv) {
         cJSON_AddNumberToObject(jk, "bytes_per_token", kvb);
         cJSON_AddNumberToObject(jk, "bytes_per_sequence", kvb * seq);
         cJSON_AddNumberToObject(o, "weight_bytes", p.total * pc_prec_bytes(mo.weight_prec));
+        if (chip) cJSON_AddStringToObject(o, "chip", chip->name);
+        if (m.experts > 0 && chip) cJSON_AddNumberToObject(o, "moe_critical_batch", moe_b);
+        if (mfu_tokens > 0) add_mfu_json(o, &mfu, attn, remat_s, mf.step > 0 ? mf.step : 0,
+                                         mf.chips, mf.hours, mfu_tokens);
         char *s = cJSON_Print(o);
         if (s) puts(s);
         free(s);
         cJSON_Delete(o);
+        pc_chipdb_free(db);
         return PC_EXIT_OK;
     }
     char a[64], b[64], c1[64], d[64], e1[64], g[64];
@@ -397,5 +575,8 @@ int pc_cmd_model(int argc, char **argv) {
            pc_acli_si(mem.total, "B", e1, sizeof e1));
     printf("KV cache        %.0f bytes/token (%s), %s per %.0f-token sequence\n", kvb,
            pc_prec_name(kv), pc_acli_si(kvb * seq, "B", g, sizeof g), seq);
+    if (m.experts > 0) print_moe(&m, chip, moe_b, &mo);
+    if (mfu_tokens > 0) print_mfu(&mfu, chip, attn, remat_s, &mf, &mo);
+    pc_chipdb_free(db);
     return PC_EXIT_OK;
 }

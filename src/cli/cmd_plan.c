@@ -61,6 +61,8 @@ static void train_help(FILE *f) {
         "  --efficiency E     fraction of peak FLOP/s reached by the matmuls (default: the\n"
         "                     book's TPU 0.95, GPU 0.80; --efficiency 0.4 for the book's MFU)\n"
         "  --attention A      attention FLOPs: causal (default), full, none (the 6N rule)\n"
+        "  --book             price collectives as the book's answers (V/W_ici per axis, no\n"
+        "                     (n-1)/n ring factor; V/W_dcn per chip); default exact\n"
         "  --top N            plans listed (default 5)\n"
         "  --json             machine-readable output\n\n"
         "Exit status: 0 a plan was found, 1 none fits (the message says what to change),\n"
@@ -79,7 +81,9 @@ static void serve_help(FILE *f) {
            "length: KV cache size, the largest batch whose weights + KV cache fit in HBM, the\n"
            "model-parallel limits, and a table over batch sizes 1, 2, 4, ... max: decode step\n"
            "(= KV load + max(matmul FLOPs, weight load, TP AllReduces)), tokens/s, QPS per chip,\n"
-           "prefill time of the batch's prompts, and cost per million tokens.\n\n"
+           "prefill time of the batch's prompts, cost per million tokens, and the decode TP\n"
+           "limit at that batch (\"TP lim\": M_Y F/(B beta), beta = W_hbm/W_ici, §7). MoE\n"
+           "models: the decode batch above which the experts are compute-bound (B_crit E/k).\n\n"
            "  --context S        KV-cache length per sequence (k binary: 8k = 8192); a list gives\n"
            "                     one table per context\n"
            "  --batch N|sweep    one batch size, or the doubling table (default)\n"
@@ -88,7 +92,10 @@ static void serve_help(FILE *f) {
            "  --weight-dtype P   weights (default bf16); --kv-dtype P (default: the weights')\n"
            "  --efficiency E     fraction of peak FLOP/s (default TPU 0.95, GPU 0.80)\n"
            "  --attention A      attention FLOPs: causal (default; decode reads the whole\n"
-           "                     context), full, none (the book's 2N rule)\n\n"
+           "                     context), full, none (the book's 2N rule)\n"
+           "  --book             the book's convention: collectives priced V/W (no (n-1)/n),\n"
+           "                     and no decode TP AllReduces (the book's §7 decode formula\n"
+           "                     leaves them out); default exact, with them\n\n"
            "Exit status: 0 ok, 1 the weights (or the requested batch) do not fit, 2 bad usage.\n");
 }
 
@@ -177,8 +184,10 @@ static int resolve_slice(const char *cmd, const pc_chip *chip, long long chips, 
     }
     if (chips <= 0)
         return pc_cli_usage_error(cmd, "give --chips N or --slice AxBxC (e.g. --chips 8960)");
-    if (pc_plan_slice_for_chips(chip, chips, mesh, &e) != PC_OK)
+    pc_slice_note note;
+    if (pc_plan_slice_for_chips_note(chip, chips, mesh, &note, &e) != PC_OK)
         return pc_cli_usage_error(cmd, "--chips %lld: %s", chips, e.msg);
+    if (note.warn) fprintf(stderr, "perfcast %s: warning: %s\n", cmd, note.text);
     return -1;
 }
 
@@ -416,7 +425,7 @@ static void print_parts(const pc_train_plan *p) {
         first = 0;
     }
     printf("\n  bottleneck: %s (%.0f%% of the step)\n", pc_plan_part_name(p->bottleneck),
-           100 * p->part[p->bottleneck] / p->step_time);
+           p->step_time > 0 ? 100 * p->part[p->bottleneck] / p->step_time : 0.0);
 }
 
 /* ---------------- plan train ---------------- */
@@ -452,7 +461,8 @@ enum {
     T_CONTEXT,
     T_PREFILL,
     T_DECODE,
-    T_SBATCH
+    T_SBATCH,
+    T_BOOK
 };
 
 static int parse_remat_list(const char *v, unsigned *mask, double *k) {
@@ -505,6 +515,7 @@ static int plan_train(int argc, char **argv) {
                                          {"grad-dtype", required_argument, 0, T_GDT},
                                          {"act-dtype", required_argument, 0, T_ADT},
                                          {"top", required_argument, 0, T_TOP},
+                                         {"book", no_argument, 0, T_BOOK},
                                          {"json", no_argument, 0, 'j'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
@@ -637,6 +648,7 @@ static int plan_train(int argc, char **argv) {
             if (pc_cli_parse_i64(optarg, 1, 100, &top))
                 return pc_cli_usage_error(CMD_TRAIN, "--top expects 1..100, got '%s'", optarg);
             break;
+        case T_BOOK: o.convention = PC_CONV_BOOK; break;
         case 'j': json = 1; break;
         case 'h': train_help(stdout); return PC_EXIT_OK;
         default:
@@ -698,11 +710,14 @@ static int plan_train(int argc, char **argv) {
         cJSON_AddNumberToObject(j, "efficiency", s.efficiency);
         cJSON_AddNumberToObject(j, "price_per_chip_hour", s.price_per_hour);
         cJSON_AddStringToObject(j, "attention", pc_attn_flops_name(o.attention));
+        cJSON_AddStringToObject(j, "convention", pc_coll_conv_name(o.convention));
         cJSON *js = cJSON_AddObjectToObject(j, "search");
         cJSON_AddNumberToObject(js, "layouts", (double)s.layouts);
         cJSON_AddNumberToObject(js, "layouts_not_fitting_model", (double)s.unmapped);
         cJSON_AddNumberToObject(js, "plans_evaluated", (double)s.evaluated);
         cJSON_AddNumberToObject(js, "plans_fitting", (double)s.fitting);
+        cJSON_AddNumberToObject(js, "not_priced", (double)s.unpriced);
+        if (s.unpriced) cJSON_AddStringToObject(js, "not_priced_reason", s.unpriced_reason);
         cJSON_AddNumberToObject(js, "seconds", secs);
         cJSON *jt = cJSON_AddObjectToObject(j, "thresholds");
         cJSON_AddNumberToObject(jt, "alpha", th->alpha);
@@ -734,6 +749,10 @@ static int plan_train(int argc, char **argv) {
         if (out) puts(out);
         free(out);
         cJSON_Delete(j);
+        if (s.unpriced)
+            fprintf(stderr, "perfcast plan train: %s: %s\n",
+                    s.nbest ? "warning: some layouts not priced" : "no plan could be priced",
+                    s.unpriced_reason);
         if (!s.nbest)
             fprintf(stderr, "perfcast plan train: no plan fits in %s of HBM per chip\n",
                     gb(chip->hbm_bytes, a1, sizeof a1));
@@ -750,13 +769,28 @@ static int plan_train(int argc, char **argv) {
         printf("batch %s tokens = %.4g x %.0f", commas(o.batch_tokens, a1, sizeof a1), seqs, o.seq);
     if (o.total_tokens > 0)
         printf("; %s tokens to train", pc_acli_count(o.total_tokens, a4, sizeof a4));
-    printf("; attention FLOPs %s; compute at %.2f x %s\n", pc_attn_flops_name(o.attention),
-           s.efficiency, pc_acli_si(pc_chip_flops(chip, o.act_prec), "FLOP/s", a3, sizeof a3));
-    printf("searched %s layouts (%s do not fit the model's heads/layers/experts), %s plans in "
+    printf("; attention FLOPs %s; compute at %.2f x %s%s\n", pc_attn_flops_name(o.attention),
+           s.efficiency, pc_acli_si(pc_chip_flops(chip, o.act_prec), "FLOP/s", a3, sizeof a3),
+           o.convention == PC_CONV_BOOK ? "; book collectives (V/W)" : "");
+    printf("searched %s layouts (%s do not fit the model's heads/layers/experts%s), %s plans in "
            "%s; %s fit in %s of HBM\n",
            commas((double)s.layouts, a1, sizeof a1), commas((double)s.unmapped, a2, sizeof a2),
+           s.unpriced ? " or cannot be priced" : "",
            commas((double)s.evaluated, a3, sizeof a3), pc_acli_time(secs, t, sizeof t),
            commas((double)s.fitting, a4, sizeof a4), gb(chip->hbm_bytes, a5, sizeof a5));
+    if (s.unpriced && (s.nbest || s.evaluated)) {
+        fflush(stdout);
+        fprintf(stderr, "perfcast plan train: warning: %s layout%s or plan%s not priced: %s\n",
+                commas((double)s.unpriced, a1, sizeof a1), s.unpriced == 1 ? "" : "s",
+                s.unpriced == 1 ? "" : "s", s.unpriced_reason);
+    }
+    if (!s.nbest && !s.evaluated && s.unpriced) {
+        fflush(stdout);
+        fprintf(stderr, "perfcast plan train: no layout of %lld chips can be priced: %s\n",
+                (long long)s.chips, s.unpriced_reason);
+        pc_chipdb_free(db);
+        return PC_EXIT_FAIL;
+    }
     if (!s.nbest) {
         const pc_train_plan *l = &s.least_memory;
         char lay[160], r[32];
@@ -908,6 +942,7 @@ static cJSON *point_json(const pc_serve_point *p) {
     cJSON_AddNumberToObject(o, "mem_per_chip", p->mem_total);
     cJSON_AddNumberToObject(o, "kv_per_chip", p->mem_kv);
     cJSON_AddNumberToObject(o, "kv_bytes", p->kv_bytes);
+    cJSON_AddNumberToObject(o, "tp_limit_decode", p->tp_limit_decode);
     cJSON *d = cJSON_AddObjectToObject(o, "decode");
     cJSON_AddNumberToObject(d, "step", p->dec_step);
     cJSON_AddNumberToObject(d, "kv_load", p->dec_kv);
@@ -946,6 +981,7 @@ static int plan_serve(int argc, char **argv) {
                                          {"efficiency", required_argument, 0, T_EFF},
                                          {"price-per-chip-hour", required_argument, 0, T_PRICE},
                                          {"attention", required_argument, 0, T_ATTN},
+                                         {"book", no_argument, 0, T_BOOK},
                                          {"json", no_argument, 0, 'j'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
@@ -1025,6 +1061,7 @@ static int plan_serve(int argc, char **argv) {
             o.attention = (pc_attn_flops)a;
             break;
         }
+        case T_BOOK: o.convention = PC_CONV_BOOK; break;
         case 'j': json = 1; break;
         case 'h': serve_help(stdout); return PC_EXIT_OK;
         default:
@@ -1077,6 +1114,7 @@ static int plan_serve(int argc, char **argv) {
         cJSON_AddStringToObject(jroot, "weight_dtype", pc_prec_name(o.weight_prec));
         cJSON_AddStringToObject(jroot, "kv_dtype", pc_prec_name(kvp));
         cJSON_AddStringToObject(jroot, "attention", pc_attn_flops_name(o.attention));
+        cJSON_AddStringToObject(jroot, "convention", pc_coll_conv_name(o.convention));
         jctx = cJSON_AddArrayToObject(jroot, "contexts");
     }
     int status = PC_EXIT_OK;
@@ -1115,10 +1153,17 @@ static int plan_serve(int argc, char **argv) {
             if (s.max_batch > 0)
                 printf(", beyond %.0f-way in decode at batch %lld (M_Y F/(B beta))",
                        s.tp_limit_decode, (long long)s.max_batch);
-            printf("\nprefill %.0f tokens/request, %.0f generated tokens/request (QPS), "
+            printf("\n");
+            if (s.moe_batch > 0)
+                printf("MoE: the experts are compute-bound above a decode batch of B_crit E/k = "
+                       "%.0f tokens (%lld experts, %lld per token)\n",
+                       s.moe_batch, (long long)m.experts, (long long)m.experts_per_token);
+            printf("prefill %.0f tokens/request, %.0f generated tokens/request (QPS), "
                    "efficiency %.2f",
                    P, G, s.efficiency);
             if (s.price_per_hour > 0) printf(", $%.2f/chip-hour", s.price_per_hour);
+            if (o.convention == PC_CONV_BOOK)
+                printf("; book convention: collectives V/W, no decode TP AllReduces");
             printf("\n");
         }
         cJSON *jc = NULL;
@@ -1138,6 +1183,7 @@ static int plan_serve(int argc, char **argv) {
             cJSON_AddNumberToObject(jc, "min_chips_valid", (double)s.min_chips_valid);
             cJSON_AddNumberToObject(jc, "tp_limit_prefill", s.tp_limit_prefill);
             cJSON_AddNumberToObject(jc, "tp_limit_decode", s.tp_limit_decode);
+            cJSON_AddNumberToObject(jc, "moe_critical_batch", s.moe_batch);
             cJSON_AddNumberToObject(jc, "efficiency", s.efficiency);
             cJSON_AddNumberToObject(jc, "price_per_chip_hour", s.price_per_hour);
             cJSON_AddItemToArray(jctx, jc);
@@ -1170,7 +1216,7 @@ static int plan_serve(int argc, char **argv) {
         }
         if (!json)
             printf("  batch   KV/chip  mem/chip  decode step  bound     tokens/s  tok/s/chip  "
-                   "QPS/chip  $/Mtok   prefill  bound    $/Mtok\n");
+                   "QPS/chip  $/Mtok   prefill  bound    $/Mtok  TP lim\n");
         cJSON *jrows = jc ? cJSON_AddArrayToObject(jc, "batches") : NULL;
         for (int i = 0; i < nb; i++) {
             pc_serve_point p;
@@ -1186,11 +1232,11 @@ static int plan_serve(int argc, char **argv) {
             if (p.cost_per_mtok_decode > 0) snprintf(c1, sizeof c1, "%.3g", p.cost_per_mtok_decode);
             if (p.cost_per_mtok_prefill > 0)
                 snprintf(c2, sizeof c2, "%.3g", p.cost_per_mtok_prefill);
-            printf("%7.0f %9s %9s %12s  %-8s %9.4g %11.4g %9.3g %7s %9s  %-7s %7s%s\n", p.batch,
-                   gb(p.mem_kv, a1, sizeof a1), gb(p.mem_total, a4, sizeof a4),
+            printf("%7.0f %9s %9s %12s  %-8s %9.4g %11.4g %9.3g %7s %9s  %-7s %7s %7.0f%s\n",
+                   p.batch, gb(p.mem_kv, a1, sizeof a1), gb(p.mem_total, a4, sizeof a4),
                    pc_acli_time(p.dec_step, t1, sizeof t1), bound_str(&p, 1), p.dec_tok_s,
                    p.dec_tok_s_chip, p.qps_per_chip, c1, pc_acli_time(p.pre_time, t2, sizeof t2),
-                   bound_str(&p, 0), c2, p.fits ? "" : "  does not fit");
+                   bound_str(&p, 0), c2, p.tp_limit_decode, p.fits ? "" : "  does not fit");
         }
         if (!json && batch > (double)s.max_batch) {
             fflush(stdout);

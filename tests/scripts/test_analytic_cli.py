@@ -167,6 +167,32 @@ def test_collective():
         ag, rs, ar, a2a = (c["time"] for c in d["collectives"])
         close(rs, ag, 1e-12, "RS = AG")
         close(ar, 2 * ag, 1e-12, "AR = 2 AG")
+    # --book: the book's V/W_ici (§3); at n = 4 the exact ring factor is 3/4 of it
+    for conv, factor in ((("--book",), 1.0), ((), 0.75)):
+        d = jrun("collective", "--chip", "v5e", "--op", "allgather", "--bytes", "1GiB",
+                 "--mesh", "4x4", "--wrap", "yes", "--axes", "0", "--json", *conv)
+        if d:
+            close(d["collectives"][0]["time"], 2**30 / 9e10 * factor, 1e-9,
+                  "v5e AllGather n=4, convention %s" % (conv or "exact"))
+            expect(d["convention"] == ("book" if conv else "exact"), "convention in JSON")
+    d = jrun("collective", "--chip", "v5e", "--op", "allreduce", "--bytes", "1GiB",
+             "--mesh", "16x16", "--book", "--json")
+    if d:
+        close(d["collectives"][0]["bw_time"], 2 * 2**30 / (2 * 9e10), 1e-9,
+              "book AllReduce over two axes 2V/(2 W_ici) (§3)")
+    # permute: V over one link one way + latency
+    for name in ("permute", "collective-permute", "p2p", "sendrecv"):
+        d = jrun("collective", "--chip", "v5e", "--op", name, "--bytes", "1e9", "--mesh", "4x4",
+                 "--json")
+        if d:
+            c = d["collectives"][0]
+            close(c["time"], 1e9 / 4.5e10 + 1e-6, 1e-9, "v5e %s over ICI" % name)
+            expect(c["op"] == "permute", "%s parses as permute" % name)
+    d = jrun("collective", "--chip", "h100", "--op", "permute", "--bytes", "1e9", "--mesh",
+             "16x8", "--axes", "0", "--json")
+    if d:
+        close(d["collectives"][0]["time"], 1e9 / 50e9 + 1e-5, 1e-9, "H100 permute across nodes")
+        expect(d["collectives"][0]["network"] == "IB", "H100 permute network")
     # latency-bound small message
     d = jrun("collective", "--chip", "v5e", "--op", "ag", "--bytes", "64k", "--mesh", "16",
              "--json")
@@ -248,6 +274,32 @@ def test_model():
             (("model", TMP + "/missing.json"), 1, "missing.json")):
         p = run(*args)
         expect_rc(p, rc, " ".join(args))
+        expect(needle in p.stderr, "%s: message mentions %s: %s" % (" ".join(args), needle,
+                                                                      p.stderr.strip()))
+    # MFU of a measured run (hand value: 3e6 x 6 x 12,851,609,600 / (4096 x 0.3 x 4.59e14))
+    d = jrun("model", "--preset", "llama2-13b", "--chip", "v5p", "--mfu-step-time", "0.3",
+             "--chips", "4096", "--batch-tokens", "3e6", "--attention", "none", "--json")
+    if d:
+        close(d["mfu"]["mfu"], 3e6 * 6 * 12851609600 / (4096 * 0.3 * 4.59e14), 1e-9,
+              "MFU from a step time")
+        close(d["mfu"]["achieved_flops_per_chip"], 3e6 * 6 * 12851609600 / (4096 * 0.3), 1e-9,
+              "achieved FLOP/s per chip")
+    p = run("model", "--preset", "llama3-70b", "--chip", "h100", "--gpu-hours", "3.93e6",
+            "--tokens", "15T", "--attention", "none")
+    expect_rc(p, 0, "model --gpu-hours")
+    expect("MFU 44.7%" in p.stdout and "6N" in p.stdout, "MFU from GPU-hours: " + p.stdout[-300:])
+    # MoE compute-bound batch: mixtral (E=8, k=2) on v5e: 1.97e14/8.2e11 x 4
+    d = jrun("model", "--preset", "mixtral-8x7b", "--chip", "v5e", "--json")
+    if d:
+        close(d["moe_critical_batch"], 1.97e14 / 8.2e11 * 4, 1e-9, "MoE B_crit E/k")
+    for args, needle in (
+            (("model", "--preset", "gpt2", "--mfu-step-time", "1", "--chips", "8"), "--chip"),
+            (("model", "--preset", "gpt2", "--chip", "h100", "--gpu-hours", "10"), "--tokens"),
+            (("model", "--preset", "gpt2", "--chip", "h100", "--mfu-step-time", "x"),
+             "--mfu-step-time"),
+            (("model", "--preset", "gpt2", "--attention", "half"), "--attention")):
+        p = run(*args)
+        expect_rc(p, 2, " ".join(args))
         expect(needle in p.stderr, "%s: message mentions %s: %s" % (" ".join(args), needle,
                                                                       p.stderr.strip()))
     bad = TMP + "/bad_config.json"

@@ -12,6 +12,7 @@ Environment (tests/CMakeLists.txt): PERFCAST, PC_TEST_TMP. Python stdlib only.
 """
 import json
 import os
+import re
 import sys
 
 from clitest import FAILS, expect, expect_rc, run
@@ -246,9 +247,104 @@ def test_serve():
                                                                       p.stderr.strip()))
 
 
+INF_NAN = re.compile(r"(?<![A-Za-z])-?(inf|nan)(?![A-Za-z])", re.I)
+
+
+def no_inf_nan(p, what):
+    out = p.stdout + p.stderr
+    m = INF_NAN.search(out)
+    expect(m is None, "%s prints no inf/nan: ...%s..." % (what, out[max(0, m.start() - 80):
+                                                                    m.end() + 20] if m else ""))
+
+
+def test_v4_across_pods():
+    # v4 has a DCN bandwidth (6.25e9/chip, as v5p: same 2x2x1 host): plans across two pods
+    # are priced, finite, with MFU > 0
+    base = ("plan", "train", "--preset", "llama3-70b", "--chip", "v4", "--chips", "8192",
+            "--batch-tokens", "16M")
+    for extra in ((), ("--fsdp", "8192")):
+        p = run(*(base + extra))
+        expect_rc(p, 0, "v4 across pods " + " ".join(extra))
+        no_inf_nan(p, "v4 across pods " + " ".join(extra))
+        expect("MFU 0.0%" not in p.stdout, "v4 across pods: MFU > 0")
+        d = jrun(*(base + extra + ("--json",)))
+        if d:
+            b = d["plans"][0]
+            expect(isinstance(b["step_time"], float) and 0 < b["step_time"] < 1e6,
+                   "finite step time: %s" % b["step_time"])
+            expect(b["mfu"] > 0.05, "MFU > 0: %s" % b["mfu"])
+            expect(any(b["dcn_axes"]), "a data axis crosses the pods over DCN")
+    # a chip without DCN bandwidth: nothing priced -> exit 1 naming the field, no inf/nan
+    nodcn = os.path.join(TMP, "v4_nodcn.json")
+    with open(nodcn, "w") as fh:
+        json.dump({"name": "v4", "dcn_bw": 0}, fh)
+    p = run(*(base + ("--fsdp", "8192", "--chips-file", nodcn)))
+    expect_rc(p, 1, "v4 without DCN bandwidth, fsdp over the pods")
+    expect("dcn_bw" in p.stderr and "cannot be priced" in p.stderr,
+           "names dcn_bw: %s" % p.stderr)
+    no_inf_nan(p, "v4 without DCN bandwidth")
+    p = run(*(base + ("--chips-file", nodcn)))
+    no_inf_nan(p, "v4 without DCN bandwidth, searched")
+    if p.returncode == 0:
+        expect("MFU 0.0%" not in p.stdout, "no MFU 0 plan")
+        expect("not priced" in p.stderr, "warns about unpriced layouts: %s" % p.stderr)
+
+
+def test_topology_warnings():
+    # §5's 18,823 v5p chips: 7 x 2689 (prime) -> 2689 slices of 7 chips over DCN, said
+    p = run("plan", "train", "--preset", "llama3-70b", "--chip", "v5p", "--chips", "18823",
+            "--batch-tokens", "16M")
+    expect("warning: 18823 chips do not form one v5p slice; using 2689 slices of 7 chips "
+           "(7x1x1" in p.stderr, "18823 warning names the shape: %s" % p.stderr)
+    expect("nearest counts" in p.stderr, "18823 warning suggests counts")
+    p = run("plan", "train", "--preset", "llama3-70b", "--chip", "v5p", "--chips", "8960",
+            "--batch-tokens", "4M")
+    expect("warning" not in p.stderr, "a full pod is a standard slice: %s" % p.stderr)
+    # degenerate: 257 v5e chips would be 257 one-chip slices: usage error with nearest counts
+    p = run("plan", "serve", "--preset", "llama3-8b", "--chip", "v5e", "--chips", "257",
+            "--context", "4k")
+    expect_rc(p, 2, "257 v5e chips")
+    expect("257 slices of 1 chip" in p.stderr and "256 or 512" in p.stderr,
+           "degenerate split refused with nearest counts: %s" % p.stderr)
+
+
+def test_serve_book():
+    common = ("plan", "serve", "--preset", "llama3-70b", "--chip", "v5e", "--weight-dtype",
+              "int8", "--context", "8192", "--batch", "32", "--json")
+    x = jrun(*(common + ("--chips", "16")))
+    b = jrun(*(common + ("--chips", "16", "--book")))
+    if x and b:
+        rx, rb = x["contexts"][0]["batches"][0], b["contexts"][0]["batches"][0]
+        expect(rx["decode"]["comm"] > 0 and rb["decode"]["comm"] == 0,
+               "--book leaves out the decode TP AllReduces (§7)")
+        dec = rb["decode"]
+        close(dec["step"], dec["kv_load"] + max(dec["math"], dec["weight_load"]), 1e-9,
+              "book decode step T_kv + max(T_math, T_w)")
+        expect(b["convention"] == "book" and x["convention"] == "exact", "convention in JSON")
+    # decode TP limit at a chosen batch: M_Y F/(B beta), one torus axis, beta = 8.2e11/9e10
+    d = jrun("plan", "serve", "--preset", "llama3-70b", "--chip", "v5e", "--slice", "16",
+             "--weight-dtype", "int8", "--context", "8192", "--batch", "64", "--json")
+    if d:
+        close(d["contexts"][0]["batches"][0]["tp_limit_decode"], 28672 / (64 * 8.2e11 / 9e10),
+              1e-9, "decode TP limit at batch 64 (§7: F/(8*64) = 56 with beta rounded to 8)")
+    p = run("plan", "serve", "--preset", "llama3-70b", "--chip", "v5e", "--slice", "16",
+            "--weight-dtype", "int8", "--context", "8192", "--batch", "64")
+    expect("TP lim" in p.stdout and " 49" in p.stdout, "TP limit column: %s" % p.stdout)
+    # MoE: compute-bound above B_crit E/k (mixtral E=8, k=2: 240.24 x 4)
+    d = jrun("plan", "serve", "--preset", "mixtral-8x7b", "--chip", "v5e", "--chips", "8",
+             "--context", "4096", "--json")
+    if d:
+        close(d["contexts"][0]["moe_critical_batch"], 1.97e14 / 8.2e11 * 4, 1e-9,
+              "MoE critical batch B_crit E/k")
+    p = run("plan", "serve", "--preset", "mixtral-8x7b", "--chip", "v5e", "--chips", "8",
+            "--context", "4096")
+    expect("B_crit E/k = 961" in p.stdout, "MoE line in plan serve: %s" % p.stdout[:600])
+
+
 def main():
     os.makedirs(TMP, exist_ok=True)
-    for t in (test_help, test_train_pod, test_train_other, test_train_bad, test_serve):
+    for t in (test_help, test_train_pod, test_train_other, test_train_bad, test_serve,
+              test_v4_across_pods, test_topology_warnings, test_serve_book):
         t()
     if FAILS:
         for f in FAILS:

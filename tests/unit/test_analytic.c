@@ -69,6 +69,21 @@ static pc_coll_cost coll(const pc_chip *c, const char *mesh_s, unsigned axes, un
     return r;
 }
 
+static pc_coll_cost coll_conv(const pc_chip *c, const char *mesh_s, unsigned axes, unsigned dcn,
+                              int wrap, pc_coll op, double bytes, pc_coll_conv conv) {
+    pc_mesh m;
+    pc_error e;
+    assert_int_equal(pc_mesh_parse(mesh_s, &m, &e), PC_OK);
+    m.dcn_mask = dcn;
+    for (int i = 0; i < m.ndims; i++) m.wrap[i] = (signed char)wrap;
+    assert_int_equal(pc_mesh_check(c, &m, &e), PC_OK);
+    pc_coll_cost r;
+    if (pc_collective_cost_conv(c, &m, axes, op, bytes, conv, &r, &e) != PC_OK)
+        print_error("%s\n", e.msg);
+    assert_int_equal(pc_collective_cost_conv(c, &m, axes, op, bytes, conv, &r, &e), PC_OK);
+    return r;
+}
+
 static pc_roofline roof(const pc_chip *c, const pc_op *op, double comm_bw) {
     pc_cost cost;
     pc_roofline r;
@@ -285,6 +300,153 @@ static void test_tpu_allgather(void **state) {
     /* §3 "gathering over one axis of an array sharded over another axis Y costs 1/Y": V/Y */
     check_rel(coll(v5e, "16x16", 1, 0, -1, PC_COLL_ALLGATHER, V / 16).time, r.time / 16, 1e-12,
               "scaling_book.md §3: gather of a Y-sharded array costs 1/Y");
+    pc_chipdb_free(db);
+}
+
+/* The book's convention (PC_CONV_BOOK, `collective --book`): the answers of §3 and §5
+ * exactly, no (n-1)/n ring factor. */
+static void test_collective_book_convention(void **state) {
+    (void)state;
+    pc_chipdb *db = db_open();
+    const pc_chip *v5e = chip(db, "v5e"), *v5p = chip(db, "v5p"), *h100 = chip(db, "h100");
+    const double V = 1073741824.0, W = 9e10;
+    const pc_coll_conv B = PC_CONV_BOOK, X = PC_CONV_EXACT;
+    /* §3: AllGather = ReduceScatter = V / W_ici on a ring, whatever X */
+    check_rel(coll_conv(v5e, "16", 1, 0, -1, PC_COLL_ALLGATHER, V, B).time, V / W, 1e-12,
+              "scaling_book.md §3 (book convention): AllGather = V/W_ici");
+    check_rel(coll_conv(v5e, "16", 1, 0, -1, PC_COLL_REDUCESCATTER, V, B).time, V / W, 1e-12,
+              "scaling_book.md §3 (book convention): ReduceScatter = V/W_ici");
+    check_rel(coll_conv(v5e, "16", 1, 0, -1, PC_COLL_ALLREDUCE, V, B).time, 2 * V / W, 1e-12,
+              "scaling_book.md §3 (book convention): AllReduce = 2 V/W_ici");
+    /* n = 4 (a wrapped axis of 4): the book's V/W vs the exact 3/4 V/W, 25% apart */
+    pc_coll_cost b4 = coll_conv(v5e, "4x4", 1, 0, 1, PC_COLL_ALLGATHER, V, B);
+    pc_coll_cost x4 = coll_conv(v5e, "4x4", 1, 0, 1, PC_COLL_ALLGATHER, V, X);
+    check_rel(b4.time, V / W, 1e-12, "book convention at n = 4: V/W_ici");
+    check_rel(x4.time, 0.75 * V / W, 1e-12, "exact convention at n = 4: 3/4 V/W_ici");
+    check_rel(coll(v5e, "4x4", 1, 0, 1, PC_COLL_ALLGATHER, V).time, x4.time, 1e-12,
+              "pc_collective_cost is the exact convention");
+    /* §3 multi-axis: V/(W_ici N_axes), latency T_min sum X_i / 2 */
+    pc_coll_cost b2 = coll_conv(v5e, "16x16", 3, 0, -1, PC_COLL_ALLGATHER, V, B);
+    check_rel(b2.bw_time, V / (2 * W), 1e-12, "scaling_book.md §3: V/(W_ici N_axes)");
+    check_rel(b2.latency_time, 1e-6 * 32 / 2, 1e-12, "scaling_book.md §3: T_min sum X_i/2");
+    /* odd axis: the book's X/2 hops (exact: floor) */
+    check_rel(coll_conv(v5e, "5x16", 1, 0, 1, PC_COLL_ALLGATHER, 1, B).latency_time, 2.5e-6, 1e-12,
+              "scaling_book.md §3: T_min X/2 hops");
+    /* AllToAll is the book's formula in both conventions */
+    check_rel(coll_conv(v5e, "16", 1, 0, -1, PC_COLL_ALLTOALL, V, B).time, V / (4 * W), 1e-12,
+              "scaling_book.md §3: AllToAll V/(4 W_ici)");
+    /* §5 cross-pod DP: T_comms = 8DF/(M W_dcn) for the 4DF bytes of one layer's gradients, M
+     * chips per slice; the exact convention is (S-1)/S of it (1/2 at S = 2) */
+    const double D = 8192, F = 28672, M = 4096;
+    pc_coll_cost dc = coll_conv(v5p, "2x16x16x16", 15, 1, -1, PC_COLL_ALLREDUCE, 4 * D * F, B);
+    pc_coll_cost ic = coll_conv(v5p, "2x16x16x16", 14, 1, -1, PC_COLL_ALLREDUCE, 4 * D * F, B);
+    check_rel(dc.bw_time - ic.bw_time, 8 * D * F / (M * 6.25e9), 1e-12,
+              "scaling_book.md §5 (book convention): DCN AllReduce 8DF/(M W_dcn)");
+    pc_coll_cost dx = coll_conv(v5p, "2x16x16x16", 15, 1, -1, PC_COLL_ALLREDUCE, 4 * D * F, X);
+    pc_coll_cost ix = coll_conv(v5p, "2x16x16x16", 14, 1, -1, PC_COLL_ALLREDUCE, 4 * D * F, X);
+    check_rel(dx.bw_time - ix.bw_time, 0.5 * 8 * D * F / (M * 6.25e9), 1e-12,
+              "exact convention: DCN AllReduce (S-1)/S of the book's");
+    /* §5 GPU: AG/RS in a node = bytes/450e9 (H100); across nodes bytes/400e9 (node egress);
+     * AllToAll in a node B/(8W), across M nodes B/(M W_node) */
+    check_rel(coll_conv(h100, "8", 1, 0, -1, PC_COLL_ALLGATHER, V, B).bw_time, V / 450e9, 1e-12,
+              "scaling_book.md §5 (book convention): H100 node AllGather V/450e9");
+    check_rel(coll_conv(h100, "64x8", 3, 0, -1, PC_COLL_REDUCESCATTER, V, B).bw_time, V / 400e9,
+              1e-12, "scaling_book.md §5 (book convention): across nodes V/400e9");
+    check_rel(coll_conv(h100, "8", 1, 0, -1, PC_COLL_ALLTOALL, V, B).bw_time, V / (8 * 450e9),
+              1e-12, "scaling_book.md §5 (book convention): node AllToAll B/(8W)");
+    check_rel(coll_conv(h100, "64x8", 3, 0, -1, PC_COLL_ALLTOALL, V, B).bw_time,
+              V / (64 * 400e9), 1e-12, "scaling_book.md §5 (book convention): B/(M W_node)");
+    pc_coll_cost r;
+    pc_mesh m;
+    pc_error e;
+    assert_int_equal(pc_mesh_parse("16", &m, &e), PC_OK);
+    assert_int_equal(pc_mesh_check(v5e, &m, &e), PC_OK);
+    assert_int_equal(pc_collective_cost_conv(v5e, &m, 1, PC_COLL_ALLGATHER, 1, (pc_coll_conv)7,
+                                             &r, &e),
+                     PC_ERR_ARG);
+    assert_string_equal(pc_coll_conv_name(PC_CONV_BOOK), "book");
+    pc_chipdb_free(db);
+}
+
+/* Collective-permute (send/recv): each device sends V to a neighbour over one link, one way:
+ * V / link + latency. Hand values from the §1 link numbers. */
+static void test_collective_permute(void **state) {
+    (void)state;
+    pc_chipdb *db = db_open();
+    const pc_chip *v5e = chip(db, "v5e"), *v5p = chip(db, "v5p"), *h100 = chip(db, "h100");
+    const double V = 1e9;
+    pc_coll_cost t = coll(v5e, "4x4", 1, 0, -1, PC_COLL_PERMUTE, V);
+    check_rel(t.time, V / 4.5e10 + 1e-6, 1e-12, "v5e permute: V / 4.5e10 (one ICI link) + 1 hop");
+    assert_string_equal(t.network, "ICI");
+    check_rel(t.shard_bytes, V, 1e-12, "permute: each device's buffer is V");
+    check_rel(coll_conv(v5e, "4x4", 1, 0, -1, PC_COLL_PERMUTE, V, PC_CONV_BOOK).time, t.time,
+              1e-12, "permute: same in both conventions");
+    pc_coll_cost d = coll(v5p, "2x16x16x16", 1, 1, -1, PC_COLL_PERMUTE, V);
+    check_rel(d.time, V / 6.25e9 + 1e-5, 1e-12, "v5p permute across slices: V / W_dcn + 10 us");
+    assert_string_equal(d.network, "DCN");
+    check_rel(coll(h100, "8", 1, 0, -1, PC_COLL_PERMUTE, V).time, V / 450e9 + 5e-6, 1e-12,
+              "H100 permute in a node: V / 450e9 (NVLink) + 5 us");
+    pc_coll_cost ib = coll(h100, "16x8", 1, 0, -1, PC_COLL_PERMUTE, V);
+    check_rel(ib.time, V / 50e9 + 1e-5, 1e-12, "H100 permute across nodes: V / 50e9 (IB) + 10 us");
+    assert_string_equal(ib.network, "IB");
+    assert_int_equal(pc_coll_parse("permute"), PC_COLL_PERMUTE);
+    assert_int_equal(pc_coll_parse("collective-permute"), PC_COLL_PERMUTE);
+    assert_int_equal(pc_coll_parse("p2p"), PC_COLL_PERMUTE);
+    assert_int_equal(pc_coll_parse("send-recv"), PC_COLL_PERMUTE);
+    assert_int_equal(pc_coll_parse("sendrecv"), PC_COLL_PERMUTE);
+    assert_string_equal(pc_coll_name(PC_COLL_PERMUTE), "permute");
+    pc_chipdb_free(db);
+}
+
+/* MFU of a measured run, hand-derived. LLaMA-2 13B (matmul weights N = 13,015,864,320 total
+ * - 163,840,000 embedding - 414,720 norms = 12,851,609,600): §6 "step ~ 6 x 3e6 x 13e9 /
+ * (4096 x 4.6e14 x 0.4) ~ 300 ms", read backwards: a 300 ms step of 3e6 tokens on 4096 v5p
+ * is MFU = 3e6 x 6N / (4096 x 0.3 x 4.59e14) = 41.01% (the book's 40% with N ~ 13e9). */
+static void test_model_mfu(void **state) {
+    (void)state;
+    pc_chipdb *db = db_open();
+    const pc_chip *v5p = chip(db, "v5p"), *h100 = chip(db, "h100");
+    pc_model_cfg m = preset("llama2-13b");
+    const double N = 12851609600.0;
+    pc_mfu f;
+    pc_error e;
+    assert_int_equal(pc_model_mfu(&m, v5p, PC_PREC_BF16, 4096, PC_ATTN_NONE, PC_REMAT_NONE, 3e6,
+                                  0.3 * 4096, &f, &e),
+                     PC_OK);
+    check_rel(f.flops_per_token, 6 * N, 1e-12, "MFU: 6N FLOPs per token");
+    check_rel(f.mfu, 3e6 * 6 * N / (4096 * 0.3 * 4.59e14), 1e-12, "MFU from a step time");
+    check_rel(f.mfu, 0.41014, 1e-4, "hand value 41.01%");
+    check_rel(f.mfu, 0.40, 0.03, "scaling_book.md §6: LLaMA-2 13B ~300 ms at 40% MFU");
+    check_rel(f.achieved, 3e6 * 6 * N / (4096 * 0.3), 1e-12, "achieved FLOP/s per chip");
+    /* attention: full 12 L N H T (40 x 40 x 128 x 4096 x 12), causal half of it */
+    const double att = 12.0 * 40 * 40 * 128 * 4096;
+    assert_int_equal(pc_model_mfu(&m, v5p, PC_PREC_BF16, 4096, PC_ATTN_FULL, PC_REMAT_NONE, 3e6,
+                                  0.3 * 4096, &f, &e),
+                     PC_OK);
+    check_rel(f.flops_per_token, 6 * N + att, 1e-12, "MFU: 6N + 12 L N H T (full)");
+    assert_int_equal(pc_model_mfu(&m, v5p, PC_PREC_BF16, 4096, PC_ATTN_CAUSAL, PC_REMAT_FULL, 3e6,
+                                  0.3 * 4096, &f, &e),
+                     PC_OK);
+    check_rel(f.flops_per_token, 6 * N + att / 2, 1e-12, "MFU: causal halves attention");
+    /* HFU: block remat adds one forward (2N + the forward attention) */
+    check_rel(f.hfu / f.mfu, (8 * N + att / 2 * 4 / 3) / (6 * N + att / 2), 1e-12,
+              "HFU with remat full");
+    /* GPU-hours: §6 H100: 15T tokens of LLaMA-3 70B (N = 69,501,714,432) in 3.93e6 GPU-hours
+     * -> 15e12 x 6N / (3.93e6 x 3600 x 9.89e14) = 44.7% (the book's 4096 H100 x 40 days at
+     * 45% MFU with N ~ 70e9) */
+    pc_model_cfg l = preset("llama3-70b");
+    assert_int_equal(pc_model_mfu(&l, h100, PC_PREC_BF16, 4096, PC_ATTN_NONE, PC_REMAT_NONE,
+                                  15e12, 3.93e6 * 3600, &f, &e),
+                     PC_OK);
+    check_rel(f.mfu, 15e12 * 6 * 69501714432.0 / (3.93e6 * 3600 * 9.89e14), 1e-12,
+              "MFU from GPU-hours");
+    check_rel(f.mfu, 0.45, 0.01, "scaling_book.md §6: ~45% MFU");
+    assert_int_equal(pc_model_mfu(&l, h100, PC_PREC_BF16, 4096, PC_ATTN_NONE, PC_REMAT_NONE, 1, 0,
+                                  &f, &e),
+                     PC_ERR_ARG);
+    assert_int_equal(pc_model_mfu(&l, v5p, PC_PREC_FP32, 4096, PC_ATTN_NONE, PC_REMAT_NONE, 1, 1,
+                                  &f, &e),
+                     PC_ERR_UNSUPPORTED);
     pc_chipdb_free(db);
 }
 
@@ -1013,6 +1175,9 @@ int main(void) {
         cmocka_unit_test(test_chips_json),
         cmocka_unit_test(test_ops_parse),
         cmocka_unit_test(test_parse_helpers),
+        cmocka_unit_test(test_collective_book_convention),
+        cmocka_unit_test(test_collective_permute),
+        cmocka_unit_test(test_model_mfu),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -132,6 +132,59 @@ static void test_slices(void **state) {
     assert_int_not_equal(pc_plan_slice_for_chips(chip("v5p"), 0, &m, &e), PC_OK);
 }
 
+/* Topology honesty: a chip count that forms no standard slice is reported (§5's 18,823 v5p
+ * chips: 18823 = 7 x 2689, 2689 prime, so 2689 slices of 7 chips over DCN); a split into
+ * slices of fewer than 4 chips is refused with the nearest valid counts. */
+static void test_slice_notes(void **state) {
+    (void)state;
+    pc_mesh m;
+    pc_slice_note n;
+    pc_error e;
+    assert_int_equal(pc_plan_slice_for_chips_note(chip("v5p"), 18823, &m, &n, &e), PC_OK);
+    assert_true(n.warn);
+    assert_false(n.standard);
+    assert_int_equal(n.slices, 2689);
+    assert_int_equal(n.slice_chips, 7);
+    assert_non_null(strstr(n.text, "2689 slices of 7 chips (7x1x1"));
+    assert_non_null(strstr(n.text, "joined over DCN"));
+    assert_true(n.below > 0 && n.below < 18823 && n.above > 18823);
+    /* the nearest counts form standard slices themselves */
+    pc_slice_note nb;
+    assert_int_equal(pc_plan_slice_for_chips_note(chip("v5p"), n.below, &m, &nb, &e), PC_OK);
+    assert_true(nb.standard);
+    /* two pods: a split of standard slices is still said, without suggestions */
+    assert_int_equal(pc_plan_slice_for_chips_note(chip("v5p"), 17920, &m, &n, &e), PC_OK);
+    assert_true(n.warn && n.standard);
+    assert_int_equal(n.slices, 2);
+    assert_non_null(strstr(n.text, "2 slices of 8960 chips (28x20x16)"));
+    /* standard single slices: nothing to say */
+    static const int64_t ok5p[] = {4, 8, 64, 4096, 8960};
+    for (int i = 0; i < 5; i++) {
+        assert_int_equal(pc_plan_slice_for_chips_note(chip("v5p"), ok5p[i], &m, &n, &e), PC_OK);
+        assert_false(n.warn);
+        assert_string_equal(n.text, "");
+    }
+    static const int64_t ok5e[] = {1, 8, 16, 32, 128, 256};
+    for (int i = 0; i < 6; i++) {
+        assert_int_equal(pc_plan_slice_for_chips_note(chip("v5e"), ok5e[i], &m, &n, &e), PC_OK);
+        assert_false(n.warn);
+    }
+    /* a non-standard single slice: 12 v5p chips -> 3x2x2, nearest 8 or 16 */
+    assert_int_equal(pc_plan_slice_for_chips_note(chip("v5p"), 12, &m, &n, &e), PC_OK);
+    assert_true(n.warn && !n.standard && n.slices == 1);
+    assert_int_equal(n.below, 8);
+    assert_int_equal(n.above, 16);
+    /* degenerate: 257 v5e chips (prime > 16) would be 257 slices of 1 chip: refused */
+    assert_int_equal(pc_plan_slice_for_chips_note(chip("v5e"), 257, &m, &n, &e), PC_ERR_ARG);
+    assert_non_null(strstr(e.msg, "257 slices of 1 chip"));
+    assert_non_null(strstr(e.msg, "256 or 512"));
+    assert_int_equal(pc_plan_slice_for_chips(chip("v5p"), 29, &m, &e), PC_ERR_ARG);
+    assert_non_null(strstr(e.msg, "16 or 32"));
+    /* GPUs: any count is one axis, nothing to say */
+    assert_int_equal(pc_plan_slice_for_chips_note(chip("h100"), 12, &m, &n, &e), PC_OK);
+    assert_false(n.warn);
+}
+
 /* ---- training (§5, §6) -------------------------------------------------- */
 
 static pc_plan_train_opts llama70_opts(void) {
@@ -614,9 +667,127 @@ static void test_serve_bad_input(void **state) {
     assert_int_equal(pc_plan_serve_setup(chip("v5e"), &m, &s2, &o, &sum, &e), PC_ERR_ARG);
 }
 
+static pc_model_cfg invented_model(void) {
+    pc_model_cfg m;
+    memset(&m, 0, sizeof m);
+    snprintf(m.name, sizeof m.name, "invented");
+    m.layers = 64, m.d_model = 4096, m.d_ff = 16384, m.heads = 32, m.kv_heads = 8;
+    m.head_dim = 256, m.vocab = 32128, m.tied = 1, m.gated = 1;
+    pc_error e;
+    assert_int_equal(pc_model_check(&m, &e), PC_OK);
+    return m;
+}
+
+/* §7: the decode TP limit at a chosen batch, M_Y F / (B beta), beta = W_hbm/W_ici (v5e:
+ * 8.2e11/9e10 = 9.11; the book rounds it to 8): LLaMA-3 70B (F = 28,672) at batch 64 ->
+ * F/(8 * 64) = 56; the invented model (F = 16,384) at batch 32 -> 64-way. */
+static void test_serve_decode_tp_limit_at_batch(void **state) {
+    (void)state;
+    const double beta = 8.2e11 / 9e10;
+    pc_model_cfg m = preset("llama3-70b");
+    pc_serve_opts o = pc_serve_opts_default();
+    o.context = 8192;
+    o.weight_prec = PC_PREC_INT8;
+    pc_mesh ring = slice_shape(chip("v5e"), "16"); /* one torus axis: M_Y = 1 */
+    pc_serve_point p = serve(chip("v5e"), &m, &ring, &o, 64);
+    check_rel(p.tp_limit_decode, 28672 / (64 * beta), 1e-12, "decode TP limit F/(B beta)");
+    check_rel(p.tp_limit_decode * beta / 8, 56, 0.001,
+              "scaling_book.md §7: F/(8 * 64) = 56 at batch 64 (beta rounded to 8)");
+    pc_mesh sq = slice_shape(chip("v5e"), "4x4"); /* two axes: M_Y = 2 */
+    check_rel(serve(chip("v5e"), &m, &sq, &o, 64).tp_limit_decode, 2 * 28672 / (64 * beta), 1e-12,
+              "decode TP limit M_Y F/(B beta), M_Y = 2");
+    pc_model_cfg inv = invented_model();
+    check_rel(serve(chip("v5e"), &inv, &ring, &o, 32).tp_limit_decode * beta / 8, 64, 1e-9,
+              "scaling_book.md §7: F = 16384, B = 32 -> 64-way (beta 8)");
+    /* the summary's limit is the same formula at the largest batch */
+    pc_serve_summary sum = serve_setup(chip("v5e"), &m, &ring, &o);
+    check_rel(sum.tp_limit_decode,
+              serve(chip("v5e"), &m, &ring, &o, (double)sum.max_batch).tp_limit_decode, 1e-12,
+              "summary TP limit at max_batch");
+}
+
+/* The book's convention in serving (§7): the decode step is T_kv + max(T_math, T_weights),
+ * no TP AllReduces; prefill AllReduces priced V/W. */
+static void test_serve_book_convention(void **state) {
+    (void)state;
+    pc_model_cfg m = preset("llama3-70b");
+    pc_serve_opts o = pc_serve_opts_default();
+    o.context = 8192;
+    o.weight_prec = PC_PREC_INT8;
+    pc_mesh s = slice_shape(chip("v5e"), "4x4");
+    pc_serve_point x = serve(chip("v5e"), &m, &s, &o, 32);
+    o.convention = PC_CONV_BOOK;
+    pc_serve_point b = serve(chip("v5e"), &m, &s, &o, 32);
+    assert_true(x.dec_comm > 0);
+    assert_true(b.dec_comm == 0);
+    double mx = b.dec_math > b.dec_weights ? b.dec_math : b.dec_weights;
+    check_rel(b.dec_step, b.dec_kv + mx, 1e-12, "scaling_book.md §7: T_kv + max(T_math, T_w)");
+    /* prefill's AllReduce over a 4x4 (no wraparound): the book's 2V/(2 W/2) vs exact 15/16 */
+    check_rel(x.pre_comm / b.pre_comm, 15.0 / 16, 1e-9, "prefill AllReduce: exact = 15/16 book");
+    o.convention = (pc_coll_conv)5;
+    pc_serve_point bad;
+    pc_error e;
+    assert_int_equal(pc_plan_serve_eval(chip("v5e"), &m, &s, &o, 1, &bad, &e), PC_ERR_ARG);
+}
+
+/* §4/§7 MoE: a MoE layer is compute-bound when the total batch exceeds B_crit E/k: the
+ * invented model as MoE (E = 16, k = 2) on v5e bf16: 240 x 8 = 1920; int8 weights with bf16
+ * compute halve B_crit (120): DeepSeek E = 256, k = 8 -> 3840. perfcast's B_crit is the
+ * unrounded 1.97e14/8.2e11 = 240.24. */
+static void test_moe_critical_batch(void **state) {
+    (void)state;
+    const pc_chip *v5e = chip("v5e");
+    const double bc = 1.97e14 / 8.2e11;
+    check_rel(pc_chip_critical_batch(v5e, PC_PREC_BF16, PC_PREC_BF16), bc, 1e-12, "B_crit bf16");
+    check_rel(pc_chip_critical_batch(v5e, PC_PREC_INT8, PC_PREC_BF16), 120, 0.002,
+              "scaling_book.md §2: int8 weights, bf16 compute -> 120");
+    check_rel(pc_chip_critical_batch(v5e, PC_PREC_INT8, PC_PREC_INT8), 240, 0.002,
+              "scaling_book.md §2: int8 weights and compute -> 240");
+    pc_model_cfg m = invented_model();
+    assert_true(pc_model_moe_critical_batch(&m, v5e, PC_PREC_BF16, PC_PREC_BF16) == 0);
+    m.experts = 16, m.experts_per_token = 2, m.d_ff_expert = 16384;
+    pc_error e;
+    assert_int_equal(pc_model_check(&m, &e), PC_OK);
+    check_rel(pc_model_moe_critical_batch(&m, v5e, PC_PREC_BF16, PC_PREC_BF16), bc * 8, 1e-12,
+              "B_crit E/k");
+    check_rel(pc_model_moe_critical_batch(&m, v5e, PC_PREC_BF16, PC_PREC_BF16), 1920, 0.002,
+              "scaling_book.md §7: invented MoE B_crit 240 E/k = 1920");
+    pc_model_cfg ds = m;
+    ds.experts = 256, ds.experts_per_token = 8;
+    check_rel(pc_model_moe_critical_batch(&ds, v5e, PC_PREC_INT8, PC_PREC_BF16), 3840, 0.002,
+              "scaling_book.md §4: int8 DeepSeek E=256 k=8 -> 3840");
+    /* plan serve reports it for MoE models */
+    pc_serve_opts o = pc_serve_opts_default();
+    o.context = 4096;
+    pc_mesh s = slice_shape(v5e, "4x4");
+    pc_serve_summary sum = serve_setup(v5e, &m, &s, &o);
+    check_rel(sum.moe_batch, bc * 8, 1e-12, "plan serve: MoE critical batch");
+}
+
+/* The book's convention in training: an FSDP AllGather over one wrapped axis of 16 is the
+ * book's V/W_ici, 16/15 of the exact ring. */
+static void test_train_book_convention(void **state) {
+    (void)state;
+    pc_model_cfg m = preset("llama3-8b");
+    pc_mesh s = slice_shape(chip("v5e"), "16");
+    pc_plan_train_opts o = pc_plan_train_opts_default();
+    o.batch_tokens = 16 * 4096;
+    pc_train_plan p;
+    memset(&p, 0, sizeof p);
+    for (int x = 0; x < PC_PAR_COUNT; x++) p.axis[x] = 1;
+    p.axis[PC_PAR_FSDP] = 16, p.zero = 3, p.remat = PC_REMAT_FULL, p.micro = 1;
+    pc_error e;
+    pc_train_plan x = p, b = p;
+    assert_int_equal(pc_plan_train_eval(chip("v5e"), &m, &s, &o, &x, &e), PC_OK);
+    o.convention = PC_CONV_BOOK;
+    assert_int_equal(pc_plan_train_eval(chip("v5e"), &m, &s, &o, &b, &e), PC_OK);
+    check_rel(b.t_fsdp / x.t_fsdp, 16.0 / 15, 1e-6, "book FSDP collectives V/W vs exact 15/16");
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_slices),
+        cmocka_unit_test(test_slice_notes),
         cmocka_unit_test(test_train_llama3_70b_days),
         cmocka_unit_test(test_train_llama3_70b_layout),
         cmocka_unit_test(test_train_chips_to_fit),
@@ -630,6 +801,10 @@ int main(void) {
         cmocka_unit_test(test_serve_llama3_70b),
         cmocka_unit_test(test_serve_invented_model),
         cmocka_unit_test(test_serve_bad_input),
+        cmocka_unit_test(test_serve_decode_tp_limit_at_batch),
+        cmocka_unit_test(test_serve_book_convention),
+        cmocka_unit_test(test_moe_critical_batch),
+        cmocka_unit_test(test_train_book_convention),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
