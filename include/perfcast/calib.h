@@ -100,6 +100,9 @@ typedef struct pc_run {
     double measured_value;     /* in the metric's units */
     double step_time_s;        /* training: seconds per step; 0 for serving */
     double output_tokens_per_s; /* serving: total output tokens/s of the run */
+
+    /* what the reader derived or assumed ("grad_accum derived: ..."); "" if nothing */
+    char note[256];
 } pc_run;
 
 /* A loaded runs file. Runs that fail to parse or are inconsistent are kept
