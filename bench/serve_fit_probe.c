@@ -1,14 +1,15 @@
 /*
  * serve_fit_probe: evaluates (and hand-fits) the calibrated serving model
  * (src/analytic/serve_model.c) on ../shared/calibration/serving_runs.json
- * while pc_runs_load and pc_calib_fit are not merged yet.
+ * with its own reader and fit: the stand-in used before pc_runs_load and
+ * pc_calib_fit landed (`perfcast validate|calibrate --kind serve` supersede
+ * it; kept to reproduce docs/analytic.md's numbers and to try variants).
  *
  *   serve_fit_probe RUNS.json [--fit] [--ideal] [--set name=value ...] [--list]
  *                   [--no-fold]
  *
- * It reads the serving rows itself (a subset of the README's schema, cJSON)
- * and defines a weak pc_calib_c over a local coefficient vector; both go
- * once runs.c and calib.c land. --fit: coordinate search of the serve.*
+ * It reads the serving rows itself (a subset of the README's schema, cJSON;
+ * --kv-fp4w / --kv-fp8w set the KV type the rows leave null). --fit: coordinate search of the serve.*
  * coefficients on the Huber loss of log error (threshold 0.1) plus the
  * priors' pull (the lead's pc_calib_fit objective, approximately).
  * Llama 4 Maverick (MoE on every 2nd layer) is folded into an all-MoE model
@@ -24,11 +25,6 @@
 
 #include "analytic/calib_internal.h"
 
-static const double k_ideal[PC_COEF_COUNT] = {
-#define X(id, name, ideal, prior, lo, hi, sigma, doc) ideal,
-#include "analytic/calib_coefs.h"
-#undef X
-};
 static const double k_prior[PC_COEF_COUNT] = {
 #define X(id, name, ideal, prior, lo, hi, sigma, doc) prior,
 #include "analytic/calib_coefs.h"
@@ -55,11 +51,6 @@ static const char *const k_name[PC_COEF_COUNT] = {
 #undef X
 };
 
-/* Temporary: calib.c's pc_calib_c wins once it is linked in. */
-__attribute__((weak)) double pc_calib_c(const pc_calib *cal, int id) {
-    if (id < 0 || id >= PC_COEF_COUNT) return 0;
-    return cal && !cal->ideal ? cal->c[id] : k_ideal[id];
-}
 
 static double num(const cJSON *o, const char *k) {
     const cJSON *it = cJSON_GetObjectItemCaseSensitive(o, k);

@@ -389,19 +389,65 @@ typedef struct pc_model_cfg {
     int64_t shared_experts;    /* always-active experts */
     int64_t d_ff_shared;       /* width of one shared expert; 0 -> d_ff_expert */
     int shared_expert_gate;    /* qwen2-moe: a [D,1] sigmoid gate on the shared expert */
-    pc_prec weight_prec;       /* torch_dtype, default bf16 */
-    char note[256];            /* assumptions made while reading a config */
+    int router_bias;           /* a bias per expert on the router (gpt_oss; deepseek_v3's
+                                  e_score_correction_bias) */
+    /* Which layers are MoE (experts > 0). Layer i (0-based) is MoE iff
+     * i >= dense_layers and (i + 1) % moe_every == 0; the others are dense
+     * with width d_ff (llama4: intermediate_size_mlp). */
+    int64_t dense_layers; /* first_k_dense_replace: leading dense layers (deepseek) */
+    int64_t moe_every;    /* interleave_moe_layer_step (llama4) / decoder_sparse_step
+                             (qwen*_moe); 0 -> 1 (every layer) */
+    int64_t moe_layers;   /* layers with experts; 0 -> counted from the two above by
+                             pc_model_check (a config's mlp_only_layers sets it directly) */
+    int64_t mtp_layers;   /* num_nextn_predict_layers (deepseek_v3): multi-token-prediction
+                             modules, each one block (an MoE layer) + eh_proj [2D, D] + 3
+                             norms, sharing the embedding and output head; in total params,
+                             not in active/matmul_active (see pc_param_counts.mtp) */
+    /* Multi-head latent attention (deepseek_v2/v3, kimi_k2): on when kv_lora_rank > 0.
+     * Per layer: q = [D, q_lora_rank] -> norm -> [q_lora_rank, N (nope + rope)]
+     * (or [D, N (nope + rope)] when q_lora_rank = 0); kv_a = [D, kv_lora_rank +
+     * rope] -> norm -> kv_b = [kv_lora_rank, N (nope + v)]; o = [N v, D]. The KV
+     * cache holds kv_lora_rank + rope values per token per layer. head_dim is
+     * set to nope + rope (the score width). */
+    int64_t q_lora_rank;
+    int64_t kv_lora_rank;
+    int64_t qk_nope_head_dim;
+    int64_t qk_rope_head_dim;
+    int64_t v_head_dim;
+    /* Local attention. Local layers attend the last sliding_window tokens
+     * (sliding window) or, with attn_chunk, the tokens of their own chunk of
+     * attn_chunk tokens (llama4 chunked attention); the rest attend globally.
+     * Layer i is global iff global_every > 1 and (i + 1) % global_every == 0
+     * (gemma2/gpt_oss 2, gemma3 6, llama4 4 = no_rope_layer_interval). */
+    int64_t sliding_window; /* W; 0: no window */
+    int64_t attn_chunk;     /* C; 0: no chunking (at most one of the two) */
+    int64_t global_every;   /* 0 or 1: every layer local */
+    int64_t local_layers;   /* layers with the window/chunk; 0 -> counted from global_every
+                               by pc_model_check (a config's layer_types sets it directly) */
+    int attn_sink;          /* gpt_oss: a learned sink logit per query head and layer */
+    int v_norm;             /* RMSNorm on v over head_dim (MaxText 2023 decoder): H per layer */
+    int64_t stated_params;  /* a parameter count stated in the config (MaxText's
+                               num_parameters, as it counts them for its FLOPs); 0: none */
+    char act[24];           /* hidden_act as read ("silu", "relu2", ...); "" if not given */
+    pc_prec weight_prec;    /* torch_dtype, default bf16 */
+    char note[512];         /* assumptions made while reading a config */
 } pc_model_cfg;
 
-/* Fills defaults (kv_heads, head_dim, norms, d_ff_expert) and checks the
- * shape: positive sizes, heads dividing d_model when head_dim is not given,
- * kv_heads dividing heads, experts_per_token <= experts. The message says
- * which field to change. */
+/* Fills defaults (kv_heads, head_dim, norms, d_ff_expert, moe_layers,
+ * local_layers, MLA head_dim) and checks the shape: positive sizes, heads
+ * dividing d_model when head_dim is not given, kv_heads dividing heads,
+ * experts_per_token <= experts, layer counts <= layers, MLA widths given,
+ * not both sliding_window and attn_chunk. The message says which field to
+ * change. */
 pc_status pc_model_check(pc_model_cfg *cfg, pc_error *err);
 
 /* Hugging Face config.json (llama, mistral, mixtral, qwen2, qwen2_moe, qwen3,
- * gemma, gemma2, gemma3 (text_config), gpt2, phi3, ...); unknown model types
- * are read as llama-like, with a note. Result is checked. */
+ * qwen3_moe, gemma, gemma2, gemma3 (text_config), llama4 / llama4_text,
+ * deepseek_v2/v3 and kimi_k2 (MLA, MTP), gpt_oss, nemotron, gpt2 (also
+ * Megatron GPT), phi3, maxtext-decoder-2023, ...); fields that are null or
+ * absent take the family's default, said in `note`; unknown model types are
+ * read as llama-like, with a note. An unknown hidden_act or a bad size fails
+ * naming the field. Result is checked. */
 pc_status pc_model_from_hf_json(const char *text, size_t len, const char *origin, pc_model_cfg *out,
                                 pc_error *err);
 pc_status pc_model_load_hf(const char *path, pc_model_cfg *out, pc_error *err);
@@ -427,6 +473,8 @@ typedef struct pc_param_counts {
     double non_embedding; /* total minus embedding, unembedding, position */
     double matmul_active; /* weights in the matmuls one token passes, incl. the
                              unembedding (tied or not): the N of 6N */
+    double mtp;           /* multi-token-prediction modules (in total and non_embedding;
+                             not in active or matmul_active); 0 without */
 } pc_param_counts;
 void pc_model_params(const pc_model_cfg *cfg, pc_param_counts *out);
 
@@ -444,16 +492,37 @@ int pc_remat_parse(const char *s); /* "none", "big_matmuls"/"dots", "full"/"bloc
 
 typedef struct pc_flop_counts {
     double matmul;        /* 2 * matmul_active: forward matmul FLOPs per token */
-    double attention_fwd; /* 4 * L * N * H * T: QK^T and AV, forward, per token */
-    double train;         /* 6 * matmul_active + 12 * L * N * H * T per token */
+    double attention_fwd; /* attention core (QK^T and AV), forward, per token, all layers:
+                             2 * N * (Hqk + Hv) * keys summed over layers; without windows
+                             or MLA 4 * L * N * H * T (causal: T/2) */
+    double train;         /* 6 * matmul_active + 3 * attention_fwd per token */
     double remat_extra;   /* recomputation per token under the policy */
     double train_remat;   /* train + remat_extra */
     double six_n;         /* 6 * active params (the book's 6N rule) */
     double prefill;       /* forward per prompt token with context T: matmul + attention_fwd */
     double decode;        /* forward per generated token at context T (same formula) */
+    /* matmul split by kind (forward, per token, all layers); they sum to matmul */
+    double fwd_attn_proj;  /* q, k, v, o (MLA: the LoRA down/up projections) */
+    double fwd_dense_mlp;  /* MLP of the dense layers (all layers of a dense model) */
+    double fwd_experts;    /* the k active routed experts of the MoE layers */
+    double fwd_shared;     /* shared experts (+ qwen2_moe's shared-expert gate) */
+    double fwd_router;     /* routers, 2 * D * E per MoE layer */
+    double fwd_unembed;    /* output projection, 2 * V * D */
+    double fwd_mtp;        /* MTP modules' matmuls incl. their use of the output head
+                              (training with MTP only; not in matmul/train) */
+    /* attention core per layer kind: keys one token attends on average at T */
+    double keys_global;   /* T (causal: T/2) */
+    double keys_local;    /* window W: min(T, W) (causal: T/2 if T <= W, else W - W^2/(2T));
+                             chunk C: decode ((T-1) mod C) + 1, causal (q C^2/2 + r^2/2) / T
+                             with T = q C + r; 0 when no layer is local */
+    double attn_core_layer_global; /* forward attention-core FLOPs per token of one global
+                                      layer: 2 N (Hqk + Hv) keys_global */
+    double attn_core_layer_local;  /* ... of one local layer (0 when none) */
 } pc_flop_counts;
 /* Per-token FLOPs at sequence/context length `seq` (T), full (non-causal)
- * attention as in the book; `causal` = 1 halves the attention terms. */
+ * attention as in the book (every token attends T keys, i.e. decode at
+ * context T); `causal` = 1 averages over the positions 1..T (T/2 keys
+ * without a window). Windows and chunks cap the keys of local layers. */
 void pc_model_flops(const pc_model_cfg *cfg, double seq, int causal, pc_remat remat,
                     pc_flop_counts *out);
 
@@ -483,8 +552,15 @@ typedef struct pc_train_memory {
 pc_status pc_model_memory(const pc_model_cfg *cfg, const pc_mem_opts *opts, pc_train_memory *out,
                           pc_error *err);
 
-/* KV cache bytes per token: 2 * L * K * H * bytes(prec). */
+/* KV cache bytes per token while the sequence is shorter than any window:
+ * 2 * L * K * H * bytes(prec); MLA: L * (kv_lora_rank + qk_rope_head_dim) *
+ * bytes. With windows the cache stops growing on local layers: use
+ * pc_model_kv_bytes_per_seq. */
 double pc_model_kv_bytes_per_token(const pc_model_cfg *cfg, pc_prec prec);
+/* KV cache bytes of one sequence of S tokens: per layer bytes x S on global
+ * layers, x min(S, W) on sliding-window layers, x min(S, C) on chunked
+ * layers (the most a chunk holds). Without windows: per token x S. */
+double pc_model_kv_bytes_per_seq(const pc_model_cfg *cfg, pc_prec prec, double S);
 
 /* The dense critical batch (scaling_book.md §2, §7): a matmul with weights of
  * `weight_prec` computed at `act_prec` is compute-bound above
@@ -605,6 +681,9 @@ typedef struct pc_plan_train_opts {
     int64_t fixed[PC_PAR_COUNT]; /* > 0: force that axis size; 0: search */
     int64_t max_micro;           /* most micro-batches per step; 0 -> 256 */
     pc_coll_conv convention;     /* collective pricing (default exact; book: the book's V/W) */
+    /* Calibration (perfcast/calib.h) that ranks the plans by their calibrated
+     * step time; NULL: rank by the ideal roofline (the book's lower bound). */
+    const struct pc_calib *calibration;
 } pc_plan_train_opts;
 pc_plan_train_opts pc_plan_train_opts_default(void);
 
@@ -629,6 +708,11 @@ typedef struct pc_train_plan {
     double step_time_upper; /* nothing overlapped (the book's upper bound): breaks ties */
     double mfu, tokens_per_s, days, cost;
     pc_plan_part bottleneck; /* largest part */
+    /* Under opts->calibration (0 when none or not expressible): the calibrated
+     * step time, its MFU and its largest exposed part (pc_step_part). The
+     * fields above stay the ideal roofline. */
+    double calibrated_step, calibrated_mfu;
+    int calibrated_bottleneck;
 } pc_train_plan;
 
 /* The book's thresholds for the job (scaling_book.md §5, §6), per the best

@@ -138,6 +138,8 @@ typedef struct pc_calib pc_calib;
 pc_status pc_calib_builtin(pc_calib **out, pc_error *err);
 /* The ideal roofline: no fitted losses (the lower bound). */
 pc_status pc_calib_ideal(pc_calib **out, pc_error *err);
+/* Every coefficient at its prior: where a fit starts. */
+pc_status pc_calib_prior(pc_calib **out, pc_error *err);
 /* "none" -> ideal, "builtin"/NULL -> built-in, else a JSON file. */
 pc_status pc_calib_open(const char *spec, pc_calib **out, pc_error *err);
 pc_status pc_calib_load(const char *path, pc_calib **out, pc_error *err);
@@ -201,6 +203,19 @@ typedef struct pc_run_pred {
  * bad arguments; a run that cannot be modelled returns PC_OK with
  * out->expressed = 0 and out->why. */
 pc_status pc_run_predict(const pc_run *run, const pc_calib *cal, pc_run_pred *out, pc_error *err);
+
+/* As pc_run_predict on a given chip (e.g. one from a --chips-file);
+ * run->chip_name is not looked up. */
+pc_status pc_run_predict_on(const pc_run *run, const pc_chip *chip, const pc_calib *cal,
+                            pc_run_pred *out, pc_error *err);
+
+/* The training run a planner plan stands for (Megatron-style on GPUs with
+ * sequence parallelism, MaxText-style on TPUs; flash attention; ZeRO-1/2 on
+ * the fsdp axis read as a distributed optimizer over data ranks, ZeRO-3 as
+ * FSDP). Returns 0, or -1 when the plan cannot be expressed as a run (a
+ * sequence split over data shards). */
+int pc_run_from_plan(const pc_chip *chip, const pc_model_cfg *model, const pc_mesh *slice,
+                     const pc_plan_train_opts *opts, const pc_train_plan *plan, pc_run *out);
 
 /* ------------------------------------------------------------------ */
 /* Fitting                                                             */

@@ -21,11 +21,18 @@ struct pc_calib {
 /* Coefficient `id` of cal (its ideal value when cal is NULL or ideal). */
 double pc_calib_c(const pc_calib *cal, int id);
 
+/* The fit's prior, bounds and prior width of coefficient i (calib.c). */
+void pc_calib_coef_prior(int i, double *prior, double *lo, double *hi, double *sigma);
+
 /* Training step time (step_model.c) and serving throughput (serve_model.c)
  * of a good run on its chip. Same contract as pc_run_predict. */
 pc_status pc_train_predict(const pc_run *run, const pc_chip *chip, const pc_calib *cal,
                            pc_run_pred *out, pc_error *err);
 pc_status pc_serve_predict(const pc_run *run, const pc_chip *chip, const pc_calib *cal,
                            pc_run_pred *out, pc_error *err);
+
+/* The calibrated fields of a planner plan under o->calibration (plan_calib.c). */
+void pc_plan_calibrate(const pc_chip *chip, const pc_model_cfg *model, const pc_mesh *slice,
+                       const pc_plan_train_opts *o, pc_train_plan *pl);
 
 #endif

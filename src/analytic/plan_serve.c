@@ -30,6 +30,7 @@ pc_serve_opts pc_serve_opts_default(void) {
 typedef struct sjob {
     double tp, K, kvh; /* chips, KV heads, ways the KV heads are split */
     double wbytes, kv_tok, S, P, G;
+    double kv_seq, kv_seq_p; /* KV bytes of one sequence of S (P) tokens: windows cap it */
     double C, peak, hbm, hbm_bw, price;
     int m_y;
     unsigned mask;
@@ -86,6 +87,8 @@ static pc_status serve_prepare(const pc_chip *chip, const pc_model_cfg *m, const
     j->S = o->context;
     j->P = o->prefill_tokens > 0 ? o->prefill_tokens : o->context;
     j->G = o->decode_tokens > 0 ? o->decode_tokens : 512;
+    j->kv_seq = pc_model_kv_bytes_per_seq(m, kvp, j->S);
+    j->kv_seq_p = pc_model_kv_bytes_per_seq(m, kvp, j->P);
     /* compute at the weights' precision when the chip has it (int8 x int8), else bf16 */
     j->peak = pc_chip_flops(chip, o->act_prec);
     if (!(j->peak > 0))
@@ -119,7 +122,7 @@ static double decode_tp_limit(const pc_chip *chip, const pc_model_cfg *model, co
 static double kv_per_chip(const sjob *j, double batch) {
     double rest = j->tp / j->kvh; /* chips sharing one KV-head group */
     double bsh = batch < rest ? (batch >= 1 ? floor(batch) : 1) : rest;
-    return batch * j->S * j->kv_tok / (j->kvh * bsh);
+    return batch * j->kv_seq / (j->kvh * bsh);
 }
 
 pc_status pc_plan_serve_setup(const pc_chip *chip, const pc_model_cfg *model, const pc_mesh *slice,
@@ -132,7 +135,7 @@ pc_status pc_plan_serve_setup(const pc_chip *chip, const pc_model_cfg *model, co
     sum->kv_head_shards = (int64_t)j.kvh;
     sum->weight_bytes = j.wbytes;
     sum->kv_bytes_per_token = j.kv_tok;
-    sum->kv_bytes_per_seq = j.kv_tok * j.S;
+    sum->kv_bytes_per_seq = j.kv_seq;
     sum->hbm_total = j.hbm * j.tp;
     sum->min_chips_weights = (int64_t)ceil(j.wbytes / j.hbm);
     {
@@ -185,7 +188,7 @@ pc_status pc_plan_serve_eval(const pc_chip *chip, const pc_model_cfg *model, con
     o->mem_weights = j.wbytes / j.tp;
     o->mem_kv = kv_per_chip(&j, batch);
     o->mem_total = o->mem_weights + o->mem_kv;
-    o->kv_bytes = batch * j.S * j.kv_tok;
+    o->kv_bytes = batch * j.kv_seq;
     o->fits = o->mem_total <= j.hbm;
     o->tp_limit_decode = decode_tp_limit(chip, model, &j, batch);
     const double L = (double)model->layers, D = (double)model->d_model;
@@ -217,7 +220,7 @@ pc_status pc_plan_serve_eval(const pc_chip *chip, const pc_model_cfg *model, con
     pc_model_flops(model, no_attn ? 0 : j.P, opts->attention == PC_ATTN_CAUSAL, PC_REMAT_NONE, &fp);
     double ptok = batch * j.P;
     o->pre_math = ptok * fp.prefill / j.tp / j.C;
-    o->pre_hbm = (o->mem_weights + ptok * j.kv_tok / (j.kvh * (j.tp / j.kvh))) / j.hbm_bw;
+    o->pre_hbm = (o->mem_weights + batch * j.kv_seq_p / (j.kvh * (j.tp / j.kvh))) / j.hbm_bw;
     if (j.mask) {
         st = pc_collective_cost_conv(chip, slice, j.mask, PC_COLL_ALLREDUCE, ptok * D * ab,
                                      opts->convention, &cc, err);

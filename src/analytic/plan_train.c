@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analytic/analytic_internal.h"
+#include "analytic/calib_internal.h"
 
 /* ---------------- small shared pieces ---------------- */
 
@@ -417,7 +417,7 @@ static const char *layout_model_problem(const tjob *j, const pc_model_cfg *m, co
     if (m->heads % tp) return "tensor must divide the query heads";
     if (K % tp && tp % K) return "tensor must divide the KV heads or be a multiple of them";
     if (F % tp) return "tensor must divide the MLP width (d_ff)";
-    if (m->layers % pp) return "stage must divide the layers";
+    if (pp > m->layers) return "more stages than layers";
     if (ep > 1 && (!j->moe || m->experts % ep)) return "expert must divide the experts (MoE only)";
     double shards = (double)(a[PC_PAR_DP] * a[PC_PAR_FSDP] * ep);
     if (j->B / shards < 1) return "more data shards than tokens in the batch";
@@ -603,7 +603,10 @@ static void eval_plan(const tjob *j, const tlayout *lay, int zero, pc_remat r, i
     /* parameters per chip before FSDP sharding: dense weights over tensor x
      * stage, routed experts also over expert */
     double Pl = (j->P_total - j->P_expert) / (tp * pp) + j->P_expert / (ep * tp * pp);
-    double Lst = j->L / pp; /* layers per stage */
+    /* uneven stages (126 layers over 16): the largest stage holds ceil(L/pp)
+     * layers and sets the pace */
+    double Lst = ceil(j->L / pp), uneven = Lst / (j->L / pp);
+    Pl *= uneven;
     double fs_w = zero == 3 ? fsdp : 1, fs_g = zero >= 2 ? fsdp : 1, fs_o = zero >= 1 ? fsdp : 1;
     pl->mem_weights = Pl * j->wb / fs_w;
     pl->mem_grads = Pl * j->gb / fs_g;
@@ -620,7 +623,7 @@ static void eval_plan(const tjob *j, const tlayout *lay, int zero, pc_remat r, i
 
     /* per micro-batch chunk on one chip */
     const double rf = j->refwd[r];
-    pl->t_math = bm * j->f_train[r] / (tp * pp) / j->C;
+    pl->t_math = bm * j->f_train[r] / (tp * pp) * uneven / j->C;
     double hbm_bytes = Pl * j->wb * (2 + rf) + 2 * Pl * j->gb + 2 * act_chunk;
     pl->t_hbm = hbm_bytes / j->hbm_bw;
     if (fsdp > 1 && zero >= 2) {
@@ -779,6 +782,15 @@ static int divisors(int64_t n, int64_t *out) {
  * memory. */
 #define PLAN_TIE 0.005
 static int plan_better(const pc_train_plan *x, const pc_train_plan *y) {
+    /* calibrated plans rank by their calibrated step time, ahead of plans the
+     * calibrated model cannot express */
+    if ((x->calibrated_step > 0) != (y->calibrated_step > 0)) return x->calibrated_step > 0;
+    if (x->calibrated_step > 0) {
+        double lc = x->calibrated_step < y->calibrated_step ? x->calibrated_step
+                                                            : y->calibrated_step;
+        if (fabs(x->calibrated_step - y->calibrated_step) > PLAN_TIE * lc)
+            return x->calibrated_step < y->calibrated_step;
+    }
     double lo = x->step_time < y->step_time ? x->step_time : y->step_time;
     if (fabs(x->step_time - y->step_time) > PLAN_TIE * lo) return x->step_time < y->step_time;
     lo = x->step_time_upper < y->step_time_upper ? x->step_time_upper : y->step_time_upper;
@@ -905,6 +917,7 @@ pc_status pc_plan_train(const pc_chip *chip, const pc_model_cfg *model, const pc
                                 }
                                 if (!p.fits) continue;
                                 out->fitting++;
+                                pc_plan_calibrate(chip, model, slice, opts, &p);
                                 int was_first = out->nbest == 0 || plan_better(&p, &best[0]);
                                 keep_best(best, nbest, &out->nbest, &p);
                                 if (was_first && nbest > 0) best_lay = lay, have_best_lay = 1;
@@ -956,5 +969,6 @@ pc_status pc_plan_train_eval(const pc_chip *chip, const pc_model_cfg *model, con
         return pc_fail(err, PC_ERR_UNSUPPORTED,
                        "the plan's step time is not finite (a link or rate of chip %s is 0)",
                        chip->name);
+    pc_plan_calibrate(chip, model, slice, opts, plan);
     return PC_OK;
 }

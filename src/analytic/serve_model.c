@@ -46,17 +46,18 @@ typedef struct scoef {
 /* Everything about a run that does not depend on the batch. */
 typedef struct sjob {
     double in, out, ctx, seq; /* prompt, generated, average and maximum context */
-    double actx;              /* context a decode token attends to (windows) */
     double tp, pp, ep, replicas, ranks; /* ranks: attention ranks sharing a replica's batch */
     int adp, moe;
     double L, L_moe, D, E, k;
     double mm_flops_tok;   /* replica: 2 x matmul weights a token passes, minus the logits */
     double exp_flops_tok;  /* ... of which in routed experts */
     double head_flops_tok; /* replica: 2 V D, the logits of one sampled token */
-    double attn_coef;      /* replica: 4 L N H, attention FLOPs per token per context token */
+    double att_dec;        /* attention FLOPs of a decode token at the average context */
+    double att_pre;        /* ... of a prompt token of a causal prompt of `in` tokens */
     double w_fixed;        /* per GPU: non-expert weight bytes, read every step */
     double w_experts;      /* per GPU: routed-expert weight bytes it holds */
-    double kv_tok;         /* KV bytes per token of a sequence, whole model */
+    double kv_tok;         /* KV bytes per token of a sequence, whole model (prefill writes) */
+    double kv_avg, kv_max; /* KV bytes of a sequence at the average / maximum context */
     double kv_split;       /* ways one sequence's KV is split over the replica's GPUs */
     double ws;             /* per GPU: workspace + reserve */
     double act_rep, act_split; /* activation elements per token per layer: on every TP rank, split */
@@ -98,25 +99,6 @@ static scoef serve_coefs(const pc_calib *cal, pc_prec mm, pc_prec att) {
     c.moe = pc_calib_c(cal, PC_COEF_SERVE_MOE_EFF);
     c.seq = pc_calib_c(cal, PC_COEF_SERVE_SEQ_OVERHEAD);
     return c;
-}
-
-/* Layers whose MLP is routed experts. Llama 4 Maverick interleaves dense and
- * MoE layers (interleave_moe_layer_step = 2); pc_model_cfg has no such field
- * yet, so every layer of an MoE model counts as MoE.
- * TODO(model-cfg): use the MoE layer interval / first_k_dense once
- * pc_model_cfg carries them. */
-static double serve_moe_layers(const pc_model_cfg *m) {
-    return m->experts > 0 ? (double)m->layers : 0;
-}
-
-/* Context one decode token attends to, averaged over layers.
- * TODO(model-cfg windows): cap by the sliding window / chunked-attention
- * window (and the share of layers that use it) once pc_model_cfg carries
- * them (Llama 4: attention_chunk_size 8192 on 3 of 4 layers; GPT-OSS: sliding
- * window on every other layer). The KV-cache size would shrink the same way. */
-static double serve_attended_ctx(const pc_model_cfg *m, double ctx) {
-    (void)m;
-    return ctx;
 }
 
 /* KV-cache type: as stated, else fp8 for 8-bit checkpoints (ModelOpt FP8
@@ -173,20 +155,21 @@ static void serve_weights(const pc_run *r, const pc_param_counts *p, sjob *j) {
     double D = (double)m->d_model;
     double Fe = (double)(m->d_ff_expert ? m->d_ff_expert : m->d_ff);
     double one = (m->gated ? 3.0 : 2.0) * D * Fe + (m->mlp_bias ? (m->gated ? 2.0 : 1.0) * Fe + D : 0);
-    double routed = j->moe ? j->L_moe * j->E * one : 0;
+    double routed = j->moe ? j->L_moe * j->E * one : 0; /* routed experts of all MoE layers */
     double blocks = p->attention + p->mlp - routed; /* quantized matmul weights */
     double bf16 = p->embedding + p->unembedding + p->position + p->router + p->norms;
     double rep = j->adp ? 1 : j->tp; /* ways the non-expert weights are split */
     j->w_fixed = (blocks * wb + bf16 * 2) / (rep * j->pp);
     j->w_experts = routed * wb / (j->tp * j->pp);
-    j->exp_flops_tok = j->moe ? 2 * j->L_moe * j->k * one : 0;
-    double f_act = j->moe ? j->k * Fe + (double)m->shared_experts * (double)m->d_ff_shared
+    /* MLP hidden width a token passes, averaged over dense and MoE layers */
+    double f_moe = j->k * Fe + (double)m->shared_experts * (double)m->d_ff_shared;
+    double f_act = j->moe ? (j->L_moe * f_moe + (j->L - j->L_moe) * (double)m->d_ff) / j->L
                           : (double)m->d_ff;
     double N = (double)m->heads, K = (double)(m->kv_heads ? m->kv_heads : m->heads);
     double H = (double)(m->head_dim ? m->head_dim : m->d_model / m->heads);
     j->act_rep = 8 * D;
     j->act_moe = j->moe ? (4 * D + 6 * Fe) * j->k * j->L_moe / j->L : 0;
-    j->act_split = 4 * (N + K) * H + 6 * (f_act - (j->moe ? j->k * Fe : 0)) + j->act_moe;
+    j->act_split = 4 * (N + K) * H + 6 * (f_act - (j->moe ? j->k * Fe * j->L_moe / j->L : 0)) + j->act_moe;
 }
 
 static void serve_comm(const pc_chip *chip, sjob *j) {
@@ -208,7 +191,6 @@ static pc_status serve_prepare(const pc_run *r, const pc_chip *chip, sjob *j, pc
     j->in = r->input_len;
     j->out = r->output_len;
     j->ctx = r->input_len + r->output_len / 2;
-    j->actx = serve_attended_ctx(&r->model, j->ctx);
     j->seq = r->input_len + r->output_len;
     j->tp = (double)r->tp;
     j->pp = (double)r->pp;
@@ -222,21 +204,30 @@ static pc_status serve_prepare(const pc_run *r, const pc_chip *chip, sjob *j, pc
                        (long long)r->chips, (long long)r->tp, (long long)r->pp);
     j->L = (double)m->layers;
     j->D = (double)m->d_model;
-    j->L_moe = serve_moe_layers(m);
+    j->L_moe = j->moe ? (double)(m->moe_layers > 0 ? m->moe_layers : m->layers) : 0;
     j->E = (double)m->experts;
     j->k = (double)m->experts_per_token;
-    const double N = (double)m->heads, K = (double)(m->kv_heads ? m->kv_heads : m->heads);
-    const double H = (double)(m->head_dim ? m->head_dim : m->d_model / m->heads);
+    const double K = (double)(m->kv_heads ? m->kv_heads : m->heads);
     pc_param_counts p;
     pc_model_params(m, &p);
-    j->head_flops_tok = 2 * (double)m->vocab * j->D;
-    j->mm_flops_tok = 2 * p.matmul_active - j->head_flops_tok;
-    j->attn_coef = 4 * j->L * N * H;
+    pc_flop_counts fd, fp;
+    /* windows (sliding / chunked local layers) cap the keys and the cache */
+    pc_model_flops(m, j->ctx, 0, PC_REMAT_NONE, &fd);
+    pc_model_flops(m, j->in, 1, PC_REMAT_NONE, &fp);
+    j->head_flops_tok = fd.fwd_unembed;
+    j->mm_flops_tok = fd.matmul - fd.fwd_unembed;
+    j->exp_flops_tok = fd.fwd_experts;
+    j->att_dec = fd.attention_fwd;
+    j->att_pre = fp.attention_fwd;
     j->kvp = serve_kv_prec(r);
     j->kv_tok = pc_model_kv_bytes_per_token(m, j->kvp);
-    /* TP: KV heads split up to K ways (replicated beyond); attention DP: each
-     * rank holds whole sequences; pp splits the layers. */
-    j->kv_split = (j->adp ? j->tp : (j->tp < K ? j->tp : K)) * j->pp;
+    j->kv_avg = pc_model_kv_bytes_per_seq(m, j->kvp, j->ctx);
+    j->kv_max = pc_model_kv_bytes_per_seq(m, j->kvp, j->seq);
+    /* TP: KV heads split up to K ways (replicated beyond; an MLA latent is
+     * replicated on every rank); attention DP: each rank holds whole
+     * sequences; pp splits the layers. */
+    double kv_tp = m->kv_lora_rank > 0 ? 1 : j->tp < K ? j->tp : K;
+    j->kv_split = (j->adp ? j->tp : kv_tp) * j->pp;
     serve_weights(r, &p, j);
     j->ws = SERVE_RESERVE_BYTES +
             SERVE_WS_TOKENS * SERVE_WS_ELEMS * j->D * SERVE_ACT_BYTES;
@@ -272,7 +263,7 @@ static void serve_capacity(const sjob *j, const scoef *c, pc_serve_detail *d) {
     d->workspace_bytes = j->ws;
     double free_b = j->hbm - d->weight_bytes - j->ws;
     d->kv_budget = free_b > 0 ? c->kv_frac * free_b : 0;
-    d->kv_bytes_seq = j->seq * j->kv_tok;
+    d->kv_bytes_seq = j->kv_max;
     /* every GPU holds its share (1 / kv_split) of each of the replica's sequences */
     d->max_batch_kv = floor(d->kv_budget / (d->kv_bytes_seq / j->kv_split));
     double lim_b = PC_SERVE_MAX_BATCH * j->ranks;
@@ -295,14 +286,14 @@ static void serve_step(const sjob *j, const scoef *c, double B, pc_serve_detail 
      * of the decode tokens over the average context and of the prompts
      * (causal: in^2 / 2 per prompt, B / out prompts per step) */
     double f_mm = (T * j->mm_flops_tok + B * j->head_flops_tok) / G; /* all matmuls */
-    double f_att = (B * j->attn_coef * j->actx + B / j->out * j->attn_coef * j->in * j->in / 2) / G;
+    double f_att = (B * j->att_dec + B / j->out * j->in * j->att_pre) / G;
     double f_exp = T * j->exp_flops_tok / G;
     d->flops = f_mm + f_att;
     /* memory: weights once (experts the step routes to), KV, activations */
     d->experts_touched = j->moe ? serve_experts_touched(j->E, j->k, T) : 0;
     double w_exp = j->moe ? j->w_experts * d->experts_touched / j->E : 0;
     double w = j->w_fixed + w_exp;
-    double kv = (B * j->ctx + d->prefill_tokens_step) * j->kv_tok / j->kv_split;
+    double kv = (B * j->kv_avg + d->prefill_tokens_step * j->kv_tok) / j->kv_split;
     /* TP: every rank holds the whole residual stream of all T tokens and
      * 1/tp of the rest; attention DP: T/tp tokens whole */
     double act_tok = j->adp ? (j->act_rep + j->act_split) / j->tp : j->act_rep + j->act_split / j->tp;

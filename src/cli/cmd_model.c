@@ -24,8 +24,9 @@ static void model_help(FILE *f) {
         "12 L N H T attention; prefill/decode forward), training memory (weights, gradients,\n"
         "optimizer state, activations under a rematerialization policy) and KV cache.\n\n"
         "Model: a Hugging Face config.json (llama, mistral, mixtral, qwen2, qwen2_moe, qwen3,\n"
-        "gemma, gemma2, gemma3, gpt2, ...), a --preset, or fields given as flags (flags also\n"
-        "override a config's fields):\n"
+        "qwen3_moe, gemma, gemma2, gemma3, llama4, deepseek_v2/v3 (MLA, MTP), gpt_oss, nemotron,\n"
+        "gpt2, ...), a --preset, or fields given as flags (flags also override a config's\n"
+        "fields). Sliding-window and chunked layers cap the KV cache and attention FLOPs:\n"
         "  --layers L --d-model D --d-ff F --heads N [--kv-heads K] [--head-dim H] --vocab V\n"
         "  [--tied] [--untied] [--plain-mlp] [--layernorm] [--experts E --experts-per-token k]\n"
         "  [--d-ff-expert F] [--shared-experts S]\n"
@@ -118,6 +119,27 @@ static cJSON *cfg_json(const pc_model_cfg *m) {
     cJSON_AddNumberToObject(o, "experts_per_token", (double)m->experts_per_token);
     cJSON_AddNumberToObject(o, "d_ff_expert", (double)m->d_ff_expert);
     cJSON_AddNumberToObject(o, "shared_experts", (double)m->shared_experts);
+    cJSON_AddNumberToObject(o, "d_ff_shared", (double)m->d_ff_shared);
+    cJSON_AddNumberToObject(o, "moe_layers", (double)m->moe_layers);
+    cJSON_AddNumberToObject(o, "dense_layers", (double)(m->layers - m->moe_layers));
+    cJSON_AddNumberToObject(o, "first_dense_layers", (double)m->dense_layers);
+    cJSON_AddNumberToObject(o, "moe_every", (double)m->moe_every);
+    cJSON_AddNumberToObject(o, "mtp_layers", (double)m->mtp_layers);
+    if (m->kv_lora_rank > 0) {
+        cJSON *mla = cJSON_AddObjectToObject(o, "mla");
+        cJSON_AddNumberToObject(mla, "q_lora_rank", (double)m->q_lora_rank);
+        cJSON_AddNumberToObject(mla, "kv_lora_rank", (double)m->kv_lora_rank);
+        cJSON_AddNumberToObject(mla, "qk_nope_head_dim", (double)m->qk_nope_head_dim);
+        cJSON_AddNumberToObject(mla, "qk_rope_head_dim", (double)m->qk_rope_head_dim);
+        cJSON_AddNumberToObject(mla, "v_head_dim", (double)m->v_head_dim);
+    }
+    cJSON_AddNumberToObject(o, "sliding_window", (double)m->sliding_window);
+    cJSON_AddNumberToObject(o, "attn_chunk", (double)m->attn_chunk);
+    cJSON_AddNumberToObject(o, "local_layers", (double)m->local_layers);
+    cJSON_AddNumberToObject(o, "global_every", (double)m->global_every);
+    if (m->act[0]) cJSON_AddStringToObject(o, "hidden_act", m->act);
+    cJSON_AddBoolToObject(o, "attn_sink", m->attn_sink);
+    if (m->stated_params > 0) cJSON_AddNumberToObject(o, "stated_params", (double)m->stated_params);
     cJSON_AddStringToObject(o, "weight_dtype", pc_prec_name(m->weight_prec));
     if (m->note[0]) cJSON_AddStringToObject(o, "note", m->note);
     return o;
@@ -423,6 +445,7 @@ int pc_cmd_model(int argc, char **argv) {
 #define OVR(opt, field)                                                                            \
     if (f[opt] >= 0) m.field = (int64_t)f[opt], changed = 1
     OVR(O_LAYERS, layers);
+    if (f[O_LAYERS] >= 0) m.moe_layers = 0, m.local_layers = 0; /* recounted from the patterns */
     OVR(O_DMODEL, d_model);
     OVR(O_DFF, d_ff);
     OVR(O_HEADS, heads);
@@ -472,6 +495,7 @@ int pc_cmd_model(int argc, char **argv) {
     }
     double moe_b = chip ? pc_model_moe_critical_batch(&m, chip, mo.weight_prec, mo.act_prec) : 0;
     double kvb = pc_model_kv_bytes_per_token(&m, kv);
+    double kvs = pc_model_kv_bytes_per_seq(&m, kv, seq);
     char remat_s[48];
     if (remat == PC_REMAT_TENSORS)
         snprintf(remat_s, sizeof remat_s, "tensors:%g", remat_k);
@@ -497,6 +521,7 @@ int pc_cmd_model(int argc, char **argv) {
         cJSON_AddNumberToObject(jp, "mlp_active", p.mlp_active);
         cJSON_AddNumberToObject(jp, "router", p.router);
         cJSON_AddNumberToObject(jp, "norms", p.norms);
+        cJSON_AddNumberToObject(jp, "mtp", p.mtp);
         cJSON *jf = cJSON_AddObjectToObject(o, "flops_per_token");
         cJSON_AddNumberToObject(jf, "seq", seq);
         cJSON_AddBoolToObject(jf, "causal", causal);
@@ -507,6 +532,17 @@ int pc_cmd_model(int argc, char **argv) {
         cJSON_AddNumberToObject(jf, "attention_train", 3 * fl.attention_fwd);
         cJSON_AddNumberToObject(jf, "prefill", fl.prefill);
         cJSON_AddNumberToObject(jf, "decode", fl.decode);
+        cJSON *js = cJSON_AddObjectToObject(jf, "forward_split");
+        cJSON_AddNumberToObject(js, "attn_proj", fl.fwd_attn_proj);
+        cJSON_AddNumberToObject(js, "dense_mlp", fl.fwd_dense_mlp);
+        cJSON_AddNumberToObject(js, "experts", fl.fwd_experts);
+        cJSON_AddNumberToObject(js, "shared_experts", fl.fwd_shared);
+        cJSON_AddNumberToObject(js, "router", fl.fwd_router);
+        cJSON_AddNumberToObject(js, "unembed", fl.fwd_unembed);
+        cJSON_AddNumberToObject(js, "attention_core", fl.attention_fwd);
+        cJSON_AddNumberToObject(js, "mtp", fl.fwd_mtp);
+        cJSON_AddNumberToObject(jf, "keys_global", fl.keys_global);
+        cJSON_AddNumberToObject(jf, "keys_local", fl.keys_local);
         cJSON *jm = cJSON_AddObjectToObject(o, "train_memory");
         cJSON_AddNumberToObject(jm, "tokens", mo.tokens);
         cJSON_AddStringToObject(jm, "remat", remat_s);
@@ -520,7 +556,7 @@ int pc_cmd_model(int argc, char **argv) {
         cJSON *jk = cJSON_AddObjectToObject(o, "kv_cache");
         cJSON_AddStringToObject(jk, "dtype", pc_prec_name(kv));
         cJSON_AddNumberToObject(jk, "bytes_per_token", kvb);
-        cJSON_AddNumberToObject(jk, "bytes_per_sequence", kvb * seq);
+        cJSON_AddNumberToObject(jk, "bytes_per_sequence", kvs);
         cJSON_AddNumberToObject(o, "weight_bytes", p.total * pc_prec_bytes(mo.weight_prec));
         if (chip) cJSON_AddStringToObject(o, "chip", chip->name);
         if (m.experts > 0 && chip) cJSON_AddNumberToObject(o, "moe_critical_batch", moe_b);
@@ -542,12 +578,29 @@ int pc_cmd_model(int argc, char **argv) {
                (long long)m.d_ff_expert);
     if (m.shared_experts)
         printf(" shared=%lldx%lld", (long long)m.shared_experts, (long long)m.d_ff_shared);
-    printf("\n  %s MLP, %s, %s embeddings, %s attention%s\n", m.gated ? "gated" : "plain",
-           m.layernorm ? "LayerNorm" : "RMSNorm", m.tied ? "tied" : "untied",
-           m.kv_heads == m.heads ? "MHA"
+    printf("\n  %s MLP%s%s%s, %s, %s embeddings, %s attention%s%s\n", m.gated ? "gated" : "plain",
+           m.act[0] ? " (" : "", m.act, m.act[0] ? ")" : "", m.layernorm ? "LayerNorm" : "RMSNorm",
+           m.tied ? "tied" : "untied",
+           m.kv_lora_rank > 0    ? "MLA"
+           : m.kv_heads == m.heads ? "MHA"
            : m.kv_heads == 1     ? "MQA"
                                  : "GQA",
-           m.positions ? ", learned positions" : "");
+           m.positions ? ", learned positions" : "", m.attn_sink ? ", attention sinks" : "");
+    if (m.kv_lora_rank > 0)
+        printf("  MLA: q_lora_rank %lld, kv_lora_rank %lld, qk nope %lld + rope %lld, v %lld; "
+               "cache %lld values/token/layer\n",
+               (long long)m.q_lora_rank, (long long)m.kv_lora_rank, (long long)m.qk_nope_head_dim,
+               (long long)m.qk_rope_head_dim, (long long)m.v_head_dim,
+               (long long)(m.kv_lora_rank + m.qk_rope_head_dim));
+    if (m.experts)
+        printf("  layers: %lld MoE, %lld dense (F=%lld)%s\n", (long long)m.moe_layers,
+               (long long)(m.layers - m.moe_layers), (long long)m.d_ff,
+               m.mtp_layers ? "; + MTP module(s), see note" : "");
+    if (m.sliding_window > 0 || m.attn_chunk > 0)
+        printf("  attention: %lld of %lld layers %s %lld tokens, the rest global\n",
+               (long long)m.local_layers, (long long)m.layers,
+               m.sliding_window > 0 ? "sliding window" : "chunked, chunk",
+               (long long)(m.sliding_window > 0 ? m.sliding_window : m.attn_chunk));
     if (m.note[0]) printf("  note: %s\n", m.note);
     printf("parameters      total %s  active/token %s  non-embedding %s  in matmuls %s\n",
            pc_acli_count(p.total, a, sizeof a), pc_acli_count(p.active, b, sizeof b),
@@ -558,6 +611,7 @@ int pc_cmd_model(int argc, char **argv) {
            pc_acli_count(p.attention, c1, sizeof c1), pc_acli_count(p.mlp, d, sizeof d));
     if (p.router > 0) printf("  router %s", pc_acli_count(p.router, a, sizeof a));
     if (p.position > 0) printf("  positions %s", pc_acli_count(p.position, a, sizeof a));
+    if (p.mtp > 0) printf("  MTP %s", pc_acli_count(p.mtp, a, sizeof a));
     printf("  norms %s\n", pc_acli_count(p.norms, e1, sizeof e1));
     printf("FLOPs/token     T=%.0f%s: train %.3g (matmuls %.3g + attention %.3g); 6N %.3g\n", seq,
            causal ? " causal" : "", fl.train, 3 * fl.matmul, 3 * fl.attention_fwd, fl.six_n);
@@ -566,6 +620,10 @@ int pc_cmd_model(int argc, char **argv) {
                fl.remat_extra);
     printf("                prefill %.3g per prompt token, decode %.3g per token at context %.0f\n",
            fl.prefill, fl.decode, seq);
+    printf("                forward split: attention proj %.3g, dense MLP %.3g, experts %.3g, "
+           "shared %.3g, router %.3g, unembed %.3g, attention core %.3g\n",
+           fl.fwd_attn_proj, fl.fwd_dense_mlp, fl.fwd_experts, fl.fwd_shared, fl.fwd_router,
+           fl.fwd_unembed, fl.attention_fwd);
     printf("train memory    %.0f tokens, remat %s, %s: weights %s (%s), grads %s (%s), optimizer "
            "%s, activations %s; total %s\n",
            mo.tokens, remat_s, opt_s, pc_acli_si(mem.weights, "B", a, sizeof a),
@@ -573,8 +631,9 @@ int pc_cmd_model(int argc, char **argv) {
            pc_prec_name(mo.grad_prec), pc_acli_si(mem.optimizer, "B", c1, sizeof c1),
            pc_acli_si(mem.activations, "B", d, sizeof d),
            pc_acli_si(mem.total, "B", e1, sizeof e1));
-    printf("KV cache        %.0f bytes/token (%s), %s per %.0f-token sequence\n", kvb,
-           pc_prec_name(kv), pc_acli_si(kvb * seq, "B", g, sizeof g), seq);
+    printf("KV cache        %.0f bytes/token (%s), %s per %.0f-token sequence%s\n", kvb,
+           pc_prec_name(kv), pc_acli_si(kvs, "B", g, sizeof g), seq,
+           kvs < kvb * seq ? " (windows cap local layers)" : "");
     if (m.experts > 0) print_moe(&m, chip, moe_b, &mo);
     if (mfu_tokens > 0) print_mfu(&mfu, chip, attn, remat_s, &mf, &mo);
     pc_chipdb_free(db);

@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "analytic_cli.h"
+#include "perfcast/calib.h"
 
 #define CMD_TRAIN "plan train"
 #define CMD_SERVE "plan serve"
@@ -63,6 +64,9 @@ static void train_help(FILE *f) {
         "  --attention A      attention FLOPs: causal (default), full, none (the 6N rule)\n"
         "  --book             price collectives as the book's answers (V/W_ici per axis, no\n"
         "                     (n-1)/n ring factor; V/W_dcn per chip); default exact\n"
+        "  --calibration C    builtin (default: fitted on published measured runs), none (the\n"
+        "                     ideal roofline only), or a file from 'perfcast calibrate'; plans\n"
+        "                     rank by the calibrated step time, shown beside the ideal bound\n"
         "  --top N            plans listed (default 5)\n"
         "  --json             machine-readable output\n\n"
         "Exit status: 0 a plan was found, 1 none fits (the message says what to change),\n"
@@ -428,10 +432,42 @@ static void print_parts(const pc_train_plan *p) {
            p->step_time > 0 ? 100 * p->part[p->bottleneck] / p->step_time : 0.0);
 }
 
+/* The calibrated prediction beside the ideal bound (docs/analytic.md
+ * "Calibrated planning"). */
+static void print_calibrated(const pc_train_plan *p, const pc_plan_train_opts *o) {
+    char t[32], t2[32];
+    if (!o->calibration) {
+        printf("  (ideal roofline only: --calibration none)\n");
+        return;
+    }
+    if (!(p->calibrated_step > 0)) {
+        printf("  calibrated: not expressible for this plan (a sequence split over data "
+               "shards); ideal roofline shown\n");
+        return;
+    }
+    printf("  calibrated step %s (MFU %.1f%%) against the ideal bound %s: %.2fx; largest exposed "
+           "part: %s\n",
+           pc_acli_time(p->calibrated_step, t, sizeof t), 100 * p->calibrated_mfu,
+           pc_acli_time(p->step_time, t2, sizeof t2), p->calibrated_step / p->step_time,
+           pc_step_part_name((pc_step_part)p->calibrated_bottleneck));
+}
+
+static void calibrated_json(cJSON *o, const pc_train_plan *p) {
+    if (p->calibrated_step > 0) {
+        cJSON_AddNumberToObject(o, "calibrated_step_time", p->calibrated_step);
+        cJSON_AddNumberToObject(o, "calibrated_mfu", p->calibrated_mfu);
+        cJSON_AddStringToObject(o, "calibrated_bottleneck",
+                                pc_step_part_name((pc_step_part)p->calibrated_bottleneck));
+    } else {
+        cJSON_AddNullToObject(o, "calibrated_step_time");
+    }
+}
+
 /* ---------------- plan train ---------------- */
 
 enum {
     T_MODEL = 256,
+    T_CALIB,
     T_PRESET,
     T_CHIP,
     T_CHIPS,
@@ -490,6 +526,7 @@ static int parse_remat_list(const char *v, unsigned *mask, double *k) {
 
 static int plan_train(int argc, char **argv) {
     static const struct option opts[] = {{"model", required_argument, 0, T_MODEL},
+                                         {"calibration", required_argument, 0, T_CALIB},
                                          {"preset", required_argument, 0, T_PRESET},
                                          {"chip", required_argument, 0, T_CHIP},
                                          {"chips", required_argument, 0, T_CHIPS},
@@ -520,6 +557,7 @@ static int plan_train(int argc, char **argv) {
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     const char *model_s = NULL, *preset = NULL, *chip_s = NULL, *slice_s = NULL, *cfile = NULL;
+    const char *calspec = "builtin";
     long long chips = 0, top = 5, v;
     int json = 0, c, rc;
     pc_plan_train_opts o = pc_plan_train_opts_default();
@@ -529,6 +567,7 @@ static int plan_train(int argc, char **argv) {
     while ((c = getopt_long(argc, argv, "jh", opts, NULL)) != -1) {
         switch (c) {
         case T_MODEL: model_s = optarg; break;
+        case T_CALIB: calspec = optarg; break;
         case T_PRESET: preset = optarg; break;
         case T_CHIP: chip_s = optarg; break;
         case T_SLICE: slice_s = optarg; break;
@@ -663,16 +702,26 @@ static int plan_train(int argc, char **argv) {
     if (!chip_s) return pc_cli_usage_error(CMD_TRAIN, "give --chip (e.g. --chip v5p)");
     if (!have_batch)
         return pc_cli_usage_error(CMD_TRAIN, "give --batch-tokens (e.g. 4M = 1024 x 4096 tokens)");
+    pc_calib *cal = NULL;
+    pc_error ce;
+    pc_error_clear(&ce);
+    if (pc_calib_open(calspec, &cal, &ce)) return pc_cli_fail(&ce);
+    o.calibration = pc_calib_is_ideal(cal) ? NULL : cal;
     pc_chipdb *db;
     const pc_chip *chip;
-    if ((rc = pc_acli_open_chip(CMD_TRAIN, cfile, chip_s, &db, &chip)) >= 0) return rc;
+    if ((rc = pc_acli_open_chip(CMD_TRAIN, cfile, chip_s, &db, &chip)) >= 0) {
+        pc_calib_free(cal);
+        return rc;
+    }
     pc_mesh slice;
     if ((rc = resolve_slice(CMD_TRAIN, chip, chips, slice_s, &slice)) >= 0) {
         pc_chipdb_free(db);
+        pc_calib_free(cal);
         return rc;
     }
     if (o.batch_tokens < o.seq) {
         pc_chipdb_free(db);
+        pc_calib_free(cal);
         return pc_cli_usage_error(CMD_TRAIN,
                                   "--batch-tokens %.0f is less than one %.0f-token sequence; "
                                   "raise it or lower --seq",
@@ -689,6 +738,7 @@ static int plan_train(int argc, char **argv) {
     double secs = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
     if (st) {
         pc_chipdb_free(db);
+        pc_calib_free(cal);
         return st == PC_ERR_ARG ? pc_cli_usage_error(CMD_TRAIN, "%s", e.msg) : pc_cli_fail(&e);
     }
     pc_param_counts pcnt;
@@ -708,6 +758,7 @@ static int plan_train(int argc, char **argv) {
         cJSON_AddNumberToObject(j, "seq", o.seq);
         cJSON_AddNumberToObject(j, "total_tokens", o.total_tokens);
         cJSON_AddNumberToObject(j, "efficiency", s.efficiency);
+        cJSON_AddStringToObject(j, "calibration", pc_calib_origin(cal));
         cJSON_AddNumberToObject(j, "price_per_chip_hour", s.price_per_hour);
         cJSON_AddStringToObject(j, "attention", pc_attn_flops_name(o.attention));
         cJSON_AddStringToObject(j, "convention", pc_coll_conv_name(o.convention));
@@ -735,6 +786,7 @@ static int plan_train(int argc, char **argv) {
         cJSON *jp = cJSON_AddArrayToObject(j, "plans");
         for (int i = 0; i < s.nbest; i++) {
             cJSON *pj = plan_json(&best[i], o.remat_tensors);
+            calibrated_json(pj, &best[i]);
             if (i == 0) {
                 char snip[4096];
                 jax_snippet(&best[0], &m, seqs, o.remat_tensors, snip, sizeof snip);
@@ -757,6 +809,7 @@ static int plan_train(int argc, char **argv) {
             fprintf(stderr, "perfcast plan train: no plan fits in %s of HBM per chip\n",
                     gb(chip->hbm_bytes, a1, sizeof a1));
         pc_chipdb_free(db);
+        pc_calib_free(cal);
         return s.nbest ? PC_EXIT_OK : PC_EXIT_FAIL;
     }
     printf("%s (%s params) on %lld %s chip%s: slice %s (%s)\n", m.name,
@@ -789,6 +842,7 @@ static int plan_train(int argc, char **argv) {
         fprintf(stderr, "perfcast plan train: no layout of %lld chips can be priced: %s\n",
                 (long long)s.chips, s.unpriced_reason);
         pc_chipdb_free(db);
+        pc_calib_free(cal);
         return PC_EXIT_FAIL;
     }
     if (!s.nbest) {
@@ -846,6 +900,7 @@ static int plan_train(int argc, char **argv) {
                     (long long)s.chips);
         }
         pc_chipdb_free(db);
+        pc_calib_free(cal);
         return PC_EXIT_FAIL;
     }
     const pc_train_plan *b = &best[0];
@@ -857,6 +912,7 @@ static int plan_train(int argc, char **argv) {
            : b->micro > 1         ? " (gradient accumulation)"
                                   : "");
     print_parts(b);
+    print_calibrated(b, &o);
     printf("  MFU %.1f%%, %s tokens/s", 100 * b->mfu,
            pc_acli_si(b->tokens_per_s, "", a1, sizeof a1));
     if (o.total_tokens > 0) {
@@ -903,11 +959,13 @@ static int plan_train(int argc, char **argv) {
            gb(th->job_memory, a1, sizeof a1), remat_str(b->remat, o.remat_tensors, r, sizeof r),
            ceil(th->min_chips_memory));
     printf("\ntop %d plans:\n", s.nbest);
-    printf("   # stage  data  fsdp ZeRO expert tensor remat       micro       step   MFU "
+    printf("   # stage  data  fsdp ZeRO expert tensor remat       micro  calibrated   ideal   MFU "
            "mem/chip  bottleneck\n");
     for (int i = 0; i < s.nbest; i++) {
         const pc_train_plan *p = &best[i];
-        printf("%4d %5lld %5lld %5lld %4s %6lld %6lld %-11s %5lld %10s %5.1f%% %8s  %s\n", i + 1,
+        char tc[32];
+        printf("%4d %5lld %5lld %5lld %4s %6lld %6lld %-11s %5lld %11s %7s %5.1f%% %8s  %s\n",
+               i + 1,
                (long long)p->axis[PC_PAR_PP], (long long)p->axis[PC_PAR_DP],
                (long long)p->axis[PC_PAR_FSDP],
                p->axis[PC_PAR_FSDP] > 1 ? (p->zero == 1   ? "1"
@@ -916,13 +974,18 @@ static int plan_train(int argc, char **argv) {
                                         : "-",
                (long long)p->axis[PC_PAR_EP], (long long)p->axis[PC_PAR_TP],
                remat_str(p->remat, o.remat_tensors, r, sizeof r), (long long)p->micro,
-               pc_acli_time(p->step_time, t, sizeof t), 100 * p->mfu,
-               gb(p->mem_total, a1, sizeof a1), pc_plan_part_name(p->bottleneck));
+               p->calibrated_step > 0 ? pc_acli_time(p->calibrated_step, tc, sizeof tc) : "-",
+               pc_acli_time(p->step_time, t, sizeof t),
+               100 * (p->calibrated_step > 0 ? p->calibrated_mfu : p->mfu),
+               gb(p->mem_total, a1, sizeof a1),
+               p->calibrated_step > 0 ? pc_step_part_name((pc_step_part)p->calibrated_bottleneck)
+                                      : pc_plan_part_name(p->bottleneck));
     }
     char snip[4096];
     jax_snippet(b, &m, seqs, o.remat_tensors, snip, sizeof snip);
     printf("\nJAX mesh and shardings of the best plan:\n%s", snip);
     pc_chipdb_free(db);
+        pc_calib_free(cal);
     return PC_EXIT_OK;
 }
 

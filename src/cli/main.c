@@ -33,6 +33,9 @@ static const pc_command commands[] = {
      pc_cmd_model},
     {"plan", "training parallelism plans and serving tables (plan train | plan serve)",
      pc_cmd_plan},
+    {"validate", "predict measured training / serving runs and report the errors",
+     pc_cmd_validate},
+    {"calibrate", "fit the analytic model's coefficients to measured runs", pc_cmd_calibrate},
 };
 #define NUM_COMMANDS (sizeof commands / sizeof commands[0])
 

@@ -17,22 +17,11 @@
 
 #include "analytic/calib_internal.h"
 
-static const double k_ideal[PC_COEF_COUNT] = {
-#define X(id, name, ideal, prior, lo, hi, sigma, doc) ideal,
-#include "analytic/calib_coefs.h"
-#undef X
-};
 static const double k_prior[PC_COEF_COUNT] = {
 #define X(id, name, ideal, prior, lo, hi, sigma, doc) prior,
 #include "analytic/calib_coefs.h"
 #undef X
 };
-
-/* Temporary until calib.c lands: its pc_calib_c (a strong symbol) wins. */
-__attribute__((weak)) double pc_calib_c(const pc_calib *cal, int id) {
-    if (id < 0 || id >= PC_COEF_COUNT) return 0;
-    return cal && !cal->ideal ? cal->c[id] : k_ideal[id];
-}
 
 static void check_rel_at(double actual, double expected, double tol, const char *what, int line) {
     double err = fabs(actual - expected) / (expected != 0 ? fabs(expected) : 1);
