@@ -135,6 +135,13 @@ static void test_kv_capacity(void **state) {
     assert_int_equal(pc_serve_explain(&r, &chip, &cal, 1, &d, &e), PC_OK);
     check_rel(d.max_batch_kv, floor(0.5 * (10e9 - w / 4 - TINY_WS) / (150 * TINY_KV_TOK / 2)),
               1e-12, "KV heads replicated beyond tp = K");
+    /* a 50-token sliding window on every other layer: that layer keeps 50 tokens */
+    r = tiny_run();
+    r.model.sliding_window = 50;
+    r.model.global_every = 2;
+    assert_int_equal(pc_model_check(&r.model, &e), PC_OK);
+    assert_int_equal(pc_serve_explain(&r, &chip, &cal, 1, &d, &e), PC_OK);
+    check_rel(d.kv_bytes_seq, TINY_KV_TOK / 2 * (150 + 50), 1e-12, "windowed KV of a sequence");
 }
 
 static void test_decode_memory_time(void **state) {
