@@ -234,6 +234,59 @@ pc_calib_fit_opts pc_calib_fit_opts_default(void);
 pc_status pc_calib_fit(const pc_runs *runs, const unsigned char *use, const pc_calib *start,
                        const pc_calib_fit_opts *opts, pc_calib **out, pc_error *err);
 
+/* ------------------------------------------------------------------ */
+/* Serving model details (serve_model.c; docs/analytic.md "Serving    */
+/* model (calibrated)")                                                */
+/* ------------------------------------------------------------------ */
+
+/* Engine limits of the offline benchmarks, per attention rank: trtllm-bench
+ * caps the batch at 4096 sequences and the tokens of one engine step at
+ * 32768 (TensorRT-LLM tensorrt_llm/bench/build/build.py, finetune_setting). */
+#define PC_SERVE_MAX_BATCH 4096
+#define PC_SERVE_MAX_TOKENS 32768
+
+/* One engine step of a serving run at one batch, term by term (all per GPU
+ * unless said otherwise). */
+typedef struct pc_serve_detail {
+    int64_t tp, pp, ep, replicas; /* ep: ways the experts are split (MoE; else 1) */
+    int attention_dp;             /* 1: attention data-parallel over the tp GPUs */
+    pc_prec kv_prec;              /* KV-cache type used (not stated: fp8 for fp8/fp4 weights) */
+    double weight_bytes;          /* weights resident on one GPU */
+    double workspace_bytes;       /* activation workspace + runtime reserve */
+    double kv_budget;             /* bytes of KV cache one GPU holds */
+    double kv_bytes_seq;          /* bytes one max_seq_len sequence of a replica needs, whole replica */
+    double max_batch_kv;          /* sequences per replica the KV budget holds (0: nothing fits) */
+    double max_batch;             /* ... after the engine's batch and token limits */
+    double batch;                 /* sequences per replica decoding at once */
+    double tokens_step;           /* per replica: batch decode + batch x in/out prefill tokens */
+    double prefill_tokens_step;
+    double experts_touched;       /* distinct experts one MoE layer reads per step (0: dense) */
+    double flops, bytes;          /* compute and HBM traffic of the step */
+    /* seconds: matmuls and attention each max(compute, memory), then
+     * activations, collectives and the fixed overhead one after another
+     * (t_gpu); the host's per-sequence work overlaps it: t_step = max(t_gpu,
+     * t_host). t_compute / t_memory sum the compute / HBM parts. */
+    double t_mm, t_attn, t_compute, t_weights, t_kv, t_act, t_memory, t_comm, t_overhead;
+    double t_gpu, t_host, t_step;
+    double ttft_s, tpot_s;
+    double tokens_per_s; /* output tokens/s of the whole run (replicas x batch / t_step) */
+} pc_serve_detail;
+
+/* A serving run with the defaults of an offline benchmark: kind serve,
+ * framework tensorrt-llm, tp = pp = ep = 1, bf16 compute and weights, KV type
+ * not stated (PC_PREC_COUNT), batch and concurrency not stated. The caller
+ * fills model, chip_name, chips, input_len, output_len. */
+void pc_run_serve_init(pc_run *run);
+
+/* The serving model of a run on `chip` (the run's chip name is not looked
+ * up) under a calibration (ideal if NULL). batch > 0: that many sequences per
+ * replica; batch <= 0: the run's stated batch/concurrency, else the
+ * throughput-optimal batch that fits. Pure and allocation-free. Fails on bad
+ * arguments and on runs the model cannot express (PC_ERR_UNSUPPORTED: the
+ * message says why, e.g. the weights do not fit at this tp). */
+pc_status pc_serve_explain(const pc_run *run, const pc_chip *chip, const pc_calib *cal,
+                           double batch, pc_serve_detail *out, pc_error *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -53,3 +53,22 @@ X(TR_OFFLOAD_OVL, "train.overlap_offload", 1.0, 0.5, 0.0, 1.0, 1.0,
 X(TR_OVERHEAD, "train.overhead_s", 0.0, 20e-6, 0.0, 5e-3, 1.5,
   "seconds of launch / framework overhead per layer per micro-batch")
 /* ---- serving (src/analytic/serve_model.c) ---- */
+X(SERVE_HBM_EFF, "serve.hbm_eff", 1.0, 0.80, 0.05, 1.0, 0.3,
+  "serving: achieved fraction of the HBM bandwidth in an engine step (weights, KV cache, activations)")
+X(SERVE_EFF_16, "serve.eff_bf16", 0.80, 0.60, 0.05, 1.0, 0.5,
+  "serving: achieved fraction of the bf16/fp16 tensor-core peak (matmuls and attention)")
+X(SERVE_EFF_FP8, "serve.eff_fp8", 0.80, 0.50, 0.05, 1.0, 0.5,
+  "serving: achieved fraction of the fp8/int8 tensor-core peak (fp8 checkpoints)")
+X(SERVE_EFF_FP4, "serve.eff_fp4", 0.80, 0.40, 0.05, 1.0, 0.5,
+  "serving: achieved fraction of the fp4 tensor-core peak (nvfp4 checkpoints)")
+X(SERVE_KV_FRAC, "serve.kv_mem_frac", 1.0, 0.90, 0.30, 1.0, 0.2,
+  "serving: fraction of the HBM left after weights and workspace that the engine gives the KV cache")
+X(SERVE_OVERHEAD, "serve.step_overhead_s", 0.0, 1e-3, 0.0, 0.05, 1.0,
+  "serving: seconds of scheduler / launch / sampling overhead per engine step")
+X(SERVE_MOE_EFF, "serve.moe_eff", 1.0, 0.50, 0.02, 1.0, 0.7,
+  "serving: efficiency of the routed-expert (grouped) matmuls relative to dense matmuls")
+X(SERVE_SEQ_OVERHEAD, "serve.seq_overhead_s", 0.0, 10e-6, 0.0, 1e-3, 1.0,
+  "serving: host seconds per active sequence per engine step and attention rank (scheduling, "
+  "sampling, detokenization), overlapped with the GPU's step")
+X(SERVE_BW_EFF, "serve.bw_eff", 1.0, 0.70, 0.05, 1.0, 0.5,
+  "serving: achieved fraction of the NVLink bandwidth in TP all-reduces and expert all-to-alls")
