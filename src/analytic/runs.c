@@ -249,6 +249,8 @@ static void read_id(run_ctx *c, const cJSON *obj) {
     if (!ok) {
         char buf[64];
         problem(c, "id", "expected a non-empty string, got %s", describe(it, buf, sizeof buf));
+    } else if (r->id[0] == '#') {
+        problem(c, "id", "must not start with '#' (kept for runs without an id)");
     } else if (strlen(it->valuestring) >= PC_RUN_ID_MAX) {
         problem(c, "id", "longer than %d characters", PC_RUN_ID_MAX - 1);
     }

@@ -368,6 +368,9 @@ static void test_bad_ids(void **state) {
     char *numid = mutate(TRAIN, NULL, "id", "7");
     expect_bad_at(TRAIN, numid, "#1", WANT("id:", "got 7"), __LINE__);
     free(numid);
+    char *hash = mutate(TRAIN, "#1", NULL, NULL);
+    expect_bad_at(TRAIN, hash, "#1", WANT("id: must not start with '#'"), __LINE__);
+    free(hash);
     /* duplicate: the later run is the bad one */
     expect_bad_at(TRAIN, TRAIN, "t1-good", WANT("id: duplicate of run #0"), __LINE__);
     /* a run that is not an object */
