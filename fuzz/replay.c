@@ -29,6 +29,7 @@ int pc_fuzz_hlo_text(const uint8_t *data, size_t size);
 int pc_fuzz_npy_header(const uint8_t *data, size_t size);
 int pc_fuzz_npz(const uint8_t *data, size_t size);
 int pc_fuzz_rank_candidates(const uint8_t *data, size_t size);
+int pc_fuzz_runs(const uint8_t *data, size_t size);
 int pc_fuzz_safetensors(const uint8_t *data, size_t size);
 
 typedef int (*fuzz_fn)(const uint8_t *, size_t);
@@ -45,6 +46,7 @@ static const struct {
     {"npy_header", pc_fuzz_npy_header},
     {"npz", pc_fuzz_npz},
     {"rank_candidates", pc_fuzz_rank_candidates},
+    {"runs", pc_fuzz_runs},
     {"safetensors", pc_fuzz_safetensors},
 };
 

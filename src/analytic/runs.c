@@ -249,6 +249,8 @@ static void read_id(run_ctx *c, const cJSON *obj) {
     if (!ok) {
         char buf[64];
         problem(c, "id", "expected a non-empty string, got %s", describe(it, buf, sizeof buf));
+    } else if (r->id[0] == '#') {
+        problem(c, "id", "must not start with '#' (kept for runs without an id)");
     } else if (strlen(it->valuestring) >= PC_RUN_ID_MAX) {
         problem(c, "id", "longer than %d characters", PC_RUN_ID_MAX - 1);
     }
@@ -326,10 +328,12 @@ static void read_model(run_ctx *c, const cJSON *obj, const char *origin) {
     pc_status st = pc_model_from_hf_json(text, strlen(text), where, &r->model, &err);
     free(text);
     if (st != PC_OK) {
-        /* the reader names `where`; keep the message in this file's form */
-        size_t wl = strlen(where);
+        /* the reader names `where` (and pc_model_check the model, named
+         * after `where` too): keep the message in this file's form */
+        char tag[PC_RUN_ID_MAX + 24];
+        snprintf(tag, sizeof tag, "run '%s': model: ", r->id);
         const char *why = err.msg;
-        if (!strncmp(why, where, wl) && !strncmp(why + wl, ": ", 2)) why += wl + 2;
+        for (const char *t = strstr(why, tag); t; t = strstr(why, tag)) why = t + strlen(tag);
         problem(c, "model", "%s", why);
         return;
     }
@@ -352,8 +356,13 @@ static void read_hardware(run_ctx *c, const cJSON *obj) {
         size_t l = 0;
         for (size_t i = 0; i < sizeof chip_alias / sizeof chip_alias[0]; i++, l = strlen(list))
             snprintf(list + l, sizeof list - l, "%s%s", l ? ", " : "", chip_alias[i].name);
-        for (int i = 0; i < pc_chip_builtin_count(); i++, l = strlen(list))
-            snprintf(list + l, sizeof list - l, ", %s", pc_chip_builtin(i)->name);
+        for (int i = 0; i < pc_chip_builtin_count(); i++, l = strlen(list)) {
+            const char *b = pc_chip_builtin(i)->name;
+            int dup = 0;
+            for (size_t k = 0; k < sizeof chip_alias / sizeof chip_alias[0]; k++)
+                dup |= !strcmp(b, chip_alias[k].name);
+            if (!dup) snprintf(list + l, sizeof list - l, ", %s", b);
+        }
         problem(c, "hardware.chip", "unknown chip \"%.40s\" (known: %s)", chip, list);
     }
     if (!get_int(c, h, "hardware", "chips", 1, 0, &r->chips) && absent(field(h, "chips")))
