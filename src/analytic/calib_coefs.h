@@ -22,7 +22,7 @@ X(TR_OVL_TP_MEGATRON, "train.megatron-lm.overlap_tp", 1.0, 0.0, 0.0, 1.0, 1.0,
   "Megatron-LM (2022): fraction of the TP/SP collectives hidden under compute")
 X(TR_OVL_TP_MCORE, "train.mcore.overlap_tp", 1.0, 0.5, 0.0, 1.0, 1.0,
   "NeMo / Megatron-Bridge (Megatron-Core, TP comm overlap): fraction of TP/SP collectives hidden")
-X(TR_OVL_TP_MAXTEXT, "train.maxtext.overlap_tp", 1.0, 0.5, 0.0, 1.0, 1.0,
+X(TR_OVL_TP_MAXTEXT, "train.maxtext.overlap_tp", 1.0, 0.8, 0.0, 1.0, 1.0,
   "MaxText (XLA): fraction of the TP collectives hidden under compute")
 X(TR_OVL_FSDP, "train.megatron.overlap_fsdp", 1.0, 0.8, 0.0, 1.0, 1.0,
   "Megatron FSDP / ZeRO-3: fraction of weight gathers / gradient scatters hidden under compute")
@@ -38,6 +38,8 @@ X(TR_OVL_PP, "train.overlap_pp", 1.0, 0.5, 0.0, 1.0, 1.0,
   "fraction of the pipeline send/recv hidden under compute")
 X(TR_BW_EFF, "train.bw_eff", 1.0, 0.7, 0.05, 1.0, 0.5,
   "achieved fraction of NVLink / ICI / InfiniBand bandwidth in collectives")
+X(TR_DCN_STEP, "train.dcn_step_s", 1e-5, 1e-4, 1e-6, 0.01, 2.0,
+  "seconds per step of a cross-slice ring (2 (S-1) steps per layer's gradient reduction)")
 X(TR_DCN_EFF, "train.dcn_eff", 1.0, 0.5, 0.01, 1.0, 1.0,
   "achieved fraction of the DCN bandwidth per chip across TPU slices")
 X(TR_MM_DIM, "train.mm_dim", 0.0, 256.0, 0.0, 8192.0, 1.0,

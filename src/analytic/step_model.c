@@ -263,6 +263,15 @@ static void stage_time(const sjob *j, stage_t *s) {
     double elems = coef(j, PC_COEF_TR_MEM_ELEMS) * j->D * Lst * j->mbs * j->T / shard;
     if (r->flash_attention == 0) /* the T x T scores: ~7 passes forward, 14 backward */
         elems += (21 + 7 * j->ra) * Lst * j->mbs * (j->N / j->tp) * j->T * j->T / j->cp;
+    /* FP8 (Transformer Engine): every GEMM input is cast from bf16 (read 2 B,
+     * write 1 B) forward (x, attention out, x, MLP hidden) and backward (the
+     * output gradients), on the chip's share of the tokens */
+    if (r->prec == PC_PREC_FP8 || r->prec == PC_PREC_FP4) {
+        double ffn = j->Pd > 0 ? j->Pd / (j->L * j->D) : 0;
+        if (j->Pe > 0) ffn += j->Fe * (double)r->model.experts_per_token * j->moe_frac;
+        double per_tok = 2 * (2 * j->D + j->N * j->H + ffn) * 3.0 / j->ab; /* in ab units */
+        elems += per_tok * Lst * j->mbs * j->T / (j->tp * j->cp);
+    }
     /* MoE: permuting each routed copy of a token to its expert and back */
     if (j->k_over_E > 0)
         elems += coef(j, PC_COEF_TR_MOE_ELEMS) * j->D * Lst * j->moe_frac * j->mbs * j->T *
@@ -337,9 +346,9 @@ static void stage_time(const sjob *j, stage_t *s) {
 
 /* ---------------- per step ---------------- */
 
-static double dp_reduce(const sjob *j, const stage_t *s, double *dcn) {
+static double dp_reduce(const sjob *j, const stage_t *s, double *dcn, double *dcn_lat) {
     const pc_run *r = j->r;
-    *dcn = 0;
+    *dcn = *dcn_lat = 0;
     double fl = s->layers / j->L;
     /* this chip's gradients after TP / PP / EP / FSDP sharding */
     double P = ((j->Pa + j->Pd) * fl + j->Pemb) / j->tp + j->Pe * fl / (j->tp * j->ep);
@@ -361,6 +370,10 @@ static double dp_reduce(const sjob *j, const stage_t *s, double *dcn) {
         double v = P / (j->fsdp > 0 ? j->fsdp : 1) * j->gb_comm;
         double bw = j->c->dcn_bw * coef(j, PC_COEF_TR_DCN_EFF);
         *dcn = bw > 0 ? 2 * (slices - 1) / slices * v / bw : INFINITY;
+        /* ... and every layer's reduction is its own ring of 2 (S - 1) steps
+         * whose latency adds up: the measured slow-down keeps growing with
+         * the slice count long after the bandwidth term has saturated */
+        *dcn_lat = 2 * (slices - 1) * s->layers * coef(j, PC_COEF_TR_DCN_STEP);
     } else if (!j->gpu && j->dp > 1) {
         t = tpu_coll(j, PC_COLL_ALLREDUCE, P / j->fsdp * j->gb_comm, j->dp, 0);
     }
@@ -394,7 +407,7 @@ pc_status pc_train_predict(const pc_run *run, const pc_chip *chip, const pc_cali
     stage_time(&j, &s);
     double per_mb =
         s.compute + s.memory + s.tp + s.cp + s.fsdp + s.ep + s.pp + s.moe_overhead + s.offload;
-    double dcn = 0, tdp = dp_reduce(&j, &s, &dcn);
+    double dcn = 0, dcn_lat = 0, tdp = dp_reduce(&j, &s, &dcn, &dcn_lat);
     double last_bwd = s.bwd;
     double ovl_dp = coef(&j, PC_COEF_TR_OVL_DP);
     double *part = out->part;
@@ -407,7 +420,7 @@ pc_status pc_train_predict(const pc_run *run, const pc_chip *chip, const pc_cali
     part[PC_STEP_PP] = j.m * s.pp;
     part[PC_STEP_BUBBLE] = (j.pp - 1) / j.vp * per_mb;
     part[PC_STEP_DP] = tdp > 0 ? exposed(tdp, ovl_dp, last_bwd) : 0;
-    part[PC_STEP_DCN] = dcn > 0 ? exposed(dcn, ovl_dp, last_bwd) : 0;
+    part[PC_STEP_DCN] = (dcn > 0 ? exposed(dcn, ovl_dp, last_bwd) : 0) + dcn_lat;
     part[PC_STEP_OPT] = optimizer_time(&j, &s);
     part[PC_STEP_OVERHEAD] = (coef(&j, PC_COEF_TR_OVERHEAD) * s.layers + s.moe_overhead) * j.m;
     double step = 0;
