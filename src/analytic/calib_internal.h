@@ -28,6 +28,10 @@ void pc_calib_coef_prior(int i, double *prior, double *lo, double *hi, double *s
  * of a good run on its chip. Same contract as pc_run_predict. */
 pc_status pc_train_predict(const pc_run *run, const pc_chip *chip, const pc_calib *cal,
                            pc_run_pred *out, pc_error *err);
+/* pc_train_predict with the TPU slice already known (one slice of the job's
+ * chips, no DCN axes; NULL: find it) and the ideal bound only on request. */
+pc_status pc_train_predict_on_slice(const pc_run *run, const pc_chip *chip, const pc_calib *cal,
+                                    const pc_mesh *slice, int want_ideal, pc_run_pred *out);
 pc_status pc_serve_predict(const pc_run *run, const pc_chip *chip, const pc_calib *cal,
                            pc_run_pred *out, pc_error *err);
 

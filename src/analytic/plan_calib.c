@@ -71,7 +71,18 @@ void pc_plan_calibrate(const pc_chip *chip, const pc_model_cfg *model, const pc_
     pc_run r;
     pc_run_pred p;
     if (pc_run_from_plan(chip, model, slice, o, pl, &r)) return;
-    if (pc_train_predict(&r, chip, o->calibration, &p, NULL) != PC_OK || !p.expressed) return;
+    /* one slice of the job: the physical axes without the DCN ones */
+    pc_mesh one;
+    memset(&one, 0, sizeof one);
+    for (int i = 0; i < slice->ndims; i++)
+        if (!((slice->dcn_mask >> i) & 1)) {
+            one.size[one.ndims] = slice->size[i];
+            one.wrap[one.ndims++] = slice->wrap[i];
+        }
+    if (pc_train_predict_on_slice(&r, chip, o->calibration, chip->kind == PC_CHIP_TPU ? &one : NULL,
+                                  0, &p) != PC_OK ||
+        !p.expressed)
+        return;
     pl->calibrated_step = p.predicted;
     pl->calibrated_mfu = pl->mfu * pl->step_time / p.predicted;
     for (int i = 1; i < PC_STEP_COUNT; i++)

@@ -140,7 +140,8 @@ static void remat_passes(sjob *j) {
     }
 }
 
-static const char *prepare(sjob *j, const pc_run *r, const pc_chip *c, const pc_calib *cal) {
+static const char *prepare(sjob *j, const pc_run *r, const pc_chip *c, const pc_calib *cal,
+                           const pc_mesh *slice) {
     memset(j, 0, sizeof *j);
     j->r = r, j->c = c, j->cal = cal;
     j->gpu = c->kind == PC_CHIP_GPU;
@@ -195,8 +196,10 @@ static const char *prepare(sjob *j, const pc_run *r, const pc_chip *c, const pc_
     if (!j->gpu) {
         double slices = (double)(r->slices > 0 ? r->slices : 1);
         j->per_slice = (double)r->chips / slices;
-        if (j->per_slice != floor(j->per_slice) ||
-            pc_plan_slice_for_chips(c, (int64_t)j->per_slice, &j->slice, NULL) != PC_OK)
+        if (slice && pc_mesh_devices(slice) == (int64_t)j->per_slice)
+            j->slice = *slice; /* the planner's slice: no shape search per plan */
+        else if (j->per_slice != floor(j->per_slice) ||
+                 pc_plan_slice_for_chips(c, (int64_t)j->per_slice, &j->slice, NULL) != PC_OK)
             return "hardware: the chips per slice do not form a slice of this TPU";
     }
     return NULL;
@@ -395,10 +398,15 @@ static double optimizer_time(const sjob *j, const stage_t *s) {
 pc_status pc_train_predict(const pc_run *run, const pc_chip *chip, const pc_calib *cal,
                            pc_run_pred *out, pc_error *err) {
     (void)err;
+    return pc_train_predict_on_slice(run, chip, cal, NULL, 1, out);
+}
+
+pc_status pc_train_predict_on_slice(const pc_run *run, const pc_chip *chip, const pc_calib *cal,
+                                    const pc_mesh *slice, int want_ideal, pc_run_pred *out) {
     memset(out, 0, sizeof *out);
     out->measured = run->step_time_s;
     sjob j;
-    const char *why = prepare(&j, run, chip, cal);
+    const char *why = prepare(&j, run, chip, cal, slice);
     if (why) {
         snprintf(out->why, sizeof out->why, "%s", why);
         return PC_OK;
@@ -436,9 +444,9 @@ pc_status pc_train_predict(const pc_run *run, const pc_chip *chip, const pc_cali
     out->error = out->measured > 0 ? (step - out->measured) / out->measured : 0;
     out->mfu = j.gbs * j.T * j.f_model_tok / ((double)run->chips * j.peak * step);
     out->ideal = step;
-    if (!pc_calib_is_ideal(cal)) {
+    if (want_ideal && !pc_calib_is_ideal(cal)) {
         pc_run_pred id;
-        pc_train_predict(run, chip, NULL, &id, NULL);
+        pc_train_predict_on_slice(run, chip, NULL, slice, 0, &id);
         out->ideal = id.expressed ? id.predicted : 0;
     }
     return PC_OK;
