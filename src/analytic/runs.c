@@ -810,8 +810,10 @@ pc_status pc_runs_load(const char *path, pc_runs **out, pc_error *err) {
     char *text = NULL;
     size_t len = 0;
     pc_status st = pc_analytic_read_text(path, RUNS_MAX_BYTES, &text, &len, err);
-    if (st == PC_ERR_RANGE && err) err->code = st = PC_ERR_FORMAT; /* over the cap: not a runs file */
-    else if (st == PC_ERR_RANGE) st = PC_ERR_FORMAT;
+    if (st == PC_ERR_RANGE) { /* over the size cap: not a runs file */
+        st = PC_ERR_FORMAT;
+        if (err) err->code = st;
+    }
     if (st) return st;
     st = pc_runs_parse(text, len, path, out, err);
     free(text);
