@@ -23,7 +23,8 @@ static void check_good_run(const pc_run *r) {
     check(r->id[0] != '\0' && r->id[0] != '#');
     check(pc_run_chip(r) != NULL);
     const int64_t deg[] = {r->tp, r->pp, r->vp, r->cp, r->ep, r->etp, r->dp, r->fsdp};
-    for (size_t i = 0; i < sizeof deg / sizeof deg[0]; i++) check(deg[i] >= 1);
+    for (size_t i = 0; i < sizeof deg / sizeof deg[0]; i++)
+        check(deg[i] >= 1);
     check(r->chips >= 1 && r->slices >= 1);
     check(r->chips == r->tp * r->pp * r->cp * r->dp * r->fsdp);
     check(r->zero >= -1 && r->zero <= 3);

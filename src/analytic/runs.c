@@ -47,10 +47,10 @@ pc_framework pc_framework_parse(const char *s) {
         const char *name;
         pc_framework fw;
     } alias[] = {
-        {"megatron-lm", PC_FW_MEGATRON},  {"nemo", PC_FW_MEGATRON},
+        {"megatron-lm", PC_FW_MEGATRON},     {"nemo", PC_FW_MEGATRON},
         {"megatron-bridge", PC_FW_MEGATRON}, {"megatron", PC_FW_MEGATRON},
-        {"maxtext", PC_FW_MAXTEXT},       {"jax", PC_FW_MAXTEXT},
-        {"tensorrt-llm", PC_FW_TRTLLM},   {"trtllm", PC_FW_TRTLLM},
+        {"maxtext", PC_FW_MAXTEXT},          {"jax", PC_FW_MAXTEXT},
+        {"tensorrt-llm", PC_FW_TRTLLM},      {"trtllm", PC_FW_TRTLLM},
     };
     if (!s) return PC_FW_OTHER;
     for (size_t i = 0; i < sizeof alias / sizeof alias[0]; i++)
@@ -85,14 +85,13 @@ const pc_chip *pc_run_chip(const pc_run *run) { return run ? chip_for_name(run->
  * llama-like with a note; a runs file is calibration data, where a silently
  * misread architecture would bias the fit, so unknown types are refused. */
 static const char *const known_model_types[] = {
-    "gpt2",      "maxtext-decoder-2023", "llama",     "mistral",     "mixtral", "qwen2",
-    "qwen2_moe", "qwen3",                "qwen3_moe", "gemma",       "gemma2",  "gemma3",
-    "gemma3_text", "phi3",               "nemotron",  "deepseek_v3", "deepseek_v2",
-    "kimi_k2",   "gpt_oss",              "llama4",    "llama4_text", NULL};
+    "gpt2",        "maxtext-decoder-2023", "llama",   "mistral",     "mixtral",     "qwen2",
+    "qwen2_moe",   "qwen3",                "qwen3_moe", "gemma",     "gemma2",      "gemma3",
+    "gemma3_text", "phi3",                 "nemotron", "deepseek_v3", "deepseek_v2", "kimi_k2",
+    "gpt_oss",     "llama4",               "llama4_text", NULL};
 
-static const char *const known_metrics[] = {"step_time_s", "tokens_per_s_per_chip",
-                                            "tflops_per_chip", "mfu", "output_tokens_per_s",
-                                            NULL};
+static const char *const known_metrics[] = {
+    "step_time_s", "tokens_per_s_per_chip", "tflops_per_chip", "mfu", "output_tokens_per_s", NULL};
 
 static int in_list(const char *s, const char *const *list) {
     for (; *list; list++)
@@ -115,8 +114,10 @@ static void problem(run_ctx *c, const char *field, const char *fmt, ...) PC_PRIN
 static void problem(run_ctx *c, const char *field, const char *fmt, ...) {
     size_t l = strlen(c->msg);
     if (l + 8 >= sizeof c->msg) return;
-    if (l) snprintf(c->msg + l, sizeof c->msg - l, "; %s%s", field, *field ? ": " : "");
-    else snprintf(c->msg, sizeof c->msg, "run '%s': %s%s", c->run->id, field, *field ? ": " : "");
+    if (l)
+        snprintf(c->msg + l, sizeof c->msg - l, "; %s%s", field, *field ? ": " : "");
+    else
+        snprintf(c->msg, sizeof c->msg, "run '%s': %s%s", c->run->id, field, *field ? ": " : "");
     l = strlen(c->msg);
     va_list ap;
     va_start(ap, fmt);
@@ -163,8 +164,8 @@ static int absent(const cJSON *it) { return !it || cJSON_IsNull(it); }
 
 /* An integer field: absent or null gives `dflt` (returns 0); otherwise a
  * whole number >= min (1: positive, 0: non-negative). Returns 1 when stated. */
-static int get_int(run_ctx *c, const cJSON *sec, const char *secname, const char *name,
-                   int64_t min, int64_t dflt, int64_t *out) {
+static int get_int(run_ctx *c, const cJSON *sec, const char *secname, const char *name, int64_t min,
+                   int64_t dflt, int64_t *out) {
     const cJSON *it = field(sec, name);
     *out = dflt;
     if (absent(it)) return 0;
@@ -180,16 +181,16 @@ static int get_int(run_ctx *c, const cJSON *sec, const char *secname, const char
 }
 
 /* A positive number (lengths, batches, measured values); absent gives 0. */
-static int get_pos(run_ctx *c, const cJSON *sec, const char *secname, const char *name,
-                   int integer, double *out) {
+static int get_pos(run_ctx *c, const cJSON *sec, const char *secname, const char *name, int integer,
+                   double *out) {
     const cJSON *it = field(sec, name);
     *out = 0;
     if (absent(it)) return 0;
     double v = cJSON_IsNumber(it) ? it->valuedouble : NAN;
     if (!isfinite(v) || v <= 0 || (integer && (v != floor(v) || v > RUNS_MAX_INT))) {
         char buf[64];
-        problem(c, "", "%s%s%s: expected a positive %s, got %s", secname, *secname ? "." : "",
-                name, integer ? "integer" : "number", describe(it, buf, sizeof buf));
+        problem(c, "", "%s%s%s: expected a positive %s, got %s", secname, *secname ? "." : "", name,
+                integer ? "integer" : "number", describe(it, buf, sizeof buf));
         return 0;
     }
     *out = v;
@@ -197,8 +198,8 @@ static int get_pos(run_ctx *c, const cJSON *sec, const char *secname, const char
 }
 
 /* true/false; absent or null gives `dflt`. */
-static void get_bool(run_ctx *c, const cJSON *sec, const char *secname, const char *name,
-                     int dflt, int *out) {
+static void get_bool(run_ctx *c, const cJSON *sec, const char *secname, const char *name, int dflt,
+                     int *out) {
     const cJSON *it = field(sec, name);
     *out = dflt;
     if (absent(it)) return;
@@ -242,8 +243,10 @@ static void read_id(run_ctx *c, const cJSON *obj) {
     pc_run *r = c->run;
     const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, "id");
     int ok = cJSON_IsString(it) && it->valuestring[0];
-    if (ok) snprintf(r->id, sizeof r->id, "%.*s", PC_RUN_ID_MAX - 1, it->valuestring);
-    else snprintf(r->id, sizeof r->id, "#%d", c->index);
+    if (ok)
+        snprintf(r->id, sizeof r->id, "%.*s", PC_RUN_ID_MAX - 1, it->valuestring);
+    else
+        snprintf(r->id, sizeof r->id, "#%d", c->index);
     size_t dash = strcspn(r->id, "-");
     snprintf(r->source, sizeof r->source, "%.*s", (int)dash, r->id);
     if (!ok) {
@@ -298,8 +301,7 @@ static void read_model(run_ctx *c, const cJSON *obj, const char *origin) {
     pc_run *r = c->run;
     const cJSON *m = get_section(c, obj, "model");
     if (!m) {
-        if (absent(cJSON_GetObjectItemCaseSensitive(obj, "model")))
-            problem(c, "model", "missing");
+        if (absent(cJSON_GetObjectItemCaseSensitive(obj, "model"))) problem(c, "model", "missing");
         return;
     }
     const char *type = get_str(c, m, "model", "model_type");
@@ -333,7 +335,8 @@ static void read_model(run_ctx *c, const cJSON *obj, const char *origin) {
         char tag[PC_RUN_ID_MAX + 24];
         snprintf(tag, sizeof tag, "run '%s': model: ", r->id);
         const char *why = err.msg;
-        for (const char *t = strstr(why, tag); t; t = strstr(why, tag)) why = t + strlen(tag);
+        for (const char *t = strstr(why, tag); t; t = strstr(why, tag))
+            why = t + strlen(tag);
         problem(c, "model", "%s", why);
         return;
     }
@@ -418,8 +421,10 @@ static int get_prec(run_ctx *c, const cJSON *w, const char *name, int *block) {
     if (!s) return -1;
     int p = parse_prec(s, block);
     if (p < 0)
-        problem(c, "", "workload.%s: unknown precision \"%.40s\" (expected bf16, fp16, fp8, "
-                "mxfp8, nvfp4, fp4, fp32)", name, s);
+        problem(c, "",
+                "workload.%s: unknown precision \"%.40s\" (expected bf16, fp16, fp8, "
+                "mxfp8, nvfp4, fp4, fp32)",
+                name, s);
     return p;
 }
 
@@ -433,10 +438,14 @@ static void read_remat(run_ctx *c, const cJSON *w) {
         return;
     }
     snprintf(r->remat_text, sizeof r->remat_text, "%.95s", s);
-    if (!strcmp(s, "none")) r->remat = PC_RRM_NONE;
-    else if (!strcmp(s, "selective")) r->remat = PC_RRM_SELECTIVE;
-    else if (!strcmp(s, "full")) r->remat = PC_RRM_FULL;
-    else if (!strncmp(s, "custom", 6) && (s[6] == ':' || s[6] == '\0')) r->remat = PC_RRM_CUSTOM;
+    if (!strcmp(s, "none"))
+        r->remat = PC_RRM_NONE;
+    else if (!strcmp(s, "selective"))
+        r->remat = PC_RRM_SELECTIVE;
+    else if (!strcmp(s, "full"))
+        r->remat = PC_RRM_FULL;
+    else if (!strncmp(s, "custom", 6) && (s[6] == ':' || s[6] == '\0'))
+        r->remat = PC_RRM_CUSTOM;
     else
         problem(c, "workload.remat",
                 "expected none, selective, full or \"custom: ...\", got \"%.40s\"", s);
@@ -456,9 +465,12 @@ static void read_workload(run_ctx *c, const cJSON *obj) {
     /* kv_dtype null: TensorRT-LLM's quantized (fp8 / nvfp4) checkpoints
      * default to an FP8 KV cache, so fp8- and fp4-precision runs get FP8;
      * every other run keeps its KV cache in bf16. */
-    if (kp >= 0) r->kv_prec = (pc_prec)kp;
-    else if (r->prec == PC_PREC_FP8 || r->prec == PC_PREC_FP4) r->kv_prec = PC_PREC_FP8;
-    else r->kv_prec = PC_PREC_BF16;
+    if (kp >= 0)
+        r->kv_prec = (pc_prec)kp;
+    else if (r->prec == PC_PREC_FP8 || r->prec == PC_PREC_FP4)
+        r->kv_prec = PC_PREC_FP8;
+    else
+        r->kv_prec = PC_PREC_BF16;
     read_remat(c, w);
     int fa = -1;
     get_bool(c, w, "workload", "flash_attention", -1, &fa);
@@ -483,7 +495,8 @@ static void read_measured(run_ctx *c, const cJSON *obj) {
     } else if (!in_list(metric, known_metrics)) {
         problem(c, "measured.metric",
                 "unknown metric \"%.40s\" (known: step_time_s, tokens_per_s_per_chip, "
-                "tflops_per_chip, mfu, output_tokens_per_s)", metric);
+                "tflops_per_chip, mfu, output_tokens_per_s)",
+                metric);
     }
     if (!get_pos(c, m, "measured", "value", 0, &r->measured_value) && absent(field(m, "value")))
         problem(c, "measured.value", "missing");
@@ -515,11 +528,14 @@ static void check_chips(run_ctx *c) {
     uint64_t prod = 1;
     const int64_t f[] = {r->tp, r->pp, r->cp, r->dp, r->fsdp};
     int ok = 1;
-    for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) ok = ok && pc_mul_u64(prod, (uint64_t)f[i], &prod);
+    for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
+        ok = ok && pc_mul_u64(prod, (uint64_t)f[i], &prod);
     if (ok && prod == (uint64_t)r->chips) return;
     char p[32];
-    if (ok) snprintf(p, sizeof p, "%llu", (unsigned long long)prod);
-    else snprintf(p, sizeof p, "more than 2^64");
+    if (ok)
+        snprintf(p, sizeof p, "%llu", (unsigned long long)prod);
+    else
+        snprintf(p, sizeof p, "more than 2^64");
     problem(c, "parallelism",
             "hardware.chips %lld != tp %lld x pp %lld x cp %lld x dp %lld x fsdp %lld = %s "
             "(ep does not enter the product)",
@@ -586,8 +602,10 @@ static void derive_batch(run_ctx *c) {
         }
         r->grad_accum = per_shard / mbs;
         if (ga > 0)
-            add_note(r, "ga_inconsistent: grad_accum %lld as published; %lld = global_batch_size / "
-                     "(micro_batch_size x dp x fsdp) used", (long long)ga, (long long)r->grad_accum);
+            add_note(r,
+                     "ga_inconsistent: grad_accum %lld as published; %lld = global_batch_size / "
+                     "(micro_batch_size x dp x fsdp) used",
+                     (long long)ga, (long long)r->grad_accum);
         else
             add_note(r, "grad_accum = global_batch_size / (micro_batch_size x dp x fsdp) = %lld",
                      (long long)r->grad_accum);
@@ -618,8 +636,9 @@ static void check_training(run_ctx *c, const cJSON *obj) {
     if (r->seq_len > 0 && r->global_batch_size > 0 &&
         get_pos(c, field(obj, "workload"), "workload", "global_batch_tokens", 1, &tokens) &&
         tokens != (double)r->global_batch_size * r->seq_len)
-        problem(c, "workload.global_batch_tokens", "%.15g != global_batch_size %lld x seq_len %.15g",
-                tokens, (long long)r->global_batch_size, r->seq_len);
+        problem(c, "workload.global_batch_tokens",
+                "%.15g != global_batch_size %lld x seq_len %.15g", tokens,
+                (long long)r->global_batch_size, r->seq_len);
 }
 
 static void check_serving(run_ctx *c, const cJSON *obj) {
@@ -630,8 +649,8 @@ static void check_serving(run_ctx *c, const cJSON *obj) {
     if (r->output_len <= 0 && absent(field(w, "output_len")))
         problem(c, "workload.output_len", "missing (a serving run needs it)");
     double msl;
-    if (r->input_len > 0 && r->output_len > 0 && get_pos(c, w, "workload", "max_seq_len", 1, &msl) &&
-        msl < r->input_len + r->output_len)
+    if (r->input_len > 0 && r->output_len > 0 &&
+        get_pos(c, w, "workload", "max_seq_len", 1, &msl) && msl < r->input_len + r->output_len)
         problem(c, "workload.max_seq_len", "%.15g < input_len %.15g + output_len %.15g", msl,
                 r->input_len, r->output_len);
     r->step_time_s = 0;
@@ -658,13 +677,17 @@ static char *read_run(const cJSON *obj, int index, const char *origin, pc_run *r
         read_workload(&c, obj);
         read_measured(&c, obj);
         check_chips(&c);
-        if (r->kind == PC_RUN_TRAIN) check_training(&c, obj);
-        else check_serving(&c, obj);
+        if (r->kind == PC_RUN_TRAIN)
+            check_training(&c, obj);
+        else
+            check_serving(&c, obj);
     }
     if (!c.msg[0]) return NULL;
     char *p = malloc(strlen(c.msg) + 1);
-    if (!p) *nomem = 1;
-    else memcpy(p, c.msg, strlen(c.msg) + 1);
+    if (!p)
+        *nomem = 1;
+    else
+        memcpy(p, c.msg, strlen(c.msg) + 1);
     return p;
 }
 
@@ -687,13 +710,15 @@ static pc_status mark_duplicates(pc_runs *rs, pc_error *err) {
     if (rs->n < 2) return PC_OK;
     id_ref *ref = pc_malloc_array((uint64_t)rs->n, sizeof *ref);
     if (!ref) return pc_fail(err, PC_ERR_NOMEM, "runs: out of memory");
-    for (int i = 0; i < rs->n; i++) ref[i] = (id_ref){rs->runs[i].id, i};
+    for (int i = 0; i < rs->n; i++)
+        ref[i] = (id_ref){rs->runs[i].id, i};
     qsort(ref, (size_t)rs->n, sizeof *ref, cmp_id);
     pc_status st = PC_OK;
     for (int k = 1; k < rs->n && !st; k++) {
         if (strcmp(ref[k].id, ref[k - 1].id) != 0 || ref[k].id[0] == '#') continue;
         int i = ref[k].index, first = k - 1;
-        while (first > 0 && !strcmp(ref[first - 1].id, ref[k].id)) first--;
+        while (first > 0 && !strcmp(ref[first - 1].id, ref[k].id))
+            first--;
         char msg[PROBLEM_MAX];
         int n = snprintf(msg, sizeof msg, "run '%s': id: duplicate of run #%d", rs->runs[i].id,
                          ref[first].index);
@@ -737,7 +762,8 @@ static void line_col(const char *text, size_t pos, size_t *line, size_t *col) {
 
 void pc_runs_free(pc_runs *r) {
     if (!r) return;
-    for (int i = 0; i < r->n; i++) free(r->problem[i]);
+    for (int i = 0; i < r->n; i++)
+        free(r->problem[i]);
     free(r->problem);
     free(r->runs);
     free(r);
@@ -749,7 +775,8 @@ static pc_status parse_root(const cJSON *root, const char *origin, pc_runs **out
         char buf[64];
         return pc_fail(err, PC_ERR_FORMAT,
                        "%s: expected a JSON list of runs (or an object with a \"runs\" list), "
-                       "got %s", origin, describe(root, buf, sizeof buf));
+                       "got %s",
+                       origin, describe(root, buf, sizeof buf));
     }
     int n = cJSON_GetArraySize(list);
     pc_runs *rs = calloc(1, sizeof *rs);
@@ -768,13 +795,14 @@ static pc_status parse_root(const cJSON *root, const char *origin, pc_runs **out
         rs->problem[i] = read_run(it, i, origin, &rs->runs[i], &nomem);
         if (nomem) break;
     }
-    pc_status st = nomem ? pc_fail(err, PC_ERR_NOMEM, "%s: out of memory", origin)
-                         : mark_duplicates(rs, err);
+    pc_status st =
+        nomem ? pc_fail(err, PC_ERR_NOMEM, "%s: out of memory", origin) : mark_duplicates(rs, err);
     if (st) {
         pc_runs_free(rs);
         return st;
     }
-    for (int i = 0; i < rs->n; i++) rs->invalid += rs->problem[i] != NULL;
+    for (int i = 0; i < rs->n; i++)
+        rs->invalid += rs->problem[i] != NULL;
     *out = rs;
     return PC_OK;
 }
@@ -786,17 +814,19 @@ pc_status pc_runs_parse(const char *text, size_t len, const char *origin, pc_run
     if (!origin) origin = "runs";
     if (!text && len) return pc_fail(err, PC_ERR_ARG, "%s: text is NULL", origin);
     if (len > RUNS_MAX_BYTES)
-        return pc_fail(err, PC_ERR_FORMAT, "%s: %zu bytes is over the %zu-byte limit of a runs file",
-                       origin, len, RUNS_MAX_BYTES);
+        return pc_fail(err, PC_ERR_FORMAT,
+                       "%s: %zu bytes is over the %zu-byte limit of a runs file", origin, len,
+                       RUNS_MAX_BYTES);
     const char *end = NULL;
     cJSON *root = cJSON_ParseWithLengthOpts(text ? text : "", len, &end, 0);
     if (!root) {
-        size_t pos = end && text && end >= text && (size_t)(end - text) <= len ? (size_t)(end - text)
-                                                                               : len;
+        size_t pos =
+            end && text && end >= text && (size_t)(end - text) <= len ? (size_t)(end - text) : len;
         size_t line, col;
         line_col(text ? text : "", pos, &line, &col);
-        return pc_fail(err, PC_ERR_FORMAT, "%s: not JSON: parse error at byte %zu (line %zu, column %zu)",
-                       origin, pos, line, col);
+        return pc_fail(err, PC_ERR_FORMAT,
+                       "%s: not JSON: parse error at byte %zu (line %zu, column %zu)", origin, pos,
+                       line, col);
     }
     pc_status st = parse_root(root, origin, out, err);
     cJSON_Delete(root);
@@ -810,8 +840,10 @@ pc_status pc_runs_load(const char *path, pc_runs **out, pc_error *err) {
     char *text = NULL;
     size_t len = 0;
     pc_status st = pc_analytic_read_text(path, RUNS_MAX_BYTES, &text, &len, err);
-    if (st == PC_ERR_RANGE && err) err->code = st = PC_ERR_FORMAT; /* over the cap: not a runs file */
-    else if (st == PC_ERR_RANGE) st = PC_ERR_FORMAT;
+    if (st == PC_ERR_RANGE) { /* over the size cap: not a runs file */
+        st = PC_ERR_FORMAT;
+        if (err) err->code = st;
+    }
     if (st) return st;
     st = pc_runs_parse(text, len, path, out, err);
     free(text);

@@ -25,10 +25,10 @@
 
 /* ---- runs used throughout ------------------------------------------------ */
 
-#define TINY_MODEL                                                                       \
-    "{\"model_type\": \"llama\", \"name\": \"tiny\", \"hidden_size\": 1024,"             \
-    " \"num_hidden_layers\": 8, \"num_attention_heads\": 8, \"num_key_value_heads\": 8," \
-    " \"head_dim\": 128, \"intermediate_size\": 4096, \"vocab_size\": 32000,"            \
+#define TINY_MODEL                                                                                 \
+    "{\"model_type\": \"llama\", \"name\": \"tiny\", \"hidden_size\": 1024,"                       \
+    " \"num_hidden_layers\": 8, \"num_attention_heads\": 8, \"num_key_value_heads\": 8,"           \
+    " \"head_dim\": 128, \"intermediate_size\": 4096, \"vocab_size\": 32000,"                      \
     " \"mlp_gated\": true}"
 
 /* Megatron: tp 2 x pp 2 x dp 4 = 16 chips; 64 = mbs 2 x dp 4 x ga 8. */
@@ -171,8 +171,10 @@ static void expect_bad_field(const char *base, const char *path, const char *val
     expect_bad_at(TRAIN, bad, "bad", want, line);
     free(bad);
 }
-#define BAD_TRAIN(path, value, ...) expect_bad_field(TRAIN, path, value, WANT(__VA_ARGS__), __LINE__)
-#define BAD_SERVE(path, value, ...) expect_bad_field(SERVE, path, value, WANT(__VA_ARGS__), __LINE__)
+#define BAD_TRAIN(path, value, ...)                                                                \
+    expect_bad_field(TRAIN, path, value, WANT(__VA_ARGS__), __LINE__)
+#define BAD_SERVE(path, value, ...)                                                                \
+    expect_bad_field(SERVE, path, value, WANT(__VA_ARGS__), __LINE__)
 
 /* ---- good runs ---------------------------------------------------------- */
 
@@ -400,8 +402,10 @@ static void test_bad_degrees(void **state) {
     BAD_TRAIN("parallelism.zero", "-1", "parallelism.zero: expected a non-negative integer");
     BAD_TRAIN("parallelism.sequence_parallel", "\"yes\"", "parallelism.sequence_parallel");
     /* chips = tp x pp x cp x dp x fsdp; ep is not a factor */
-    BAD_TRAIN("hardware.chips", "32", "parallelism: hardware.chips 32 != tp 2 x pp 2 x cp 1 x dp 4 "
-              "x fsdp 1 = 16", "ep does not enter");
+    BAD_TRAIN("hardware.chips", "32",
+              "parallelism: hardware.chips 32 != tp 2 x pp 2 x cp 1 x dp 4 "
+              "x fsdp 1 = 16",
+              "ep does not enter");
     BAD_TRAIN("parallelism.fsdp", "2", "hardware.chips 16 != ", "fsdp 2 = 32");
     /* ep alone never breaks the product */
     char *ep = mutate(TRAIN, "ep-ok", "parallelism.ep", "8");
@@ -414,16 +418,19 @@ static void test_bad_degrees(void **state) {
 
 static void test_bad_batch(void **state) {
     (void)state;
-    BAD_TRAIN("parallelism.grad_accum", "4",
-              "parallelism.global_batch_size: 64 != micro_batch_size 2 x dp 4 x fsdp 1 x grad_accum 4");
+    BAD_TRAIN(
+        "parallelism.grad_accum", "4",
+        "parallelism.global_batch_size: 64 != micro_batch_size 2 x dp 4 x fsdp 1 x grad_accum 4");
     BAD_TRAIN("parallelism.micro_batch_size", "0", "parallelism.micro_batch_size");
     BAD_TRAIN("parallelism.global_batch_size", "-64", "parallelism.global_batch_size");
     /* a batch that does not split over the data shards */
     char *a = mutate(TRAIN, NULL, "parallelism.micro_batch_size", NULL);
     char *b = mutate(a, NULL, "parallelism.grad_accum", NULL);
     char *c = mutate(b, "bad", "parallelism.global_batch_size", "66");
-    expect_bad_at(TRAIN, c, "bad", WANT("parallelism.global_batch_size: 66 sequences do not split "
-                                        "over dp 4 x fsdp 1 = 4 data shards"), __LINE__);
+    expect_bad_at(TRAIN, c, "bad",
+                  WANT("parallelism.global_batch_size: 66 sequences do not split "
+                       "over dp 4 x fsdp 1 = 4 data shards"),
+                  __LINE__);
     free(c);
     /* no global batch and no way to derive it */
     c = mutate(b, "bad", "parallelism.global_batch_size", NULL);
@@ -434,7 +441,8 @@ static void test_bad_batch(void **state) {
     /* micro-batch that does not divide the shard's sequences */
     a = mutate(TRAIN, NULL, "parallelism.grad_accum", NULL);
     c = mutate(a, "bad", "parallelism.micro_batch_size", "3");
-    expect_bad_at(TRAIN, c, "bad", WANT("parallelism.micro_batch_size: 3 does not divide"), __LINE__);
+    expect_bad_at(TRAIN, c, "bad", WANT("parallelism.micro_batch_size: 3 does not divide"),
+                  __LINE__);
     free(a);
     free(c);
     /* MaxText: per_device_batch_size x chips must be the global batch */
@@ -473,7 +481,8 @@ static void test_bad_measured(void **state) {
     /* metric step_time_s must agree with step_time_s */
     char *a = mutate(TRAIN, NULL, "measured.metric", "\"step_time_s\"");
     char *b = mutate(a, "bad", "measured.value", "3.3");
-    expect_bad_at(TRAIN, b, "bad", WANT("measured.value: 3.3 s differs from step_time_s"), __LINE__);
+    expect_bad_at(TRAIN, b, "bad", WANT("measured.value: 3.3 s differs from step_time_s"),
+                  __LINE__);
     free(a);
     free(b);
 }
@@ -533,10 +542,9 @@ static void test_names(void **state) {
     for (int f = 0; f < PC_FW_COUNT; f++)
         assert_int_equal(pc_framework_parse(pc_framework_name((pc_framework)f)), f);
     static const char *const pairs[][2] = {
-        {"a100-80gb", "a100"}, {"h100-sxm", "h100"},       {"b200", "b200"},
-        {"gb200", "gb200-nvl72"}, {"tpu-v5e", "v5e"},      {"tpu-v6e", "v6e"},
-        {"tpu-v5p", "v5p"},    {"tpu-v4", "v4"},           {"h200", "h200"},
-        {"V5E", "v5e"},
+        {"a100-80gb", "a100"}, {"h100-sxm", "h100"}, {"b200", "b200"},   {"gb200", "gb200-nvl72"},
+        {"tpu-v5e", "v5e"},    {"tpu-v6e", "v6e"},   {"tpu-v5p", "v5p"}, {"tpu-v4", "v4"},
+        {"h200", "h200"},      {"V5E", "v5e"},
     };
     pc_run run;
     memset(&run, 0, sizeof run);
@@ -573,12 +581,12 @@ static int files_setup(void **state) {
     return 0;
 }
 
-#define NEED_FILES()                                                                        \
-    do {                                                                                    \
-        if (g_missing) {                                                                    \
-            print_message("calibration files not found (PC_SHARED_DIR): skipped\n");        \
-            skip();                                                                         \
-        }                                                                                   \
+#define NEED_FILES()                                                                               \
+    do {                                                                                           \
+        if (g_missing) {                                                                           \
+            print_message("calibration files not found (PC_SHARED_DIR): skipped\n");               \
+            skip();                                                                                \
+        }                                                                                          \
     } while (0)
 
 static const pc_run *find_run(const pc_runs *rs, const char *id, int *index) {
