@@ -246,12 +246,12 @@ static const pc_chip builtin[] = {
     {.name = "gb200-nvl72",
      .full_name = "NVIDIA GB200 NVL72 (B200 GPUs, 72 per NVLink domain)",
      GPU_COMMON,
-     .flops = {[PC_PREC_BF16] = 2.25e15,
-               [PC_PREC_FP16] = 2.25e15,
-               [PC_PREC_FP8] = 4.5e15,
-               [PC_PREC_INT8] = 4.5e15,
-               [PC_PREC_FP4] = 9.0e15},
-     .hbm_bytes = 192e9,
+     .flops = {[PC_PREC_BF16] = 2.5e15,
+               [PC_PREC_FP16] = 2.5e15,
+               [PC_PREC_FP8] = 5.0e15,
+               [PC_PREC_INT8] = 5.0e15,
+               [PC_PREC_FP4] = 1.0e16},
+     .hbm_bytes = 186e9,
      .hbm_bw = 8.0e12,
      .onchip_bytes = 126 * MIB,
      .smem_per_sm = 256 * KIB,
@@ -260,8 +260,8 @@ static const pc_chip builtin[] = {
      .nvlink_domain = 72,
      .ib_bw = 5.0e10,
      .source = "scaling_book.md §1 node types: GB200 NVL72 = 72 GPUs, 900e9 GPU egress, 3600e9 "
-               "node egress (4*18*400Gbps/8) = 50e9 per GPU; B200 numbers for the GPU (the "
-               "GB200 part is clocked higher: not in the book)"},
+               "node egress = 50e9/GPU; GPU: NVIDIA GB200 NVL72 datasheet (rack, sparse: "
+               "360 PF bf16, 720 PF fp8, 1440 PF fp4, 13.4 TB HBM at 576 TB/s) halved and / 72"},
 };
 #define NUM_BUILTIN ((int)(sizeof builtin / sizeof builtin[0]))
 
