@@ -188,9 +188,11 @@ static const char *prepare(sjob *j, const pc_run *r, const pc_chip *c, const pc_
     if (r->prec == PC_PREC_FP8 || r->prec == PC_PREC_FP4) j->eff *= coef(j, PC_COEF_TR_EFF_FP8);
     j->hbm_bw = c->hbm_bw;
     j->ab = 2;
-    /* MaxText keeps float32 parameters and gathers and reduces them in float32;
-     * Megatron gathers bf16 weights and reduces bf16 gradients */
-    j->wb_comm = j->maxtext ? 4 : 2;
+    /* weights travel in bf16 (MaxText keeps float32 parameters, but the layer's
+     * cast to bf16 is elementwise on the shard, so XLA gathers after it);
+     * gradients are reduced in the parameters' dtype: float32 in MaxText, bf16
+     * in Megatron */
+    j->wb_comm = 2;
     j->gb_comm = j->maxtext ? 4 : 2;
     remat_passes(j);
     if (!j->gpu) {
