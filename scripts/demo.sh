@@ -56,3 +56,8 @@ echo "== perfcast plan train: LLaMA-3-70B on a TPU v5p pod (analytic model, 4M-t
 echo
 echo "== perfcast plan serve: LLaMA-3-70B int8 on 8 TPU v5e, 8k context"
 "$PC" plan serve --preset llama3-70b --chip v5e --chips 8 --context 8192 --weight-dtype int8
+echo
+echo "== perfcast validate: the analytic model against published measured training runs"
+"$PC" validate data/calibration/training_runs.json | tail -n 13
+echo "   (leave one source out: each source predicted by a calibration fitted without it)"
+"$PC" validate data/calibration/training_runs.json --loso | grep -A6 '^absolute error'
