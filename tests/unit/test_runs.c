@@ -495,7 +495,7 @@ static void test_bad_model(void **state) {
     BAD_TRAIN("model", NULL, "model: missing");
     BAD_TRAIN("model", "[1]", "model: expected an object");
     /* the HF reader's refusals: kv heads must divide heads */
-    BAD_TRAIN("model.num_key_value_heads", "3", "model: kv_heads");
+    BAD_TRAIN("model.num_key_value_heads", "3", "model: ", "kv_heads");
     BAD_TRAIN("model.vocab_size", "null", "model: ", "vocab_size");
     BAD_TRAIN("model.hidden_size", "-1", "model: ", "hidden_size");
 }
