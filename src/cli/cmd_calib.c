@@ -401,11 +401,11 @@ int pc_cmd_validate(int argc, char **argv) {
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     const char *calspec = "builtin";
-    int json = 0, loso = 0, kinds = 3, c;
+    int json = 0, loso = 0, kinds = 3, cal_given = 0, c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         switch (c) {
-        case 'c': calspec = optarg; break;
+        case 'c': calspec = optarg, cal_given = 1; break;
         case 'l': loso = 1; break;
         case 'j': json = 1; break;
         case 'k':
@@ -420,7 +420,8 @@ int pc_cmd_validate(int argc, char **argv) {
     int nfiles = argc - optind;
     if (nfiles < 1) return pc_cli_usage_error("validate", "give a runs file (RUNS.json)");
     if (nfiles > 8) return pc_cli_usage_error("validate", "at most 8 runs files");
-    if (loso && strcmp(calspec, "builtin"))
+    /* --calibration builtin --loso too: the built-in would silently not be used */
+    if (loso && cal_given)
         return pc_cli_usage_error("validate", "--loso fits its own calibrations; drop "
                                               "--calibration");
     pc_error err;
