@@ -217,6 +217,12 @@ pc_status pc_calib_fit(const pc_runs *runs, const unsigned char *use, const pc_c
     *out = NULL;
     if (!runs) return pc_fail(err, PC_ERR_ARG, "pc_calib_fit: NULL runs");
     pc_calib_fit_opts o = opts ? *opts : pc_calib_fit_opts_default();
+    /* the cost divides by huber^2: a threshold whose square under- or
+     * overflows would silently return the start */
+    if (!(o.huber <= 0 || (o.huber >= 1e-100 && o.huber <= 1e100)) ||
+        !(o.prior_weight < 0 || o.prior_weight <= 1e100))
+        return pc_fail(err, PC_ERR_ARG, "pc_calib_fit: huber %g or prior_weight %g out of range",
+                       o.huber, o.prior_weight);
     fitctx f;
     memset(&f, 0, sizeof f);
     f.runs = runs;

@@ -489,7 +489,7 @@ static void calibrate_help(FILE *f) {
             "train, plan serve and validate), and reports the in-sample error and the\n"
             "leave-one-source-out error (fit without a source, predict it).\n\n"
             "  --out FILE        the calibration to write (temporary file, then rename)\n"
-            "  --huber D         Huber threshold on the log error (default 0.10)\n"
+            "  --huber D         Huber threshold on the log error, 1e-6 to 10 (default 0.10)\n"
             "  --prior-weight W  weight of the priors (default 1; 0 = none)\n"
             "  --no-loso         skip the leave-one-source-out report\n"
             "  --json            machine-readable report\n");
@@ -542,9 +542,11 @@ int pc_cmd_calibrate(int argc, char **argv) {
         case 'n': loso = 0; break;
         case 'j': json = 1; break;
         case 'u':
-            if (parse_pos(optarg, &fo.huber) || !(fo.huber > 0))
-                return pc_cli_usage_error("calibrate", "--huber: expected a number > 0, got "
-                                                       "'%s'", optarg);
+            /* a log error: below 1e-6 is noise of the predictions, above 10 a factor
+             * e^10; outside, the cost's 1/D^2 scaling under- or overflows */
+            if (parse_pos(optarg, &fo.huber) || !(fo.huber >= 1e-6 && fo.huber <= 10))
+                return pc_cli_usage_error("calibrate", "--huber: expected a number in [1e-6, 10], "
+                                                       "got '%s'", optarg);
             break;
         case 'w':
             if (parse_pos(optarg, &fo.prior_weight))

@@ -286,6 +286,8 @@ def test_usage_errors():
         (("calibrate", TRAIN, "--out", out, "--huber", "-1"), "--huber"),
         (("calibrate", TRAIN, "--out", out, "--huber", "0"), "--huber"),
         (("calibrate", TRAIN, "--out", out, "--huber", "nan"), "--huber"),
+        (("calibrate", TRAIN, "--out", out, "--huber", "1e-200"), "--huber"),
+        (("calibrate", TRAIN, "--out", out, "--huber", "1e300"), "--huber"),
         (("calibrate", TRAIN, "--out", out, "--prior-weight", "-1"), "--prior-weight"),
         (("calibrate", TRAIN, "--out", out, "--prior-weight", "x"), "--prior-weight"),
         (("calibrate", TRAIN), "--out"),

@@ -696,6 +696,22 @@ static void test_fit_one_kind(void **state) {
     fit = (pc_calib *)(uintptr_t)1;
     assert_int_equal(pc_calib_fit(NULL, NULL, NULL, NULL, &fit, &err), PC_ERR_ARG);
     assert_null(fit);
+    /* a Huber threshold whose square under- or overflows, a non-finite
+     * weight: refused, not a silent return of the start */
+    const double bad_huber[] = {1e-200, 1e300, NAN, INFINITY};
+    for (size_t k = 0; k < sizeof bad_huber / sizeof bad_huber[0]; k++) {
+        o = pc_calib_fit_opts_default();
+        o.huber = bad_huber[k];
+        fit = (pc_calib *)(uintptr_t)1;
+        assert_int_equal(pc_calib_fit(rs, NULL, start, &o, &fit, &err), PC_ERR_ARG);
+        assert_null(fit);
+        assert_non_null(strstr(err.msg, "huber"));
+    }
+    o = pc_calib_fit_opts_default();
+    o.prior_weight = NAN;
+    fit = (pc_calib *)(uintptr_t)1;
+    assert_int_equal(pc_calib_fit(rs, NULL, start, &o, &fit, &err), PC_ERR_ARG);
+    assert_null(fit);
     free(use);
     pc_calib_free(start), pc_calib_free(truth);
     pc_runs_free(rs);
