@@ -22,6 +22,7 @@
 
 /* One line per fuzz/fuzz_<name>.c (PC_FUZZ_TARGET(name)). */
 int pc_fuzz_analytic(const uint8_t *data, size_t size);
+int pc_fuzz_calib(const uint8_t *data, size_t size);
 int pc_fuzz_graph(const uint8_t *data, size_t size);
 int pc_fuzz_hlo_cost(const uint8_t *data, size_t size);
 int pc_fuzz_hlo_proto(const uint8_t *data, size_t size);
@@ -39,6 +40,7 @@ static const struct {
     fuzz_fn fn;
 } targets[] = {
     {"analytic", pc_fuzz_analytic},
+    {"calib", pc_fuzz_calib},
     {"graph", pc_fuzz_graph},
     {"hlo_cost", pc_fuzz_hlo_cost},
     {"hlo_proto", pc_fuzz_hlo_proto},

@@ -124,15 +124,19 @@ pc_status pc_calib_parse(const char *text, size_t len, const char *origin, pc_ca
     pc_calib *c = NULL;
     const cJSON *ver = cJSON_GetObjectItemCaseSensitive(root, "perfcast_calibration");
     const cJSON *co = cJSON_GetObjectItemCaseSensitive(root, "coefficients");
-    if (!cJSON_IsObject(root) || !cJSON_IsNumber(ver)) {
+    if (!cJSON_IsObject(root) || !ver) {
         st = pc_fail(err, PC_ERR_FORMAT,
                      "%s: not a perfcast calibration (no \"perfcast_calibration\" version field; "
                      "write one with 'perfcast calibrate')",
                      origin);
+    } else if (!cJSON_IsNumber(ver)) {
+        st = pc_fail(err, PC_ERR_FORMAT,
+                     "%s: perfcast_calibration: expected the version number %d", origin,
+                     PC_CALIB_VERSION);
     } else if (ver->valuedouble != PC_CALIB_VERSION) {
         st = pc_fail(err, PC_ERR_UNSUPPORTED,
-                     "%s: calibration version %g, this perfcast reads version %d (refit with "
-                     "'perfcast calibrate')",
+                     "%s: perfcast_calibration: version %g is a calibration for another version "
+                     "of perfcast (this one reads version %d; refit with 'perfcast calibrate')",
                      origin, ver->valuedouble, PC_CALIB_VERSION);
     } else if (!cJSON_IsObject(co)) {
         st = pc_fail(err, PC_ERR_FORMAT, "%s: \"coefficients\": expected an object", origin);

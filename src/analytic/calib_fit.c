@@ -40,6 +40,10 @@ typedef struct fitctx {
     int n;
     double *meas;
     double lo[NC], hi[NC], sigma[NC], x0[NC];
+    /* coefficients no selected run depends on keep their starting value
+     * exactly (x -> c does not round-trip, and to_x clamps at the bounds) */
+    double c_start[NC];
+    int frozen[NC];
     double huber, pw;
     pc_calib *cal; /* scratch calibration the predictions read */
 } fitctx;
@@ -55,7 +59,7 @@ static double to_x(const fitctx *f, int j, double c) {
 }
 
 static void set_x(fitctx *f, const double *x) {
-    for (int j = 0; j < NC; j++) f->cal->c[j] = to_c(f, j, x[j]);
+    for (int j = 0; j < NC; j++) f->cal->c[j] = f->frozen[j] ? f->c_start[j] : to_c(f, j, x[j]);
     f->cal->ideal = 0;
 }
 
@@ -145,6 +149,7 @@ static pc_status lm(fitctx *f, double *x, int max_iter, pc_error *err) {
             if (active[j] < 0) {
                 active[j] = 0;
                 for (int i = 0; i < n; i++) active[j] |= J[(size_t)i * NC + j] != 0;
+                f->frozen[j] = !active[j];
             }
         }
         /* normal equations of the reweighted problem */
@@ -212,6 +217,12 @@ pc_status pc_calib_fit(const pc_runs *runs, const unsigned char *use, const pc_c
     *out = NULL;
     if (!runs) return pc_fail(err, PC_ERR_ARG, "pc_calib_fit: NULL runs");
     pc_calib_fit_opts o = opts ? *opts : pc_calib_fit_opts_default();
+    /* the cost divides by huber^2: a threshold whose square under- or
+     * overflows would silently return the start */
+    if (!(o.huber <= 0 || (o.huber >= 1e-100 && o.huber <= 1e100)) ||
+        !(o.prior_weight < 0 || o.prior_weight <= 1e100))
+        return pc_fail(err, PC_ERR_ARG, "pc_calib_fit: huber %g or prior_weight %g out of range",
+                       o.huber, o.prior_weight);
     fitctx f;
     memset(&f, 0, sizeof f);
     f.runs = runs;
@@ -231,6 +242,7 @@ pc_status pc_calib_fit(const pc_runs *runs, const unsigned char *use, const pc_c
         pc_calib_coef_prior(j, &prior, &f.lo[j], &f.hi[j], &f.sigma[j]);
         if (!(f.sigma[j] > 0)) f.sigma[j] = 1;
         f.x0[j] = to_x(&f, j, prior);
+        f.c_start[j] = start && !start->ideal ? start->c[j] : prior;
         x[j] = start && !start->ideal ? to_x(&f, j, start->c[j]) : f.x0[j];
     }
     set_x(&f, x);

@@ -401,11 +401,11 @@ int pc_cmd_validate(int argc, char **argv) {
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     const char *calspec = "builtin";
-    int json = 0, loso = 0, kinds = 3, c;
+    int json = 0, loso = 0, kinds = 3, cal_given = 0, c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         switch (c) {
-        case 'c': calspec = optarg; break;
+        case 'c': calspec = optarg, cal_given = 1; break;
         case 'l': loso = 1; break;
         case 'j': json = 1; break;
         case 'k':
@@ -420,7 +420,8 @@ int pc_cmd_validate(int argc, char **argv) {
     int nfiles = argc - optind;
     if (nfiles < 1) return pc_cli_usage_error("validate", "give a runs file (RUNS.json)");
     if (nfiles > 8) return pc_cli_usage_error("validate", "at most 8 runs files");
-    if (loso && strcmp(calspec, "builtin"))
+    /* --calibration builtin --loso too: the built-in would silently not be used */
+    if (loso && cal_given)
         return pc_cli_usage_error("validate", "--loso fits its own calibrations; drop "
                                               "--calibration");
     pc_error err;
@@ -488,7 +489,7 @@ static void calibrate_help(FILE *f) {
             "train, plan serve and validate), and reports the in-sample error and the\n"
             "leave-one-source-out error (fit without a source, predict it).\n\n"
             "  --out FILE        the calibration to write (temporary file, then rename)\n"
-            "  --huber D         Huber threshold on the log error (default 0.10)\n"
+            "  --huber D         Huber threshold on the log error, 1e-6 to 10 (default 0.10)\n"
             "  --prior-weight W  weight of the priors (default 1; 0 = none)\n"
             "  --no-loso         skip the leave-one-source-out report\n"
             "  --json            machine-readable report\n");
@@ -541,9 +542,11 @@ int pc_cmd_calibrate(int argc, char **argv) {
         case 'n': loso = 0; break;
         case 'j': json = 1; break;
         case 'u':
-            if (parse_pos(optarg, &fo.huber) || !(fo.huber > 0))
-                return pc_cli_usage_error("calibrate", "--huber: expected a number > 0, got "
-                                                       "'%s'", optarg);
+            /* a log error: below 1e-6 is noise of the predictions, above 10 a factor
+             * e^10; outside, the cost's 1/D^2 scaling under- or overflows */
+            if (parse_pos(optarg, &fo.huber) || !(fo.huber >= 1e-6 && fo.huber <= 10))
+                return pc_cli_usage_error("calibrate", "--huber: expected a number in [1e-6, 10], "
+                                                       "got '%s'", optarg);
             break;
         case 'w':
             if (parse_pos(optarg, &fo.prior_weight))
