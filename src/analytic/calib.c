@@ -131,8 +131,8 @@ pc_status pc_calib_parse(const char *text, size_t len, const char *origin, pc_ca
                      origin);
     } else if (ver->valuedouble != PC_CALIB_VERSION) {
         st = pc_fail(err, PC_ERR_UNSUPPORTED,
-                     "%s: calibration version %g, this perfcast reads version %d (refit with "
-                     "'perfcast calibrate')",
+                     "%s: perfcast_calibration: version %g, this perfcast reads version %d "
+                     "(refit with 'perfcast calibrate')",
                      origin, ver->valuedouble, PC_CALIB_VERSION);
     } else if (!cJSON_IsObject(co)) {
         st = pc_fail(err, PC_ERR_FORMAT, "%s: \"coefficients\": expected an object", origin);

@@ -34,8 +34,10 @@ def jrun(*args, rc=0):
         return None
 
 
+# The book's worked examples are ideal-roofline answers: `plan train` ranks by the calibrated
+# step time by default (--calibration builtin), so they run with --calibration none.
 POD = ("plan", "train", "--preset", "llama3-70b", "--chip", "v5p", "--chips", "8960",
-       "--batch-tokens", "4M", "--tokens", "15T")
+       "--batch-tokens", "4M", "--tokens", "15T", "--calibration", "none")
 
 
 def test_help():
@@ -103,7 +105,7 @@ def test_train_other():
     # LLaMA-2 13B on a 16x16x16 slice, 3M batch of 32k sequences: the book's 1024 FSDP x 4 TP
     d = jrun("plan", "train", "--preset", "llama2-13b", "--chip", "v5p", "--slice", "16x16x16",
              "--batch-tokens", "3e6", "--seq", "32k", "--efficiency", "0.4", "--attention",
-             "none", "--json")
+             "none", "--calibration", "none", "--json")  # a book example: ideal roofline
     if d:
         b = d["plans"][0]
         expect(b["axes"]["tensor"] == 4 and b["axes"]["fsdp"] * b["axes"]["data"] == 1024,
@@ -247,6 +249,71 @@ def test_serve():
                                                                       p.stderr.strip()))
 
 
+CAL = ("plan", "train", "--preset", "llama3-70b", "--chip", "v5p", "--chips", "8960",
+       "--batch-tokens", "4M", "--top", "3")
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def test_train_calibrated():
+    # default (--calibration builtin): the calibrated step beside the ideal bound, never below it
+    p = run(*CAL)
+    expect_rc(p, 0, "plan train (calibrated)")
+    expect(re.search(r"calibrated step \S+ \S+ \(MFU [0-9.]+%\) against the ideal bound", p.stdout),
+           "text prints the calibrated step and the ideal bound: %s" % p.stdout[:1500])
+    expect("calibrated" in p.stdout and "ideal" in p.stdout, "table has both columns")
+    no_inf_nan(p, "plan train (calibrated)")
+    d = jrun(*CAL, "--json")
+    if d:
+        expect(d["calibration"] == "builtin", "JSON names the calibration")
+        for pl in d["plans"]:
+            c, i = pl["calibrated_step_time"], pl["step_time"]
+            expect(isinstance(c, float) and isinstance(i, float) and 0 < i <= c < 1e6,
+                   "calibrated %s >= ideal %s > 0" % (c, i))
+            expect(0 < pl["calibrated_mfu"] <= pl["mfu"], "calibrated MFU <= ideal MFU")
+        cs = [pl["calibrated_step_time"] for pl in d["plans"]]
+        expect(cs == sorted(cs), "plans rank by the calibrated step: %s" % cs)
+    # --calibration none: the ideal roofline only, no calibrated numbers
+    p = run(*CAL, "--calibration", "none")
+    expect_rc(p, 0, "plan train --calibration none")
+    expect("calibrated step" not in p.stdout and "--calibration none" in p.stdout,
+           "--calibration none prints no calibrated step: %s" % p.stdout[:800])
+    d = jrun(*CAL, "--calibration", "none", "--json")
+    if d:
+        expect(d["calibration"] == "none", "JSON: calibration none")
+        expect(all(pl.get("calibrated_step_time") is None for pl in d["plans"]),
+               "--calibration none: no calibrated_step_time")
+
+
+def test_train_calibration_file():
+    # a file written by `perfcast calibrate` is accepted
+    runs = os.path.join(HERE, "..", "data", "runs", "good_runs.json")
+    cal = os.path.join(TMP, "cal.json")
+    p = run("calibrate", runs, "--out", cal, "--no-loso")
+    expect_rc(p, 0, "calibrate good_runs.json")
+    d = jrun(*CAL, "--calibration", cal, "--json")
+    if d:
+        expect(d["calibration"] == cal, "JSON names the file: %s" % d["calibration"])
+        expect(d["plans"] and d["plans"][0]["calibrated_step_time"] > 0, "file calibration used")
+    # malformed: exit 1 naming the file and the field
+    with open(cal) as fh:
+        good = json.load(fh)
+    bad_version = dict(good, perfcast_calibration=99)
+    bad_coef = dict(good, coefficients=dict(good["coefficients"], **{"train.no_such": 1.0}))
+    for name, text, needle in (("notjson.json", "{not json", "not JSON"),
+                               ("version.json", json.dumps(bad_version), "perfcast_calibration"),
+                               ("coef.json", json.dumps(bad_coef), "train.no_such")):
+        path = os.path.join(TMP, name)
+        with open(path, "w") as fh:
+            fh.write(text)
+        p = run(*CAL, "--calibration", path)
+        expect_rc(p, 1, "plan train --calibration %s" % name)
+        expect(name in p.stderr and needle in p.stderr,
+               "%s: message names the file and %s: %s" % (name, needle, p.stderr.strip()))
+    p = run(*CAL, "--calibration", os.path.join(TMP, "absent.json"))
+    expect_rc(p, 1, "plan train --calibration absent.json")
+    expect("absent.json" in p.stderr, "missing file named: %s" % p.stderr.strip())
+
+
 INF_NAN = re.compile(r"(?<![A-Za-z])-?(inf|nan)(?![A-Za-z])", re.I)
 
 
@@ -344,6 +411,7 @@ def test_serve_book():
 def main():
     os.makedirs(TMP, exist_ok=True)
     for t in (test_help, test_train_pod, test_train_other, test_train_bad, test_serve,
+              test_train_calibrated, test_train_calibration_file,
               test_v4_across_pods, test_topology_warnings, test_serve_book):
         t()
     if FAILS:
