@@ -33,17 +33,21 @@ static void train_help(FILE *f) {
         "                           (--chips N | --slice AxBxC) --batch-tokens B [--seq T]\n"
         "                           [--tokens TOTAL] [--price-per-chip-hour X] [--top N] [--json]\n"
         "                           [--remat LIST] [--zero LIST] [--dp N --fsdp N --tp N --pp N\n"
-        "                           --ep N] [--max-micro M] [--efficiency E] [--attention A]\n"
+        "                           --ep N] [--max-micro M] [--micro M] [--micro-batch-size S]\n"
+        "                           [--vp V] [--cp C] [--efficiency E] [--attention A]\n"
         "                           [--optimizer adam|momentum|sgd] [--master-weights]\n"
         "                           [--weight-dtype P] [--grad-dtype P] [--act-dtype P]\n"
         "                           [--chips-file F]\n\n"
         "Searches every factorization of the chips into stage (pipeline) x data x fsdp (ZeRO\n"
         "stage 1/2/3) x expert (MoE) x tensor axes that maps onto the slice and the model,\n"
-        "every remat policy and micro-batch count (gradient accumulation; pipeline\n"
-        "micro-batches with bubble (p-1)/(m+p-1)); keeps the plans whose weights, gradients,\n"
-        "optimizer state, activations (in-flight micro-batches) and transients fit in HBM;\n"
-        "ranks them by roofline step time (compute at peak x efficiency, HBM traffic, each\n"
-        "axis's collectives, overlapped where the book says they can be).\n\n"
+        "every remat policy and micro-batch count (powers of two and divisors of the\n"
+        "sequences per data shard: gradient accumulation; pipeline micro-batches with bubble\n"
+        "(p-1)/(v m) of the pipelined time, v interleaved virtual stages); keeps the plans\n"
+        "whose weights, gradients, optimizer state, activations (in-flight micro-batches)\n"
+        "and transients fit in HBM; ranks them by the calibrated step time (the run each\n"
+        "plan stands for under a model fitted on measured runs), shown beside the ideal\n"
+        "roofline bound (compute at peak x efficiency, HBM traffic, each axis's collectives,\n"
+        "overlapped where the book says they can be).\n\n"
         "  --model X          a Hugging Face config.json, or a preset name\n"
         "  --chips N          chips; a slice shape is chosen (the most collective bandwidth,\n"
         "                     then the fewest hops; several slices over DCN if N does not\n"
@@ -58,7 +62,15 @@ static void train_help(FILE *f) {
         "                     (default none,big_matmuls,full)\n"
         "  --zero LIST        ZeRO stages for the fsdp axis (default 1,2,3)\n"
         "  --dp/--fsdp/--tp/--pp/--ep N   fix an axis size (default: search)\n"
-        "  --max-micro M      most micro-batches (default 256)\n"
+        "  --max-micro M      most micro-batches searched (default 256)\n"
+        "  --micro M          pin the micro-batches per step (gradient accumulation steps;\n"
+        "                     pipeline micro-batches)\n"
+        "  --micro-batch-size S   pin the sequences per micro-batch (per data shard)\n"
+        "  --vp V             interleaved pipeline schedule: V virtual stages per stage\n"
+        "                     (needs stage > 1; the largest stage holds V chunks of\n"
+        "                     ceil(L/(pp V)) layers; uneven stages are allowed)\n"
+        "  --cp C             context parallel: each sequence split over C chips of the data\n"
+        "                     axes (ring attention; C must divide the data shards)\n"
         "  --efficiency E     fraction of peak FLOP/s reached by the matmuls (default: the\n"
         "                     book's TPU 0.95, GPU 0.80; --efficiency 0.4 for the book's MFU)\n"
         "  --attention A      attention FLOPs: causal (default), full, none (the 6N rule)\n"
@@ -385,6 +397,9 @@ static cJSON *plan_json(const pc_train_plan *p, double rk) {
     char r[32];
     cJSON_AddStringToObject(o, "remat", remat_str(p->remat, rk, r, sizeof r));
     cJSON_AddNumberToObject(o, "micro_batches", (double)p->micro);
+    cJSON_AddNumberToObject(o, "micro_batch_size", (double)p->micro_batch_size);
+    cJSON_AddNumberToObject(o, "virtual_stages", (double)p->vp);
+    cJSON_AddNumberToObject(o, "context_parallel", (double)p->cp);
     cJSON_AddNumberToObject(o, "tokens_per_chip", p->tokens_per_chip);
     cJSON_AddNumberToObject(o, "tokens_per_data_shard", p->tokens_per_shard);
     cJSON *m = cJSON_AddObjectToObject(o, "memory_per_chip");
@@ -441,8 +456,9 @@ static void print_calibrated(const pc_train_plan *p, const pc_plan_train_opts *o
         return;
     }
     if (!(p->calibrated_step > 0)) {
-        printf("  calibrated: not expressible for this plan (a sequence split over data "
-               "shards); ideal roofline shown\n");
+        printf("  calibrated: not expressible for this plan (the batch does not split into "
+               "whole sequences per data shard, or whole shards per sequence); ideal roofline "
+               "shown\n");
         return;
     }
     printf("  calibrated step %s (MFU %.1f%%) against the ideal bound %s: %.2fx; largest exposed "
@@ -456,11 +472,32 @@ static void calibrated_json(cJSON *o, const pc_train_plan *p) {
     if (p->calibrated_step > 0) {
         cJSON_AddNumberToObject(o, "calibrated_step_time", p->calibrated_step);
         cJSON_AddNumberToObject(o, "calibrated_mfu", p->calibrated_mfu);
+        /* tokens/s, days and cost follow the step time */
+        double r = p->step_time / p->calibrated_step;
+        cJSON_AddNumberToObject(o, "calibrated_tokens_per_s", p->tokens_per_s * r);
+        cJSON_AddNumberToObject(o, "calibrated_days", p->days / r);
+        cJSON_AddNumberToObject(o, "calibrated_cost_usd", p->cost / r);
         cJSON_AddStringToObject(o, "calibrated_bottleneck",
                                 pc_step_part_name((pc_step_part)p->calibrated_bottleneck));
     } else {
         cJSON_AddNullToObject(o, "calibrated_step_time");
     }
+}
+
+/* "  MFU 40.0%, 3.94 M tokens/s, 44 days for 15e12 tokens, $39.8M at $4.20/chip-hour" */
+static void print_rates(const char *label, double mfu, double tps, double days, double cost,
+                        const pc_plan_train_opts *o, const pc_train_search *s,
+                        const pc_chip *chip) {
+    char a1[64], a2[64], a3[64];
+    printf("  %sMFU %.1f%%, %s tokens/s", label, 100 * mfu, pc_acli_si(tps, "", a1, sizeof a1));
+    if (o->total_tokens > 0) {
+        printf(", %.3g days for %s tokens", days, pc_acli_count(o->total_tokens, a3, sizeof a3));
+        if (s->price_per_hour > 0)
+            printf(", %s at $%.2f/chip-hour", money(cost, a2, sizeof a2), s->price_per_hour);
+        else
+            printf(" (no price known for %s: --price-per-chip-hour)", chip->name);
+    }
+    printf("\n");
 }
 
 /* ---------------- plan train ---------------- */
@@ -498,7 +535,16 @@ enum {
     T_PREFILL,
     T_DECODE,
     T_SBATCH,
-    T_BOOK
+    T_BOOK,
+    T_PMICRO,
+    T_MBS,
+    T_VP,
+    T_CP,
+    T_CONC,
+    T_REPL,
+    T_STP,
+    T_SEP,
+    T_ADP
 };
 
 static int parse_remat_list(const char *v, unsigned *mask, double *k) {
@@ -546,6 +592,10 @@ static int plan_train(int argc, char **argv) {
                                          {"pp", required_argument, 0, T_PP},
                                          {"ep", required_argument, 0, T_EP},
                                          {"max-micro", required_argument, 0, T_MICRO},
+                                         {"micro", required_argument, 0, T_PMICRO},
+                                         {"micro-batch-size", required_argument, 0, T_MBS},
+                                         {"vp", required_argument, 0, T_VP},
+                                         {"cp", required_argument, 0, T_CP},
                                          {"optimizer", required_argument, 0, T_OPT},
                                          {"master-weights", no_argument, 0, T_MASTER},
                                          {"weight-dtype", required_argument, 0, T_WDT},
@@ -648,9 +698,10 @@ static int plan_train(int argc, char **argv) {
         case T_TP:
         case T_PP:
         case T_EP: {
+            static const char *const flag[] = {"--dp", "--fsdp", "--tp", "--pp", "--ep"};
             if (pc_cli_parse_i64(optarg, 1, 1LL << 30, &v))
                 return pc_cli_usage_error(CMD_TRAIN, "%s expects an axis size >= 1, got '%s'",
-                                          argv[optind - 1], optarg);
+                                          flag[c - T_DP], optarg);
             static const int map[] = {PC_PAR_DP, PC_PAR_FSDP, PC_PAR_TP, PC_PAR_PP, PC_PAR_EP};
             o.fixed[map[c - T_DP]] = v;
             break;
@@ -661,6 +712,21 @@ static int plan_train(int argc, char **argv) {
                                           optarg);
             o.max_micro = v;
             break;
+        case T_PMICRO:
+        case T_MBS:
+        case T_VP:
+        case T_CP: {
+            static const char *const flag[] = {"--micro", "--micro-batch-size", "--vp", "--cp"};
+            static const char *const what[] = {"a micro-batch count", "sequences per micro-batch",
+                                               "virtual stages per pipeline stage",
+                                               "context-parallel ways"};
+            if (pc_cli_parse_i64(optarg, 1, c == T_CP ? 1LL << 30 : 1LL << 20, &v))
+                return pc_cli_usage_error(CMD_TRAIN, "%s expects %s >= 1, got '%s'",
+                                          flag[c - T_PMICRO], what[c - T_PMICRO], optarg);
+            int64_t *dst[] = {&o.micro, &o.micro_batch_size, &o.vp, &o.cp};
+            *dst[c - T_PMICRO] = v;
+            break;
+        }
         case T_OPT:
             if (!strcmp(optarg, "adam") || !strcmp(optarg, "adamw"))
                 o.optimizer = PC_OPT_ADAM;
@@ -697,6 +763,11 @@ static int plan_train(int argc, char **argv) {
     }
     if (optind < argc)
         return pc_cli_usage_error(CMD_TRAIN, "unexpected argument '%s'", argv[optind]);
+    int pinned = o.micro > 0 || o.micro_batch_size > 0 || o.vp > 1 || o.cp > 1;
+    if (o.vp > 1 && o.fixed[PC_PAR_PP] == 1)
+        return pc_cli_usage_error(CMD_TRAIN,
+                                  "--vp %lld needs a pipeline: --pp 1 has no stages to interleave",
+                                  (long long)o.vp);
     pc_model_cfg m;
     if ((rc = load_model(CMD_TRAIN, model_s, preset, &m)) >= 0) return rc;
     if (!chip_s) return pc_cli_usage_error(CMD_TRAIN, "give --chip (e.g. --chip v5p)");
@@ -718,6 +789,18 @@ static int plan_train(int argc, char **argv) {
         pc_chipdb_free(db);
         pc_calib_free(cal);
         return rc;
+    }
+    if (o.micro > 0 && o.micro_batch_size > 0) {
+        double seqs = o.batch_tokens / o.seq, per = (double)o.micro * (double)o.micro_batch_size;
+        if (seqs != floor(seqs) || fmod(seqs, per) != 0) {
+            pc_chipdb_free(db);
+            pc_calib_free(cal);
+            return pc_cli_usage_error(CMD_TRAIN,
+                                      "--micro %lld x --micro-batch-size %lld = %.0f sequences "
+                                      "per data shard does not divide the batch's %.6g sequences",
+                                      (long long)o.micro, (long long)o.micro_batch_size, per,
+                                      seqs);
+        }
     }
     if (o.batch_tokens < o.seq) {
         pc_chipdb_free(db);
@@ -805,7 +888,11 @@ static int plan_train(int argc, char **argv) {
             fprintf(stderr, "perfcast plan train: %s: %s\n",
                     s.nbest ? "warning: some layouts not priced" : "no plan could be priced",
                     s.unpriced_reason);
-        if (!s.nbest)
+        if (!s.nbest && !s.evaluated && pinned)
+            fprintf(stderr, "perfcast plan train: no layout of %lld chips fits the model and the "
+                            "pins (--micro, --micro-batch-size, --vp, --cp)\n",
+                    (long long)s.chips);
+        else if (!s.nbest)
             fprintf(stderr, "perfcast plan train: no plan fits in %s of HBM per chip\n",
                     gb(chip->hbm_bytes, a1, sizeof a1));
         pc_chipdb_free(db);
@@ -825,10 +912,10 @@ static int plan_train(int argc, char **argv) {
     printf("; attention FLOPs %s; compute at %.2f x %s%s\n", pc_attn_flops_name(o.attention),
            s.efficiency, pc_acli_si(pc_chip_flops(chip, o.act_prec), "FLOP/s", a3, sizeof a3),
            o.convention == PC_CONV_BOOK ? "; book collectives (V/W)" : "");
-    printf("searched %s layouts (%s do not fit the model's heads/layers/experts%s), %s plans in "
-           "%s; %s fit in %s of HBM\n",
+    printf("searched %s layouts (%s do not fit the model's heads/layers/experts%s%s), %s plans "
+           "in %s; %s fit in %s of HBM\n",
            commas((double)s.layouts, a1, sizeof a1), commas((double)s.unmapped, a2, sizeof a2),
-           s.unpriced ? " or cannot be priced" : "",
+           pinned ? " or the pins" : "", s.unpriced ? " or cannot be priced" : "",
            commas((double)s.evaluated, a3, sizeof a3), pc_acli_time(secs, t, sizeof t),
            commas((double)s.fitting, a4, sizeof a4), gb(chip->hbm_bytes, a5, sizeof a5));
     if (s.unpriced && (s.nbest || s.evaluated)) {
@@ -895,9 +982,14 @@ static int plan_train(int argc, char **argv) {
         } else {
             fprintf(stderr,
                     "  no layout of %lld chips fits the model (tensor must divide the "
-                    "heads, stage the layers, expert the experts): change --chips or "
-                    "the fixed axes\n",
-                    (long long)s.chips);
+                    "heads, stage the layers, expert the experts)%s: change --chips or "
+                    "the fixed axes%s\n",
+                    (long long)s.chips,
+                    pinned ? " and the pins (whole micro-batches of the data shards' sequences; "
+                             "--vp needs stage > 1, stage x vp <= layers; --cp must divide the "
+                             "data shards)"
+                           : "",
+                    pinned ? " or the pins (--micro, --micro-batch-size, --vp, --cp)" : "");
         }
         pc_chipdb_free(db);
         pc_calib_free(cal);
@@ -905,24 +997,29 @@ static int plan_train(int argc, char **argv) {
     }
     const pc_train_plan *b = &best[0];
     char lay[160], r[32];
-    printf("\nbest: %s, remat %s, %lld micro-batch%s%s\n", layout_str(b, lay, sizeof lay),
+    printf("\nbest: %s, remat %s, %lld micro-batch%s%s", layout_str(b, lay, sizeof lay),
            remat_str(b->remat, o.remat_tensors, r, sizeof r), (long long)b->micro,
            b->micro > 1 ? "es" : "",
            b->axis[PC_PAR_PP] > 1 ? " (pipeline)"
            : b->micro > 1         ? " (gradient accumulation)"
                                   : "");
+    if (b->micro_batch_size > 0)
+        printf(" of %lld sequence%s", (long long)b->micro_batch_size,
+               b->micro_batch_size > 1 ? "s" : "");
+    if (b->vp > 1) printf(", interleaved: %lld virtual stages per stage", (long long)b->vp);
+    if (b->cp > 1) printf(", context parallel %lld (of the data shards)", (long long)b->cp);
+    printf("\n");
     print_parts(b);
     print_calibrated(b, &o);
-    printf("  MFU %.1f%%, %s tokens/s", 100 * b->mfu,
-           pc_acli_si(b->tokens_per_s, "", a1, sizeof a1));
-    if (o.total_tokens > 0) {
-        printf(", %.3g days for %s tokens", b->days, pc_acli_count(o.total_tokens, a3, sizeof a3));
-        if (s.price_per_hour > 0)
-            printf(", %s at $%.2f/chip-hour", money(b->cost, a2, sizeof a2), s.price_per_hour);
-        else
-            printf(" (no price known for %s: --price-per-chip-hour)", chip->name);
+    if (b->calibrated_step > 0) {
+        double k = b->calibrated_step / b->step_time;
+        print_rates("calibrated: ", b->calibrated_mfu, b->tokens_per_s / k, b->days * k,
+                    b->cost * k, &o, &s, chip);
+        print_rates("ideal bound: ", b->mfu, b->tokens_per_s, b->days, b->cost, &o, &s, chip);
+    } else {
+        print_rates("", b->mfu, b->tokens_per_s, b->days, b->cost, &o, &s, chip);
     }
-    printf("\n  per chip: %.0f tokens of the batch (%s per data shard); memory %s of %s:",
+    printf("  per chip: %.0f tokens of the batch (%s per data shard); memory %s of %s:",
            b->tokens_per_chip, commas(b->tokens_per_shard, a1, sizeof a1),
            gb(b->mem_total, a2, sizeof a2), gb(chip->hbm_bytes, a3, sizeof a3));
     printf(" weights %s, grads %s, optimizer %s,", gb(b->mem_weights, a4, sizeof a4),
@@ -985,7 +1082,7 @@ static int plan_train(int argc, char **argv) {
     jax_snippet(b, &m, seqs, o.remat_tensors, snip, sizeof snip);
     printf("\nJAX mesh and shardings of the best plan:\n%s", snip);
     pc_chipdb_free(db);
-        pc_calib_free(cal);
+    pc_calib_free(cal);
     return PC_EXIT_OK;
 }
 

@@ -314,6 +314,56 @@ def test_train_calibration_file():
     expect("absent.json" in p.stderr, "missing file named: %s" % p.stderr.strip())
 
 
+def test_train_pins():
+    # Llama 3 405B: 126 layers over 16 stages (uneven: 8 on the slowest) is accepted
+    base = ("plan", "train", "--preset", "llama3-405b", "--chip", "h100", "--chips", "16384",
+            "--batch-tokens", "2048x8192", "--seq", "8192", "--tp", "8", "--pp", "16", "--top", "3")
+    d = jrun(*base, "--json")
+    if d:
+        b = d["plans"][0]
+        expect(b["axes"]["stage"] == 16 and b["virtual_stages"] == 1, "405B over 16 stages")
+        bubble1 = b["step_parts"]["bubble"] / (b["step_time"] - b["step_parts"]["bubble"])
+    v = jrun(*base, "--vp", "2", "--micro", "16", "--json")
+    if d and v:
+        for pl in v["plans"]:
+            expect(pl["virtual_stages"] == 2 and pl["micro_batches"] == 16,
+                   "--vp 2 --micro 16 kept: %s %s" % (pl["virtual_stages"], pl["micro_batches"]))
+        b = v["plans"][0]
+        piped = b["step_time"] - b["step_parts"]["bubble"] - b["step_parts"]["dp"] - \
+            b["step_parts"]["optimizer"]
+        close(b["step_parts"]["bubble"] / piped, 15 / (2 * 16), 1e-9,
+              "interleaved bubble (p-1)/(v m)")
+        expect(b["calibrated_step_time"] >= b["step_time"] > 0, "calibrated >= ideal with --vp")
+    p = run(*base, "--vp", "2")
+    expect_rc(p, 0, "plan train --vp 2 (text)")
+    expect("interleaved: 2 virtual stages" in p.stdout, "best line names the interleaving")
+    no_inf_nan(p, "plan train --vp 2")
+    d = jrun(*base, "--micro-batch-size", "2", "--json")
+    if d:
+        for pl in d["plans"]:
+            expect(pl["micro_batch_size"] == 2, "--micro-batch-size 2 kept")
+    # context parallel: the 131k-token phase, each sequence over 16 chips
+    d = jrun("plan", "train", "--preset", "llama3-405b", "--chip", "h100", "--chips", "16384",
+             "--batch-tokens", "128x128k", "--seq", "128k", "--tp", "8", "--pp", "16", "--cp",
+             "16", "--top", "2", "--json")
+    if d:
+        b = d["plans"][0]
+        expect(b["context_parallel"] == 16, "--cp 16 kept")
+        expect(b["calibrated_step_time"] > 0, "cp plans are priced by the calibrated model")
+    for args, needle in ((("--vp", "2", "--pp", "1"), "--vp"),
+                         (("--micro", "0"), "--micro"),
+                         (("--cp", "x"), "--cp"),
+                         (("--micro", "3", "--micro-batch-size", "5"), "does not divide")):
+        p = run("plan", "train", "--preset", "llama3-70b", "--chip", "h100", "--chips", "64",
+                "--batch-tokens", "1M", *args)
+        expect_rc(p, 2, " ".join(args))
+        expect(needle in p.stderr, "%s: message mentions %s: %s" % (" ".join(args), needle,
+                                                                      p.stderr.strip()))
+    p = run(*base, "--micro", "1000")
+    expect_rc(p, 1, "a pin no layout meets")
+    expect("pins" in p.stderr, "says the pins rule the layouts out: %s" % p.stderr)
+
+
 INF_NAN = re.compile(r"(?<![A-Za-z])-?(inf|nan)(?![A-Za-z])", re.I)
 
 
@@ -411,7 +461,7 @@ def test_serve_book():
 def main():
     os.makedirs(TMP, exist_ok=True)
     for t in (test_help, test_train_pod, test_train_other, test_train_bad, test_serve,
-              test_train_calibrated, test_train_calibration_file,
+              test_train_calibrated, test_train_calibration_file, test_train_pins,
               test_v4_across_pods, test_topology_warnings, test_serve_book):
         t()
     if FAILS:
