@@ -91,6 +91,8 @@ static void serve_help(FILE *f) {
            "                           (--chips N | --slice AxB) --context S[,S2,...]\n"
            "                           [--batch N|sweep] [--prefill-tokens P] [--decode-tokens G]\n"
            "                           [--weight-dtype P] [--kv-dtype P] [--efficiency E]\n"
+           "                           [--replicas R | --tp N] [--ep N] [--attention-dp]\n"
+           "                           [--concurrency N] [--calibration builtin|none|FILE]\n"
            "                           [--price-per-chip-hour X] [--chips-file F] [--json]\n\n"
            "The model is sharded over all chips by tensor (model) parallelism (query heads and\n"
            "d_ff split; the KV cache split over KV heads, then over the batch). For each context\n"
@@ -99,7 +101,11 @@ static void serve_help(FILE *f) {
            "(= KV load + max(matmul FLOPs, weight load, TP AllReduces)), tokens/s, QPS per chip,\n"
            "prefill time of the batch's prompts, cost per million tokens, and the decode TP\n"
            "limit at that batch (\"TP lim\": M_Y F/(B beta), beta = W_hbm/W_ici, §7). MoE\n"
-           "models: the decode batch above which the experts are compute-bound (B_crit E/k).\n\n"
+           "models: the decode batch above which the experts are compute-bound (B_crit E/k).\n"
+           "These tables are the ideal roofline (the book's). Then, per context, the calibrated\n"
+           "continuous-batching model (fitted on measured serving runs): output tokens/s of the\n"
+           "whole job and per chip, TTFT, TPOT, the batch used (the throughput-optimal one that\n"
+           "fits unless pinned) and the largest that fits, beside the ideal bound.\n\n"
            "  --context S        KV-cache length per sequence (k binary: 8k = 8192); a list gives\n"
            "                     one table per context\n"
            "  --batch N|sweep    one batch size, or the doubling table (default)\n"
@@ -111,7 +117,17 @@ static void serve_help(FILE *f) {
            "                     context), full, none (the book's 2N rule)\n"
            "  --book             the book's convention: collectives priced V/W (no (n-1)/n),\n"
            "                     and no decode TP AllReduces (the book's §7 decode formula\n"
-           "                     leaves them out); default exact, with them\n\n"
+           "                     leaves them out); default exact, with them\n"
+           "  --replicas R       data parallelism: R model replicas of chips/R-way tensor\n"
+           "                     parallelism (it must divide the heads), so any chip count gets\n"
+           "                     an answer; the tables are then per replica\n"
+           "  --tp N             tensor parallel degree (default: all chips; replicas = chips/N)\n"
+           "  --ep N             expert parallel ways (MoE); --attention-dp: attention data\n"
+           "                     parallel over the tp GPUs (MoE, TensorRT-LLM style)\n"
+           "  --concurrency N    requests in flight over all replicas (pins the calibrated\n"
+           "                     batch: N / replicas each); --batch N pins it per replica\n"
+           "  --calibration C    builtin (default), none (tables only), or a file from\n"
+           "                     'perfcast calibrate'\n\n"
            "Exit status: 0 ok, 1 the weights (or the requested batch) do not fit, 2 bad usage.\n");
 }
 
@@ -542,8 +558,6 @@ enum {
     T_CP,
     T_CONC,
     T_REPL,
-    T_STP,
-    T_SEP,
     T_ADP
 };
 
@@ -1086,6 +1100,222 @@ static int plan_train(int argc, char **argv) {
     return PC_EXIT_OK;
 }
 
+/* ---- plan serve: the calibrated continuous-batching block ---- */
+
+/* What plan serve's calibrated block is asked for (docs/analytic.md
+ * "Calibrated serving in plan serve"). */
+typedef struct serve_cal_req {
+    const pc_calib *cal; /* NULL: --calibration none (no block) */
+    int64_t chips, tp, replicas, ep;
+    int attention_dp;
+    double batch;       /* --batch N: sequences per replica; 0: not pinned */
+    double concurrency; /* --concurrency N: requests in flight over all replicas; 0: not pinned */
+} serve_cal_req;
+
+/* The serving run plan serve's inputs stand for: model parallel over tp
+ * chips, chips / tp replicas, prompt P and generated G tokens per request. */
+static void serve_cal_run(const serve_cal_req *q, const pc_model_cfg *m, const pc_chip *chip,
+                          const pc_serve_opts *o, double P, double G, pc_run *r) {
+    pc_run_serve_init(r);
+    snprintf(r->id, sizeof r->id, "plan-serve");
+    r->model = *m;
+    snprintf(r->chip_name, sizeof r->chip_name, "%s", chip->name);
+    r->chips = q->chips;
+    r->tp = q->tp;
+    r->ep = q->ep > 1 ? q->ep : 1;
+    r->attention_dp = q->attention_dp;
+    r->input_len = P;
+    r->output_len = G;
+    r->weight_prec = o->weight_prec;
+    /* not given: the engine's own KV type (docs/analytic.md) */
+    r->kv_prec = o->kv_prec;
+    /* matmuls run in the weights' type when the chip has fp8 / fp4 units */
+    r->prec = o->weight_prec == PC_PREC_FP8 || o->weight_prec == PC_PREC_FP4 ? o->weight_prec
+                                                                            : PC_PREC_BF16;
+    r->concurrency = q->concurrency;
+}
+
+typedef struct serve_cal_out {
+    int ok;
+    char why[sizeof(((pc_error *)0)->msg)];
+    pc_serve_detail d, ideal;
+    int ideal_ok;
+    double pinned; /* sequences per replica asked for (0: the throughput-optimal batch) */
+} serve_cal_out;
+
+static void serve_cal_eval(const serve_cal_req *q, const pc_run *r, const pc_chip *chip,
+                           serve_cal_out *out) {
+    memset(out, 0, sizeof *out);
+    pc_error e;
+    pc_error_clear(&e);
+    out->pinned = q->batch > 0 ? q->batch
+                  : q->concurrency > 0 ? q->concurrency / (double)q->replicas
+                                       : 0;
+    if (pc_serve_explain(r, chip, q->cal, q->batch, &out->d, &e) != PC_OK) {
+        snprintf(out->why, sizeof out->why, "%s", e.msg);
+        return;
+    }
+    out->ok = isfinite(out->d.tokens_per_s) && out->d.tokens_per_s > 0 &&
+              isfinite(out->d.ttft_s) && isfinite(out->d.tpot_s);
+    if (!out->ok) snprintf(out->why, sizeof out->why, "no finite throughput for this run");
+    /* the ideal bound: the same run with no fitted losses */
+    out->ideal_ok = pc_serve_explain(r, chip, NULL, q->batch, &out->ideal, &e) == PC_OK &&
+                    isfinite(out->ideal.tokens_per_s);
+}
+
+static const char *serve_batch_how(const serve_cal_out *c, char *buf, size_t cap) {
+    if (!(c->pinned > 0))
+        snprintf(buf, cap, "throughput-optimal that fits");
+    else if (c->pinned > c->d.batch)
+        snprintf(buf, cap, "pinned at %.6g, capped at the largest that fits", c->pinned);
+    else
+        snprintf(buf, cap, "pinned");
+    return buf;
+}
+
+static void serve_cal_print(const serve_cal_req *q, const serve_cal_out *c, const char *origin,
+                            const pc_run *r) {
+    char a1[48], a2[48], t1[32], t2[32], how[96];
+    printf("calibrated (continuous batching; --calibration %s): tp %lld x %lld replica%s, %.0f "
+           "prompt + %.0f generated tokens per request\n",
+           origin, (long long)q->tp, (long long)q->replicas, q->replicas == 1 ? "" : "s",
+           r->input_len, r->output_len);
+    if (!c->ok) {
+        printf("  not expressible: %s\n", c->why);
+        return;
+    }
+    const pc_serve_detail *d = &c->d;
+    printf("  batch %.0f per replica (%s; largest that fits %.0f), KV %s\n", d->batch,
+           serve_batch_how(c, how, sizeof how), d->max_batch, pc_prec_name(d->kv_prec));
+    printf("  output %s tokens/s (%s per chip), TTFT %s, TPOT %s\n",
+           commas(d->tokens_per_s, a1, sizeof a1),
+           commas(d->tokens_per_s / (double)q->chips, a2, sizeof a2),
+           pc_acli_time(d->ttft_s, t1, sizeof t1), pc_acli_time(d->tpot_s, t2, sizeof t2));
+    if (c->ideal_ok)
+        printf("  ideal bound: %s tokens/s (%s per chip), TTFT %s, TPOT %s at batch %.0f "
+               "(largest that fits %.0f)\n",
+               commas(c->ideal.tokens_per_s, a1, sizeof a1),
+               commas(c->ideal.tokens_per_s / (double)q->chips, a2, sizeof a2),
+               pc_acli_time(c->ideal.ttft_s, t1, sizeof t1),
+               pc_acli_time(c->ideal.tpot_s, t2, sizeof t2), c->ideal.batch,
+               c->ideal.max_batch);
+}
+
+static cJSON *serve_detail_json(const pc_serve_detail *d, int64_t chips) {
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "batch", d->batch);
+    cJSON_AddNumberToObject(o, "max_batch", d->max_batch);
+    cJSON_AddNumberToObject(o, "output_tokens_per_s", d->tokens_per_s);
+    cJSON_AddNumberToObject(o, "output_tokens_per_s_per_chip", d->tokens_per_s / (double)chips);
+    cJSON_AddNumberToObject(o, "ttft_s", d->ttft_s);
+    cJSON_AddNumberToObject(o, "tpot_s", d->tpot_s);
+    return o;
+}
+
+static cJSON *serve_cal_json(const serve_cal_req *q, const serve_cal_out *c, const char *origin) {
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "calibration", origin);
+    cJSON_AddNumberToObject(o, "tp", (double)q->tp);
+    cJSON_AddNumberToObject(o, "replicas", (double)q->replicas);
+    cJSON_AddNumberToObject(o, "ep", (double)(q->ep > 1 ? q->ep : 1));
+    cJSON_AddBoolToObject(o, "attention_dp", q->attention_dp);
+    if (!c->ok) {
+        cJSON_AddStringToObject(o, "error", c->why);
+        return o;
+    }
+    const pc_serve_detail *d = &c->d;
+    cJSON_AddNumberToObject(o, "batch", d->batch);
+    cJSON_AddBoolToObject(o, "batch_chosen", !(c->pinned > 0));
+    if (c->pinned > 0)
+        cJSON_AddNumberToObject(o, "batch_pinned", c->pinned);
+    else
+        cJSON_AddNullToObject(o, "batch_pinned");
+    cJSON_AddNumberToObject(o, "max_batch", d->max_batch);
+    cJSON_AddStringToObject(o, "kv_dtype", pc_prec_name(d->kv_prec));
+    cJSON_AddNumberToObject(o, "output_tokens_per_s", d->tokens_per_s);
+    cJSON_AddNumberToObject(o, "output_tokens_per_s_per_chip", d->tokens_per_s / (double)q->chips);
+    cJSON_AddNumberToObject(o, "ttft_s", d->ttft_s);
+    cJSON_AddNumberToObject(o, "tpot_s", d->tpot_s);
+    cJSON_AddNumberToObject(o, "step_s", d->t_step);
+    if (c->ideal_ok)
+        cJSON_AddItemToObject(o, "ideal", serve_detail_json(&c->ideal, q->chips));
+    else
+        cJSON_AddNullToObject(o, "ideal");
+    return o;
+}
+
+/* The calibrated block of one context: printed, or a "calibrated" object in
+ * jc (JSON); nothing but a note under --calibration none. */
+static void serve_cal_context(const serve_cal_req *q, const pc_model_cfg *m, const pc_chip *chip,
+                              const pc_serve_opts *o, double P, double G, const char *origin,
+                              cJSON *jc) {
+    if (!q->cal) {
+        if (jc)
+            cJSON_AddNullToObject(jc, "calibrated");
+        else
+            printf("(ideal roofline only: --calibration none)\n");
+        return;
+    }
+    pc_run r;
+    serve_cal_out c;
+    serve_cal_run(q, m, chip, o, P, G, &r);
+    serve_cal_eval(q, &r, chip, &c);
+    if (jc)
+        cJSON_AddItemToObject(jc, "calibrated", serve_cal_json(q, &c, origin));
+    else
+        serve_cal_print(q, &c, origin, &r);
+}
+
+/* One replica's slice: the whole slice, or tp chips cut as
+ * pc_plan_slice_for_chips would. Returns -1 or an exit code. */
+static int serve_replica_slice(const pc_chip *chip, const pc_mesh *slice, const serve_cal_req *q,
+                               pc_mesh *out) {
+    if (q->replicas <= 1) {
+        *out = *slice;
+        return -1;
+    }
+    pc_error e;
+    pc_error_clear(&e);
+    if (pc_plan_slice_for_chips(chip, q->tp, out, &e) != PC_OK)
+        return pc_cli_usage_error(CMD_SERVE, "a replica of %lld chips: %s", (long long)q->tp,
+                                  e.msg);
+    return -1;
+}
+
+/* tp x replicas = chips (pipeline 1): --tp and --replicas, either or both;
+ * default tp = all chips. tp must divide the query heads. Returns -1 or an
+ * exit code. */
+static int serve_resolve_tp(const pc_model_cfg *m, int64_t chips, long long tp_flag,
+                            long long repl_flag, serve_cal_req *q) {
+    q->chips = chips;
+    if (tp_flag > 0 && repl_flag > 0 && tp_flag * repl_flag != chips)
+        return pc_cli_usage_error(CMD_SERVE,
+                                  "--tp %lld x --replicas %lld = %lld, but there are %lld chips",
+                                  tp_flag, repl_flag, tp_flag * repl_flag, (long long)chips);
+    const char *flag = tp_flag > 0 ? "--tp" : "--replicas";
+    long long given = tp_flag > 0 ? tp_flag : repl_flag;
+    if (given > 0 && chips % given)
+        return pc_cli_usage_error(CMD_SERVE, "%s %lld does not divide the %lld chips", flag,
+                                  given, (long long)chips);
+    q->tp = tp_flag > 0 ? tp_flag : repl_flag > 0 ? chips / repl_flag : chips;
+    q->replicas = chips / q->tp;
+    /* default (tp = all chips): pc_plan_serve_setup names the valid counts */
+    if ((tp_flag > 0 || repl_flag > 0) && m->heads % q->tp)
+        return pc_cli_usage_error(CMD_SERVE,
+                                  "tensor parallel %lld (%s) must divide the %lld query heads "
+                                  "of %s; use --replicas R with chips / R dividing them",
+                                  (long long)q->tp,
+                                  tp_flag > 0 ? "--tp" : repl_flag > 0 ? "chips / --replicas"
+                                                                      : "all chips",
+                                  (long long)m->heads, m->name);
+    if (q->ep > 1 && (m->experts <= 0 || m->experts % q->ep))
+        return pc_cli_usage_error(CMD_SERVE,
+                                  "--ep %lld: expert parallelism needs a MoE model whose experts "
+                                  "it divides (%s has %lld)",
+                                  (long long)q->ep, m->name, (long long)m->experts);
+    return -1;
+}
+
 /* ---------------- plan serve ---------------- */
 
 static const char *bound_str(const pc_serve_point *p, int decode) {
@@ -1125,6 +1355,11 @@ static cJSON *point_json(const pc_serve_point *p) {
     return o;
 }
 
+static int serve_contexts(const pc_chip *chip, const pc_model_cfg *mp, const pc_mesh *fslice,
+                          const pc_mesh *rslice, pc_serve_opts *op, const serve_cal_req *q,
+                          const char *origin, const double *ctxs, int nctx, double batch,
+                          int json);
+
 static int plan_serve(int argc, char **argv) {
     static const struct option opts[] = {{"model", required_argument, 0, T_MODEL},
                                          {"preset", required_argument, 0, T_PRESET},
@@ -1142,13 +1377,21 @@ static int plan_serve(int argc, char **argv) {
                                          {"price-per-chip-hour", required_argument, 0, T_PRICE},
                                          {"attention", required_argument, 0, T_ATTN},
                                          {"book", no_argument, 0, T_BOOK},
+                                         {"calibration", required_argument, 0, T_CALIB},
+                                         {"concurrency", required_argument, 0, T_CONC},
+                                         {"replicas", required_argument, 0, T_REPL},
+                                         {"tp", required_argument, 0, T_TP},
+                                         {"ep", required_argument, 0, T_EP},
+                                         {"attention-dp", no_argument, 0, T_ADP},
                                          {"json", no_argument, 0, 'j'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     const char *model_s = NULL, *preset = NULL, *chip_s = NULL, *slice_s = NULL, *cfile = NULL;
-    const char *ctx_s = NULL;
-    long long chips = 0;
+    const char *ctx_s = NULL, *calspec = "builtin";
+    long long chips = 0, tp_flag = 0, repl_flag = 0, lv;
     double batch = 0; /* 0: sweep */
+    serve_cal_req q;
+    memset(&q, 0, sizeof q);
     int json = 0, c, rc;
     pc_serve_opts o = pc_serve_opts_default();
     optind = 1;
@@ -1183,7 +1426,8 @@ static int plan_serve(int argc, char **argv) {
             double d;
             if (parse_count(optarg, 1, &d) || d < 1 || d > 1e9 || d != floor(d))
                 return pc_cli_usage_error(CMD_SERVE, "%s expects a token count >= 1, got '%s'",
-                                          argv[optind - 1], optarg);
+                                          c == T_PREFILL ? "--prefill-tokens" : "--decode-tokens",
+                                          optarg);
             if (c == T_PREFILL)
                 o.prefill_tokens = d;
             else
@@ -1222,6 +1466,27 @@ static int plan_serve(int argc, char **argv) {
             break;
         }
         case T_BOOK: o.convention = PC_CONV_BOOK; break;
+        case T_CALIB: calspec = optarg; break;
+        case T_CONC:
+            if (parse_count(optarg, 0, &q.concurrency) || q.concurrency < 1 ||
+                q.concurrency > 1e9 || q.concurrency != floor(q.concurrency))
+                return pc_cli_usage_error(
+                    CMD_SERVE, "--concurrency expects requests in flight >= 1, got '%s'", optarg);
+            break;
+        case T_REPL:
+        case T_TP:
+        case T_EP: {
+            static const char *const flag[] = {"--replicas", "--tp", "--ep"};
+            int k = c == T_REPL ? 0 : c == T_TP ? 1 : 2;
+            if (pc_cli_parse_i64(optarg, 1, 1LL << 30, &lv))
+                return pc_cli_usage_error(CMD_SERVE, "%s expects a count >= 1, got '%s'", flag[k],
+                                          optarg);
+            if (k == 0) repl_flag = lv;
+            else if (k == 1) tp_flag = lv;
+            else q.ep = lv;
+            break;
+        }
+        case T_ADP: q.attention_dp = 1; break;
         case 'j': json = 1; break;
         case 'h': serve_help(stdout); return PC_EXIT_OK;
         default:
@@ -1255,22 +1520,53 @@ static int plan_serve(int argc, char **argv) {
     pc_chipdb *db;
     const pc_chip *chip;
     if ((rc = pc_acli_open_chip(CMD_SERVE, cfile, chip_s, &db, &chip)) >= 0) return rc;
-    pc_mesh slice;
-    if ((rc = resolve_slice(CMD_SERVE, chip, chips, slice_s, &slice)) >= 0) {
+    pc_mesh slice, rslice;
+    if ((rc = resolve_slice(CMD_SERVE, chip, chips, slice_s, &slice)) >= 0 ||
+        (rc = serve_resolve_tp(&m, pc_mesh_devices(&slice), tp_flag, repl_flag, &q)) >= 0 ||
+        (rc = serve_replica_slice(chip, &slice, &q, &rslice)) >= 0) {
         pc_chipdb_free(db);
         return rc;
     }
     pc_error e;
     pc_error_clear(&e);
-    char sl[96], a1[64], a2[64], a3[64], a4[64], t1[32], t2[32];
+    pc_calib *cal = NULL;
+    if (pc_calib_open(calspec, &cal, &e)) {
+        pc_chipdb_free(db);
+        return pc_cli_fail(&e);
+    }
+    q.cal = pc_calib_is_ideal(cal) ? NULL : cal;
+    q.batch = batch; /* --batch N pins the calibrated batch per replica too */
+    int rc_loop = serve_contexts(chip, &m, &slice, &rslice, &o, &q, pc_calib_origin(cal), ctxs,
+                                 nctx, batch, json);
+    pc_calib_free(cal);
+    pc_chipdb_free(db);
+    return rc_loop;
+}
+
+/* The tables and calibrated blocks of every context; returns the exit code. */
+static int serve_contexts(const pc_chip *chip, const pc_model_cfg *mp, const pc_mesh *fslice,
+                          const pc_mesh *rslice, pc_serve_opts *op, const serve_cal_req *q,
+                          const char *origin, const double *ctxs, int nctx, double batch,
+                          int json) {
+    const pc_model_cfg m = *mp;
+    pc_serve_opts o = *op;
+    const pc_mesh slice = *rslice; /* one replica: the book's tables */
+    pc_error e;
+    pc_error_clear(&e);
+    char sl[96], fsl[96], a1[64], a2[64], a3[64], a4[64], t1[32], t2[32];
     mesh_str(&slice, sl, sizeof sl);
+    mesh_str(fslice, fsl, sizeof fsl);
     pc_prec kvp = o.kv_prec == PC_PREC_COUNT ? o.weight_prec : o.kv_prec;
     cJSON *jroot = json ? cJSON_CreateObject() : NULL;
     cJSON *jctx = NULL;
     if (jroot) {
         cJSON_AddStringToObject(jroot, "model", m.name);
         cJSON_AddStringToObject(jroot, "chip", chip->name);
-        cJSON_AddStringToObject(jroot, "slice", sl);
+        cJSON_AddStringToObject(jroot, "slice", fsl);
+        cJSON_AddStringToObject(jroot, "replica_slice", sl);
+        cJSON_AddNumberToObject(jroot, "tp", (double)q->tp);
+        cJSON_AddNumberToObject(jroot, "replicas", (double)q->replicas);
+        cJSON_AddStringToObject(jroot, "calibration", origin);
         cJSON_AddStringToObject(jroot, "weight_dtype", pc_prec_name(o.weight_prec));
         cJSON_AddStringToObject(jroot, "kv_dtype", pc_prec_name(kvp));
         cJSON_AddStringToObject(jroot, "attention", pc_attn_flops_name(o.attention));
@@ -1284,7 +1580,11 @@ static int plan_serve(int argc, char **argv) {
         pc_status st = pc_plan_serve_setup(chip, &m, &slice, &o, &s, &e);
         if (st) {
             cJSON_Delete(jroot);
-            pc_chipdb_free(db);
+            if (st == PC_ERR_INVALID && q->replicas == 1)
+                return pc_cli_usage_error(CMD_SERVE,
+                                          "%s; or split the chips into replicas (--replicas R: "
+                                          "chips / R must divide the heads)",
+                                          e.msg);
             return st == PC_ERR_INVALID || st == PC_ERR_ARG
                        ? pc_cli_usage_error(CMD_SERVE, "%s", e.msg)
                        : pc_cli_fail(&e);
@@ -1325,6 +1625,10 @@ static int plan_serve(int argc, char **argv) {
             if (o.convention == PC_CONV_BOOK)
                 printf("; book convention: collectives V/W, no decode TP AllReduces");
             printf("\n");
+            if (q->replicas > 1)
+                printf("data parallel: %lld replicas of %lld-way tensor parallel over the %lld "
+                       "chips (slice %s); the tables are per replica\n",
+                       (long long)q->replicas, (long long)q->tp, (long long)q->chips, fsl);
         }
         cJSON *jc = NULL;
         if (jroot) {
@@ -1360,6 +1664,7 @@ static int plan_serve(int argc, char **argv) {
                     gb(chip->hbm_bytes, a3, sizeof a3), (long long)s.min_chips_weights,
                     (long long)s.min_chips_valid, (long long)m.heads);
             status = PC_EXIT_FAIL;
+            serve_cal_context(q, &m, chip, &o, P, G, origin, jc);
             continue;
         }
         if (!json)
@@ -1382,7 +1687,6 @@ static int plan_serve(int argc, char **argv) {
             pc_serve_point p;
             if (pc_plan_serve_eval(chip, &m, &slice, &o, bl[i], &p, &e) != PC_OK) {
                 cJSON_Delete(jroot);
-                pc_chipdb_free(db);
                 return pc_cli_fail(&e);
             }
             if (jrows) cJSON_AddItemToArray(jrows, point_json(&p));
@@ -1405,6 +1709,7 @@ static int plan_serve(int argc, char **argv) {
                     "that fits is %lld (more chips, int8 KV cache, or a shorter context)\n",
                     batch, o.context, (long long)s.max_batch);
         }
+        serve_cal_context(q, &m, chip, &o, P, G, origin, jc);
     }
     if (jroot) {
         char *out = cJSON_Print(jroot);
@@ -1412,7 +1717,6 @@ static int plan_serve(int argc, char **argv) {
         free(out);
         cJSON_Delete(jroot);
     }
-    pc_chipdb_free(db);
     return status;
 }
 

@@ -364,6 +364,94 @@ def test_train_pins():
     expect("pins" in p.stderr, "says the pins rule the layouts out: %s" % p.stderr)
 
 
+def finite_pos(x):
+    return isinstance(x, (int, float)) and 0 < x < 1e12
+
+
+def test_serve_calibrated():
+    base = ("plan", "serve", "--preset", "llama3-70b", "--chip", "h100", "--chips", "8",
+            "--context", "2048", "--prefill-tokens", "1024", "--decode-tokens", "1024",
+            "--weight-dtype", "fp8")
+    p = run(*base)
+    expect_rc(p, 0, "plan serve (calibrated)")
+    expect("calibrated (continuous batching" in p.stdout and "ideal bound" in p.stdout and
+           "throughput-optimal" in p.stdout, "calibrated block: %s" % p.stdout[-800:])
+    expect("decode step" in p.stdout, "the book's table is kept")
+    no_inf_nan(p, "plan serve (calibrated)")
+    d = jrun(*base, "--json")
+    if d:
+        c = d["contexts"][0]["calibrated"]
+        for k in ("output_tokens_per_s", "output_tokens_per_s_per_chip", "ttft_s", "tpot_s",
+                  "batch", "max_batch"):
+            expect(finite_pos(c[k]), "calibrated %s positive and finite: %s" % (k, c[k]))
+        expect(c["batch_chosen"] is True and c["batch_pinned"] is None,
+               "no pin: the throughput-optimal batch is chosen and said")
+        expect(c["batch"] <= c["max_batch"], "the chosen batch fits")
+        close(c["output_tokens_per_s_per_chip"] * 8, c["output_tokens_per_s"], 1e-9, "per chip")
+        expect(c["output_tokens_per_s"] <= c["ideal"]["output_tokens_per_s"],
+               "calibrated tokens/s <= ideal: %s %s" % (c["output_tokens_per_s"],
+                                                        c["ideal"]["output_tokens_per_s"]))
+        expect(c["tp"] == 8 and c["replicas"] == 1, "default: tp = all chips")
+    d = jrun(*base, "--batch", "64", "--json")
+    if d:
+        c = d["contexts"][0]["calibrated"]
+        expect(c["batch"] == 64 and c["batch_chosen"] is False and c["batch_pinned"] == 64,
+               "--batch 64 pins the calibrated batch: %s" % c)
+        expect(c["ideal"]["batch"] == 64, "the ideal bound at the same batch")
+        expect(c["output_tokens_per_s"] <= c["ideal"]["output_tokens_per_s"],
+               "pinned: calibrated tokens/s <= ideal")
+    # tensor x data parallelism: 6 H100 serve LLaMA-3 70B as 3 replicas of tp 2
+    rep = ("plan", "serve", "--preset", "llama3-70b", "--chip", "h100", "--chips", "6",
+           "--context", "2048", "--prefill-tokens", "1024", "--decode-tokens", "1024")
+    p = run(*rep)
+    expect_rc(p, 2, "6 chips, tp 6")
+    expect("--replicas" in p.stderr and "use one of 1, 2, 4, 8" in p.stderr,
+           "suggests --replicas: %s" % p.stderr)
+    d = jrun(*rep, "--replicas", "3", "--concurrency", "30", "--json")
+    if d:
+        c = d["contexts"][0]["calibrated"]
+        expect(d["tp"] == 2 and d["replicas"] == 3 and c["replicas"] == 3, "3 replicas of tp 2")
+        expect(d["contexts"][0]["chips"] == 2, "the book's table is per replica")
+        expect(c["batch"] == 10 and c["batch_pinned"] == 10, "--concurrency 30 over 3: %s" % c)
+        expect(finite_pos(c["output_tokens_per_s"]) and
+               c["output_tokens_per_s"] <= c["ideal"]["output_tokens_per_s"], "replicas priced")
+    p = run(*rep, "--replicas", "3")
+    expect_rc(p, 0, "--replicas 3 (text)")
+    expect("3 replicas of 2-way tensor parallel" in p.stdout and "tp 2 x 3 replicas" in p.stdout,
+           "replicas said: %s" % p.stdout[:1500])
+    d = jrun("plan", "serve", "--preset", "llama3-8b", "--chip", "h100", "--chips", "6",
+             "--context", "2048", "--tp", "1", "--json")
+    if d:
+        expect(d["replicas"] == 6 and finite_pos(
+            d["contexts"][0]["calibrated"]["output_tokens_per_s"]), "--tp 1: 6 replicas")
+    p = run(*rep, "--tp", "1")
+    expect_rc(p, 1, "70B bf16 on one H100 per replica does not fit")
+    expect("not expressible" in p.stdout, "the calibrated block says why: %s" % p.stdout[-400:])
+    # MoE with expert parallelism and attention DP
+    d = jrun("plan", "serve", "--preset", "mixtral-8x7b", "--chip", "h100", "--chips", "8",
+             "--ep", "8", "--attention-dp", "--context", "2048", "--json")
+    if d:
+        c = d["contexts"][0]["calibrated"]
+        expect(c["ep"] == 8 and c["attention_dp"] is True and finite_pos(c["output_tokens_per_s"]),
+               "MoE ep 8 with attention DP: %s" % c)
+    # --calibration none: no calibrated numbers
+    d = jrun(*base, "--calibration", "none", "--json")
+    if d:
+        expect(d["contexts"][0]["calibrated"] is None, "--calibration none: calibrated null")
+    p = run(*base, "--calibration", "none")
+    expect("calibrated (continuous" not in p.stdout, "--calibration none prints no block")
+    for args, needle in ((("--replicas", "5"), "--replicas 5"),
+                         (("--tp", "3", "--replicas", "2"), "--tp 3"),
+                         (("--tp", "3"), "does not divide"),
+                         (("--ep", "2"), "--ep"),
+                         (("--concurrency", "0"), "--concurrency"),
+                         (("--calibration", os.path.join(TMP, "absent.json")), "absent.json")):
+        p = run(*base, *args)
+        expect_rc(p, 1 if needle == "absent.json" else 2, " ".join(args))
+        expect(needle in p.stderr, "%s: message mentions %s: %s" % (" ".join(args), needle,
+                                                                      p.stderr.strip()))
+
+
 INF_NAN = re.compile(r"(?<![A-Za-z])-?(inf|nan)(?![A-Za-z])", re.I)
 
 
@@ -462,6 +550,7 @@ def main():
     os.makedirs(TMP, exist_ok=True)
     for t in (test_help, test_train_pod, test_train_other, test_train_bad, test_serve,
               test_train_calibrated, test_train_calibration_file, test_train_pins,
+              test_serve_calibrated,
               test_v4_across_pods, test_topology_warnings, test_serve_book):
         t()
     if FAILS:
