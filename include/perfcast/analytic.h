@@ -723,8 +723,8 @@ typedef struct pc_train_plan {
     double calibrated_step, calibrated_mfu;
     int calibrated_bottleneck;
     /* Virtual stages per pipeline stage and context-parallel ways (1: none),
-     * and whole sequences per micro-batch on one data shard (0: a sequence is
-     * split over several shards). */
+     * and sequences per micro-batch of a data group (0: not a whole number,
+     * e.g. a sequence split over shards or a batch padded to the shards). */
     int64_t vp, cp, micro_batch_size;
 } pc_train_plan;
 

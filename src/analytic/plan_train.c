@@ -640,7 +640,7 @@ static void eval_plan(const tjob *j, const tlayout *lay, int zero, pc_remat r, i
     double bm = b / m;
     /* whole sequences per micro-batch of a data group (cp shards hold one) */
     double mbs = j->seqs * cp / nd / m;
-    pl->micro_batch_size = mbs >= 1 ? (int64_t)floor(mbs) : 0;
+    pl->micro_batch_size = mbs >= 1 && mbs == floor(mbs) ? (int64_t)mbs : 0;
     pl->tokens_per_shard = b;
     pl->tokens_per_chip = j->B / n;
     /* parameters per chip before FSDP sharding: dense weights over tensor x

@@ -472,9 +472,9 @@ static void print_calibrated(const pc_train_plan *p, const pc_plan_train_opts *o
         return;
     }
     if (!(p->calibrated_step > 0)) {
-        printf("  calibrated: not expressible for this plan (the batch does not split into "
-               "whole sequences per data shard, or whole shards per sequence); ideal roofline "
-               "shown\n");
+        printf("  calibrated: not priced for this plan (the batch does not split into whole "
+               "sequences per data shard or whole shards per sequence, or the calibrated step is "
+               "not finite); ranked by the ideal roofline\n");
         return;
     }
     printf("  calibrated step %s (MFU %.1f%%) against the ideal bound %s: %.2fx; largest exposed "
