@@ -684,6 +684,15 @@ typedef struct pc_plan_train_opts {
     /* Calibration (perfcast/calib.h) that ranks the plans by their calibrated
      * step time; NULL: rank by the ideal roofline (the book's lower bound). */
     const struct pc_calib *calibration;
+    /* Pinned configuration (0: search / none; docs/analytic.md "Pinned
+     * configurations"). micro: micro-batches per step (else powers of two and
+     * the divisors of the sequences per data shard, up to max_micro);
+     * micro_batch_size: sequences per micro-batch (a layout must split the
+     * batch into whole micro-batches of it); vp: interleaved virtual pipeline
+     * stages per stage (bubble (pp-1)/(vp m) of the pipelined time; needs
+     * stage > 1 and stage x vp <= layers); cp: context parallel, each sequence
+     * split over cp chips of the data axes (cp must divide the data shards). */
+    int64_t micro, micro_batch_size, vp, cp;
 } pc_plan_train_opts;
 pc_plan_train_opts pc_plan_train_opts_default(void);
 
@@ -713,6 +722,10 @@ typedef struct pc_train_plan {
      * fields above stay the ideal roofline. */
     double calibrated_step, calibrated_mfu;
     int calibrated_bottleneck;
+    /* Virtual stages per pipeline stage and context-parallel ways (1: none),
+     * and sequences per micro-batch of a data group (0: not a whole number,
+     * e.g. a sequence split over shards or a batch padded to the shards). */
+    int64_t vp, cp, micro_batch_size;
 } pc_train_plan;
 
 /* The book's thresholds for the job (scaling_book.md §5, §6), per the best
@@ -750,9 +763,10 @@ typedef struct pc_train_search {
  * Searches every factorization of the slice's chips into pipeline x data x
  * fsdp (ZeRO 1/2/3) x expert x tensor axes that maps onto the slice's torus
  * (and DCN) axes and the model (tensor | heads, kv heads | tensor or tensor |
- * kv heads, tensor | d_ff, stage | layers, expert | experts), every remat
+ * kv heads, tensor | d_ff, stage <= layers, expert | experts), every remat
  * policy in the mask and micro-batch count (powers of two up to the
- * sequences per data shard). Keeps the `nbest` fastest plans that fit in
+ * sequences per data shard, and its divisors; or the pinned opts->micro /
+ * opts->micro_batch_size). Keeps the `nbest` fastest plans that fit in
  * HBM in best[] (fastest first). Fails only on bad arguments; no plan
  * fitting is reported by out->nbest == 0 (see out->least_memory).
  */

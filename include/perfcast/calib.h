@@ -212,8 +212,10 @@ pc_status pc_run_predict_on(const pc_run *run, const pc_chip *chip, const pc_cal
 /* The training run a planner plan stands for (Megatron-style on GPUs with
  * sequence parallelism, MaxText-style on TPUs; flash attention; ZeRO-1/2 on
  * the fsdp axis read as a distributed optimizer over data ranks, ZeRO-3 as
- * FSDP). Returns 0, or -1 when the plan cannot be expressed as a run (a
- * sequence split over data shards). */
+ * FSDP; the plan's vp and cp, cp ranks taken from the data ranks; a sequence
+ * split over a whole number of data shards read as cp). Returns 0, or -1 when
+ * the plan cannot be expressed as a run (a batch of fractional sequences, a
+ * split that is not whole, cp that does not divide the data ranks). */
 int pc_run_from_plan(const pc_chip *chip, const pc_model_cfg *model, const pc_mesh *slice,
                      const pc_plan_train_opts *opts, const pc_train_plan *plan, pc_run *out);
 

@@ -148,16 +148,17 @@ pc_status pc_mesh_check(const pc_chip *chip, pc_mesh *mesh, pc_error *err) {
             ici[nici++] = mesh->size[i];
             slice *= mesh->size[i];
         }
-    char txt[128];
-    mesh_text(mesh, 0, 0, txt, sizeof txt);
+    char txt[128]; /* the slice as text, formatted only for a message (planners check often) */
     int nbig = 0;
     for (int j = 0; j < nici; j++) nbig += ici[j] > 1;
     if (nici > chip->torus_dims) {
-        if (nbig > chip->torus_dims)
+        if (nbig > chip->torus_dims) {
+            mesh_text(mesh, 0, 0, txt, sizeof txt);
             return pc_fail(err, PC_ERR_ARG,
                            "%s is a %d-D torus but the slice %s has %d ICI axes: use at most %d "
                            "ICI axes (mark the axes that join slices with --dcn-axes)",
                            chip->name, chip->torus_dims, txt, nici, chip->torus_dims);
+        }
     }
     int64_t pod[3] = {chip->pod_shape[0], chip->pod_shape[1], chip->pod_shape[2]};
     int64_t pod_chips = pod[0] * pod[1] * pod[2];
@@ -169,6 +170,7 @@ pc_status pc_mesh_check(const pc_chip *chip, pc_mesh *mesh, pc_error *err) {
     for (int j = 0; j < nici && fits; j++)
         if (sorted[j] > (j < 3 ? pod[j] : 1)) fits = 0;
     if (!fits) {
+        mesh_text(mesh, 0, 0, txt, sizeof txt);
         char podtxt[64];
         int w = 0;
         for (int d = 0; d < chip->torus_dims && w >= 0 && (size_t)w < sizeof podtxt; d++)

@@ -84,16 +84,42 @@ static int best_slice_shape(const pc_chip *chip, int64_t n, pc_mesh *best) {
         if (pod[i] < 1) pod[i] = 1;
     int64_t maxdim = pod[0] > pod[1] ? pod[0] : pod[1];
     if (pod[2] > maxdim) maxdim = pod[2];
+    /* the pod's axes largest first: a shape (a >= b >= c) that exceeds them
+     * cannot be cut from the pod, so pc_mesh_check (which formats text) is
+     * skipped for it; the calibrated model asks for slices once per plan */
+    int64_t ps[3] = {pod[0], pod[1], pod[2]};
+    for (int i = 0; i < 2; i++)
+        for (int k = i + 1; k < 3; k++)
+            if (ps[k] > ps[i]) {
+                int64_t t = ps[i];
+                ps[i] = ps[k];
+                ps[k] = t;
+            }
     double best_score = INFINITY;
     int found = 0;
-    for (int64_t a = 1; a <= maxdim && a <= n; a++) {
-        if (n % a) continue;
-        for (int64_t b = 1; b <= a && b <= n / a; b++) {
-            if ((n / a) % b) continue;
-            int64_t c = n / a / b;
-            if (c > b) continue;
+    /* a >= b >= c all divide n and are at most the pod's largest axis:
+     * walk that short list of divisors (the calibrated model asks for a
+     * slice once per plan, so this is hot) */
+    int64_t dv[64];
+    int ndv = 0;
+    for (int64_t a = 1; a <= maxdim && a <= n && ndv < 64; a++)
+        if (n % a == 0) dv[ndv++] = a;
+    for (int ia = 0; ia < ndv; ia++) {
+        int64_t a = dv[ia], r = n / a;
+        for (int ib = 0; ib <= ia; ib++) {
+            int64_t b = dv[ib];
+            if (b * b < r || r % b) continue; /* c = r / b must be whole and <= b */
+            int64_t c = r / b;
             if (d < 3 && c != 1) continue;
             if (d < 2 && b != 1) continue;
+            if (a > ps[0] || b > ps[1] || c > ps[2]) continue;
+            /* with wraparound on every axis the score is at its best: skip
+             * the check when even that does not beat the best so far */
+            double hi = 0, hops = 0;
+            int64_t dims3[3] = {a, b, c};
+            for (int i = 0; i < d; i++)
+                if (dims3[i] > 1) hi += 1, hops += floor((double)dims3[i] / 2);
+            if (found && -hi * 1e6 + hops >= best_score) continue;
             pc_mesh m;
             memset(&m, 0, sizeof m);
             int64_t dims[3] = {a, b, c};
@@ -330,6 +356,11 @@ static pc_status prepare_job(const pc_chip *chip, const pc_model_cfg *m, const p
     if (o->remat_mask >> PC_REMAT_COUNT)
         return pc_fail(err, PC_ERR_ARG, "remat mask names an unknown policy");
     if (o->zero_mask & ~0xEu) return pc_fail(err, PC_ERR_ARG, "ZeRO stages are 1, 2 and 3");
+    if (o->micro < 0 || o->micro_batch_size < 0 || o->vp < 0 || o->cp < 0 || o->micro > 1 << 20 ||
+        o->micro_batch_size > INT64_C(1) << 40 || o->vp > 1 << 20 || o->cp > 1 << 30)
+        return pc_fail(err, PC_ERR_ARG,
+                       "pinned micro-batches, micro-batch size, virtual stages and context "
+                       "parallel must be >= 1 (0: search / none)");
     j->chip = chip;
     j->o = o;
     j->gpu = chip->kind == PC_CHIP_GPU;
@@ -421,6 +452,12 @@ static const char *layout_model_problem(const tjob *j, const pc_model_cfg *m, co
     if (ep > 1 && (!j->moe || m->experts % ep)) return "expert must divide the experts (MoE only)";
     double shards = (double)(a[PC_PAR_DP] * a[PC_PAR_FSDP] * ep);
     if (j->B / shards < 1) return "more data shards than tokens in the batch";
+    int64_t vp = j->o->vp, cp = j->o->cp;
+    if (vp > 1 && pp < 2) return "virtual stages need a pipeline (stage > 1)";
+    if (vp > 1 && pp * vp > m->layers) return "stage x virtual stages exceeds the layers";
+    if (cp > 1 && (int64_t)shards % cp) return "context parallel must divide the data shards";
+    if (cp > 1 && j->seqs * (double)cp / shards < 1)
+        return "context parallel leaves a data group without a whole sequence";
     return NULL;
 }
 
@@ -591,6 +628,9 @@ static void eval_plan(const tjob *j, const tlayout *lay, int zero, pc_remat r, i
     pl->zero = zero;
     pl->remat = r;
     pl->micro = micro;
+    pl->vp = j->o->vp > 1 ? j->o->vp : 1;
+    pl->cp = j->o->cp > 1 ? j->o->cp : 1;
+    const double vp = (double)pl->vp, cp = (double)pl->cp;
     const double tp = (double)a[PC_PAR_TP], pp = (double)a[PC_PAR_PP], ep = (double)a[PC_PAR_EP];
     const double fsdp = (double)a[PC_PAR_FSDP], dp = (double)a[PC_PAR_DP];
     const double m = (double)micro, nd = dp * fsdp * ep;
@@ -598,20 +638,28 @@ static void eval_plan(const tjob *j, const tlayout *lay, int zero, pc_remat r, i
     /* batch: tokens per data shard, rounded up (a real run pads) */
     double b = ceil(j->B / nd);
     double bm = b / m;
+    /* whole sequences per micro-batch of a data group (cp shards hold one) */
+    double mbs = j->seqs * cp / nd / m;
+    pl->micro_batch_size = mbs >= 1 && mbs == floor(mbs) ? (int64_t)mbs : 0;
     pl->tokens_per_shard = b;
     pl->tokens_per_chip = j->B / n;
     /* parameters per chip before FSDP sharding: dense weights over tensor x
      * stage, routed experts also over expert */
     double Pl = (j->P_total - j->P_expert) / (tp * pp) + j->P_expert / (ep * tp * pp);
     /* uneven stages (126 layers over 16): the largest stage holds ceil(L/pp)
-     * layers and sets the pace */
-    double Lst = ceil(j->L / pp), uneven = Lst / (j->L / pp);
+     * layers (interleaved: vp chunks of ceil(L/(pp vp))) and sets the pace */
+    double Lst = ceil(j->L / (pp * vp)) * vp;
+    if (Lst > j->L) Lst = j->L;
+    double uneven = Lst / (j->L / pp);
     Pl *= uneven;
     double fs_w = zero == 3 ? fsdp : 1, fs_g = zero >= 2 ? fsdp : 1, fs_o = zero >= 1 ? fsdp : 1;
     pl->mem_weights = Pl * j->wb / fs_w;
     pl->mem_grads = Pl * j->gb / fs_g;
     pl->mem_opt = Pl * j->ob / fs_o;
     double inflight = pp > 1 ? (m < pp ? m : pp) : 1; /* 1F1B: up to pp micro-batches */
+    /* interleaved 1F1B: the first stage warms up (p-1)/(p v) more of them
+     * (Korthikanti et al. 2022, §4.2.3) */
+    if (pp > 1 && vp > 1) inflight *= 1 + (pp - 1) / (pp * vp);
     double act_chunk = j->units[r] * j->ab * Lst * bm / tp;
     pl->mem_act = act_chunk * inflight;
     double trans = bm * j->V * 4 / tp; /* fp32 logits of a chunk (last stage) */
@@ -638,11 +686,14 @@ static void eval_plan(const tjob *j, const tlayout *lay, int zero, pc_remat r, i
                    (ctime(j, lay, PC_PAR_TP, PC_COLL_ALLGATHER, v) +
                     ctime(j, lay, PC_PAR_TP, PC_COLL_REDUCESCATTER, v));
     }
-    if (j->B / nd < j->T) {
-        /* a sequence spans several data shards: gather its K and V per layer */
+    if (j->B / nd < j->T || cp > 1) {
+        /* a sequence spans several data shards (or cp pinned: ring attention
+         * over cp of them): gather the K and V of its whole sequences per
+         * layer, priced over the data axis the shards lie on */
         int x = a[PC_PAR_FSDP] > 1 ? PC_PAR_FSDP : a[PC_PAR_DP] > 1 ? PC_PAR_DP : PC_PAR_EP;
         double kvs = tp < j->K ? tp : j->K;
-        double v = j->T * 2 * j->K * j->H * j->ab / kvs;
+        double toks = bm * cp > j->T ? bm * cp : j->T;
+        double v = toks * 2 * j->K * j->H * j->ab / kvs;
         pl->t_sp = Lst * ((1 + rf) * ctime(j, lay, x, PC_COLL_ALLGATHER, v) +
                           ctime(j, lay, x, PC_COLL_REDUCESCATTER, v));
     }
@@ -652,7 +703,8 @@ static void eval_plan(const tjob *j, const tlayout *lay, int zero, pc_remat r, i
     }
     if (pp > 1) {
         double v = bm * j->D * j->ab / tp;
-        pl->t_pp = 2 * (lay->p2p_bw > 0 ? v / lay->p2p_bw : INFINITY) + 2 * lay->p2p_lat;
+        /* interleaved: a micro-batch enters and leaves each stage vp times */
+        pl->t_pp = vp * (2 * (lay->p2p_bw > 0 ? v / lay->p2p_bw : INFINITY) + 2 * lay->p2p_lat);
     }
     double over = pl->t_math;
     pc_plan_part over_part = PC_PART_COMPUTE;
@@ -680,13 +732,15 @@ static void eval_plan(const tjob *j, const tlayout *lay, int zero, pc_remat r, i
     if (over_part != PC_PART_COMPUTE) pl->part[over_part] = (over - pl->t_math) * m;
     pl->part[PC_PART_EP] = pl->t_ep * m;
     pl->part[PC_PART_PP] = pl->t_pp * m;
-    pl->part[PC_PART_BUBBLE] = t_chunk * (pp - 1);
+    /* bubble: (p-1)/(v m) of the pipelined time t_chunk m (1F1B: v = 1) */
+    double bubble = (pp - 1) / vp;
+    pl->part[PC_PART_BUBBLE] = t_chunk * bubble;
     pl->part[PC_PART_DP] = dp_exposed;
     pl->part[PC_PART_OPT] = t_opt;
-    pl->step_time = t_chunk * (m + pp - 1) + dp_exposed + t_opt;
+    pl->step_time = t_chunk * (m + bubble) + dp_exposed + t_opt;
     pl->step_time_upper =
         (pl->t_math + pl->t_hbm + pl->t_fsdp + pl->t_tp + pl->t_sp + pl->t_ep + pl->t_pp) *
-            (m + pp - 1) +
+            (m + bubble) +
         t_dp + t_opt;
     pl->bottleneck = PC_PART_COMPUTE;
     for (int i = 1; i < PC_PART_COUNT; i++)
@@ -815,6 +869,39 @@ static void keep_best(pc_train_plan *best, int cap, int *nb, const pc_train_plan
     best[i] = *p;
 }
 
+/* Micro-batch counts to try for one layout (ascending), nd data shards.
+ * Pinned: opts->micro, or the count that makes micro-batches of
+ * opts->micro_batch_size sequences (none if it does not divide). Else every
+ * power of two and every divisor of the sequences per data group (cp shards
+ * hold one group) up to the group's sequences and max_micro. */
+#define MAX_MICRO_LIST 1024
+static int micro_list(const tjob *j, double nd, int64_t max_micro, int64_t *out) {
+    const pc_plan_train_opts *o = j->o;
+    double cp = o->cp > 1 ? (double)o->cp : 1;
+    double g = j->seqs * cp / nd; /* sequences per data group */
+    int whole = g >= 1 && g == floor(g) && g < 9e15;
+    if (o->micro_batch_size > 0) {
+        if (!whole || fmod(g, (double)o->micro_batch_size)) return 0;
+        double m = g / (double)o->micro_batch_size;
+        if (m < 1 || (o->micro > 0 && m != (double)o->micro)) return 0;
+        out[0] = (int64_t)m;
+        return 1;
+    }
+    if (o->micro > 0) {
+        /* more micro-batches than sequences leaves some empty */
+        if ((double)o->micro > (g >= 1 ? floor(g) : 1)) return 0;
+        out[0] = o->micro;
+        return 1;
+    }
+    int64_t mmax = g >= 1 ? (int64_t)floor(g) : 1;
+    if (mmax > max_micro) mmax = max_micro;
+    int64_t gi = whole ? (int64_t)g : 0;
+    int n = 0;
+    for (int64_t mi = 1; mi <= mmax && n < MAX_MICRO_LIST; mi++)
+        if (pow2(mi) || (gi && gi % mi == 0)) out[n++] = mi;
+    return n;
+}
+
 static pc_status check_fixed(const pc_plan_train_opts *o, int64_t chips, pc_error *err) {
     int64_t prod = 1;
     for (int x = 0; x < PC_PAR_COUNT; x++) {
@@ -854,6 +941,10 @@ pc_status pc_plan_train(const pc_chip *chip, const pc_model_cfg *model, const pc
     int nd = divisors(j.chips, div);
     const int64_t *fx = opts->fixed;
     int have_least = 0;
+    /* the run the calibrated model prices: its plan-independent part once */
+    pc_run work;
+    if (opts->calibration) pc_plan_run_base(chip, model, slice, opts, &work);
+    int64_t mlist[MAX_MICRO_LIST];
     tlayout lay, best_lay;
     int have_best_lay = 0;
     memset(&best_lay, 0, sizeof best_lay);
@@ -890,17 +981,18 @@ pc_status pc_plan_train(const pc_chip *chip, const pc_model_cfg *model, const pc
                         out->unpriced++;
                         continue;
                     }
-                    double nd_sh = (double)(dp * fsdp * ep);
-                    double seqs_shard = j.seqs / nd_sh;
-                    int64_t mmax = seqs_shard >= 1 ? (int64_t)floor(seqs_shard) : 1;
-                    if (mmax > max_micro) mmax = max_micro;
+                    int nm = micro_list(&j, (double)(dp * fsdp * ep), max_micro, mlist);
+                    if (!nm) { /* the pinned micro-batches do not split this layout's batch */
+                        out->unmapped++;
+                        continue;
+                    }
                     for (int z = 0; z <= 3; z++) {
                         if (fsdp > 1 ? !((zmask >> z) & 1) : z != 0) continue;
                         for (int r = 0; r < PC_REMAT_COUNT; r++) {
                             if (!((rmask >> r) & 1)) continue;
-                            for (int64_t mi = 1; mi <= mmax; mi *= 2) {
+                            for (int im = 0; im < nm; im++) {
                                 pc_train_plan p;
-                                eval_plan(&j, &lay, z, (pc_remat)r, mi, &p);
+                                eval_plan(&j, &lay, z, (pc_remat)r, mlist[im], &p);
                                 if (!plan_finite(&p)) { /* never a plan: say why */
                                     if (!out->unpriced++)
                                         snprintf(out->unpriced_reason,
@@ -917,7 +1009,7 @@ pc_status pc_plan_train(const pc_chip *chip, const pc_model_cfg *model, const pc
                                 }
                                 if (!p.fits) continue;
                                 out->fitting++;
-                                pc_plan_calibrate(chip, model, slice, opts, &p);
+                                pc_plan_calibrate(chip, opts, &work, &p);
                                 int was_first = out->nbest == 0 || plan_better(&p, &best[0]);
                                 keep_best(best, nbest, &out->nbest, &p);
                                 if (was_first && nbest > 0) best_lay = lay, have_best_lay = 1;
@@ -969,6 +1061,10 @@ pc_status pc_plan_train_eval(const pc_chip *chip, const pc_model_cfg *model, con
         return pc_fail(err, PC_ERR_UNSUPPORTED,
                        "the plan's step time is not finite (a link or rate of chip %s is 0)",
                        chip->name);
-    pc_plan_calibrate(chip, model, slice, opts, plan);
+    if (opts->calibration) {
+        pc_run work;
+        pc_plan_run_base(chip, model, slice, opts, &work);
+        pc_plan_calibrate(chip, opts, &work, plan);
+    }
     return PC_OK;
 }

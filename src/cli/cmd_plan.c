@@ -33,17 +33,21 @@ static void train_help(FILE *f) {
         "                           (--chips N | --slice AxBxC) --batch-tokens B [--seq T]\n"
         "                           [--tokens TOTAL] [--price-per-chip-hour X] [--top N] [--json]\n"
         "                           [--remat LIST] [--zero LIST] [--dp N --fsdp N --tp N --pp N\n"
-        "                           --ep N] [--max-micro M] [--efficiency E] [--attention A]\n"
+        "                           --ep N] [--max-micro M] [--micro M] [--micro-batch-size S]\n"
+        "                           [--vp V] [--cp C] [--efficiency E] [--attention A]\n"
         "                           [--optimizer adam|momentum|sgd] [--master-weights]\n"
         "                           [--weight-dtype P] [--grad-dtype P] [--act-dtype P]\n"
         "                           [--chips-file F]\n\n"
         "Searches every factorization of the chips into stage (pipeline) x data x fsdp (ZeRO\n"
         "stage 1/2/3) x expert (MoE) x tensor axes that maps onto the slice and the model,\n"
-        "every remat policy and micro-batch count (gradient accumulation; pipeline\n"
-        "micro-batches with bubble (p-1)/(m+p-1)); keeps the plans whose weights, gradients,\n"
-        "optimizer state, activations (in-flight micro-batches) and transients fit in HBM;\n"
-        "ranks them by roofline step time (compute at peak x efficiency, HBM traffic, each\n"
-        "axis's collectives, overlapped where the book says they can be).\n\n"
+        "every remat policy and micro-batch count (powers of two and divisors of the\n"
+        "sequences per data shard: gradient accumulation; pipeline micro-batches with bubble\n"
+        "(p-1)/(v m) of the pipelined time, v interleaved virtual stages); keeps the plans\n"
+        "whose weights, gradients, optimizer state, activations (in-flight micro-batches)\n"
+        "and transients fit in HBM; ranks them by the calibrated step time (the run each\n"
+        "plan stands for under a model fitted on measured runs), shown beside the ideal\n"
+        "roofline bound (compute at peak x efficiency, HBM traffic, each axis's collectives,\n"
+        "overlapped where the book says they can be).\n\n"
         "  --model X          a Hugging Face config.json, or a preset name\n"
         "  --chips N          chips; a slice shape is chosen (the most collective bandwidth,\n"
         "                     then the fewest hops; several slices over DCN if N does not\n"
@@ -58,7 +62,15 @@ static void train_help(FILE *f) {
         "                     (default none,big_matmuls,full)\n"
         "  --zero LIST        ZeRO stages for the fsdp axis (default 1,2,3)\n"
         "  --dp/--fsdp/--tp/--pp/--ep N   fix an axis size (default: search)\n"
-        "  --max-micro M      most micro-batches (default 256)\n"
+        "  --max-micro M      most micro-batches searched (default 256)\n"
+        "  --micro M          pin the micro-batches per step (gradient accumulation steps;\n"
+        "                     pipeline micro-batches)\n"
+        "  --micro-batch-size S   pin the sequences per micro-batch (per data shard)\n"
+        "  --vp V             interleaved pipeline schedule: V virtual stages per stage\n"
+        "                     (needs stage > 1; the largest stage holds V chunks of\n"
+        "                     ceil(L/(pp V)) layers; uneven stages are allowed)\n"
+        "  --cp C             context parallel: each sequence split over C chips of the data\n"
+        "                     axes (ring attention; C must divide the data shards)\n"
         "  --efficiency E     fraction of peak FLOP/s reached by the matmuls (default: the\n"
         "                     book's TPU 0.95, GPU 0.80; --efficiency 0.4 for the book's MFU)\n"
         "  --attention A      attention FLOPs: causal (default), full, none (the 6N rule)\n"
@@ -79,6 +91,8 @@ static void serve_help(FILE *f) {
            "                           (--chips N | --slice AxB) --context S[,S2,...]\n"
            "                           [--batch N|sweep] [--prefill-tokens P] [--decode-tokens G]\n"
            "                           [--weight-dtype P] [--kv-dtype P] [--efficiency E]\n"
+           "                           [--replicas R | --tp N] [--ep N] [--attention-dp]\n"
+           "                           [--concurrency N] [--calibration builtin|none|FILE]\n"
            "                           [--price-per-chip-hour X] [--chips-file F] [--json]\n\n"
            "The model is sharded over all chips by tensor (model) parallelism (query heads and\n"
            "d_ff split; the KV cache split over KV heads, then over the batch). For each context\n"
@@ -87,7 +101,11 @@ static void serve_help(FILE *f) {
            "(= KV load + max(matmul FLOPs, weight load, TP AllReduces)), tokens/s, QPS per chip,\n"
            "prefill time of the batch's prompts, cost per million tokens, and the decode TP\n"
            "limit at that batch (\"TP lim\": M_Y F/(B beta), beta = W_hbm/W_ici, §7). MoE\n"
-           "models: the decode batch above which the experts are compute-bound (B_crit E/k).\n\n"
+           "models: the decode batch above which the experts are compute-bound (B_crit E/k).\n"
+           "These tables are the ideal roofline (the book's). Then, per context, the calibrated\n"
+           "continuous-batching model (fitted on measured serving runs): output tokens/s of the\n"
+           "whole job and per chip, TTFT, TPOT, the batch used (the throughput-optimal one that\n"
+           "fits unless pinned) and the largest that fits, beside the ideal bound.\n\n"
            "  --context S        KV-cache length per sequence (k binary: 8k = 8192); a list gives\n"
            "                     one table per context\n"
            "  --batch N|sweep    one batch size, or the doubling table (default)\n"
@@ -99,7 +117,17 @@ static void serve_help(FILE *f) {
            "                     context), full, none (the book's 2N rule)\n"
            "  --book             the book's convention: collectives priced V/W (no (n-1)/n),\n"
            "                     and no decode TP AllReduces (the book's §7 decode formula\n"
-           "                     leaves them out); default exact, with them\n\n"
+           "                     leaves them out); default exact, with them\n"
+           "  --replicas R       data parallelism: R model replicas of chips/R-way tensor\n"
+           "                     parallelism (it must divide the heads), so any chip count gets\n"
+           "                     an answer; the tables are then per replica\n"
+           "  --tp N             tensor parallel degree (default: all chips; replicas = chips/N)\n"
+           "  --ep N             expert parallel ways (MoE); --attention-dp: attention data\n"
+           "                     parallel over the tp GPUs (MoE, TensorRT-LLM style)\n"
+           "  --concurrency N    requests in flight over all replicas (pins the calibrated\n"
+           "                     batch: N / replicas each); --batch N pins it per replica\n"
+           "  --calibration C    builtin (default), none (tables only), or a file from\n"
+           "                     'perfcast calibrate'\n\n"
            "Exit status: 0 ok, 1 the weights (or the requested batch) do not fit, 2 bad usage.\n");
 }
 
@@ -385,6 +413,9 @@ static cJSON *plan_json(const pc_train_plan *p, double rk) {
     char r[32];
     cJSON_AddStringToObject(o, "remat", remat_str(p->remat, rk, r, sizeof r));
     cJSON_AddNumberToObject(o, "micro_batches", (double)p->micro);
+    cJSON_AddNumberToObject(o, "micro_batch_size", (double)p->micro_batch_size);
+    cJSON_AddNumberToObject(o, "virtual_stages", (double)p->vp);
+    cJSON_AddNumberToObject(o, "context_parallel", (double)p->cp);
     cJSON_AddNumberToObject(o, "tokens_per_chip", p->tokens_per_chip);
     cJSON_AddNumberToObject(o, "tokens_per_data_shard", p->tokens_per_shard);
     cJSON *m = cJSON_AddObjectToObject(o, "memory_per_chip");
@@ -441,8 +472,9 @@ static void print_calibrated(const pc_train_plan *p, const pc_plan_train_opts *o
         return;
     }
     if (!(p->calibrated_step > 0)) {
-        printf("  calibrated: not expressible for this plan (a sequence split over data "
-               "shards); ideal roofline shown\n");
+        printf("  calibrated: not priced for this plan (the batch does not split into whole "
+               "sequences per data shard or whole shards per sequence, or the calibrated step is "
+               "not finite); ranked by the ideal roofline\n");
         return;
     }
     printf("  calibrated step %s (MFU %.1f%%) against the ideal bound %s: %.2fx; largest exposed "
@@ -456,11 +488,32 @@ static void calibrated_json(cJSON *o, const pc_train_plan *p) {
     if (p->calibrated_step > 0) {
         cJSON_AddNumberToObject(o, "calibrated_step_time", p->calibrated_step);
         cJSON_AddNumberToObject(o, "calibrated_mfu", p->calibrated_mfu);
+        /* tokens/s, days and cost follow the step time */
+        double r = p->step_time / p->calibrated_step;
+        cJSON_AddNumberToObject(o, "calibrated_tokens_per_s", p->tokens_per_s * r);
+        cJSON_AddNumberToObject(o, "calibrated_days", p->days / r);
+        cJSON_AddNumberToObject(o, "calibrated_cost_usd", p->cost / r);
         cJSON_AddStringToObject(o, "calibrated_bottleneck",
                                 pc_step_part_name((pc_step_part)p->calibrated_bottleneck));
     } else {
         cJSON_AddNullToObject(o, "calibrated_step_time");
     }
+}
+
+/* "  MFU 40.0%, 3.94 M tokens/s, 44 days for 15e12 tokens, $39.8M at $4.20/chip-hour" */
+static void print_rates(const char *label, double mfu, double tps, double days, double cost,
+                        const pc_plan_train_opts *o, const pc_train_search *s,
+                        const pc_chip *chip) {
+    char a1[64], a2[64], a3[64];
+    printf("  %sMFU %.1f%%, %s tokens/s", label, 100 * mfu, pc_acli_si(tps, "", a1, sizeof a1));
+    if (o->total_tokens > 0) {
+        printf(", %.3g days for %s tokens", days, pc_acli_count(o->total_tokens, a3, sizeof a3));
+        if (s->price_per_hour > 0)
+            printf(", %s at $%.2f/chip-hour", money(cost, a2, sizeof a2), s->price_per_hour);
+        else
+            printf(" (no price known for %s: --price-per-chip-hour)", chip->name);
+    }
+    printf("\n");
 }
 
 /* ---------------- plan train ---------------- */
@@ -498,7 +551,14 @@ enum {
     T_PREFILL,
     T_DECODE,
     T_SBATCH,
-    T_BOOK
+    T_BOOK,
+    T_PMICRO,
+    T_MBS,
+    T_VP,
+    T_CP,
+    T_CONC,
+    T_REPL,
+    T_ADP
 };
 
 static int parse_remat_list(const char *v, unsigned *mask, double *k) {
@@ -546,6 +606,10 @@ static int plan_train(int argc, char **argv) {
                                          {"pp", required_argument, 0, T_PP},
                                          {"ep", required_argument, 0, T_EP},
                                          {"max-micro", required_argument, 0, T_MICRO},
+                                         {"micro", required_argument, 0, T_PMICRO},
+                                         {"micro-batch-size", required_argument, 0, T_MBS},
+                                         {"vp", required_argument, 0, T_VP},
+                                         {"cp", required_argument, 0, T_CP},
                                          {"optimizer", required_argument, 0, T_OPT},
                                          {"master-weights", no_argument, 0, T_MASTER},
                                          {"weight-dtype", required_argument, 0, T_WDT},
@@ -648,9 +712,10 @@ static int plan_train(int argc, char **argv) {
         case T_TP:
         case T_PP:
         case T_EP: {
+            static const char *const flag[] = {"--dp", "--fsdp", "--tp", "--pp", "--ep"};
             if (pc_cli_parse_i64(optarg, 1, 1LL << 30, &v))
                 return pc_cli_usage_error(CMD_TRAIN, "%s expects an axis size >= 1, got '%s'",
-                                          argv[optind - 1], optarg);
+                                          flag[c - T_DP], optarg);
             static const int map[] = {PC_PAR_DP, PC_PAR_FSDP, PC_PAR_TP, PC_PAR_PP, PC_PAR_EP};
             o.fixed[map[c - T_DP]] = v;
             break;
@@ -661,6 +726,21 @@ static int plan_train(int argc, char **argv) {
                                           optarg);
             o.max_micro = v;
             break;
+        case T_PMICRO:
+        case T_MBS:
+        case T_VP:
+        case T_CP: {
+            static const char *const flag[] = {"--micro", "--micro-batch-size", "--vp", "--cp"};
+            static const char *const what[] = {"a micro-batch count", "sequences per micro-batch",
+                                               "virtual stages per pipeline stage",
+                                               "context-parallel ways"};
+            if (pc_cli_parse_i64(optarg, 1, c == T_CP ? 1LL << 30 : 1LL << 20, &v))
+                return pc_cli_usage_error(CMD_TRAIN, "%s expects %s >= 1, got '%s'",
+                                          flag[c - T_PMICRO], what[c - T_PMICRO], optarg);
+            int64_t *dst[] = {&o.micro, &o.micro_batch_size, &o.vp, &o.cp};
+            *dst[c - T_PMICRO] = v;
+            break;
+        }
         case T_OPT:
             if (!strcmp(optarg, "adam") || !strcmp(optarg, "adamw"))
                 o.optimizer = PC_OPT_ADAM;
@@ -697,6 +777,11 @@ static int plan_train(int argc, char **argv) {
     }
     if (optind < argc)
         return pc_cli_usage_error(CMD_TRAIN, "unexpected argument '%s'", argv[optind]);
+    int pinned = o.micro > 0 || o.micro_batch_size > 0 || o.vp > 1 || o.cp > 1;
+    if (o.vp > 1 && o.fixed[PC_PAR_PP] == 1)
+        return pc_cli_usage_error(CMD_TRAIN,
+                                  "--vp %lld needs a pipeline: --pp 1 has no stages to interleave",
+                                  (long long)o.vp);
     pc_model_cfg m;
     if ((rc = load_model(CMD_TRAIN, model_s, preset, &m)) >= 0) return rc;
     if (!chip_s) return pc_cli_usage_error(CMD_TRAIN, "give --chip (e.g. --chip v5p)");
@@ -718,6 +803,18 @@ static int plan_train(int argc, char **argv) {
         pc_chipdb_free(db);
         pc_calib_free(cal);
         return rc;
+    }
+    if (o.micro > 0 && o.micro_batch_size > 0) {
+        double seqs = o.batch_tokens / o.seq, per = (double)o.micro * (double)o.micro_batch_size;
+        if (seqs != floor(seqs) || fmod(seqs, per) != 0) {
+            pc_chipdb_free(db);
+            pc_calib_free(cal);
+            return pc_cli_usage_error(CMD_TRAIN,
+                                      "--micro %lld x --micro-batch-size %lld = %.0f sequences "
+                                      "per data shard does not divide the batch's %.6g sequences",
+                                      (long long)o.micro, (long long)o.micro_batch_size, per,
+                                      seqs);
+        }
     }
     if (o.batch_tokens < o.seq) {
         pc_chipdb_free(db);
@@ -805,7 +902,11 @@ static int plan_train(int argc, char **argv) {
             fprintf(stderr, "perfcast plan train: %s: %s\n",
                     s.nbest ? "warning: some layouts not priced" : "no plan could be priced",
                     s.unpriced_reason);
-        if (!s.nbest)
+        if (!s.nbest && !s.evaluated && pinned)
+            fprintf(stderr, "perfcast plan train: no layout of %lld chips fits the model and the "
+                            "pins (--micro, --micro-batch-size, --vp, --cp)\n",
+                    (long long)s.chips);
+        else if (!s.nbest)
             fprintf(stderr, "perfcast plan train: no plan fits in %s of HBM per chip\n",
                     gb(chip->hbm_bytes, a1, sizeof a1));
         pc_chipdb_free(db);
@@ -825,10 +926,10 @@ static int plan_train(int argc, char **argv) {
     printf("; attention FLOPs %s; compute at %.2f x %s%s\n", pc_attn_flops_name(o.attention),
            s.efficiency, pc_acli_si(pc_chip_flops(chip, o.act_prec), "FLOP/s", a3, sizeof a3),
            o.convention == PC_CONV_BOOK ? "; book collectives (V/W)" : "");
-    printf("searched %s layouts (%s do not fit the model's heads/layers/experts%s), %s plans in "
-           "%s; %s fit in %s of HBM\n",
+    printf("searched %s layouts (%s do not fit the model's heads/layers/experts%s%s), %s plans "
+           "in %s; %s fit in %s of HBM\n",
            commas((double)s.layouts, a1, sizeof a1), commas((double)s.unmapped, a2, sizeof a2),
-           s.unpriced ? " or cannot be priced" : "",
+           pinned ? " or the pins" : "", s.unpriced ? " or cannot be priced" : "",
            commas((double)s.evaluated, a3, sizeof a3), pc_acli_time(secs, t, sizeof t),
            commas((double)s.fitting, a4, sizeof a4), gb(chip->hbm_bytes, a5, sizeof a5));
     if (s.unpriced && (s.nbest || s.evaluated)) {
@@ -895,9 +996,14 @@ static int plan_train(int argc, char **argv) {
         } else {
             fprintf(stderr,
                     "  no layout of %lld chips fits the model (tensor must divide the "
-                    "heads, stage the layers, expert the experts): change --chips or "
-                    "the fixed axes\n",
-                    (long long)s.chips);
+                    "heads, stage the layers, expert the experts)%s: change --chips or "
+                    "the fixed axes%s\n",
+                    (long long)s.chips,
+                    pinned ? " and the pins (whole micro-batches of the data shards' sequences; "
+                             "--vp needs stage > 1, stage x vp <= layers; --cp must divide the "
+                             "data shards)"
+                           : "",
+                    pinned ? " or the pins (--micro, --micro-batch-size, --vp, --cp)" : "");
         }
         pc_chipdb_free(db);
         pc_calib_free(cal);
@@ -905,24 +1011,29 @@ static int plan_train(int argc, char **argv) {
     }
     const pc_train_plan *b = &best[0];
     char lay[160], r[32];
-    printf("\nbest: %s, remat %s, %lld micro-batch%s%s\n", layout_str(b, lay, sizeof lay),
+    printf("\nbest: %s, remat %s, %lld micro-batch%s%s", layout_str(b, lay, sizeof lay),
            remat_str(b->remat, o.remat_tensors, r, sizeof r), (long long)b->micro,
            b->micro > 1 ? "es" : "",
            b->axis[PC_PAR_PP] > 1 ? " (pipeline)"
            : b->micro > 1         ? " (gradient accumulation)"
                                   : "");
+    if (b->micro_batch_size > 0)
+        printf(" of %lld sequence%s", (long long)b->micro_batch_size,
+               b->micro_batch_size > 1 ? "s" : "");
+    if (b->vp > 1) printf(", interleaved: %lld virtual stages per stage", (long long)b->vp);
+    if (b->cp > 1) printf(", context parallel %lld (of the data shards)", (long long)b->cp);
+    printf("\n");
     print_parts(b);
     print_calibrated(b, &o);
-    printf("  MFU %.1f%%, %s tokens/s", 100 * b->mfu,
-           pc_acli_si(b->tokens_per_s, "", a1, sizeof a1));
-    if (o.total_tokens > 0) {
-        printf(", %.3g days for %s tokens", b->days, pc_acli_count(o.total_tokens, a3, sizeof a3));
-        if (s.price_per_hour > 0)
-            printf(", %s at $%.2f/chip-hour", money(b->cost, a2, sizeof a2), s.price_per_hour);
-        else
-            printf(" (no price known for %s: --price-per-chip-hour)", chip->name);
+    if (b->calibrated_step > 0) {
+        double k = b->calibrated_step / b->step_time;
+        print_rates("calibrated: ", b->calibrated_mfu, b->tokens_per_s / k, b->days * k,
+                    b->cost * k, &o, &s, chip);
+        print_rates("ideal bound: ", b->mfu, b->tokens_per_s, b->days, b->cost, &o, &s, chip);
+    } else {
+        print_rates("", b->mfu, b->tokens_per_s, b->days, b->cost, &o, &s, chip);
     }
-    printf("\n  per chip: %.0f tokens of the batch (%s per data shard); memory %s of %s:",
+    printf("  per chip: %.0f tokens of the batch (%s per data shard); memory %s of %s:",
            b->tokens_per_chip, commas(b->tokens_per_shard, a1, sizeof a1),
            gb(b->mem_total, a2, sizeof a2), gb(chip->hbm_bytes, a3, sizeof a3));
     printf(" weights %s, grads %s, optimizer %s,", gb(b->mem_weights, a4, sizeof a4),
@@ -985,8 +1096,224 @@ static int plan_train(int argc, char **argv) {
     jax_snippet(b, &m, seqs, o.remat_tensors, snip, sizeof snip);
     printf("\nJAX mesh and shardings of the best plan:\n%s", snip);
     pc_chipdb_free(db);
-        pc_calib_free(cal);
+    pc_calib_free(cal);
     return PC_EXIT_OK;
+}
+
+/* ---- plan serve: the calibrated continuous-batching block ---- */
+
+/* What plan serve's calibrated block is asked for (docs/analytic.md
+ * "Calibrated serving in plan serve"). */
+typedef struct serve_cal_req {
+    const pc_calib *cal; /* NULL: --calibration none (no block) */
+    int64_t chips, tp, replicas, ep;
+    int attention_dp;
+    double batch;       /* --batch N: sequences per replica; 0: not pinned */
+    double concurrency; /* --concurrency N: requests in flight over all replicas; 0: not pinned */
+} serve_cal_req;
+
+/* The serving run plan serve's inputs stand for: model parallel over tp
+ * chips, chips / tp replicas, prompt P and generated G tokens per request. */
+static void serve_cal_run(const serve_cal_req *q, const pc_model_cfg *m, const pc_chip *chip,
+                          const pc_serve_opts *o, double P, double G, pc_run *r) {
+    pc_run_serve_init(r);
+    snprintf(r->id, sizeof r->id, "plan-serve");
+    r->model = *m;
+    snprintf(r->chip_name, sizeof r->chip_name, "%s", chip->name);
+    r->chips = q->chips;
+    r->tp = q->tp;
+    r->ep = q->ep > 1 ? q->ep : 1;
+    r->attention_dp = q->attention_dp;
+    r->input_len = P;
+    r->output_len = G;
+    r->weight_prec = o->weight_prec;
+    /* not given: the engine's own KV type (docs/analytic.md) */
+    r->kv_prec = o->kv_prec;
+    /* matmuls run in the weights' type when the chip has fp8 / fp4 units */
+    r->prec = o->weight_prec == PC_PREC_FP8 || o->weight_prec == PC_PREC_FP4 ? o->weight_prec
+                                                                            : PC_PREC_BF16;
+    r->concurrency = q->concurrency;
+}
+
+typedef struct serve_cal_out {
+    int ok;
+    char why[sizeof(((pc_error *)0)->msg)];
+    pc_serve_detail d, ideal;
+    int ideal_ok;
+    double pinned; /* sequences per replica asked for (0: the throughput-optimal batch) */
+} serve_cal_out;
+
+static void serve_cal_eval(const serve_cal_req *q, const pc_run *r, const pc_chip *chip,
+                           serve_cal_out *out) {
+    memset(out, 0, sizeof *out);
+    pc_error e;
+    pc_error_clear(&e);
+    out->pinned = q->batch > 0 ? q->batch
+                  : q->concurrency > 0 ? q->concurrency / (double)q->replicas
+                                       : 0;
+    if (pc_serve_explain(r, chip, q->cal, q->batch, &out->d, &e) != PC_OK) {
+        snprintf(out->why, sizeof out->why, "%s", e.msg);
+        return;
+    }
+    out->ok = isfinite(out->d.tokens_per_s) && out->d.tokens_per_s > 0 &&
+              isfinite(out->d.ttft_s) && isfinite(out->d.tpot_s);
+    if (!out->ok) snprintf(out->why, sizeof out->why, "no finite throughput for this run");
+    /* the ideal bound: the same run with no fitted losses */
+    out->ideal_ok = pc_serve_explain(r, chip, NULL, q->batch, &out->ideal, &e) == PC_OK &&
+                    isfinite(out->ideal.tokens_per_s);
+}
+
+static const char *serve_batch_how(const serve_cal_out *c, char *buf, size_t cap) {
+    if (!(c->pinned > 0))
+        snprintf(buf, cap, "throughput-optimal that fits");
+    else if (c->pinned > c->d.batch)
+        snprintf(buf, cap, "pinned at %.6g, capped at the largest that fits", c->pinned);
+    else
+        snprintf(buf, cap, "pinned");
+    return buf;
+}
+
+static void serve_cal_print(const serve_cal_req *q, const serve_cal_out *c, const char *origin,
+                            const pc_run *r) {
+    char a1[48], a2[48], t1[32], t2[32], how[96];
+    printf("calibrated (continuous batching; --calibration %s): tp %lld x %lld replica%s, %.0f "
+           "prompt + %.0f generated tokens per request\n",
+           origin, (long long)q->tp, (long long)q->replicas, q->replicas == 1 ? "" : "s",
+           r->input_len, r->output_len);
+    if (!c->ok) {
+        printf("  not expressible: %s\n", c->why);
+        return;
+    }
+    const pc_serve_detail *d = &c->d;
+    printf("  batch %.0f per replica (%s; largest that fits %.0f), KV %s\n", d->batch,
+           serve_batch_how(c, how, sizeof how), d->max_batch, pc_prec_name(d->kv_prec));
+    printf("  output %s tokens/s (%s per chip), TTFT %s, TPOT %s\n",
+           commas(d->tokens_per_s, a1, sizeof a1),
+           commas(d->tokens_per_s / (double)q->chips, a2, sizeof a2),
+           pc_acli_time(d->ttft_s, t1, sizeof t1), pc_acli_time(d->tpot_s, t2, sizeof t2));
+    if (c->ideal_ok)
+        printf("  ideal bound: %s tokens/s (%s per chip), TTFT %s, TPOT %s at batch %.0f "
+               "(largest that fits %.0f)\n",
+               commas(c->ideal.tokens_per_s, a1, sizeof a1),
+               commas(c->ideal.tokens_per_s / (double)q->chips, a2, sizeof a2),
+               pc_acli_time(c->ideal.ttft_s, t1, sizeof t1),
+               pc_acli_time(c->ideal.tpot_s, t2, sizeof t2), c->ideal.batch,
+               c->ideal.max_batch);
+}
+
+static cJSON *serve_detail_json(const pc_serve_detail *d, int64_t chips) {
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "batch", d->batch);
+    cJSON_AddNumberToObject(o, "max_batch", d->max_batch);
+    cJSON_AddNumberToObject(o, "output_tokens_per_s", d->tokens_per_s);
+    cJSON_AddNumberToObject(o, "output_tokens_per_s_per_chip", d->tokens_per_s / (double)chips);
+    cJSON_AddNumberToObject(o, "ttft_s", d->ttft_s);
+    cJSON_AddNumberToObject(o, "tpot_s", d->tpot_s);
+    return o;
+}
+
+static cJSON *serve_cal_json(const serve_cal_req *q, const serve_cal_out *c, const char *origin) {
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "calibration", origin);
+    cJSON_AddNumberToObject(o, "tp", (double)q->tp);
+    cJSON_AddNumberToObject(o, "replicas", (double)q->replicas);
+    cJSON_AddNumberToObject(o, "ep", (double)(q->ep > 1 ? q->ep : 1));
+    cJSON_AddBoolToObject(o, "attention_dp", q->attention_dp);
+    if (!c->ok) {
+        cJSON_AddStringToObject(o, "error", c->why);
+        return o;
+    }
+    const pc_serve_detail *d = &c->d;
+    cJSON_AddNumberToObject(o, "batch", d->batch);
+    cJSON_AddBoolToObject(o, "batch_chosen", !(c->pinned > 0));
+    if (c->pinned > 0)
+        cJSON_AddNumberToObject(o, "batch_pinned", c->pinned);
+    else
+        cJSON_AddNullToObject(o, "batch_pinned");
+    cJSON_AddNumberToObject(o, "max_batch", d->max_batch);
+    cJSON_AddStringToObject(o, "kv_dtype", pc_prec_name(d->kv_prec));
+    cJSON_AddNumberToObject(o, "output_tokens_per_s", d->tokens_per_s);
+    cJSON_AddNumberToObject(o, "output_tokens_per_s_per_chip", d->tokens_per_s / (double)q->chips);
+    cJSON_AddNumberToObject(o, "ttft_s", d->ttft_s);
+    cJSON_AddNumberToObject(o, "tpot_s", d->tpot_s);
+    cJSON_AddNumberToObject(o, "step_s", d->t_step);
+    if (c->ideal_ok)
+        cJSON_AddItemToObject(o, "ideal", serve_detail_json(&c->ideal, q->chips));
+    else
+        cJSON_AddNullToObject(o, "ideal");
+    return o;
+}
+
+/* The calibrated block of one context: printed, or a "calibrated" object in
+ * jc (JSON); nothing but a note under --calibration none. */
+static void serve_cal_context(const serve_cal_req *q, const pc_model_cfg *m, const pc_chip *chip,
+                              const pc_serve_opts *o, double P, double G, const char *origin,
+                              cJSON *jc) {
+    if (!q->cal) {
+        if (jc)
+            cJSON_AddNullToObject(jc, "calibrated");
+        else
+            printf("(ideal roofline only: --calibration none)\n");
+        return;
+    }
+    pc_run r;
+    serve_cal_out c;
+    serve_cal_run(q, m, chip, o, P, G, &r);
+    serve_cal_eval(q, &r, chip, &c);
+    if (jc)
+        cJSON_AddItemToObject(jc, "calibrated", serve_cal_json(q, &c, origin));
+    else
+        serve_cal_print(q, &c, origin, &r);
+}
+
+/* One replica's slice: the whole slice, or tp chips cut as
+ * pc_plan_slice_for_chips would. Returns -1 or an exit code. */
+static int serve_replica_slice(const pc_chip *chip, const pc_mesh *slice, const serve_cal_req *q,
+                               pc_mesh *out) {
+    if (q->replicas <= 1) {
+        *out = *slice;
+        return -1;
+    }
+    pc_error e;
+    pc_error_clear(&e);
+    if (pc_plan_slice_for_chips(chip, q->tp, out, &e) != PC_OK)
+        return pc_cli_usage_error(CMD_SERVE, "a replica of %lld chips: %s", (long long)q->tp,
+                                  e.msg);
+    return -1;
+}
+
+/* tp x replicas = chips (pipeline 1): --tp and --replicas, either or both;
+ * default tp = all chips. tp must divide the query heads. Returns -1 or an
+ * exit code. */
+static int serve_resolve_tp(const pc_model_cfg *m, int64_t chips, long long tp_flag,
+                            long long repl_flag, serve_cal_req *q) {
+    q->chips = chips;
+    if (tp_flag > 0 && repl_flag > 0 && tp_flag * repl_flag != chips)
+        return pc_cli_usage_error(CMD_SERVE,
+                                  "--tp %lld x --replicas %lld = %lld, but there are %lld chips",
+                                  tp_flag, repl_flag, tp_flag * repl_flag, (long long)chips);
+    const char *flag = tp_flag > 0 ? "--tp" : "--replicas";
+    long long given = tp_flag > 0 ? tp_flag : repl_flag;
+    if (given > 0 && chips % given)
+        return pc_cli_usage_error(CMD_SERVE, "%s %lld does not divide the %lld chips", flag,
+                                  given, (long long)chips);
+    q->tp = tp_flag > 0 ? tp_flag : repl_flag > 0 ? chips / repl_flag : chips;
+    q->replicas = chips / q->tp;
+    /* default (tp = all chips): pc_plan_serve_setup names the valid counts */
+    if ((tp_flag > 0 || repl_flag > 0) && m->heads % q->tp)
+        return pc_cli_usage_error(CMD_SERVE,
+                                  "tensor parallel %lld (%s) must divide the %lld query heads "
+                                  "of %s; use --replicas R with chips / R dividing them",
+                                  (long long)q->tp,
+                                  tp_flag > 0 ? "--tp" : repl_flag > 0 ? "chips / --replicas"
+                                                                      : "all chips",
+                                  (long long)m->heads, m->name);
+    if (q->ep > 1 && (m->experts <= 0 || m->experts % q->ep))
+        return pc_cli_usage_error(CMD_SERVE,
+                                  "--ep %lld: expert parallelism needs a MoE model whose experts "
+                                  "it divides (%s has %lld)",
+                                  (long long)q->ep, m->name, (long long)m->experts);
+    return -1;
 }
 
 /* ---------------- plan serve ---------------- */
@@ -1028,6 +1355,11 @@ static cJSON *point_json(const pc_serve_point *p) {
     return o;
 }
 
+static int serve_contexts(const pc_chip *chip, const pc_model_cfg *mp, const pc_mesh *fslice,
+                          const pc_mesh *rslice, pc_serve_opts *op, const serve_cal_req *q,
+                          const char *origin, const double *ctxs, int nctx, double batch,
+                          int json);
+
 static int plan_serve(int argc, char **argv) {
     static const struct option opts[] = {{"model", required_argument, 0, T_MODEL},
                                          {"preset", required_argument, 0, T_PRESET},
@@ -1045,13 +1377,21 @@ static int plan_serve(int argc, char **argv) {
                                          {"price-per-chip-hour", required_argument, 0, T_PRICE},
                                          {"attention", required_argument, 0, T_ATTN},
                                          {"book", no_argument, 0, T_BOOK},
+                                         {"calibration", required_argument, 0, T_CALIB},
+                                         {"concurrency", required_argument, 0, T_CONC},
+                                         {"replicas", required_argument, 0, T_REPL},
+                                         {"tp", required_argument, 0, T_TP},
+                                         {"ep", required_argument, 0, T_EP},
+                                         {"attention-dp", no_argument, 0, T_ADP},
                                          {"json", no_argument, 0, 'j'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     const char *model_s = NULL, *preset = NULL, *chip_s = NULL, *slice_s = NULL, *cfile = NULL;
-    const char *ctx_s = NULL;
-    long long chips = 0;
+    const char *ctx_s = NULL, *calspec = "builtin";
+    long long chips = 0, tp_flag = 0, repl_flag = 0, lv;
     double batch = 0; /* 0: sweep */
+    serve_cal_req q;
+    memset(&q, 0, sizeof q);
     int json = 0, c, rc;
     pc_serve_opts o = pc_serve_opts_default();
     optind = 1;
@@ -1086,7 +1426,8 @@ static int plan_serve(int argc, char **argv) {
             double d;
             if (parse_count(optarg, 1, &d) || d < 1 || d > 1e9 || d != floor(d))
                 return pc_cli_usage_error(CMD_SERVE, "%s expects a token count >= 1, got '%s'",
-                                          argv[optind - 1], optarg);
+                                          c == T_PREFILL ? "--prefill-tokens" : "--decode-tokens",
+                                          optarg);
             if (c == T_PREFILL)
                 o.prefill_tokens = d;
             else
@@ -1125,6 +1466,27 @@ static int plan_serve(int argc, char **argv) {
             break;
         }
         case T_BOOK: o.convention = PC_CONV_BOOK; break;
+        case T_CALIB: calspec = optarg; break;
+        case T_CONC:
+            if (parse_count(optarg, 0, &q.concurrency) || q.concurrency < 1 ||
+                q.concurrency > 1e9 || q.concurrency != floor(q.concurrency))
+                return pc_cli_usage_error(
+                    CMD_SERVE, "--concurrency expects requests in flight >= 1, got '%s'", optarg);
+            break;
+        case T_REPL:
+        case T_TP:
+        case T_EP: {
+            static const char *const flag[] = {"--replicas", "--tp", "--ep"};
+            int k = c == T_REPL ? 0 : c == T_TP ? 1 : 2;
+            if (pc_cli_parse_i64(optarg, 1, 1LL << 30, &lv))
+                return pc_cli_usage_error(CMD_SERVE, "%s expects a count >= 1, got '%s'", flag[k],
+                                          optarg);
+            if (k == 0) repl_flag = lv;
+            else if (k == 1) tp_flag = lv;
+            else q.ep = lv;
+            break;
+        }
+        case T_ADP: q.attention_dp = 1; break;
         case 'j': json = 1; break;
         case 'h': serve_help(stdout); return PC_EXIT_OK;
         default:
@@ -1158,22 +1520,53 @@ static int plan_serve(int argc, char **argv) {
     pc_chipdb *db;
     const pc_chip *chip;
     if ((rc = pc_acli_open_chip(CMD_SERVE, cfile, chip_s, &db, &chip)) >= 0) return rc;
-    pc_mesh slice;
-    if ((rc = resolve_slice(CMD_SERVE, chip, chips, slice_s, &slice)) >= 0) {
+    pc_mesh slice, rslice;
+    if ((rc = resolve_slice(CMD_SERVE, chip, chips, slice_s, &slice)) >= 0 ||
+        (rc = serve_resolve_tp(&m, pc_mesh_devices(&slice), tp_flag, repl_flag, &q)) >= 0 ||
+        (rc = serve_replica_slice(chip, &slice, &q, &rslice)) >= 0) {
         pc_chipdb_free(db);
         return rc;
     }
     pc_error e;
     pc_error_clear(&e);
-    char sl[96], a1[64], a2[64], a3[64], a4[64], t1[32], t2[32];
+    pc_calib *cal = NULL;
+    if (pc_calib_open(calspec, &cal, &e)) {
+        pc_chipdb_free(db);
+        return pc_cli_fail(&e);
+    }
+    q.cal = pc_calib_is_ideal(cal) ? NULL : cal;
+    q.batch = batch; /* --batch N pins the calibrated batch per replica too */
+    int rc_loop = serve_contexts(chip, &m, &slice, &rslice, &o, &q, pc_calib_origin(cal), ctxs,
+                                 nctx, batch, json);
+    pc_calib_free(cal);
+    pc_chipdb_free(db);
+    return rc_loop;
+}
+
+/* The tables and calibrated blocks of every context; returns the exit code. */
+static int serve_contexts(const pc_chip *chip, const pc_model_cfg *mp, const pc_mesh *fslice,
+                          const pc_mesh *rslice, pc_serve_opts *op, const serve_cal_req *q,
+                          const char *origin, const double *ctxs, int nctx, double batch,
+                          int json) {
+    const pc_model_cfg m = *mp;
+    pc_serve_opts o = *op;
+    const pc_mesh slice = *rslice; /* one replica: the book's tables */
+    pc_error e;
+    pc_error_clear(&e);
+    char sl[96], fsl[96], a1[64], a2[64], a3[64], a4[64], t1[32], t2[32];
     mesh_str(&slice, sl, sizeof sl);
+    mesh_str(fslice, fsl, sizeof fsl);
     pc_prec kvp = o.kv_prec == PC_PREC_COUNT ? o.weight_prec : o.kv_prec;
     cJSON *jroot = json ? cJSON_CreateObject() : NULL;
     cJSON *jctx = NULL;
     if (jroot) {
         cJSON_AddStringToObject(jroot, "model", m.name);
         cJSON_AddStringToObject(jroot, "chip", chip->name);
-        cJSON_AddStringToObject(jroot, "slice", sl);
+        cJSON_AddStringToObject(jroot, "slice", fsl);
+        cJSON_AddStringToObject(jroot, "replica_slice", sl);
+        cJSON_AddNumberToObject(jroot, "tp", (double)q->tp);
+        cJSON_AddNumberToObject(jroot, "replicas", (double)q->replicas);
+        cJSON_AddStringToObject(jroot, "calibration", origin);
         cJSON_AddStringToObject(jroot, "weight_dtype", pc_prec_name(o.weight_prec));
         cJSON_AddStringToObject(jroot, "kv_dtype", pc_prec_name(kvp));
         cJSON_AddStringToObject(jroot, "attention", pc_attn_flops_name(o.attention));
@@ -1187,7 +1580,11 @@ static int plan_serve(int argc, char **argv) {
         pc_status st = pc_plan_serve_setup(chip, &m, &slice, &o, &s, &e);
         if (st) {
             cJSON_Delete(jroot);
-            pc_chipdb_free(db);
+            if (st == PC_ERR_INVALID && q->replicas == 1)
+                return pc_cli_usage_error(CMD_SERVE,
+                                          "%s; or split the chips into replicas (--replicas R: "
+                                          "chips / R must divide the heads)",
+                                          e.msg);
             return st == PC_ERR_INVALID || st == PC_ERR_ARG
                        ? pc_cli_usage_error(CMD_SERVE, "%s", e.msg)
                        : pc_cli_fail(&e);
@@ -1228,6 +1625,10 @@ static int plan_serve(int argc, char **argv) {
             if (o.convention == PC_CONV_BOOK)
                 printf("; book convention: collectives V/W, no decode TP AllReduces");
             printf("\n");
+            if (q->replicas > 1)
+                printf("data parallel: %lld replicas of %lld-way tensor parallel over the %lld "
+                       "chips (slice %s); the tables are per replica\n",
+                       (long long)q->replicas, (long long)q->tp, (long long)q->chips, fsl);
         }
         cJSON *jc = NULL;
         if (jroot) {
@@ -1263,6 +1664,7 @@ static int plan_serve(int argc, char **argv) {
                     gb(chip->hbm_bytes, a3, sizeof a3), (long long)s.min_chips_weights,
                     (long long)s.min_chips_valid, (long long)m.heads);
             status = PC_EXIT_FAIL;
+            serve_cal_context(q, &m, chip, &o, P, G, origin, jc);
             continue;
         }
         if (!json)
@@ -1285,7 +1687,6 @@ static int plan_serve(int argc, char **argv) {
             pc_serve_point p;
             if (pc_plan_serve_eval(chip, &m, &slice, &o, bl[i], &p, &e) != PC_OK) {
                 cJSON_Delete(jroot);
-                pc_chipdb_free(db);
                 return pc_cli_fail(&e);
             }
             if (jrows) cJSON_AddItemToArray(jrows, point_json(&p));
@@ -1308,6 +1709,7 @@ static int plan_serve(int argc, char **argv) {
                     "that fits is %lld (more chips, int8 KV cache, or a shorter context)\n",
                     batch, o.context, (long long)s.max_batch);
         }
+        serve_cal_context(q, &m, chip, &o, P, G, origin, jc);
     }
     if (jroot) {
         char *out = cJSON_Print(jroot);
@@ -1315,7 +1717,6 @@ static int plan_serve(int argc, char **argv) {
         free(out);
         cJSON_Delete(jroot);
     }
-    pc_chipdb_free(db);
     return status;
 }
 

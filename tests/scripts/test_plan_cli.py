@@ -34,8 +34,10 @@ def jrun(*args, rc=0):
         return None
 
 
+# The book's worked examples are ideal-roofline answers: `plan train` ranks by the calibrated
+# step time by default (--calibration builtin), so they run with --calibration none.
 POD = ("plan", "train", "--preset", "llama3-70b", "--chip", "v5p", "--chips", "8960",
-       "--batch-tokens", "4M", "--tokens", "15T")
+       "--batch-tokens", "4M", "--tokens", "15T", "--calibration", "none")
 
 
 def test_help():
@@ -103,7 +105,7 @@ def test_train_other():
     # LLaMA-2 13B on a 16x16x16 slice, 3M batch of 32k sequences: the book's 1024 FSDP x 4 TP
     d = jrun("plan", "train", "--preset", "llama2-13b", "--chip", "v5p", "--slice", "16x16x16",
              "--batch-tokens", "3e6", "--seq", "32k", "--efficiency", "0.4", "--attention",
-             "none", "--json")
+             "none", "--calibration", "none", "--json")  # a book example: ideal roofline
     if d:
         b = d["plans"][0]
         expect(b["axes"]["tensor"] == 4 and b["axes"]["fsdp"] * b["axes"]["data"] == 1024,
@@ -247,6 +249,209 @@ def test_serve():
                                                                       p.stderr.strip()))
 
 
+CAL = ("plan", "train", "--preset", "llama3-70b", "--chip", "v5p", "--chips", "8960",
+       "--batch-tokens", "4M", "--top", "3")
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def test_train_calibrated():
+    # default (--calibration builtin): the calibrated step beside the ideal bound, never below it
+    p = run(*CAL)
+    expect_rc(p, 0, "plan train (calibrated)")
+    expect(re.search(r"calibrated step \S+ \S+ \(MFU [0-9.]+%\) against the ideal bound", p.stdout),
+           "text prints the calibrated step and the ideal bound: %s" % p.stdout[:1500])
+    expect("calibrated" in p.stdout and "ideal" in p.stdout, "table has both columns")
+    no_inf_nan(p, "plan train (calibrated)")
+    d = jrun(*CAL, "--json")
+    if d:
+        expect(d["calibration"] == "builtin", "JSON names the calibration")
+        for pl in d["plans"]:
+            c, i = pl["calibrated_step_time"], pl["step_time"]
+            expect(isinstance(c, float) and isinstance(i, float) and 0 < i <= c < 1e6,
+                   "calibrated %s >= ideal %s > 0" % (c, i))
+            expect(0 < pl["calibrated_mfu"] <= pl["mfu"], "calibrated MFU <= ideal MFU")
+        cs = [pl["calibrated_step_time"] for pl in d["plans"]]
+        expect(cs == sorted(cs), "plans rank by the calibrated step: %s" % cs)
+    # --calibration none: the ideal roofline only, no calibrated numbers
+    p = run(*CAL, "--calibration", "none")
+    expect_rc(p, 0, "plan train --calibration none")
+    expect("calibrated step" not in p.stdout and "--calibration none" in p.stdout,
+           "--calibration none prints no calibrated step: %s" % p.stdout[:800])
+    d = jrun(*CAL, "--calibration", "none", "--json")
+    if d:
+        expect(d["calibration"] == "none", "JSON: calibration none")
+        expect(all(pl.get("calibrated_step_time") is None for pl in d["plans"]),
+               "--calibration none: no calibrated_step_time")
+
+
+def test_train_calibration_file():
+    # a file written by `perfcast calibrate` is accepted
+    runs = os.path.join(HERE, "..", "data", "runs", "good_runs.json")
+    cal = os.path.join(TMP, "cal.json")
+    p = run("calibrate", runs, "--out", cal, "--no-loso")
+    expect_rc(p, 0, "calibrate good_runs.json")
+    d = jrun(*CAL, "--calibration", cal, "--json")
+    if d:
+        expect(d["calibration"] == cal, "JSON names the file: %s" % d["calibration"])
+        expect(d["plans"] and d["plans"][0]["calibrated_step_time"] > 0, "file calibration used")
+    # malformed: exit 1 naming the file and the field
+    with open(cal) as fh:
+        good = json.load(fh)
+    bad_version = dict(good, perfcast_calibration=99)
+    bad_coef = dict(good, coefficients=dict(good["coefficients"], **{"train.no_such": 1.0}))
+    for name, text, needle in (("notjson.json", "{not json", "not JSON"),
+                               ("version.json", json.dumps(bad_version), "perfcast_calibration"),
+                               ("coef.json", json.dumps(bad_coef), "train.no_such")):
+        path = os.path.join(TMP, name)
+        with open(path, "w") as fh:
+            fh.write(text)
+        p = run(*CAL, "--calibration", path)
+        expect_rc(p, 1, "plan train --calibration %s" % name)
+        expect(name in p.stderr and needle in p.stderr,
+               "%s: message names the file and %s: %s" % (name, needle, p.stderr.strip()))
+    p = run(*CAL, "--calibration", os.path.join(TMP, "absent.json"))
+    expect_rc(p, 1, "plan train --calibration absent.json")
+    expect("absent.json" in p.stderr, "missing file named: %s" % p.stderr.strip())
+
+
+def test_train_pins():
+    # Llama 3 405B: 126 layers over 16 stages (uneven: 8 on the slowest) is accepted
+    base = ("plan", "train", "--preset", "llama3-405b", "--chip", "h100", "--chips", "16384",
+            "--batch-tokens", "2048x8192", "--seq", "8192", "--tp", "8", "--pp", "16", "--top", "3")
+    d = jrun(*base, "--json")
+    if d:
+        b = d["plans"][0]
+        expect(b["axes"]["stage"] == 16 and b["virtual_stages"] == 1, "405B over 16 stages")
+        bubble1 = b["step_parts"]["bubble"] / (b["step_time"] - b["step_parts"]["bubble"])
+    v = jrun(*base, "--vp", "2", "--micro", "16", "--json")
+    if d and v:
+        for pl in v["plans"]:
+            expect(pl["virtual_stages"] == 2 and pl["micro_batches"] == 16,
+                   "--vp 2 --micro 16 kept: %s %s" % (pl["virtual_stages"], pl["micro_batches"]))
+        b = v["plans"][0]
+        piped = b["step_time"] - b["step_parts"]["bubble"] - b["step_parts"]["dp"] - \
+            b["step_parts"]["optimizer"]
+        close(b["step_parts"]["bubble"] / piped, 15 / (2 * 16), 1e-9,
+              "interleaved bubble (p-1)/(v m)")
+        expect(b["calibrated_step_time"] >= b["step_time"] > 0, "calibrated >= ideal with --vp")
+    p = run(*base, "--vp", "2")
+    expect_rc(p, 0, "plan train --vp 2 (text)")
+    expect("interleaved: 2 virtual stages" in p.stdout, "best line names the interleaving")
+    no_inf_nan(p, "plan train --vp 2")
+    d = jrun(*base, "--micro-batch-size", "2", "--json")
+    if d:
+        for pl in d["plans"]:
+            expect(pl["micro_batch_size"] == 2, "--micro-batch-size 2 kept")
+    # context parallel: the 131k-token phase, each sequence over 16 chips
+    d = jrun("plan", "train", "--preset", "llama3-405b", "--chip", "h100", "--chips", "16384",
+             "--batch-tokens", "128x128k", "--seq", "128k", "--tp", "8", "--pp", "16", "--cp",
+             "16", "--top", "2", "--json")
+    if d:
+        b = d["plans"][0]
+        expect(b["context_parallel"] == 16, "--cp 16 kept")
+        expect(b["calibrated_step_time"] > 0, "cp plans are priced by the calibrated model")
+    for args, needle in ((("--vp", "2", "--pp", "1"), "--vp"),
+                         (("--micro", "0"), "--micro"),
+                         (("--cp", "x"), "--cp"),
+                         (("--micro", "3", "--micro-batch-size", "5"), "does not divide")):
+        p = run("plan", "train", "--preset", "llama3-70b", "--chip", "h100", "--chips", "64",
+                "--batch-tokens", "1M", *args)
+        expect_rc(p, 2, " ".join(args))
+        expect(needle in p.stderr, "%s: message mentions %s: %s" % (" ".join(args), needle,
+                                                                      p.stderr.strip()))
+    p = run(*base, "--micro", "1000")
+    expect_rc(p, 1, "a pin no layout meets")
+    expect("pins" in p.stderr, "says the pins rule the layouts out: %s" % p.stderr)
+
+
+def finite_pos(x):
+    return isinstance(x, (int, float)) and 0 < x < 1e12
+
+
+def test_serve_calibrated():
+    base = ("plan", "serve", "--preset", "llama3-70b", "--chip", "h100", "--chips", "8",
+            "--context", "2048", "--prefill-tokens", "1024", "--decode-tokens", "1024",
+            "--weight-dtype", "fp8")
+    p = run(*base)
+    expect_rc(p, 0, "plan serve (calibrated)")
+    expect("calibrated (continuous batching" in p.stdout and "ideal bound" in p.stdout and
+           "throughput-optimal" in p.stdout, "calibrated block: %s" % p.stdout[-800:])
+    expect("decode step" in p.stdout, "the book's table is kept")
+    no_inf_nan(p, "plan serve (calibrated)")
+    d = jrun(*base, "--json")
+    if d:
+        c = d["contexts"][0]["calibrated"]
+        for k in ("output_tokens_per_s", "output_tokens_per_s_per_chip", "ttft_s", "tpot_s",
+                  "batch", "max_batch"):
+            expect(finite_pos(c[k]), "calibrated %s positive and finite: %s" % (k, c[k]))
+        expect(c["batch_chosen"] is True and c["batch_pinned"] is None,
+               "no pin: the throughput-optimal batch is chosen and said")
+        expect(c["batch"] <= c["max_batch"], "the chosen batch fits")
+        close(c["output_tokens_per_s_per_chip"] * 8, c["output_tokens_per_s"], 1e-9, "per chip")
+        expect(c["output_tokens_per_s"] <= c["ideal"]["output_tokens_per_s"],
+               "calibrated tokens/s <= ideal: %s %s" % (c["output_tokens_per_s"],
+                                                        c["ideal"]["output_tokens_per_s"]))
+        expect(c["tp"] == 8 and c["replicas"] == 1, "default: tp = all chips")
+    d = jrun(*base, "--batch", "64", "--json")
+    if d:
+        c = d["contexts"][0]["calibrated"]
+        expect(c["batch"] == 64 and c["batch_chosen"] is False and c["batch_pinned"] == 64,
+               "--batch 64 pins the calibrated batch: %s" % c)
+        expect(c["ideal"]["batch"] == 64, "the ideal bound at the same batch")
+        expect(c["output_tokens_per_s"] <= c["ideal"]["output_tokens_per_s"],
+               "pinned: calibrated tokens/s <= ideal")
+    # tensor x data parallelism: 6 H100 serve LLaMA-3 70B as 3 replicas of tp 2
+    rep = ("plan", "serve", "--preset", "llama3-70b", "--chip", "h100", "--chips", "6",
+           "--context", "2048", "--prefill-tokens", "1024", "--decode-tokens", "1024")
+    p = run(*rep)
+    expect_rc(p, 2, "6 chips, tp 6")
+    expect("--replicas" in p.stderr and "use one of 1, 2, 4, 8" in p.stderr,
+           "suggests --replicas: %s" % p.stderr)
+    d = jrun(*rep, "--replicas", "3", "--concurrency", "30", "--json")
+    if d:
+        c = d["contexts"][0]["calibrated"]
+        expect(d["tp"] == 2 and d["replicas"] == 3 and c["replicas"] == 3, "3 replicas of tp 2")
+        expect(d["contexts"][0]["chips"] == 2, "the book's table is per replica")
+        expect(c["batch"] == 10 and c["batch_pinned"] == 10, "--concurrency 30 over 3: %s" % c)
+        expect(finite_pos(c["output_tokens_per_s"]) and
+               c["output_tokens_per_s"] <= c["ideal"]["output_tokens_per_s"], "replicas priced")
+    p = run(*rep, "--replicas", "3")
+    expect_rc(p, 0, "--replicas 3 (text)")
+    expect("3 replicas of 2-way tensor parallel" in p.stdout and "tp 2 x 3 replicas" in p.stdout,
+           "replicas said: %s" % p.stdout[:1500])
+    d = jrun("plan", "serve", "--preset", "llama3-8b", "--chip", "h100", "--chips", "6",
+             "--context", "2048", "--tp", "1", "--json")
+    if d:
+        expect(d["replicas"] == 6 and finite_pos(
+            d["contexts"][0]["calibrated"]["output_tokens_per_s"]), "--tp 1: 6 replicas")
+    p = run(*rep, "--tp", "1")
+    expect_rc(p, 1, "70B bf16 on one H100 per replica does not fit")
+    expect("not expressible" in p.stdout, "the calibrated block says why: %s" % p.stdout[-400:])
+    # MoE with expert parallelism and attention DP
+    d = jrun("plan", "serve", "--preset", "mixtral-8x7b", "--chip", "h100", "--chips", "8",
+             "--ep", "8", "--attention-dp", "--context", "2048", "--json")
+    if d:
+        c = d["contexts"][0]["calibrated"]
+        expect(c["ep"] == 8 and c["attention_dp"] is True and finite_pos(c["output_tokens_per_s"]),
+               "MoE ep 8 with attention DP: %s" % c)
+    # --calibration none: no calibrated numbers
+    d = jrun(*base, "--calibration", "none", "--json")
+    if d:
+        expect(d["contexts"][0]["calibrated"] is None, "--calibration none: calibrated null")
+    p = run(*base, "--calibration", "none")
+    expect("calibrated (continuous" not in p.stdout, "--calibration none prints no block")
+    for args, needle in ((("--replicas", "5"), "--replicas 5"),
+                         (("--tp", "3", "--replicas", "2"), "--tp 3"),
+                         (("--tp", "3"), "does not divide"),
+                         (("--ep", "2"), "--ep"),
+                         (("--concurrency", "0"), "--concurrency"),
+                         (("--calibration", os.path.join(TMP, "absent.json")), "absent.json")):
+        p = run(*base, *args)
+        expect_rc(p, 1 if needle == "absent.json" else 2, " ".join(args))
+        expect(needle in p.stderr, "%s: message mentions %s: %s" % (" ".join(args), needle,
+                                                                      p.stderr.strip()))
+
+
 INF_NAN = re.compile(r"(?<![A-Za-z])-?(inf|nan)(?![A-Za-z])", re.I)
 
 
@@ -344,6 +549,8 @@ def test_serve_book():
 def main():
     os.makedirs(TMP, exist_ok=True)
     for t in (test_help, test_train_pod, test_train_other, test_train_bad, test_serve,
+              test_train_calibrated, test_train_calibration_file, test_train_pins,
+              test_serve_calibrated,
               test_v4_across_pods, test_topology_warnings, test_serve_book):
         t()
     if FAILS:

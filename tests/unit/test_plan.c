@@ -443,6 +443,155 @@ static void test_train_pipeline_and_moe(void **state) {
     assert_true(r.nbest >= 1);
 }
 
+/* Interleaved 1F1B (Narayanan et al. 2021, §2.2): v virtual stages per stage cut the bubble
+ * to (p-1)/(v m) of the pipelined time m t_chunk; v = 1 is 1F1B's (p-1)/m. Each micro-batch
+ * crosses a stage v times, so the sends grow v-fold; the first stage holds
+ * (1 + (p-1)/(p v)) x the in-flight activations (Korthikanti et al. 2022, §4.2.3). */
+static void test_train_interleaved_bubble(void **state) {
+    (void)state;
+    pc_model_cfg m = preset("llama3-70b"); /* 80 layers */
+    pc_mesh s = slice_shape(chip("v5p"), "4x4x4");
+    pc_error e;
+    pc_train_plan base;
+    memset(&base, 0, sizeof base);
+    base.axis[PC_PAR_DP] = base.axis[PC_PAR_EP] = 1;
+    base.axis[PC_PAR_PP] = 8;
+    base.axis[PC_PAR_FSDP] = 2;
+    base.axis[PC_PAR_TP] = 4;
+    base.zero = 1;
+    base.remat = PC_REMAT_FULL;
+    double t_pp1 = 0, act1 = 0;
+    for (int64_t v = 1; v <= 5; v++) { /* v = 3: 80 / 24 layers is uneven */
+        for (int64_t micro = 8; micro <= 64; micro *= 2) {
+            pc_plan_train_opts o = pc_plan_train_opts_default();
+            o.batch_tokens = 1 << 20;
+            o.vp = v;
+            pc_train_plan p = base;
+            p.micro = micro;
+            assert_int_equal(pc_plan_train_eval(chip("v5p"), &m, &s, &o, &p, &e), PC_OK);
+            assert_int_equal(p.vp, v);
+            double piped = p.step_time - p.part[PC_PART_BUBBLE] - p.part[PC_PART_DP] -
+                           p.part[PC_PART_OPT];
+            check_rel(p.part[PC_PART_BUBBLE] / piped, 7.0 / ((double)v * (double)micro), 1e-9,
+                      "interleaved bubble (p-1)/(v m)");
+            if (micro != 8) continue;
+            if (v == 1) {
+                t_pp1 = p.t_pp;
+                act1 = p.mem_act;
+            } else if (80 % (8 * v) == 0) { /* even chunks: only the schedule changes */
+                check_rel(p.t_pp, (double)v * t_pp1, 1e-9, "v-fold pipeline sends");
+                check_rel(p.mem_act, act1 * (1 + 7.0 / (8.0 * (double)v)), 1e-9,
+                          "interleaved in-flight activations");
+            }
+        }
+    }
+    /* v needs a pipeline, and stage x v <= layers */
+    pc_plan_train_opts o = pc_plan_train_opts_default();
+    o.batch_tokens = 1 << 20;
+    o.vp = 11; /* 8 x 11 = 88 > 80 layers */
+    pc_train_plan p = base;
+    p.micro = 8;
+    assert_int_equal(pc_plan_train_eval(chip("v5p"), &m, &s, &o, &p, &e), PC_ERR_INVALID);
+    assert_non_null(strstr(e.msg, "virtual stages"));
+    o.vp = 2;
+    p = base;
+    p.micro = 8;
+    p.axis[PC_PAR_PP] = 1;
+    p.axis[PC_PAR_FSDP] = 16;
+    assert_int_equal(pc_plan_train_eval(chip("v5p"), &m, &s, &o, &p, &e), PC_ERR_INVALID);
+    /* the search honours it: every plan pipelined with v = 2 */
+    pc_train_plan best[8];
+    pc_train_search r = search(chip("v5p"), &m, &s, &o, best, 8);
+    assert_true(r.nbest >= 1);
+    for (int i = 0; i < r.nbest; i++)
+        assert_true(best[i].vp == 2 && best[i].axis[PC_PAR_PP] > 1);
+}
+
+/* Pinned micro-batches: --micro M keeps only M; --micro-batch-size S only the count that
+ * makes micro-batches of S sequences per data shard; unpinned, every divisor of the
+ * sequences per shard is searched, not only powers of two. */
+static void test_train_pinned_micro(void **state) {
+    (void)state;
+    pc_model_cfg m = preset("llama3-8b");
+    const pc_chip *h = chip("h100");
+    pc_mesh s = slice_chips(h, 64);
+    pc_plan_train_opts o = pc_plan_train_opts_default();
+    o.batch_tokens = 768.0 * 4096; /* 768 sequences: 3 x 2^8 */
+    o.micro = 12;
+    pc_train_plan best[20];
+    pc_train_search r = search(h, &m, &s, &o, best, 20);
+    assert_true(r.nbest >= 1);
+    for (int i = 0; i < r.nbest; i++) {
+        assert_int_equal(best[i].micro, 12);
+        double shards = (double)(best[i].axis[PC_PAR_DP] * best[i].axis[PC_PAR_FSDP] *
+                                 best[i].axis[PC_PAR_EP]);
+        assert_true(768.0 / shards >= 12);
+    }
+    o.micro = 0;
+    o.micro_batch_size = 3;
+    r = search(h, &m, &s, &o, best, 20);
+    assert_true(r.nbest >= 1);
+    for (int i = 0; i < r.nbest; i++) {
+        double shards = (double)(best[i].axis[PC_PAR_DP] * best[i].axis[PC_PAR_FSDP] *
+                                 best[i].axis[PC_PAR_EP]);
+        assert_int_equal(best[i].micro_batch_size, 3);
+        check_rel((double)best[i].micro * 3 * shards, 768, 0, "micro x size x shards = batch");
+    }
+    /* unpinned: a micro count that is no power of two (3, 6, 12, ...) is among the plans */
+    o.micro_batch_size = 0;
+    o.max_micro = 0;
+    pc_train_plan many[100];
+    r = search(h, &m, &s, &o, many, 100);
+    int odd = 0;
+    for (int i = 0; i < r.nbest; i++) odd |= (many[i].micro & (many[i].micro - 1)) != 0;
+    pc_train_plan p;
+    memset(&p, 0, sizeof p);
+    p.axis[PC_PAR_PP] = p.axis[PC_PAR_FSDP] = p.axis[PC_PAR_EP] = p.axis[PC_PAR_TP] = 1;
+    p.axis[PC_PAR_DP] = 64;
+    p.remat = PC_REMAT_FULL;
+    p.micro = 3; /* 12 sequences per shard in 3 micro-batches of 4 */
+    pc_error e;
+    assert_int_equal(pc_plan_train_eval(h, &m, &s, &o, &p, &e), PC_OK);
+    assert_int_equal(p.micro_batch_size, 4);
+    assert_true(r.evaluated > 0 && (odd || r.nbest == 100));
+    /* a pin no layout can meet: no plan, every layout counted as not mapping */
+    o.micro = 1000;
+    r = search(h, &m, &s, &o, best, 20);
+    assert_int_equal(r.nbest, 0);
+    assert_int_equal(r.evaluated, 0);
+    assert_true(r.unmapped == r.layouts);
+}
+
+/* Uneven stages: Llama 3 405B's 126 layers over 16 stages (Llama 3 paper, §3.3.2) are
+ * accepted; the slowest stage holds ceil(126/16) = 8 layers. */
+static void test_train_uneven_stages(void **state) {
+    (void)state;
+    pc_model_cfg m = preset("llama3-405b");
+    assert_int_equal(m.layers, 126);
+    const pc_chip *h = chip("h100");
+    pc_mesh s = slice_chips(h, 16384);
+    pc_plan_train_opts o = pc_plan_train_opts_default();
+    o.batch_tokens = 2048.0 * 8192;
+    o.seq = 8192;
+    o.fixed[PC_PAR_PP] = 16;
+    o.fixed[PC_PAR_TP] = 8;
+    pc_train_plan best[2];
+    pc_train_search r = search(h, &m, &s, &o, best, 2);
+    assert_true(r.nbest >= 1);
+    pc_train_plan even = best[0];
+    even.axis[PC_PAR_PP] = 2; /* 63 layers: even */
+    even.axis[PC_PAR_DP] *= 8;
+    pc_error e;
+    assert_int_equal(pc_plan_train_eval(h, &m, &s, &o, &even, &e), PC_OK);
+    /* compute per chip of a micro-batch: 8 of 126 layers vs 63 of 126 */
+    pc_train_plan u = best[0];
+    u.micro = even.micro;
+    assert_int_equal(pc_plan_train_eval(h, &m, &s, &o, &u, &e), PC_OK);
+    check_rel(u.t_math / even.t_math, 8.0 / 63.0 * (u.tokens_per_shard / (double)u.micro) /
+                                          (even.tokens_per_shard / (double)even.micro),
+              1e-9, "ceil(126/16) = 8 layers on the slowest stage");
+}
+
 /* Remat trades FLOPs for memory: full remat costs one more forward (6N -> 8N, §4) and saves
  * activations. */
 static void test_train_remat(void **state) {
@@ -795,6 +944,9 @@ int main(void) {
         cmocka_unit_test(test_train_h100),
         cmocka_unit_test(test_train_dcn),
         cmocka_unit_test(test_train_pipeline_and_moe),
+        cmocka_unit_test(test_train_interleaved_bubble),
+        cmocka_unit_test(test_train_pinned_micro),
+        cmocka_unit_test(test_train_uneven_stages),
         cmocka_unit_test(test_train_remat),
         cmocka_unit_test(test_train_bad_input),
         cmocka_unit_test(test_serve_llama2_13b),
