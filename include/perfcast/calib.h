@@ -152,6 +152,8 @@ pc_calib *pc_calib_clone(const pc_calib *c);
 void pc_calib_free(pc_calib *c);
 int pc_calib_is_ideal(const pc_calib *c);
 const char *pc_calib_origin(const pc_calib *c); /* "builtin", "none" or the file */
+/* Sets the origin text a saved calibration carries (truncated to 255 bytes). */
+void pc_calib_set_origin(pc_calib *c, const char *origin);
 
 int pc_calib_coef_count(void);
 const char *pc_calib_coef_name(int i); /* "gpu.megatron.eff_mm", ... */

@@ -112,6 +112,9 @@ pc_calib *pc_calib_clone(const pc_calib *c) {
 void pc_calib_free(pc_calib *c) { free(c); }
 int pc_calib_is_ideal(const pc_calib *c) { return !c || c->ideal; }
 const char *pc_calib_origin(const pc_calib *c) { return c ? c->origin : "none"; }
+void pc_calib_set_origin(pc_calib *c, const char *origin) {
+    if (c) snprintf(c->origin, sizeof c->origin, "%s", origin ? origin : "");
+}
 
 pc_status pc_calib_parse(const char *text, size_t len, const char *origin, pc_calib **out,
                          pc_error *err) {

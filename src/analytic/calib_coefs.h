@@ -3,14 +3,15 @@
  *
  *   X(ID, "name", ideal, prior, lo, hi, sigma, "doc")
  *
- * ideal: the value under pc_calib_ideal (the roofline lower bound).
- * prior: where a fit starts and what it is pulled towards; sigma: the prior's
- * width in log space (ln units), so a coefficient no run constrains stays at
- * its prior. lo..hi: hard bounds. docs/analytic.md "Calibration" gives the
- * source of every prior.
+ * ideal: the value under pc_calib_ideal (the roofline lower bound): always
+ * the most optimistic end of lo..hi, so no calibration predicts faster than
+ * the ideal. prior: where a fit starts and what it is pulled towards; sigma:
+ * the prior's width in the fit's unbounded coordinate (logit of the position
+ * in lo..hi), so a coefficient no run constrains stays at its prior. lo..hi:
+ * hard bounds. docs/analytic.md "Calibration" gives the source of every prior.
  */
 /* ---- training (src/analytic/step_model.c) ---- */
-X(TR_EFF, "train.eff_scale", 1.0, 0.85, 0.05, 1.2, 0.5,
+X(TR_EFF, "train.eff_scale", 1.0, 0.85, 0.05, 1.0, 0.5,
   "large-matmul efficiency as a multiple of the book's achievable fraction (TPU 0.95, GPU 0.80)")
 X(TR_EFF_FP8, "train.fp8_ratio", 1.0, 0.70, 0.05, 1.0, 0.5,
   "8-bit matmuls: achieved fraction of the fp8 peak relative to the 16-bit efficiency")
@@ -38,7 +39,7 @@ X(TR_OVL_PP, "train.overlap_pp", 1.0, 0.5, 0.0, 1.0, 1.0,
   "fraction of the pipeline send/recv hidden under compute")
 X(TR_BW_EFF, "train.bw_eff", 1.0, 0.7, 0.05, 1.0, 0.5,
   "achieved fraction of NVLink / ICI / InfiniBand bandwidth in collectives")
-X(TR_DCN_STEP, "train.dcn_step_s", 1e-5, 1e-4, 1e-6, 0.01, 2.0,
+X(TR_DCN_STEP, "train.dcn_step_s", 1e-5, 1e-4, 1e-5, 0.01, 2.0,
   "seconds per step of a cross-slice ring (2 (S-1) steps per layer's gradient reduction)")
 X(TR_DCN_EFF, "train.dcn_eff", 1.0, 0.5, 0.01, 1.0, 1.0,
   "achieved fraction of the DCN bandwidth per chip across TPU slices")
@@ -57,11 +58,11 @@ X(TR_OVERHEAD, "train.overhead_s", 0.0, 20e-6, 0.0, 5e-3, 1.5,
 /* ---- serving (src/analytic/serve_model.c) ---- */
 X(SERVE_HBM_EFF, "serve.hbm_eff", 1.0, 0.80, 0.05, 1.0, 0.3,
   "serving: achieved fraction of the HBM bandwidth in an engine step (weights, KV cache, activations)")
-X(SERVE_EFF_16, "serve.eff_bf16", 0.80, 0.60, 0.05, 1.0, 0.5,
+X(SERVE_EFF_16, "serve.eff_bf16", 0.80, 0.60, 0.05, 0.80, 0.5,
   "serving: achieved fraction of the bf16/fp16 tensor-core peak (matmuls and attention)")
-X(SERVE_EFF_FP8, "serve.eff_fp8", 0.80, 0.50, 0.05, 1.0, 0.5,
+X(SERVE_EFF_FP8, "serve.eff_fp8", 0.80, 0.50, 0.05, 0.80, 0.5,
   "serving: achieved fraction of the fp8/int8 tensor-core peak (fp8 checkpoints)")
-X(SERVE_EFF_FP4, "serve.eff_fp4", 0.80, 0.40, 0.05, 1.0, 0.5,
+X(SERVE_EFF_FP4, "serve.eff_fp4", 0.80, 0.40, 0.05, 0.80, 0.5,
   "serving: achieved fraction of the fp4 tensor-core peak (nvfp4 checkpoints)")
 X(SERVE_KV_FRAC, "serve.kv_mem_frac", 1.0, 0.90, 0.30, 1.0, 0.2,
   "serving: fraction of the HBM left after weights and workspace that the engine gives the KV cache")

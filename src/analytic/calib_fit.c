@@ -189,7 +189,6 @@ static pc_status lm(fitctx *f, double *x, int max_iter, pc_error *err) {
             for (int j = 0; j < NC; j++) xt[j] = x[j] + d[j];
             log_errors(f, xt, r2);
             double c1 = cost(f, r2, xt, active);
-            if (getenv("PC_FIT_DEBUG")) fprintf(stderr, "it %d try %d lambda %g c0 %g c1 %g\n", it, tries, lambda, c0, c1);
             if (c1 < c0) {
                 memcpy(x, xt, sizeof xt);
                 memcpy(r, r2, sizeof(double) * (size_t)n);

@@ -100,7 +100,8 @@ int pc_plan_run_layout(const pc_chip *chip, const pc_plan_train_opts *o, const p
     r->fsdp = fsdp / rest;
     r->zero = a[PC_PAR_FSDP] > 1 ? pl->zero : 0;
     r->sequence_parallel = chip->kind == PC_CHIP_GPU && r->tp > 1;
-    r->micro_batch_size = (int64_t)floor(per_mb);
+    /* a shard holds whole sequences: an uneven split pads (as the ideal pads tokens) */
+    r->micro_batch_size = (int64_t)ceil(per_mb - 1e-9);
     r->grad_accum = pl->micro;
     r->remat = run_remat(pl->remat);
     return 0;

