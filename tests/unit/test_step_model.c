@@ -9,6 +9,8 @@
  *   [tokens, D] per layer per micro-batch over NVLink;
  * - MaxText across slices: the DCN ring of each chip's FSDP shard of the
  *   float32 gradients, plus 2 (S - 1) ring steps per layer;
+ * - FSDP gathers and scatters, expert all-to-alls, element-wise traffic
+ *   replicated over TP without sequence parallelism;
  * - the parts add up to the step, the ideal calibration is a lower bound.
  */
 #include <math.h>
@@ -193,6 +195,88 @@ static void test_dcn_by_hand(void **state) {
     pc_calib_free(cal);
 }
 
+
+/* Forward matmul weights of the model (what FSDP gathers): FLOPs / 2. */
+static double matmul_params(const pc_run *run) {
+    pc_flop_counts fl;
+    pc_model_flops(&run->model, 2048, 1, PC_REMAT_NONE, &fl);
+    return (fl.fwd_attn_proj + fl.fwd_dense_mlp + fl.fwd_shared + fl.fwd_router +
+            fl.fwd_unembed) /
+           2;
+}
+
+static void test_fsdp_by_hand(void **state) {
+    (void)state;
+    const char *names[] = {"train.megatron.overlap_fsdp", "train.bw_eff"};
+    const double vals[] = {0.0, 1.0};
+    pc_calib *cal = calib_with(names, vals, 2);
+    /* FSDP 8 in one H100 node, 2 micro-batches: every micro-batch gathers the
+     * bf16 weights twice (forward, backward) and reduce-scatters bf16 grads */
+    char *j =
+        run_json(MODEL(16), "h100-sxm", 8, "megatron-bridge", 1, 1, 1, 1, 8, 1, 1, 2, 0, "none");
+    pc_run run;
+    pc_run_pred p = predict(j, cal, &run);
+    const pc_chip *h = pc_run_chip(&run);
+    double one = 7.0 / 8 * matmul_params(&run) * 2 / h->nvlink_bw + h->coll_latency;
+    close_rel(p.part[PC_STEP_FSDP], 2 * 3 * one, 1e-9, "2 x (2 gathers + 1 scatter)");
+    free(j);
+    pc_calib_free(cal);
+}
+
+#define MOE_MODEL                                                                                  \
+    "{\"model_type\": \"mixtral\", \"name\": \"moe\", \"hidden_size\": 2048,"                       \
+    " \"num_hidden_layers\": 8, \"num_attention_heads\": 16, \"num_key_value_heads\": 8,"          \
+    " \"head_dim\": 128, \"intermediate_size\": 4096, \"vocab_size\": 32000,"                       \
+    " \"num_local_experts\": 8, \"num_experts_per_tok\": 2, \"mlp_gated\": true}"
+
+static void test_ep_alltoall_by_hand(void **state) {
+    (void)state;
+    const char *names[] = {"train.overlap_ep", "train.bw_eff"};
+    const double vals[] = {0.0, 1.0};
+    pc_calib *cal = calib_with(names, vals, 2);
+    /* 8 experts over EP 8 (carved from DP 8) in one H100 node, 3 micro-batches
+     * of 1 x 2048 tokens: dispatch + combine forward and backward per layer,
+     * each chip sending the k = 2 copies of its tokens */
+    char *j = run_json(MOE_MODEL, "h100-sxm", 8, "megatron-bridge", 1, 1, 1, 8, 1, 1, 1, 3, 0,
+                       "none");
+    /* add the schema's ep field in front of dp */
+    char *at = strstr(j, "\"dp\": 8");
+    assert_non_null(at);
+    char *j2 = malloc(strlen(j) + 16);
+    snprintf(j2, strlen(j) + 16, "%.*s\"ep\": 8, %s", (int)(at - j), j, at);
+    pc_run run;
+    pc_run_pred p = predict(j2, cal, &run);
+    assert_int_equal(run.ep, 8);
+    const pc_chip *h = pc_run_chip(&run);
+    double v = 2048.0 * 2 * 2048 * 2; /* tokens x k x D x bf16 */
+    double one = 7.0 / 8 * v / h->nvlink_bw + h->coll_latency;
+    close_rel(p.part[PC_STEP_EP], 3 * 8 * 4 * one, 1e-9, "4 all-to-alls x 8 layers x 3 mb");
+    free(j), free(j2);
+    pc_calib_free(cal);
+}
+
+static void test_memory_replicated_without_sp(void **state) {
+    (void)state;
+    /* Megatron without sequence parallelism repeats the element-wise work on
+     * every TP rank; with it each rank does 1/tp */
+    pc_calib *cal;
+    assert_int_equal(pc_calib_builtin(&cal, NULL), PC_OK);
+    char *a = run_json(MODEL(16), "h100-sxm", 4, "nemo", 4, 1, 1, 1, 1, 1, 1, 2, 0, "none");
+    char *b = run_json(MODEL(16), "h100-sxm", 4, "nemo", 4, 1, 1, 1, 1, 1, 1, 2, 1, "none");
+    pc_run run;
+    pc_run_pred pa = predict(a, cal, &run), pb = predict(b, cal, NULL);
+    close_rel(pa.part[PC_STEP_MEMORY], 4 * pb.part[PC_STEP_MEMORY], 1e-9, "x tp without SP");
+    /* and by hand: mem_elems x D elements per token per layer, bf16, over HBM */
+    double elems = -1;
+    for (int i = 0; i < pc_calib_coef_count(); i++)
+        if (!strcmp(pc_calib_coef_name(i), "train.mem_elems")) elems = pc_calib_get(cal, i);
+    assert_true(elems > 0);
+    double want = 2 * elems * 2048 * 16 * 2048 * 2 / 4 / pc_run_chip(&run)->hbm_bw;
+    close_rel(pb.part[PC_STEP_MEMORY], want, 1e-9, "element-wise traffic");
+    free(a), free(b);
+    pc_calib_free(cal);
+}
+
 static void test_ideal_is_a_lower_bound(void **state) {
     (void)state;
     pc_calib *cal;
@@ -215,6 +299,9 @@ int main(void) {
         cmocka_unit_test(test_uneven_stages),
         cmocka_unit_test(test_tp_allreduce_by_hand),
         cmocka_unit_test(test_dcn_by_hand),
+        cmocka_unit_test(test_fsdp_by_hand),
+        cmocka_unit_test(test_ep_alltoall_by_hand),
+        cmocka_unit_test(test_memory_replicated_without_sp),
         cmocka_unit_test(test_ideal_is_a_lower_bound),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
