@@ -3,6 +3,7 @@
 #define PC_ANALYTIC_INTERNAL_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "common/util.h"
 #include "perfcast/analytic.h"
@@ -17,5 +18,8 @@ pc_status pc_analytic_read_text(const char *path, size_t max_bytes, char **text,
 /* Strict number parsing: a finite double; suffixes k/M/G/T (decimal) when
  * allow_suffix. 0 on success. */
 int pc_analytic_parse_num(const char *s, int allow_suffix, double *out);
+
+/* Greatest common divisor of two non-negative integers (plan_train.c). */
+int64_t pc_gcd64(int64_t a, int64_t b);
 
 #endif

@@ -56,15 +56,6 @@ void pc_plan_run_base(const pc_chip *chip, const pc_model_cfg *model, const pc_m
     r->etp = 1;
 }
 
-static int64_t gcd_i64(int64_t a, int64_t b) {
-    while (b) {
-        int64_t t = a % b;
-        a = b;
-        b = t;
-    }
-    return a;
-}
-
 /* Context-parallel ways of a plan as a run: the pinned cp, else the split a
  * plan makes when it has more data shards than sequences (a whole number of
  * shards per sequence; 0 when the split is not whole). */
@@ -93,7 +84,7 @@ int pc_plan_run_layout(const pc_chip *chip, const pc_plan_train_opts *o, const p
     int64_t dp = a[PC_PAR_DP] * a[PC_PAR_EP] * (zero3 ? 1 : a[PC_PAR_FSDP]);
     int64_t fsdp = zero3 ? a[PC_PAR_FSDP] : 1;
     /* cp ranks come out of the data ranks (chips = tp pp cp dp fsdp) */
-    int64_t g = gcd_i64(dp, cp), rest = cp / g;
+    int64_t g = pc_gcd64(dp, cp), rest = cp / g;
     if (fsdp % rest) return -1;
     r->cp = cp;
     r->dp = dp / g;

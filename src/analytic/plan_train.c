@@ -52,7 +52,7 @@ double pc_plan_default_efficiency(const pc_chip *chip) {
     return chip && chip->kind == PC_CHIP_GPU ? 0.80 : 0.95;
 }
 
-static int64_t gcd64(int64_t a, int64_t b) {
+int64_t pc_gcd64(int64_t a, int64_t b) {
     while (b) {
         int64_t t = a % b;
         a = b;
@@ -513,7 +513,7 @@ static void build_layout(const tjob *j, const int64_t *a, tlayout *lay) {
     int64_t dcn_part[PC_PAR_COUNT] = {1, 1, 1, 1, 1};
     for (int i = 0; i < PC_PAR_COUNT && srem > 1; i++) {
         int x = dcn_order[i];
-        int64_t g = gcd64(rem[x], srem);
+        int64_t g = pc_gcd64(rem[x], srem);
         dcn_part[x] = g;
         rem[x] /= g;
         srem /= g;
@@ -536,7 +536,7 @@ static void build_layout(const tjob *j, const int64_t *a, tlayout *lay) {
             int bd = -1;
             int64_t bg = 1;
             for (int d = 0; d < j->nphys; d++) {
-                int64_t g = gcd64(rem[x], prem[d]);
+                int64_t g = pc_gcd64(rem[x], prem[d]);
                 if (g > bg) bg = g, bd = d;
             }
             if (bd < 0) break; /* cannot happen: the sizes multiply to the slice */
