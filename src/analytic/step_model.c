@@ -98,9 +98,9 @@ static double gpu_coll(const sjob *j, pc_coll op, double V, double stride, doubl
     }
 }
 
-/* TPU: the torus axes a logical group uses, as a little mesh. `dims` are the
- * slice's axes; a group of size n takes whole axes when it can (tp = one
- * axis of 16), otherwise the whole slice. */
+/* TPU: the torus axes a logical group of n chips uses, as a little mesh: one
+ * whole axis of the slice when one has n chips (tp = an axis of 16), the whole
+ * slice when n is all of it (or take_all), otherwise a 1-D ring. */
 static double tpu_coll(const sjob *j, pc_coll op, double V, double n, int take_all) {
     if (n <= 1 || !(V > 0)) return 0;
     const pc_chip *c = j->c;
@@ -211,7 +211,6 @@ static const char *prepare(sjob *j, const pc_run *r, const pc_chip *c, const pc_
 
 typedef struct stage_t {
     double compute, memory, tp, cp, fsdp, ep, pp; /* exposed, per micro-batch */
-    double raw_fsdp;                              /* unexposed FSDP time (per micro-batch) */
     double moe_overhead, offload;                 /* host-side MoE work; PCIe offload */
     double bwd;                                   /* backward compute (hides DP reduction) */
     double layers;
@@ -226,8 +225,6 @@ static double mm(const sjob *j, double flops, double wbytes, double dmin) {
     double shape = dmin > 0 ? dmin / (dmin + d0) : 1;
     return dmax(flops / (j->peak * j->eff * shape), wbytes / j->hbm_bw);
 }
-
-static double c_pcie(const sjob *j) { return j->c->pcie_bw; }
 
 static void stage_time(const sjob *j, stage_t *s) {
     memset(s, 0, sizeof *s);
@@ -284,9 +281,9 @@ static void stage_time(const sjob *j, stage_t *s) {
     s->memory = elems * j->ab / j->hbm_bw;
     s->moe_overhead = j->k_over_E > 0 ? coef(j, PC_COEF_TR_MOE_OVERHEAD) * Lst * j->moe_frac : 0;
     /* MaxText host offload of saved activations: out and back over PCIe */
-    if (strstr(r->remat_text, "offload") && c_pcie(j) > 0) {
+    if (strstr(r->remat_text, "offload") && j->c->pcie_bw > 0) {
         double saved = 2 * j->D + (j->N + 2 * j->K) * j->H; /* layer input, q/k/v, out proj */
-        double t = 2 * saved * j->ab * Lst * j->mbs * j->T / (j->tp * j->cp) / c_pcie(j);
+        double t = 2 * saved * j->ab * Lst * j->mbs * j->T / (j->tp * j->cp) / j->c->pcie_bw;
         s->offload = exposed(t, coef(j, PC_COEF_TR_OFFLOAD_OVL), s->compute);
     }
     double hide = s->compute; /* what a collective can hide under */
@@ -323,7 +320,6 @@ static void stage_time(const sjob *j, stage_t *s) {
                         ? gpu_coll(j, PC_COLL_REDUCESCATTER, P * j->gb_comm, j->tp * j->cp, j->fsdp)
                         : tpu_coll(j, PC_COLL_REDUCESCATTER, P * j->gb_comm, j->fsdp, 1);
         double t = (2 + j->rf_attnproj) * ag + rs;
-        s->raw_fsdp = t;
         s->fsdp = exposed(
             t, coef(j, j->maxtext ? PC_COEF_TR_OVL_FSDP_MAXTEXT : PC_COEF_TR_OVL_FSDP), hide);
     }
