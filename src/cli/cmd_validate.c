@@ -1,0 +1,123 @@
+/* perfcast validate: predictions against measured runs (issue #12). */
+#define _GNU_SOURCE
+#include <cjson/cJSON.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "calib_cli.h"
+
+static void validate_help(FILE *f) {
+    fprintf(
+        f,
+        "usage: perfcast validate RUNS.json [RUNS.json ...] [--calibration builtin|none|C.json]\n"
+        "                         [--loso] [--kind train|serve|all] [--json]\n\n"
+        "Predicts every measured run of the files (schema: data/calibration/SOURCE_README.md)\n"
+        "with everything the run pins (chip, count, slices, tp, pp, vp, cp, ep, dp, fsdp,\n"
+        "ZeRO, sequence parallel, micro-batch size and count, batch, sequence, remat,\n"
+        "precision, framework) and prints measured vs predicted step time (training) or\n"
+        "output tokens/s (serving), the signed error (predicted - measured) / measured, the\n"
+        "ideal-roofline bound and the predicted breakdown; then median / mean / max absolute\n"
+        "error overall, per source and per chip. A run that is invalid or cannot be\n"
+        "expressed is listed with the reason and counted as a 100%% miss.\n\n"
+        "  --calibration C  builtin (default: fitted on the shipped measurements), none\n"
+        "                   (the ideal roofline: a lower bound), or a file from 'calibrate'\n"
+        "  --loso           leave one source out: predict each source with a calibration\n"
+        "                   fitted on the other sources only (honest out-of-sample error);\n"
+        "                   a kind with a single source is held out chip by chip\n"
+        "  --kind K         train, serve or all (default all)\n"
+        "  --json           {\"runs\": [...], \"summary\": {...}}\n\n"
+        "Exit status: 0, or 1 if any run of the files was invalid.\n");
+}
+
+int pc_cmd_validate(int argc, char **argv) {
+    static const struct option opts[] = {{"calibration", required_argument, 0, 'c'},
+                                         {"loso", no_argument, 0, 'l'},
+                                         {"kind", required_argument, 0, 'k'},
+                                         {"json", no_argument, 0, 'j'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
+    const char *calspec = "builtin";
+    int json = 0, loso = 0, kinds = 3, cal_given = 0, c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        switch (c) {
+        case 'c': calspec = optarg, cal_given = 1; break;
+        case 'l': loso = 1; break;
+        case 'j': json = 1; break;
+        case 'k':
+            if (!(kinds = pc_ccli_parse_kind(optarg)))
+                return pc_cli_usage_error("validate",
+                                          "--kind: expected train, serve or all, "
+                                          "got '%s'",
+                                          optarg);
+            break;
+        case 'h': validate_help(stdout); return PC_EXIT_OK;
+        default: return pc_cli_usage_error("validate", "unknown option");
+        }
+    }
+    int nfiles = argc - optind;
+    if (nfiles < 1)
+        return pc_cli_usage_error("validate", "give a runs file (RUNS.json)");
+    if (nfiles > 8)
+        return pc_cli_usage_error("validate", "at most 8 runs files");
+    /* --calibration builtin --loso too: the built-in would silently not be used */
+    if (loso && cal_given)
+        return pc_cli_usage_error("validate", "--loso fits its own calibrations; drop "
+                                              "--calibration");
+    pc_error err;
+    memset(&err, 0, sizeof err);
+    pc_calib *cal = NULL;
+    if (!loso && pc_calib_open(calspec, &cal, &err))
+        return pc_cli_fail(&err);
+    pc_ccli_runset s;
+    int rc = pc_ccli_load_or_fail(&s, nfiles, argv + optind);
+    if (rc >= 0) {
+        pc_calib_free(cal);
+        return rc;
+    }
+    int in_sample = 0;
+    if (loso) {
+        pc_calib_fit_opts fo = pc_calib_fit_opts_default();
+        if (pc_ccli_predict_loso(&s, kinds, &fo, &in_sample, &err)) {
+            pc_ccli_runset_free(&s);
+            return pc_cli_fail(&err);
+        }
+    } else {
+        pc_ccli_predict_all(&s, cal, kinds);
+    }
+    pc_ccli_print_problems(&s);
+    const char *label = loso ? "leave-one-source-out" : pc_calib_origin(cal);
+    if (json) {
+        cJSON *root = cJSON_CreateObject();
+        cJSON_AddStringToObject(root, "calibration", label);
+        cJSON *arr = cJSON_AddArrayToObject(root, "runs");
+        for (int i = 0; i < s.n; i++)
+            if (pc_ccli_kind_ok(kinds, s.run[i]->kind))
+                cJSON_AddItemToArray(arr, pc_ccli_run_json(s.run[i], s.problem[i], &s.pred[i]));
+        cJSON *sum = pc_ccli_summaries_json(&s, kinds);
+        if (loso)
+            cJSON_AddNumberToObject(sum, "held_out_by_chip_runs", in_sample);
+        cJSON_AddItemToObject(root, "summary", sum);
+        char *txt = cJSON_Print(root);
+        if (txt)
+            puts(txt);
+        free(txt);
+        cJSON_Delete(root);
+    } else {
+        pc_ccli_print_runs(&s, kinds);
+        char title[160];
+        snprintf(title, sizeof title, "absolute error (calibration: %s)", label);
+        pc_ccli_print_summaries(&s, kinds, title);
+        if (loso && in_sample)
+            printf("  (%d runs of a kind with a single source were held out chip by chip)\n",
+                   in_sample);
+    }
+    int bad = 0;
+    for (int i = 0; i < s.n; i++)
+        bad |= s.problem[i] != NULL;
+    pc_ccli_runset_free(&s);
+    pc_calib_free(cal);
+    return bad ? PC_EXIT_FAIL : PC_EXIT_OK;
+}
