@@ -1,0 +1,636 @@
+/*
+ * The HLO text parser (text.h): modules, computations and instructions, a
+ * hand-written recursive descent over the raw bytes (the cursor is in
+ * text_lex.c, shapes in text_shape.c, attributes in text_attr.c). Names are
+ * resolved at the end of each computation and module through hash tables,
+ * so parsing is linear in the input.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/hlo_opcode.h"
+#include "common/util.h"
+#include "hlo/text_internal.h"
+
+/* ---- instructions and computations ---------------------------------------------------- */
+
+static int parse_instruction(parser *p, int32_t comp) {
+    pc_hlo_computation *c = &p->m->comp[comp];
+    cinfo *ci = &p->ci[comp];
+    size_t start = p->pos, off = 0, n;
+    int pct = 0, is_root = 0;
+    n = tx_read_name(p, &off, &pct);
+    if (n && !pct && word_is(p, off, n, "ROOT")) {
+        if (tx_skip_ws(p)) return -1;
+        if (peekc(p) != '=') { /* "ROOT = ..." names an instruction ROOT */
+            is_root = 1;
+            n = tx_read_name(p, &off, &pct);
+        }
+    }
+    if (!n) return tx_expected(p, is_root ? "an instruction name after ROOT" : "an instruction name or '}'");
+    if (tx_expect_char(p, '=', "'=' after the instruction name")) return -1;
+    if (c->n_inst == INT32_MAX) return tx_perr(p, start, PC_ERR_RANGE, "more than 2^31-1 instructions in a computation");
+    size_t icap = ci->icap;
+    RESERVE(p, c->inst, icap, (size_t)c->n_inst + 1);
+    RESERVE(p, ci->iname, ci->icap, (size_t)c->n_inst + 1);
+    int32_t idx = c->n_inst++;
+    pc_hlo_instruction *in = &c->inst[idx];
+    memset(in, 0, sizeof *in);
+    ci->iname[idx].off = off;
+    ci->iname[idx].len = n;
+    in->parameter_number = -1;
+    if (!(in->name = tx_dup_n(p->buf + off, n))) return tx_nomem(p);
+    if (is_root) {
+        if (ci->root >= 0)
+            return tx_perr(p, start, PC_ERR_FORMAT, "second ROOT in computation '%s' (the first is '%s')", c->name,
+                        c->inst[ci->root].name);
+        ci->root = idx;
+    }
+    if (tx_parse_shape(p, &in->shape, 0) || tx_skip_ws(p)) return -1;
+    size_t opos = p->pos;
+    n = tx_read_name(p, &off, &pct);
+    if (!n || pct) {
+        p->pos = opos;
+        return tx_expected(p, "an opcode after the shape");
+    }
+    if (!(in->opcode = tx_dup_n(p->buf + off, n))) return tx_nomem(p);
+    in->opcode_id = tx_opcode_lookup(p, p->buf + off, n);
+    if (in->opcode_id == PC_HLO_UNKNOWN && p->stats) {
+        if (!p->stats->unknown_opcodes)
+            snprintf(p->stats->first_unknown, sizeof p->stats->first_unknown, "%s", in->opcode);
+        p->stats->unknown_opcodes++;
+    }
+    if (in->opcode_id == PC_HLO_CONVOLUTION || in->opcode_id == PC_HLO_CUSTOM_CALL)
+        in->feature_group_count = in->batch_group_count = 1; /* always set in XLA's proto */
+    if (tx_skip_ws(p)) return -1;
+    if (peekc(p) != '(') return tx_expected(p, "'(' after the opcode");
+    if (in->opcode_id == PC_HLO_CONSTANT) {
+        if (tx_skip_group(p)) return -1; /* the literal */
+    } else if (in->opcode_id == PC_HLO_PARAMETER) {
+        p->pos++;
+        if (tx_skip_ws(p)) return -1;
+        size_t ppos = p->pos;
+        if (tx_parse_i64(p, &in->parameter_number, "a parameter number")) return -1;
+        if (in->parameter_number < 0) return tx_perr(p, ppos, PC_ERR_FORMAT, "negative parameter number");
+        if (tx_expect_char(p, ')', "')' after the parameter number")) return -1;
+    } else {
+        p->pos++;
+        int32_t slot = 0;
+        if (tx_skip_ws(p)) return -1;
+        if (peekc(p) == ')') {
+            p->pos++;
+        } else {
+            for (;;) {
+                if (tx_skip_ws(p)) return -1;
+                if (tx_at_shape(p)) {
+                    if (tx_parse_shape(p, NULL, 0) || tx_skip_ws(p)) return -1;
+                }
+                size_t rpos = p->pos;
+                n = tx_read_name(p, &off, NULL);
+                if (!n) return tx_expected(p, "an operand name");
+                if (slot == INT32_MAX) return tx_perr(p, rpos, PC_ERR_RANGE, "more than 2^31-1 operands");
+                RESERVE(p, p->orefs, p->oref_cap, p->noref + 1);
+                oref *r = &p->orefs[p->noref++];
+                r->inst = idx;
+                r->slot = slot++;
+                r->off = off;
+                r->len = n;
+                r->pos = rpos;
+                if (tx_skip_ws(p)) return -1;
+                int more = tx_list_sep(p, ')', "',' or ')' after the operand");
+                if (more < 0) return -1;
+                if (!more) break;
+            }
+        }
+        if (slot) {
+            in->operand_ids.v = pc_malloc_array((uint64_t)slot, sizeof(int64_t));
+            if (!in->operand_ids.v) return tx_nomem(p);
+            in->operand_ids.n = slot;
+            for (int32_t i = 0; i < slot; i++) in->operand_ids.v[i] = -1;
+        }
+    }
+    size_t cref0 = p->ncref;
+    for (;;) {
+        if (tx_skip_ws(p)) return -1;
+        if (peekc(p) != ',') break;
+        p->pos++;
+        if (tx_skip_ws(p) || tx_parse_attribute(p, comp, idx)) return -1;
+        in = &p->m->comp[comp].inst[idx];
+    }
+    /* called computations: stable order by role, slots assigned now, ids at the end */
+    size_t k = p->ncref - cref0;
+    if (k) {
+        if (k > INT32_MAX) return tx_perr(p, start, PC_ERR_RANGE, "too many called computations");
+        cref *r = p->crefs + cref0;
+        for (size_t i = 1; i < k; i++) {
+            cref t = r[i];
+            size_t j = i;
+            for (; j > 0 && r[j - 1].prio > t.prio; j--) r[j] = r[j - 1];
+            r[j] = t;
+        }
+        for (size_t i = 0; i < k; i++) r[i].slot = (int32_t)i;
+        in->called_computation_ids.v = pc_calloc_array(k, sizeof(int64_t));
+        if (!in->called_computation_ids.v) return tx_nomem(p);
+        in->called_computation_ids.n = (int32_t)k;
+    }
+    return 0;
+}
+
+typedef struct inst_keys {
+    const char *buf;
+    const struct span *name;
+} inst_keys;
+static const char *inst_key(const void *ctx, int32_t i, size_t *len) {
+    const inst_keys *k = ctx;
+    *len = k->name[i].len;
+    return k->buf + k->name[i].off;
+}
+static const char *comp_key(const void *ctx, int32_t i, size_t *len) {
+    const char *s = ((const pc_hlo_module *)ctx)->comp[i].name;
+    *len = strlen(s);
+    return s;
+}
+
+/* Operand cycles (possible only with forward references). */
+static int check_cycles(parser *p, int32_t comp) {
+    const pc_hlo_computation *c = &p->m->comp[comp];
+    int32_t n = c->n_inst;
+    uint8_t *color = calloc((size_t)n, 1);
+    int32_t *stack = pc_malloc_array((uint64_t)n, sizeof *stack);
+    int32_t *next = pc_calloc_array((uint64_t)n, sizeof *next);
+    int rc = 0;
+    if (!color || !stack || !next) {
+        rc = tx_nomem(p);
+        goto done;
+    }
+    for (int32_t s = 0; s < n && !rc; s++) {
+        if (color[s]) continue;
+        int32_t top = 0;
+        stack[top++] = s;
+        color[s] = 1;
+        while (top && !rc) {
+            int32_t v = stack[top - 1];
+            const pc_i64s *ops = &c->inst[v].operand_ids;
+            if (next[v] < ops->n) {
+                int32_t w = (int32_t)ops->v[next[v]++];
+                if (color[w] == 1) {
+                    if (w == v)
+                        rc = tx_perr(p, p->ci[comp].iname[v].off, PC_ERR_FORMAT, "instruction '%s' uses itself as an operand",
+                                  c->inst[v].name);
+                    else
+                        rc = tx_perr(p, p->ci[comp].iname[v].off, PC_ERR_FORMAT,
+                                  "operand cycle: instruction '%s' uses '%s', which depends on '%s'", c->inst[v].name,
+                                  c->inst[w].name, c->inst[v].name);
+                } else if (!color[w]) {
+                    color[w] = 1;
+                    stack[top++] = w;
+                }
+            } else {
+                color[v] = 2;
+                top--;
+            }
+        }
+    }
+done:
+    free(color);
+    free(stack);
+    free(next);
+    return rc;
+}
+
+/* End of a computation: names, operands (to local indices), root, cycles. */
+static int finish_computation(parser *p, int32_t comp) {
+    pc_hlo_computation *c = &p->m->comp[comp];
+    cinfo *ci = &p->ci[comp];
+    if (c->n_inst == 0) return tx_perr(p, ci->pos, PC_ERR_FORMAT, "computation '%s' has no instructions", c->name);
+    name_map nm;
+    inst_keys keys = {p->buf, ci->iname};
+    if (tx_name_map_init(&nm, (size_t)c->n_inst, inst_key, &keys)) return tx_nomem(p);
+    int rc = 0, forward = 0;
+    for (int32_t i = 0; i < c->n_inst && !rc; i++) {
+        int32_t prev = tx_name_map_add(&nm, i);
+        if (prev >= 0)
+            rc = tx_perr(p, ci->iname[i].off, PC_ERR_FORMAT, "duplicate instruction name '%s' in computation '%s'",
+                      c->inst[i].name, c->name);
+    }
+    for (size_t k = 0; k < p->noref && !rc; k++) {
+        const oref *r = &p->orefs[k];
+        int32_t w = tx_name_map_find(&nm, p->buf + r->off, r->len);
+        if (w < 0) {
+            rc = tx_perr(p, r->pos, PC_ERR_FORMAT, "unknown operand '%.*s' in computation '%s'",
+                      (int)(r->len > 200 ? 200 : r->len), p->buf + r->off, c->name);
+            break;
+        }
+        c->inst[r->inst].operand_ids.v[r->slot] = w;
+        if (w >= r->inst) forward = 1;
+    }
+    tx_name_map_free(&nm);
+    p->noref = 0;
+    if (rc) return rc;
+    if (ci->root < 0) ci->root = c->n_inst - 1; /* XLA: the last instruction */
+    return forward ? check_cycles(p, comp) : 0;
+}
+
+/* `}, execution_thread="x"` after a computation: skipped. */
+static int skip_trailing_attrs(parser *p) {
+    for (;;) {
+        if (tx_skip_ws(p)) return -1;
+        if (peekc(p) != ',') return 0;
+        p->pos++;
+        size_t off;
+        if (tx_skip_ws(p)) return -1;
+        if (!tx_read_name(p, &off, NULL)) return tx_expected(p, "an attribute name after ','");
+        if (tx_expect_char(p, '=', "'=' after the attribute name") || tx_skip_ws(p) || tx_skip_value(p)) return -1;
+        if (p->stats) p->stats->skipped_attrs++;
+    }
+}
+
+static int parse_computation(parser *p, size_t off, size_t n, int pct, size_t start) {
+    int entry = 0;
+    if (!pct && word_is(p, off, n, "ENTRY")) {
+        entry = 1;
+        if (tx_skip_ws(p)) return -1;
+        n = tx_read_name(p, &off, &pct);
+        if (!n) return tx_expected(p, "a computation name after ENTRY");
+    }
+    pc_hlo_module *m = p->m;
+    if (m->n_comp == INT32_MAX) return tx_perr(p, start, PC_ERR_RANGE, "too many computations");
+    size_t cap = p->comp_cap;
+    RESERVE(p, m->comp, cap, (size_t)m->n_comp + 1);
+    RESERVE(p, p->ci, p->comp_cap, (size_t)m->n_comp + 1);
+    int32_t comp = m->n_comp++;
+    memset(&m->comp[comp], 0, sizeof m->comp[comp]);
+    memset(&p->ci[comp], 0, sizeof p->ci[comp]);
+    p->ci[comp].root = -1;
+    p->ci[comp].entry = entry;
+    p->ci[comp].pos = off - (size_t)pct;
+    if (!(m->comp[comp].name = tx_dup_n(p->buf + off, n))) return tx_nomem(p);
+    if (tx_skip_ws(p)) return -1;
+    if (peekc(p) == '(') { /* signature (p0: f32[2], ...) -> shape */
+        if (tx_skip_group(p) || tx_skip_ws(p)) return -1;
+        if (peekc(p) == '-' && peekc_at(p, 1) == '>') {
+            p->pos += 2;
+            if (tx_parse_shape(p, NULL, 0) || tx_skip_ws(p)) return -1;
+        }
+    }
+    if (peekc(p) != '{') return tx_expected(p, "'{' to start the computation body");
+    size_t open = p->pos++;
+    for (;;) {
+        if (tx_skip_ws(p)) return -1;
+        if (peekc(p) == '}') {
+            p->pos++;
+            break;
+        }
+        if (peekc(p) < 0) {
+            long l, col;
+            tx_line_col(p, open, &l, &col);
+            return tx_perr(p, p->pos, PC_ERR_FORMAT,
+                        "expected '}' to close computation '%s' (opened at %ld:%ld), found end of input",
+                        m->comp[comp].name, l, col);
+        }
+        if (parse_instruction(p, comp)) return -1;
+    }
+    if (finish_computation(p, comp)) return -1;
+    return skip_trailing_attrs(p);
+}
+
+/* FileNames / FunctionNames / FileLocations / StackFrames tables after the
+ * computations of newer dumps: `N "text"` or `N {...}` lines, skipped. */
+static int skip_stack_table(parser *p) {
+    for (;;) {
+        if (tx_skip_ws(p)) return -1;
+        if (!is_digit(peekc(p))) return 0;
+        int64_t v;
+        if (tx_parse_i64(p, &v, "an index") || tx_skip_ws(p) || tx_skip_value(p)) return -1;
+    }
+}
+
+/* Resolves calls, orders computations (callees first, entry last), assigns ids. */
+static int finish_module(parser *p, const char *header_name, size_t header_n) {
+    pc_hlo_module *m = p->m;
+    int32_t nc = m->n_comp;
+    name_map nm;
+    if (tx_name_map_init(&nm, (size_t)nc, comp_key, m)) return tx_nomem(p);
+    int rc = 0;
+    int32_t entry = -1;
+    for (int32_t i = 0; i < nc && !rc; i++) {
+        if (tx_name_map_add(&nm, i) >= 0)
+            rc = tx_perr(p, p->ci[i].pos, PC_ERR_FORMAT, "duplicate computation name '%s'", m->comp[i].name);
+        else if (p->ci[i].entry) {
+            if (entry >= 0)
+                rc = tx_perr(p, p->ci[i].pos, PC_ERR_FORMAT, "second ENTRY computation '%s' (the first is '%s')",
+                          m->comp[i].name, m->comp[entry].name);
+            entry = i;
+        }
+    }
+    for (size_t k = 0; k < p->ncref && !rc; k++) {
+        const cref *r = &p->crefs[k];
+        int32_t w = tx_name_map_find(&nm, p->buf + r->off, r->len);
+        if (w < 0)
+            rc = tx_perr(p, r->pos, PC_ERR_FORMAT, "unknown computation '%.*s'", (int)(r->len > 200 ? 200 : r->len),
+                      p->buf + r->off);
+        else
+            m->comp[r->comp].inst[r->inst].called_computation_ids.v[r->slot] = w;
+    }
+    tx_name_map_free(&nm);
+    if (rc) return rc;
+    /* The entry is called by nobody. Without ENTRY (test-style files) it is the
+     * last computation that nothing calls (XLA takes the last one). */
+    uint8_t *called = pc_calloc_array((uint64_t)nc, 1);
+    if (!called) return tx_nomem(p);
+    for (size_t k = 0; k < p->ncref; k++) {
+        const cref *r = &p->crefs[k];
+        int32_t w = (int32_t)m->comp[r->comp].inst[r->inst].called_computation_ids.v[r->slot];
+        if (w == entry && r->comp != entry && !rc)
+            rc = tx_perr(p, r->pos, PC_ERR_FORMAT, "computation '%s' calls the ENTRY computation '%s'",
+                      m->comp[r->comp].name, m->comp[w].name);
+        called[w] = 1;
+    }
+    if (entry < 0) {
+        entry = nc - 1;
+        for (int32_t i = nc - 1; i >= 0; i--)
+            if (!called[i]) {
+                entry = i;
+                break;
+            }
+    }
+    free(called);
+    if (rc) return rc;
+
+    /* depth-first post-order over the calls, computations in text order */
+    int32_t *order = pc_malloc_array((uint64_t)nc, sizeof *order);
+    int32_t *newidx = pc_malloc_array((uint64_t)nc, sizeof *newidx);
+    uint8_t *color = pc_calloc_array((uint64_t)nc, 1);
+    struct frame {
+        int32_t c, i, j;
+    } *st = pc_malloc_array((uint64_t)nc, sizeof *st);
+    int64_t *base = pc_malloc_array((uint64_t)nc, sizeof *base);
+    pc_hlo_computation *sorted = pc_calloc_array((uint64_t)nc, sizeof *sorted);
+    int32_t no = 0;
+    if (!order || !newidx || !color || !st || !base || !sorted) {
+        rc = tx_nomem(p);
+        goto done;
+    }
+    for (int32_t s = 0; s < nc && !rc; s++) {
+        if (color[s]) continue;
+        int32_t top = 0;
+        st[top++] = (struct frame){s, 0, 0};
+        color[s] = 1;
+        while (top && !rc) {
+            struct frame *f = &st[top - 1];
+            const pc_hlo_computation *c = &m->comp[f->c];
+            if (f->i < c->n_inst) {
+                const pc_i64s *calls = &c->inst[f->i].called_computation_ids;
+                if (f->j >= calls->n) {
+                    f->i++;
+                    f->j = 0;
+                    continue;
+                }
+                int32_t w = (int32_t)calls->v[f->j++];
+                if (color[w] == 1) {
+                    size_t at = p->ci[f->c].pos;
+                    for (size_t k = 0; k < p->ncref; k++)
+                        if (p->crefs[k].comp == f->c && p->crefs[k].inst == f->i && p->crefs[k].slot == f->j - 1)
+                            at = p->crefs[k].pos;
+                    if (w == f->c)
+                        rc = tx_perr(p, at, PC_ERR_FORMAT, "computation '%s' calls itself", c->name);
+                    else
+                        rc = tx_perr(p, at, PC_ERR_FORMAT, "call cycle: computation '%s' calls '%s', which calls back",
+                                  c->name, m->comp[w].name);
+                } else if (!color[w]) {
+                    color[w] = 1;
+                    st[top++] = (struct frame){w, 0, 0};
+                }
+            } else {
+                color[f->c] = 2;
+                if (f->c != entry) order[no++] = f->c;
+                top--;
+            }
+        }
+    }
+    if (rc) goto done;
+    order[no++] = entry;
+    int64_t total = 0;
+    for (int32_t k = 0; k < nc; k++) {
+        newidx[order[k]] = k;
+        base[order[k]] = total;
+        total += m->comp[order[k]].n_inst;
+    }
+    for (int32_t k = 0; k < nc; k++) {
+        int32_t old = order[k];
+        pc_hlo_computation *c = &m->comp[old];
+        int64_t b = base[old];
+        for (int32_t i = 0; i < c->n_inst; i++) {
+            pc_hlo_instruction *in = &c->inst[i];
+            in->id = b + i + 1;
+            for (int32_t j = 0; j < in->operand_ids.n; j++) in->operand_ids.v[j] += b + 1;
+            for (int32_t j = 0; j < in->called_computation_ids.n; j++)
+                in->called_computation_ids.v[j] = newidx[in->called_computation_ids.v[j]] + 1;
+        }
+        c->id = k + 1;
+        c->root_id = b + p->ci[old].root + 1;
+        sorted[k] = *c;
+    }
+    free(m->comp);
+    m->comp = sorted;
+    sorted = NULL;
+    p->comp_cap = (size_t)nc;
+    m->entry_computation_id = nc;
+    for (int32_t k = 0; k < nc; k++) { /* side info follows the new order (only sizes matter now) */
+        free(p->ci[k].iname);
+        p->ci[k].iname = NULL;
+    }
+    const char *nm_src = header_name ? header_name : m->comp[nc - 1].name;
+    size_t nm_len = header_name ? header_n : strlen(m->comp[nc - 1].name);
+    if (!(m->name = tx_dup_n(nm_src, nm_len))) rc = tx_nomem(p);
+done:
+    free(order);
+    free(newidx);
+    free(color);
+    free(st);
+    free(base);
+    free(sorted);
+    return rc;
+}
+
+static void parser_reset_module(parser *p) {
+    if (p->m) {
+        for (int32_t i = 0; i < p->m->n_comp; i++) free(p->ci[i].iname);
+        pc_hlo_module_free(p->m);
+    }
+    p->m = NULL;
+    free(p->ci);
+    p->ci = NULL;
+    p->comp_cap = 0;
+    p->ncref = 0;
+    p->noref = 0;
+}
+
+/* One module in [start, end). Returns 1 if the segment holds no module. */
+static int parse_module(parser *p, size_t start, size_t end, pc_hlo_module **out) {
+    p->pos = start;
+    p->end = end;
+    *out = NULL;
+    if (tx_skip_ws(p)) return -1;
+    if (p->pos >= p->end) return 1;
+    p->m = calloc(1, sizeof *p->m);
+    if (!p->m) return tx_nomem(p);
+    const char *hname = NULL;
+    size_t hn = 0, off, n;
+    int pct = 0;
+    size_t at = p->pos;
+    n = tx_read_name(p, &off, &pct);
+    if (n && !pct && word_is(p, off, n, "HloModule")) {
+        if (tx_skip_ws(p)) return -1;
+        hn = tx_read_name(p, &off, NULL);
+        if (!hn) return tx_expected(p, "a module name after HloModule");
+        hname = p->buf + off;
+        if (skip_trailing_attrs(p)) return -1;
+        at = p->pos;
+        n = tx_read_name(p, &off, &pct);
+    }
+    for (;;) {
+        if (!n) {
+            if (p->pos >= p->end) break;
+            return tx_expected(p, hname || p->m->n_comp ? "a computation or end of input"
+                                                    : "'HloModule' or a computation");
+        }
+        if (!pct && (word_is(p, off, n, "FileNames") || word_is(p, off, n, "FunctionNames") ||
+                     word_is(p, off, n, "FileLocations") || word_is(p, off, n, "StackFrames"))) {
+            if (skip_stack_table(p)) return -1;
+        } else if (parse_computation(p, off, n, pct, at)) {
+            return -1;
+        }
+        if (tx_skip_ws(p)) return -1;
+        at = p->pos;
+        n = tx_read_name(p, &off, &pct);
+    }
+    if (p->m->n_comp == 0) return tx_perr(p, p->pos, PC_ERR_FORMAT, "expected a computation after the HloModule line");
+    if (finish_module(p, hname, hn)) return -1;
+    *out = p->m;
+    p->m = NULL;
+    parser_reset_module(p);
+    return 0;
+}
+
+/* Start of the next line after `i`. */
+static size_t next_line(const char *buf, size_t len, size_t i) {
+    const char *nl = memchr(buf + i, '\n', len - i);
+    return nl ? (size_t)(nl - buf) + 1 : len;
+}
+
+static int is_split_line(const char *buf, size_t len, size_t i) {
+    while (i < len && (buf[i] == ' ' || buf[i] == '\t')) i++;
+    return len - i >= 8 && memcmp(buf + i, "// -----", 8) == 0;
+}
+
+void pc_hlo_modules_free(pc_hlo_module **mods, int nmods) {
+    if (!mods) return;
+    for (int i = 0; i < nmods; i++) pc_hlo_module_free(mods[i]);
+    free(mods);
+}
+
+pc_status pc_hlo_parse_text(const char *buf, size_t len, const char *path, pc_hlo_module ***mods, int *nmods,
+                            pc_hlo_text_stats *stats, pc_error *err) {
+    if (mods) *mods = NULL;
+    if (nmods) *nmods = 0;
+    if (!mods || !nmods || (!buf && len))
+        return pc_fail(err, PC_ERR_ARG, "pc_hlo_parse_text: NULL argument");
+    if (stats) memset(stats, 0, sizeof *stats);
+    parser p;
+    memset(&p, 0, sizeof p);
+    p.buf = buf ? buf : "";
+    p.len = len;
+    p.path = path ? path : "<hlo>";
+    p.err = err;
+    p.stats = stats;
+    tx_opcode_table_init(&p);
+    pc_hlo_module **out = NULL;
+    size_t nout = 0, cap = 0;
+    size_t seg = 0;
+    int rc = 0;
+    for (size_t i = 0; i <= len && !rc;) {
+        int split = i < len && is_split_line(p.buf, len, i);
+        if (split || i == len) {
+            pc_hlo_module *m = NULL;
+            int r = parse_module(&p, seg, i, &m);
+            if (r < 0) {
+                rc = -1;
+                break;
+            }
+            if (r == 0) {
+                if (nout == INT32_MAX) {
+                    pc_hlo_module_free(m);
+                    rc = tx_perr(&p, i, PC_ERR_RANGE, "too many modules");
+                    break;
+                }
+                void *np = tx_grow_buf(out, &cap, nout + 1, sizeof *out);
+                if (!np) {
+                    pc_hlo_module_free(m);
+                    rc = tx_nomem(&p);
+                    break;
+                }
+                out = np;
+                out[nout++] = m;
+            }
+            if (i == len) break;
+            seg = next_line(p.buf, len, i);
+            i = seg;
+            continue;
+        }
+        i = next_line(p.buf, len, i);
+    }
+    if (!rc && nout == 0) {
+        p.pos = p.end = len;
+        rc = tx_perr(&p, len, PC_ERR_FORMAT, "no HLO module or computation found");
+    }
+    parser_reset_module(&p);
+    free(p.crefs);
+    free(p.orefs);
+    if (rc) {
+        pc_hlo_modules_free(out, (int)nout);
+        return p.code ? p.code : PC_ERR_FORMAT;
+    }
+    *mods = out;
+    *nmods = (int)nout;
+    return PC_OK;
+}
+
+pc_status pc_hlo_read_text_file(const char *path, pc_hlo_module ***mods, int *nmods, pc_hlo_text_stats *stats,
+                                pc_error *err) {
+    if (mods) *mods = NULL;
+    if (nmods) *nmods = 0;
+    if (!path) return pc_fail(err, PC_ERR_ARG, "pc_hlo_read_text_file: NULL path");
+    FILE *f = fopen(path, "rb");
+    if (!f) return pc_fail(err, PC_ERR_IO, "%s: cannot open", path);
+    /* the size when the file can tell it (one allocation), else doubling */
+    size_t cap = 1 << 16, len = 0;
+    if (fseek(f, 0, SEEK_END) == 0) {
+        long sz = ftell(f);
+        if (sz >= 0 && (unsigned long)sz < SIZE_MAX - 1) cap = (size_t)sz + 1;
+        rewind(f);
+    }
+    char *buf = malloc(cap);
+    for (;;) {
+        if (!buf) {
+            fclose(f);
+            return pc_fail(err, PC_ERR_NOMEM, "%s: out of memory reading the file", path);
+        }
+        len += fread(buf + len, 1, cap - len, f);
+        if (len < cap) break;
+        char *nb = cap > SIZE_MAX / 2 ? NULL : realloc(buf, cap * 2);
+        if (!nb) free(buf);
+        buf = nb;
+        cap *= 2;
+    }
+    int bad = ferror(f);
+    fclose(f);
+    if (bad) {
+        free(buf);
+        return pc_fail(err, PC_ERR_IO, "%s: read error", path);
+    }
+    pc_status st = pc_hlo_parse_text(buf, len, path, mods, nmods, stats, err);
+    free(buf);
+    return st;
+}

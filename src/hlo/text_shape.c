@@ -1,0 +1,162 @@
+/*
+ * HLO text shapes (text_internal.h): `f32[2,3]{1,0}`, tuples `(s32[], pred[])`,
+ * dynamic dimensions `[<=N]` and `[?]`, layouts with tiles (skipped). Tuple
+ * shapes recurse at most PC_HLO_TEXT_MAX_DEPTH deep.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "hlo/text_internal.h"
+
+
+/* 1 if the cursor is at a shape: '(' or an element type directly followed by '['. */
+int tx_at_shape(const parser *p) {
+    if (peekc(p) == '(') return 1;
+    size_t n = 0;
+    while (p->pos + n < p->end && is_alnum((unsigned char)p->buf[p->pos + n])) n++;
+    if (!n || p->pos + n >= p->end || p->buf[p->pos + n] != '[') return 0;
+    return tx_elem_type_find(p->buf + p->pos, n) != 0;
+}
+
+/* Layout `{1,0}` or `{1,0:T(8,128)...}`: keeps minor_to_major only. */
+static int parse_layout(parser *p, pc_i64s *m2m) {
+    size_t cap = 0, open = p->pos;
+    p->pos++; /* '{' */
+    if (tx_skip_ws(p)) return -1;
+    if (peekc(p) != '}' && peekc(p) != ':') {
+        for (;;) {
+            int64_t v;
+            if (tx_skip_ws(p) || tx_parse_i64(p, &v, "a layout dimension") || tx_i64s_push(p, m2m, &cap, v) ||
+                tx_skip_ws(p))
+                return -1;
+            if (peekc(p) == ',') {
+                p->pos++;
+                continue;
+            }
+            break;
+        }
+    }
+    if (peekc(p) == ':') { /* tiles, element size, memory space: skipped */
+        int depth = 0;
+        for (;;) {
+            int c = peekc(p);
+            if (c < 0) return tx_perr(p, open, PC_ERR_FORMAT, "unterminated layout '{'");
+            if (c == '(') {
+                if (++depth > PC_HLO_TEXT_MAX_DEPTH)
+                    return tx_perr(p, p->pos, PC_ERR_RANGE, "layout nested deeper than %d", PC_HLO_TEXT_MAX_DEPTH);
+            } else if (c == ')') {
+                if (depth-- == 0) return tx_expected(p, "'}' to close the layout");
+            } else if (c == '}' && depth == 0) {
+                break;
+            } else if (c == '{' || c == '[' || c == ']') {
+                return tx_expected(p, "'}' to close the layout");
+            }
+            p->pos++;
+        }
+    }
+    if (peekc(p) != '}') return tx_expected(p, "',' or '}' in the layout");
+    p->pos++;
+    return 0;
+}
+
+static void shape_clear(pc_hlo_shape *s) {
+    free(s->dims.v);
+    free(s->minor_to_major.v);
+    memset(s, 0, sizeof *s);
+}
+
+/* A shape; out may be NULL (parsed and dropped). */
+int tx_parse_shape(parser *p, pc_hlo_shape *out, int depth) {
+    if (tx_skip_ws(p)) return -1;
+    if (depth >= PC_HLO_TEXT_MAX_DEPTH)
+        return tx_perr(p, p->pos, PC_ERR_RANGE, "tuple shapes nested deeper than %d", PC_HLO_TEXT_MAX_DEPTH);
+    if (peekc(p) == '(') {
+        p->pos++;
+        int32_t count = 0;
+        if (tx_skip_ws(p)) return -1;
+        if (peekc(p) == ')') {
+            p->pos++;
+        } else {
+            for (;;) {
+                if (tx_parse_shape(p, NULL, depth + 1)) return -1;
+                if (count < INT32_MAX) count++;
+                if (tx_skip_ws(p)) return -1;
+                int more = tx_list_sep(p, ')', "',' or ')' in the tuple shape");
+                if (more < 0) return -1;
+                if (!more) break;
+            }
+        }
+        if (out) {
+            shape_clear(out);
+            out->element_type = ET_TUPLE;
+            out->tuple_count = count;
+        }
+        return 0;
+    }
+    size_t s = p->pos, n = 0;
+    while (p->pos + n < p->end && is_alnum((unsigned char)p->buf[p->pos + n])) n++;
+    int32_t et = n ? tx_elem_type_find(p->buf + s, n) : 0;
+    if (!et) return tx_expected(p, "a shape such as f32[2,3]{1,0} or (s32[], pred[])");
+    p->pos += n;
+    if (peekc(p) != '[') return tx_expected(p, "'[' after the element type");
+    p->pos++;
+    pc_i64s dims = {0}, m2m = {0};
+    size_t cap = 0;
+    if (tx_skip_ws(p)) goto fail;
+    if (peekc(p) == ']') {
+        p->pos++;
+    } else {
+        for (;;) {
+            int64_t v;
+            if (tx_skip_ws(p)) goto fail;
+            if (peekc(p) == '?') {
+                p->pos++;
+                v = INT64_MIN; /* XLA's kUnboundedSize */
+            } else {
+                if (peekc(p) == '<' && peekc_at(p, 1) == '=') {
+                    p->pos += 2;
+                    if (tx_skip_ws(p)) goto fail;
+                }
+                if (!is_digit(peekc(p))) {
+                    tx_expected(p, "a dimension size (N, <=N or ?)");
+                    goto fail;
+                }
+                if (tx_parse_i64(p, &v, "a dimension size")) goto fail;
+            }
+            if (tx_i64s_push(p, &dims, &cap, v) || tx_skip_ws(p)) goto fail;
+            int more = tx_list_sep(p, ']', "',' or ']' in the dimensions");
+            if (more < 0) goto fail;
+            if (!more) break;
+        }
+    }
+    if ((et == ET_TOKEN || et == ET_OPAQUE) && dims.n) {
+        tx_perr(p, s, PC_ERR_FORMAT, "%.*s shapes have no dimensions", (int)n, p->buf + s);
+        goto fail;
+    }
+    if (peekc(p) == '{') {
+        if (parse_layout(p, &m2m)) goto fail;
+    } else if (dims.n > 0) { /* XLA fills the default layout {rank-1, ..., 0} */
+        m2m.v = malloc((size_t)dims.n * sizeof *m2m.v);
+        if (!m2m.v) {
+            tx_nomem(p);
+            goto fail;
+        }
+        m2m.n = dims.n;
+        for (int32_t i = 0; i < dims.n; i++) m2m.v[i] = dims.n - 1 - i;
+    }
+    if (out) {
+        shape_clear(out);
+        out->element_type = et;
+        out->dims = dims;
+        out->minor_to_major = m2m;
+    } else {
+        free(dims.v);
+        free(m2m.v);
+    }
+    return 0;
+fail:
+    free(dims.v);
+    free(m2m.v);
+    return -1;
+}
+
