@@ -174,9 +174,12 @@ static void print_dot_dims(sbuf *b, const pc_hlo_dot_dims *d) {
     }
 }
 
-static pc_status print_instruction(sbuf *b, const pc_hlo_module *m, const pc_hlo_computation *c,
-                                   const pc_hlo_instruction *in, char *const *inames, const id_map *imap,
-                                   char *const *cnames, const id_map *cmap, int32_t idx, pc_error *err) {
+static const char *inst_name(const pc_hlo_instruction *in) { return in->name ? in->name : ""; }
+
+/* `%name = shape opcode(operands)`, or the parameter number, or `{...}` for a
+ * constant's literal (not in the IR). */
+static pc_status print_head(sbuf *b, const pc_hlo_computation *c, const pc_hlo_instruction *in,
+                            char *const *inames, const id_map *imap, int32_t idx, pc_error *err) {
     int op = in->opcode_id;
     const char *opname = opcode_text(in);
     sb_puts(b, "  ");
@@ -186,7 +189,7 @@ static pc_status print_instruction(sbuf *b, const pc_hlo_module *m, const pc_hlo
     sb_puts(b, " = ");
     if (print_shape(b, &in->shape))
         return pc_fail(err, PC_ERR_UNSUPPORTED, "%s: instruction '%s': element type %" PRId32 " has no HLO text name",
-                       c->name, in->name ? in->name : "", in->shape.element_type);
+                       c->name, inst_name(in), in->shape.element_type);
     sb_puts(b, " ");
     sb_puts(b, opname);
     sb_puts(b, "(");
@@ -200,107 +203,122 @@ static pc_status print_instruction(sbuf *b, const pc_hlo_module *m, const pc_hlo
             if (w < 0)
                 return pc_fail(err, PC_ERR_INVALID,
                                "%s: instruction '%s': operand id %" PRId64 " is not an instruction of the computation",
-                               c->name, in->name ? in->name : "", in->operand_ids.v[j]);
+                               c->name, inst_name(in), in->operand_ids.v[j]);
             if (j) sb_puts(b, ", ");
             sb_puts(b, "%");
             sb_puts(b, inames[w]);
         }
     }
     sb_puts(b, ")");
-    /* dimensions */
-    if (op == PC_HLO_IOTA && in->dimensions.n == 1) {
+    return PC_OK;
+}
+
+/* iota_dimension for an iota (as XLA writes it), else dimensions; a broadcast
+ * always has them (`{}` for a scalar operand). */
+static void print_dimensions(sbuf *b, const pc_hlo_instruction *in) {
+    if (in->opcode_id == PC_HLO_IOTA && in->dimensions.n == 1) {
         sb_puts(b, ", iota_dimension=");
         sb_i64(b, in->dimensions.v[0]);
-    } else if (in->dimensions.n > 0 || op == PC_HLO_BROADCAST) {
+    } else if (in->dimensions.n > 0 || in->opcode_id == PC_HLO_BROADCAST) {
         sb_puts(b, ", dimensions={");
         sb_list(b, in->dimensions.v, in->dimensions.n, ",");
         sb_puts(b, "}");
     }
-    /* window */
-    const pc_hlo_window *w = &in->window;
-    if (w->n > 0) {
-        const int64_t *f[6] = {w->size, w->stride, w->padding_low, w->padding_high, w->base_dilation,
-                               w->window_dilation};
-        const char *names[6] = {"size", "stride", "pad", "pad", "lhs_dilate", "rhs_dilate"};
-        const int64_t dflt[6] = {0, 1, 0, 0, 1, 1};
-        sb_puts(b, ", window={");
-        for (int k = 0; k < 6; k++) {
-            if (k == 3) continue;
-            if (k) sb_puts(b, " ");
-            sb_puts(b, names[k]);
-            sb_puts(b, "=");
-            for (int32_t i = 0; i < w->n; i++) {
-                if (i) sb_puts(b, "x");
-                sb_i64(b, f[k] ? f[k][i] : dflt[k]);
-                if (k == 2) {
-                    sb_puts(b, "_");
-                    sb_i64(b, f[3] ? f[3][i] : 0);
-                }
-            }
-        }
-        sb_puts(b, " rhs_reversal=");
+}
+
+/* window={size=.. stride=.. pad=lo_hi.. lhs_dilate=.. rhs_dilate=.. rhs_reversal=..},
+ * every field written, missing arrays as XLA's defaults. */
+static void print_window(sbuf *b, const pc_hlo_window *w) {
+    if (w->n <= 0) return;
+    const int64_t *f[6] = {w->size, w->stride, w->padding_low, w->padding_high, w->base_dilation,
+                           w->window_dilation};
+    const char *names[6] = {"size", "stride", "pad", "pad", "lhs_dilate", "rhs_dilate"};
+    const int64_t dflt[6] = {0, 1, 0, 0, 1, 1};
+    sb_puts(b, ", window={");
+    for (int k = 0; k < 6; k++) {
+        if (k == 3) continue; /* padding_high goes with padding_low */
+        if (k) sb_puts(b, " ");
+        sb_puts(b, names[k]);
+        sb_puts(b, "=");
         for (int32_t i = 0; i < w->n; i++) {
             if (i) sb_puts(b, "x");
-            sb_puts(b, w->window_reversal && w->window_reversal[i] ? "1" : "0");
+            sb_i64(b, f[k] ? f[k][i] : dflt[k]);
+            if (k == 2) {
+                sb_puts(b, "_");
+                sb_i64(b, f[3] ? f[3][i] : 0);
+            }
         }
-        sb_puts(b, "}");
     }
-    /* dim_labels */
-    if (in->conv.present) {
-        const pc_hlo_conv_dims *d = &in->conv;
-        char li[13], lk[13], lo[13];
-        if (d->kernel_spatial.n != d->input_spatial.n || d->output_spatial.n != d->input_spatial.n ||
-            !labels_str(li, d->input_batch, d->input_feature, &d->input_spatial, 'b', 'f') ||
-            !labels_str(lk, d->kernel_input_feature, d->kernel_output_feature, &d->kernel_spatial, 'i', 'o') ||
-            !labels_str(lo, d->output_batch, d->output_feature, &d->output_spatial, 'b', 'f'))
-            return pc_fail(err, PC_ERR_UNSUPPORTED,
-                           "%s: instruction '%s': convolution dimension numbers cannot be written as dim_labels",
-                           c->name, in->name ? in->name : "");
-        sb_puts(b, ", dim_labels=");
-        sb_puts(b, li);
+    sb_puts(b, " rhs_reversal=");
+    for (int32_t i = 0; i < w->n; i++) {
+        if (i) sb_puts(b, "x");
+        sb_puts(b, w->window_reversal && w->window_reversal[i] ? "1" : "0");
+    }
+    sb_puts(b, "}");
+}
+
+static pc_status print_dim_labels(sbuf *b, const pc_hlo_computation *c, const pc_hlo_instruction *in,
+                                  pc_error *err) {
+    if (!in->conv.present) return PC_OK;
+    const pc_hlo_conv_dims *d = &in->conv;
+    char li[13], lk[13], lo[13];
+    if (d->kernel_spatial.n != d->input_spatial.n || d->output_spatial.n != d->input_spatial.n ||
+        !labels_str(li, d->input_batch, d->input_feature, &d->input_spatial, 'b', 'f') ||
+        !labels_str(lk, d->kernel_input_feature, d->kernel_output_feature, &d->kernel_spatial, 'i', 'o') ||
+        !labels_str(lo, d->output_batch, d->output_feature, &d->output_spatial, 'b', 'f'))
+        return pc_fail(err, PC_ERR_UNSUPPORTED,
+                       "%s: instruction '%s': convolution dimension numbers cannot be written as dim_labels",
+                       c->name, inst_name(in));
+    sb_puts(b, ", dim_labels=");
+    sb_puts(b, li);
+    sb_puts(b, "_");
+    sb_puts(b, lk);
+    sb_puts(b, "->");
+    sb_puts(b, lo);
+    return PC_OK;
+}
+
+/* slice={[start:limit:stride], ...} */
+static pc_status print_slice(sbuf *b, const pc_hlo_computation *c, const pc_hlo_instruction *in, pc_error *err) {
+    if (in->slice_start.n <= 0 && in->slice_limit.n <= 0 && in->slice_stride.n <= 0) return PC_OK;
+    if (in->slice_limit.n != in->slice_start.n || in->slice_stride.n != in->slice_start.n)
+        return pc_fail(err, PC_ERR_INVALID, "%s: instruction '%s': slice start/limit/stride lengths differ",
+                       c->name, inst_name(in));
+    sb_puts(b, ", slice={");
+    for (int32_t i = 0; i < in->slice_start.n; i++) {
+        sb_puts(b, i ? ", [" : "[");
+        sb_i64(b, in->slice_start.v[i]);
+        sb_puts(b, ":");
+        sb_i64(b, in->slice_limit.v[i]);
+        sb_puts(b, ":");
+        sb_i64(b, in->slice_stride.v[i]);
+        sb_puts(b, "]");
+    }
+    sb_puts(b, "}");
+    return PC_OK;
+}
+
+/* padding=lo_hi_interiorx... */
+static pc_status print_padding(sbuf *b, const pc_hlo_computation *c, const pc_hlo_instruction *in, pc_error *err) {
+    if (in->pad_low.n <= 0 && in->pad_high.n <= 0 && in->pad_interior.n <= 0) return PC_OK;
+    if (in->pad_high.n != in->pad_low.n || in->pad_interior.n != in->pad_low.n)
+        return pc_fail(err, PC_ERR_INVALID, "%s: instruction '%s': padding low/high/interior lengths differ",
+                       c->name, inst_name(in));
+    sb_puts(b, ", padding=");
+    for (int32_t i = 0; i < in->pad_low.n; i++) {
+        if (i) sb_puts(b, "x");
+        sb_i64(b, in->pad_low.v[i]);
         sb_puts(b, "_");
-        sb_puts(b, lk);
-        sb_puts(b, "->");
-        sb_puts(b, lo);
+        sb_i64(b, in->pad_high.v[i]);
+        sb_puts(b, "_");
+        sb_i64(b, in->pad_interior.v[i]);
     }
-    /* slice */
-    if (in->slice_start.n > 0 || in->slice_limit.n > 0 || in->slice_stride.n > 0) {
-        if (in->slice_limit.n != in->slice_start.n || in->slice_stride.n != in->slice_start.n)
-            return pc_fail(err, PC_ERR_INVALID, "%s: instruction '%s': slice start/limit/stride lengths differ",
-                           c->name, in->name ? in->name : "");
-        sb_puts(b, ", slice={");
-        for (int32_t i = 0; i < in->slice_start.n; i++) {
-            sb_puts(b, i ? ", [" : "[");
-            sb_i64(b, in->slice_start.v[i]);
-            sb_puts(b, ":");
-            sb_i64(b, in->slice_limit.v[i]);
-            sb_puts(b, ":");
-            sb_i64(b, in->slice_stride.v[i]);
-            sb_puts(b, "]");
-        }
-        sb_puts(b, "}");
-    }
-    if (in->dynamic_slice_sizes.n > 0) {
-        sb_puts(b, ", dynamic_slice_sizes={");
-        sb_list(b, in->dynamic_slice_sizes.v, in->dynamic_slice_sizes.n, ",");
-        sb_puts(b, "}");
-    }
-    /* padding */
-    if (in->pad_low.n > 0 || in->pad_high.n > 0 || in->pad_interior.n > 0) {
-        if (in->pad_high.n != in->pad_low.n || in->pad_interior.n != in->pad_low.n)
-            return pc_fail(err, PC_ERR_INVALID, "%s: instruction '%s': padding low/high/interior lengths differ",
-                           c->name, in->name ? in->name : "");
-        sb_puts(b, ", padding=");
-        for (int32_t i = 0; i < in->pad_low.n; i++) {
-            if (i) sb_puts(b, "x");
-            sb_i64(b, in->pad_low.v[i]);
-            sb_puts(b, "_");
-            sb_i64(b, in->pad_high.v[i]);
-            sb_puts(b, "_");
-            sb_i64(b, in->pad_interior.v[i]);
-        }
-    }
-    print_dot_dims(b, &in->dot);
+    return PC_OK;
+}
+
+/* Group counts that differ from what the parser fills when they are absent. */
+static void print_group_counts(sbuf *b, const pc_hlo_instruction *in) {
+    int op = in->opcode_id;
     int64_t dgroup = (op == PC_HLO_CONVOLUTION || op == PC_HLO_CUSTOM_CALL) ? 1 : 0;
     if (in->feature_group_count != dgroup) {
         sb_puts(b, ", feature_group_count=");
@@ -310,13 +328,19 @@ static pc_status print_instruction(sbuf *b, const pc_hlo_module *m, const pc_hlo
         sb_puts(b, ", batch_group_count=");
         sb_i64(b, in->batch_group_count);
     }
-    if (in->is_stable) sb_puts(b, ", is_stable=true");
-    /* called computations */
+}
+
+/* Called computations under the attribute names that give them back in the
+ * same order (the parser orders while, select-and-scatter and conditional
+ * calls by role). */
+static pc_status print_called(sbuf *b, const pc_hlo_computation *c, const pc_hlo_instruction *in,
+                              char *const *cnames, const id_map *cmap, pc_error *err) {
+    int op = in->opcode_id;
     const pc_i64s *cc = &in->called_computation_ids;
     for (int32_t j = 0; j < cc->n; j++)
         if (tx_id_map_find(cmap, cc->v[j]) < 0)
             return pc_fail(err, PC_ERR_INVALID, "%s: instruction '%s': called computation id %" PRId64 " not in module",
-                           c->name, in->name ? in->name : "", cc->v[j]);
+                           c->name, inst_name(in), cc->v[j]);
     if (cc->n == 2 && op == PC_HLO_WHILE) {
         print_calls(b, "condition", cc->v, 1, cnames, cmap, 0);
         print_calls(b, "body", cc->v + 1, 1, cnames, cmap, 0);
@@ -333,8 +357,30 @@ static pc_status print_instruction(sbuf *b, const pc_hlo_module *m, const pc_hlo
     } else if (cc->n > 1) {
         print_calls(b, "called_computations", cc->v, cc->n, cnames, cmap, 1);
     }
+    return PC_OK;
+}
+
+/* One instruction line: the head, then the attributes in a fixed order. */
+static pc_status print_instruction(sbuf *b, const pc_hlo_computation *c, const pc_hlo_instruction *in,
+                                   char *const *inames, const id_map *imap, char *const *cnames,
+                                   const id_map *cmap, int32_t idx, pc_error *err) {
+    pc_status st = print_head(b, c, in, inames, imap, idx, err);
+    if (st != PC_OK) return st;
+    print_dimensions(b, in);
+    print_window(b, &in->window);
+    if ((st = print_dim_labels(b, c, in, err)) != PC_OK || (st = print_slice(b, c, in, err)) != PC_OK)
+        return st;
+    if (in->dynamic_slice_sizes.n > 0) {
+        sb_puts(b, ", dynamic_slice_sizes={");
+        sb_list(b, in->dynamic_slice_sizes.v, in->dynamic_slice_sizes.n, ",");
+        sb_puts(b, "}");
+    }
+    if ((st = print_padding(b, c, in, err)) != PC_OK) return st;
+    print_dot_dims(b, &in->dot);
+    print_group_counts(b, in);
+    if (in->is_stable) sb_puts(b, ", is_stable=true");
+    if ((st = print_called(b, c, in, cnames, cmap, err)) != PC_OK) return st;
     sb_puts(b, "\n");
-    (void)m;
     return PC_OK;
 }
 
@@ -390,7 +436,7 @@ static pc_status print_module(sbuf *b, const pc_hlo_module *m, pc_error *err) {
         sb_puts(b, cnames[k]);
         sb_puts(b, " {\n");
         for (int32_t i = 0; i < c->n_inst && st == PC_OK; i++)
-            st = print_instruction(b, m, c, &c->inst[i], inames, &imap, cnames, &cmap, i, err);
+            st = print_instruction(b, c, &c->inst[i], inames, &imap, cnames, &cmap, i, err);
         sb_puts(b, "}\n");
     }
     if (st == PC_OK && b->oom) goto oom;
