@@ -140,7 +140,7 @@ static int parse_window(parser *p, pc_hlo_window *w) {
     for (int f = W_STRIDE; f < W_N; f++) {
         if (l[f].n && l[f].n != n) {
             tx_perr(p, open, PC_ERR_FORMAT, "window has %" PRId32 " dimensions in size but %" PRId32 " in %s", n,
-                 l[f].n, field[f]);
+                    l[f].n, field[f]);
             goto fail;
         }
     }
@@ -213,16 +213,17 @@ static int parse_labels(parser *p, size_t at, const char *t, size_t n, char c0, 
             nsp++;
         } else {
             return tx_perr(p, at, PC_ERR_FORMAT,
-                        "dim_labels %s '%.*s': unexpected or repeated '%c' (expected '%c', '%c' and digits)", side,
-                        (int)n, t, c, c0, c1);
+                           "dim_labels %s '%.*s': unexpected or repeated '%c' (expected '%c', '%c' and digits)", side,
+                           (int)n, t, c, c0, c1);
         }
     }
     if (!seen0 || !seen1)
-        return tx_perr(p, at, PC_ERR_FORMAT, "dim_labels %s '%.*s' needs one '%c' and one '%c'", side, (int)n, t, c0, c1);
+        return tx_perr(p, at, PC_ERR_FORMAT, "dim_labels %s '%.*s' needs one '%c' and one '%c'", side, (int)n, t,
+                       c0, c1);
     for (int k = 0; k < nsp; k++)
         if (pos[k] < 0)
             return tx_perr(p, at, PC_ERR_FORMAT, "dim_labels %s '%.*s': spatial dimensions must be 0..%d", side,
-                        (int)n, t, nsp - 1);
+                           (int)n, t, nsp - 1);
     free(sp->v);
     sp->n = 0;
     sp->v = NULL;
@@ -256,7 +257,7 @@ static int parse_dim_labels(parser *p, pc_hlo_conv_dims *cd) {
         return -1;
     if (cd->input_spatial.n != cd->kernel_spatial.n || cd->input_spatial.n != cd->output_spatial.n)
         return tx_perr(p, s, PC_ERR_FORMAT, "dim_labels '%.*s': input, kernel and output have different spatial ranks",
-                    (int)n, t);
+                       (int)n, t);
     cd->present = 1;
     return 0;
 }

@@ -227,7 +227,7 @@ int tx_skip_group(parser *p) {
             long l, col;
             tx_line_col(p, where[depth - 1], &l, &col);
             return tx_perr(p, p->pos, PC_ERR_FORMAT, "expected '%c' to close the '%c' at %ld:%ld, found end of input",
-                        want[depth - 1], p->buf[where[depth - 1]], l, col);
+                           want[depth - 1], p->buf[where[depth - 1]], l, col);
         }
         if (c == '"') {
             if (skip_string(p)) return -1;
@@ -252,7 +252,7 @@ int tx_skip_group(parser *p) {
                 long l, col;
                 tx_line_col(p, where[depth - 1], &l, &col);
                 return tx_perr(p, p->pos, PC_ERR_FORMAT, "expected '%c' to close the '%c' at %ld:%ld, found '%c'",
-                            want[depth - 1], p->buf[where[depth - 1]], l, col, c);
+                               want[depth - 1], p->buf[where[depth - 1]], l, col, c);
             }
             depth--;
             p->pos++;

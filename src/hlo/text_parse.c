@@ -15,41 +15,13 @@
 
 /* ---- instructions and computations ---------------------------------------------------- */
 
-static int parse_instruction(parser *p, int32_t comp) {
-    pc_hlo_computation *c = &p->m->comp[comp];
-    cinfo *ci = &p->ci[comp];
-    size_t start = p->pos, off = 0, n;
-    int pct = 0, is_root = 0;
-    n = tx_read_name(p, &off, &pct);
-    if (n && !pct && word_is(p, off, n, "ROOT")) {
-        if (tx_skip_ws(p)) return -1;
-        if (peekc(p) != '=') { /* "ROOT = ..." names an instruction ROOT */
-            is_root = 1;
-            n = tx_read_name(p, &off, &pct);
-        }
-    }
-    if (!n) return tx_expected(p, is_root ? "an instruction name after ROOT" : "an instruction name or '}'");
-    if (tx_expect_char(p, '=', "'=' after the instruction name")) return -1;
-    if (c->n_inst == INT32_MAX) return tx_perr(p, start, PC_ERR_RANGE, "more than 2^31-1 instructions in a computation");
-    size_t icap = ci->icap;
-    RESERVE(p, c->inst, icap, (size_t)c->n_inst + 1);
-    RESERVE(p, ci->iname, ci->icap, (size_t)c->n_inst + 1);
-    int32_t idx = c->n_inst++;
-    pc_hlo_instruction *in = &c->inst[idx];
-    memset(in, 0, sizeof *in);
-    ci->iname[idx].off = off;
-    ci->iname[idx].len = n;
-    in->parameter_number = -1;
-    if (!(in->name = tx_dup_n(p->buf + off, n))) return tx_nomem(p);
-    if (is_root) {
-        if (ci->root >= 0)
-            return tx_perr(p, start, PC_ERR_FORMAT, "second ROOT in computation '%s' (the first is '%s')", c->name,
-                        c->inst[ci->root].name);
-        ci->root = idx;
-    }
-    if (tx_parse_shape(p, &in->shape, 0) || tx_skip_ws(p)) return -1;
+/* The opcode after the shape: its TpuGraphs id (unknown ones counted) and the
+ * group counts XLA always sets for it. */
+static int parse_opcode(parser *p, pc_hlo_instruction *in) {
+    size_t off;
+    int pct = 0;
     size_t opos = p->pos;
-    n = tx_read_name(p, &off, &pct);
+    size_t n = tx_read_name(p, &off, &pct);
     if (!n || pct) {
         p->pos = opos;
         return tx_expected(p, "an opcode after the shape");
@@ -63,62 +35,53 @@ static int parse_instruction(parser *p, int32_t comp) {
     }
     if (in->opcode_id == PC_HLO_CONVOLUTION || in->opcode_id == PC_HLO_CUSTOM_CALL)
         in->feature_group_count = in->batch_group_count = 1; /* always set in XLA's proto */
+    return 0;
+}
+
+/* `(a, b, ...)` after the opcode, each operand optionally preceded by its
+ * shape; the names wait in p->orefs until the computation ends. */
+static int parse_operands(parser *p, pc_hlo_instruction *in, int32_t idx) {
+    size_t off, n;
+    p->pos++;
+    int32_t slot = 0;
     if (tx_skip_ws(p)) return -1;
-    if (peekc(p) != '(') return tx_expected(p, "'(' after the opcode");
-    if (in->opcode_id == PC_HLO_CONSTANT) {
-        if (tx_skip_group(p)) return -1; /* the literal */
-    } else if (in->opcode_id == PC_HLO_PARAMETER) {
+    if (peekc(p) == ')') {
         p->pos++;
-        if (tx_skip_ws(p)) return -1;
-        size_t ppos = p->pos;
-        if (tx_parse_i64(p, &in->parameter_number, "a parameter number")) return -1;
-        if (in->parameter_number < 0) return tx_perr(p, ppos, PC_ERR_FORMAT, "negative parameter number");
-        if (tx_expect_char(p, ')', "')' after the parameter number")) return -1;
     } else {
-        p->pos++;
-        int32_t slot = 0;
-        if (tx_skip_ws(p)) return -1;
-        if (peekc(p) == ')') {
-            p->pos++;
-        } else {
-            for (;;) {
-                if (tx_skip_ws(p)) return -1;
-                if (tx_at_shape(p)) {
-                    if (tx_parse_shape(p, NULL, 0) || tx_skip_ws(p)) return -1;
-                }
-                size_t rpos = p->pos;
-                n = tx_read_name(p, &off, NULL);
-                if (!n) return tx_expected(p, "an operand name");
-                if (slot == INT32_MAX) return tx_perr(p, rpos, PC_ERR_RANGE, "more than 2^31-1 operands");
-                RESERVE(p, p->orefs, p->oref_cap, p->noref + 1);
-                oref *r = &p->orefs[p->noref++];
-                r->inst = idx;
-                r->slot = slot++;
-                r->off = off;
-                r->len = n;
-                r->pos = rpos;
-                if (tx_skip_ws(p)) return -1;
-                int more = tx_list_sep(p, ')', "',' or ')' after the operand");
-                if (more < 0) return -1;
-                if (!more) break;
+        for (;;) {
+            if (tx_skip_ws(p)) return -1;
+            if (tx_at_shape(p)) {
+                if (tx_parse_shape(p, NULL, 0) || tx_skip_ws(p)) return -1;
             }
-        }
-        if (slot) {
-            in->operand_ids.v = pc_malloc_array((uint64_t)slot, sizeof(int64_t));
-            if (!in->operand_ids.v) return tx_nomem(p);
-            in->operand_ids.n = slot;
-            for (int32_t i = 0; i < slot; i++) in->operand_ids.v[i] = -1;
+            size_t rpos = p->pos;
+            n = tx_read_name(p, &off, NULL);
+            if (!n) return tx_expected(p, "an operand name");
+            if (slot == INT32_MAX) return tx_perr(p, rpos, PC_ERR_RANGE, "more than 2^31-1 operands");
+            RESERVE(p, p->orefs, p->oref_cap, p->noref + 1);
+            oref *r = &p->orefs[p->noref++];
+            r->inst = idx;
+            r->slot = slot++;
+            r->off = off;
+            r->len = n;
+            r->pos = rpos;
+            if (tx_skip_ws(p)) return -1;
+            int more = tx_list_sep(p, ')', "',' or ')' after the operand");
+            if (more < 0) return -1;
+            if (!more) break;
         }
     }
-    size_t cref0 = p->ncref;
-    for (;;) {
-        if (tx_skip_ws(p)) return -1;
-        if (peekc(p) != ',') break;
-        p->pos++;
-        if (tx_skip_ws(p) || tx_parse_attribute(p, comp, idx)) return -1;
-        in = &p->m->comp[comp].inst[idx];
+    if (slot) {
+        in->operand_ids.v = pc_malloc_array((uint64_t)slot, sizeof(int64_t));
+        if (!in->operand_ids.v) return tx_nomem(p);
+        in->operand_ids.n = slot;
+        for (int32_t i = 0; i < slot; i++) in->operand_ids.v[i] = -1;
     }
-    /* called computations: stable order by role, slots assigned now, ids at the end */
+    return 0;
+}
+
+/* The called computations of the instruction just parsed (p->crefs from
+ * cref0): stable order by role, slots assigned now, ids at the end. */
+static int order_calls(parser *p, pc_hlo_instruction *in, size_t cref0, size_t start) {
     size_t k = p->ncref - cref0;
     if (k) {
         if (k > INT32_MAX) return tx_perr(p, start, PC_ERR_RANGE, "too many called computations");
@@ -135,6 +98,67 @@ static int parse_instruction(parser *p, int32_t comp) {
         in->called_computation_ids.n = (int32_t)k;
     }
     return 0;
+}
+
+/* `[ROOT] name = shape opcode(operands), attr=value, ...` */
+static int parse_instruction(parser *p, int32_t comp) {
+    pc_hlo_computation *c = &p->m->comp[comp];
+    cinfo *ci = &p->ci[comp];
+    size_t start = p->pos, off = 0, n;
+    int pct = 0, is_root = 0;
+    n = tx_read_name(p, &off, &pct);
+    if (n && !pct && word_is(p, off, n, "ROOT")) {
+        if (tx_skip_ws(p)) return -1;
+        if (peekc(p) != '=') { /* "ROOT = ..." names an instruction ROOT */
+            is_root = 1;
+            n = tx_read_name(p, &off, &pct);
+        }
+    }
+    if (!n) return tx_expected(p, is_root ? "an instruction name after ROOT" : "an instruction name or '}'");
+    if (tx_expect_char(p, '=', "'=' after the instruction name")) return -1;
+    if (c->n_inst == INT32_MAX)
+        return tx_perr(p, start, PC_ERR_RANGE, "more than 2^31-1 instructions in a computation");
+    size_t icap = ci->icap;
+    RESERVE(p, c->inst, icap, (size_t)c->n_inst + 1);
+    RESERVE(p, ci->iname, ci->icap, (size_t)c->n_inst + 1);
+    int32_t idx = c->n_inst++;
+    pc_hlo_instruction *in = &c->inst[idx];
+    memset(in, 0, sizeof *in);
+    ci->iname[idx].off = off;
+    ci->iname[idx].len = n;
+    in->parameter_number = -1;
+    if (!(in->name = tx_dup_n(p->buf + off, n))) return tx_nomem(p);
+    if (is_root) {
+        if (ci->root >= 0)
+            return tx_perr(p, start, PC_ERR_FORMAT, "second ROOT in computation '%s' (the first is '%s')", c->name,
+                           c->inst[ci->root].name);
+        ci->root = idx;
+    }
+    if (tx_parse_shape(p, &in->shape, 0) || tx_skip_ws(p)) return -1;
+    if (parse_opcode(p, in)) return -1;
+    if (tx_skip_ws(p)) return -1;
+    if (peekc(p) != '(') return tx_expected(p, "'(' after the opcode");
+    if (in->opcode_id == PC_HLO_CONSTANT) {
+        if (tx_skip_group(p)) return -1; /* the literal */
+    } else if (in->opcode_id == PC_HLO_PARAMETER) {
+        p->pos++;
+        if (tx_skip_ws(p)) return -1;
+        size_t ppos = p->pos;
+        if (tx_parse_i64(p, &in->parameter_number, "a parameter number")) return -1;
+        if (in->parameter_number < 0) return tx_perr(p, ppos, PC_ERR_FORMAT, "negative parameter number");
+        if (tx_expect_char(p, ')', "')' after the parameter number")) return -1;
+    } else if (parse_operands(p, in, idx)) {
+        return -1;
+    }
+    size_t cref0 = p->ncref;
+    for (;;) {
+        if (tx_skip_ws(p)) return -1;
+        if (peekc(p) != ',') break;
+        p->pos++;
+        if (tx_skip_ws(p) || tx_parse_attribute(p, comp, idx)) return -1;
+        in = &p->m->comp[comp].inst[idx];
+    }
+    return order_calls(p, in, cref0, start);
 }
 
 typedef struct inst_keys {
@@ -176,12 +200,12 @@ static int check_cycles(parser *p, int32_t comp) {
                 int32_t w = (int32_t)ops->v[next[v]++];
                 if (color[w] == 1) {
                     if (w == v)
-                        rc = tx_perr(p, p->ci[comp].iname[v].off, PC_ERR_FORMAT, "instruction '%s' uses itself as an operand",
-                                  c->inst[v].name);
+                        rc = tx_perr(p, p->ci[comp].iname[v].off, PC_ERR_FORMAT,
+                                     "instruction '%s' uses itself as an operand", c->inst[v].name);
                     else
                         rc = tx_perr(p, p->ci[comp].iname[v].off, PC_ERR_FORMAT,
-                                  "operand cycle: instruction '%s' uses '%s', which depends on '%s'", c->inst[v].name,
-                                  c->inst[w].name, c->inst[v].name);
+                                     "operand cycle: instruction '%s' uses '%s', which depends on '%s'",
+                                     c->inst[v].name, c->inst[w].name, c->inst[v].name);
                 } else if (!color[w]) {
                     color[w] = 1;
                     stack[top++] = w;
@@ -212,14 +236,14 @@ static int finish_computation(parser *p, int32_t comp) {
         int32_t prev = tx_name_map_add(&nm, i);
         if (prev >= 0)
             rc = tx_perr(p, ci->iname[i].off, PC_ERR_FORMAT, "duplicate instruction name '%s' in computation '%s'",
-                      c->inst[i].name, c->name);
+                         c->inst[i].name, c->name);
     }
     for (size_t k = 0; k < p->noref && !rc; k++) {
         const oref *r = &p->orefs[k];
         int32_t w = tx_name_map_find(&nm, p->buf + r->off, r->len);
         if (w < 0) {
             rc = tx_perr(p, r->pos, PC_ERR_FORMAT, "unknown operand '%.*s' in computation '%s'",
-                      (int)(r->len > 200 ? 200 : r->len), p->buf + r->off, c->name);
+                         (int)(r->len > 200 ? 200 : r->len), p->buf + r->off, c->name);
             break;
         }
         c->inst[r->inst].operand_ids.v[r->slot] = w;
@@ -286,8 +310,8 @@ static int parse_computation(parser *p, size_t off, size_t n, int pct, size_t st
             long l, col;
             tx_line_col(p, open, &l, &col);
             return tx_perr(p, p->pos, PC_ERR_FORMAT,
-                        "expected '}' to close computation '%s' (opened at %ld:%ld), found end of input",
-                        m->comp[comp].name, l, col);
+                           "expected '}' to close computation '%s' (opened at %ld:%ld), found end of input",
+                           m->comp[comp].name, l, col);
         }
         if (parse_instruction(p, comp)) return -1;
     }
@@ -306,22 +330,23 @@ static int skip_stack_table(parser *p) {
     }
 }
 
-/* Resolves calls, orders computations (callees first, entry last), assigns ids. */
-static int finish_module(parser *p, const char *header_name, size_t header_n) {
+/* Computation names (unique) and calls resolved to computation indices; the
+ * ENTRY computation's index in *entry (-1 if none is marked). */
+static int resolve_calls(parser *p, int32_t *entry) {
     pc_hlo_module *m = p->m;
     int32_t nc = m->n_comp;
     name_map nm;
     if (tx_name_map_init(&nm, (size_t)nc, comp_key, m)) return tx_nomem(p);
     int rc = 0;
-    int32_t entry = -1;
+    *entry = -1;
     for (int32_t i = 0; i < nc && !rc; i++) {
         if (tx_name_map_add(&nm, i) >= 0)
             rc = tx_perr(p, p->ci[i].pos, PC_ERR_FORMAT, "duplicate computation name '%s'", m->comp[i].name);
         else if (p->ci[i].entry) {
-            if (entry >= 0)
+            if (*entry >= 0)
                 rc = tx_perr(p, p->ci[i].pos, PC_ERR_FORMAT, "second ENTRY computation '%s' (the first is '%s')",
-                          m->comp[i].name, m->comp[entry].name);
-            entry = i;
+                             m->comp[i].name, m->comp[*entry].name);
+            *entry = i;
         }
     }
     for (size_t k = 0; k < p->ncref && !rc; k++) {
@@ -329,46 +354,62 @@ static int finish_module(parser *p, const char *header_name, size_t header_n) {
         int32_t w = tx_name_map_find(&nm, p->buf + r->off, r->len);
         if (w < 0)
             rc = tx_perr(p, r->pos, PC_ERR_FORMAT, "unknown computation '%.*s'", (int)(r->len > 200 ? 200 : r->len),
-                      p->buf + r->off);
+                         p->buf + r->off);
         else
             m->comp[r->comp].inst[r->inst].called_computation_ids.v[r->slot] = w;
     }
     tx_name_map_free(&nm);
-    if (rc) return rc;
-    /* The entry is called by nobody. Without ENTRY (test-style files) it is the
-     * last computation that nothing calls (XLA takes the last one). */
+    return rc;
+}
+
+/* The entry is called by nobody. Without ENTRY (test-style files) it is the
+ * last computation that nothing calls (XLA takes the last one). */
+static int find_entry(parser *p, int32_t *entry) {
+    pc_hlo_module *m = p->m;
+    int32_t nc = m->n_comp;
     uint8_t *called = pc_calloc_array((uint64_t)nc, 1);
     if (!called) return tx_nomem(p);
+    int rc = 0;
     for (size_t k = 0; k < p->ncref; k++) {
         const cref *r = &p->crefs[k];
         int32_t w = (int32_t)m->comp[r->comp].inst[r->inst].called_computation_ids.v[r->slot];
-        if (w == entry && r->comp != entry && !rc)
+        if (w == *entry && r->comp != *entry && !rc)
             rc = tx_perr(p, r->pos, PC_ERR_FORMAT, "computation '%s' calls the ENTRY computation '%s'",
-                      m->comp[r->comp].name, m->comp[w].name);
+                         m->comp[r->comp].name, m->comp[w].name);
         called[w] = 1;
     }
-    if (entry < 0) {
-        entry = nc - 1;
+    if (*entry < 0) {
+        *entry = nc - 1;
         for (int32_t i = nc - 1; i >= 0; i--)
             if (!called[i]) {
-                entry = i;
+                *entry = i;
                 break;
             }
     }
     free(called);
-    if (rc) return rc;
+    return rc;
+}
 
-    /* depth-first post-order over the calls, computations in text order */
-    int32_t *order = pc_malloc_array((uint64_t)nc, sizeof *order);
-    int32_t *newidx = pc_malloc_array((uint64_t)nc, sizeof *newidx);
+/* Where the call from instruction `inst` of `comp` in slot `slot` is written. */
+static size_t call_pos(const parser *p, int32_t comp, int32_t inst, int32_t slot) {
+    size_t at = p->ci[comp].pos;
+    for (size_t k = 0; k < p->ncref; k++)
+        if (p->crefs[k].comp == comp && p->crefs[k].inst == inst && p->crefs[k].slot == slot) at = p->crefs[k].pos;
+    return at;
+}
+
+/* order = the computations in depth-first post-order over the calls, starting
+ * from each in text order, the entry last; call cycles are errors. */
+static int order_computations(parser *p, int32_t entry, int32_t *order) {
+    const pc_hlo_module *m = p->m;
+    int32_t nc = m->n_comp;
     uint8_t *color = pc_calloc_array((uint64_t)nc, 1);
     struct frame {
         int32_t c, i, j;
     } *st = pc_malloc_array((uint64_t)nc, sizeof *st);
-    int64_t *base = pc_malloc_array((uint64_t)nc, sizeof *base);
-    pc_hlo_computation *sorted = pc_calloc_array((uint64_t)nc, sizeof *sorted);
+    int rc = 0;
     int32_t no = 0;
-    if (!order || !newidx || !color || !st || !base || !sorted) {
+    if (!color || !st) {
         rc = tx_nomem(p);
         goto done;
     }
@@ -389,15 +430,12 @@ static int finish_module(parser *p, const char *header_name, size_t header_n) {
                 }
                 int32_t w = (int32_t)calls->v[f->j++];
                 if (color[w] == 1) {
-                    size_t at = p->ci[f->c].pos;
-                    for (size_t k = 0; k < p->ncref; k++)
-                        if (p->crefs[k].comp == f->c && p->crefs[k].inst == f->i && p->crefs[k].slot == f->j - 1)
-                            at = p->crefs[k].pos;
+                    size_t at = call_pos(p, f->c, f->i, f->j - 1);
                     if (w == f->c)
                         rc = tx_perr(p, at, PC_ERR_FORMAT, "computation '%s' calls itself", c->name);
                     else
                         rc = tx_perr(p, at, PC_ERR_FORMAT, "call cycle: computation '%s' calls '%s', which calls back",
-                                  c->name, m->comp[w].name);
+                                     c->name, m->comp[w].name);
                 } else if (!color[w]) {
                     color[w] = 1;
                     st[top++] = (struct frame){w, 0, 0};
@@ -409,8 +447,28 @@ static int finish_module(parser *p, const char *header_name, size_t header_n) {
             }
         }
     }
-    if (rc) goto done;
-    order[no++] = entry;
+    if (!rc) order[no++] = entry;
+done:
+    free(color);
+    free(st);
+    return rc;
+}
+
+/* Puts the computations in `order`, numbers computations 1..n and
+ * instructions 1..N in that order, and rewrites operands, calls and roots to
+ * those ids. */
+static int renumber(parser *p, const int32_t *order) {
+    pc_hlo_module *m = p->m;
+    int32_t nc = m->n_comp;
+    int32_t *newidx = pc_malloc_array((uint64_t)nc, sizeof *newidx);
+    int64_t *base = pc_malloc_array((uint64_t)nc, sizeof *base);
+    pc_hlo_computation *sorted = pc_calloc_array((uint64_t)nc, sizeof *sorted);
+    if (!newidx || !base || !sorted) {
+        free(newidx);
+        free(base);
+        free(sorted);
+        return tx_nomem(p);
+    }
     int64_t total = 0;
     for (int32_t k = 0; k < nc; k++) {
         newidx[order[k]] = k;
@@ -434,24 +492,32 @@ static int finish_module(parser *p, const char *header_name, size_t header_n) {
     }
     free(m->comp);
     m->comp = sorted;
-    sorted = NULL;
     p->comp_cap = (size_t)nc;
     m->entry_computation_id = nc;
     for (int32_t k = 0; k < nc; k++) { /* side info follows the new order (only sizes matter now) */
         free(p->ci[k].iname);
         p->ci[k].iname = NULL;
     }
+    free(newidx);
+    free(base);
+    return 0;
+}
+
+/* Resolves calls, orders computations (callees first, entry last), assigns ids. */
+static int finish_module(parser *p, const char *header_name, size_t header_n) {
+    pc_hlo_module *m = p->m;
+    int32_t nc = m->n_comp, entry = -1;
+    if (resolve_calls(p, &entry) || find_entry(p, &entry)) return -1;
+    int32_t *order = pc_malloc_array((uint64_t)nc, sizeof *order);
+    if (!order) return tx_nomem(p);
+    int rc = order_computations(p, entry, order);
+    if (!rc) rc = renumber(p, order);
+    free(order);
+    if (rc) return rc;
     const char *nm_src = header_name ? header_name : m->comp[nc - 1].name;
     size_t nm_len = header_name ? header_n : strlen(m->comp[nc - 1].name);
-    if (!(m->name = tx_dup_n(nm_src, nm_len))) rc = tx_nomem(p);
-done:
-    free(order);
-    free(newidx);
-    free(color);
-    free(st);
-    free(base);
-    free(sorted);
-    return rc;
+    if (!(m->name = tx_dup_n(nm_src, nm_len))) return tx_nomem(p);
+    return 0;
 }
 
 static void parser_reset_module(parser *p) {
