@@ -264,119 +264,196 @@ void pc_hlo_graph_free(pc_hlo_graph *g) {
     memset(g, 0, sizeof *g);
 }
 
-pc_status pc_hlo_featurize(const pc_hlo_module *mod, pc_hlo_graph *out, pc_error *err) {
-    char nb1[PC_HLO_NAME_BUF], nb2[PC_HLO_NAME_BUF];
-    if (!mod || !out) return pc_fail(err, PC_ERR_ARG, "pc_hlo_featurize: NULL argument");
-    memset(out, 0, sizeof *out);
-    if (mod->n_comp < 0 || (mod->n_comp > 0 && !mod->comp))
-        return pc_fail(err, PC_ERR_FORMAT, "module '%s': bad computation list",
-                       pc_hlo_printable(mod->name, nb1));
+/* What pc_hlo_featurize builds on the way, freed in one place. */
+typedef struct featurizer {
+    const pc_hlo_module *mod;
+    pc_error *err;
+    int64_t n, mmax;      /* nodes; an upper bound on edges */
+    id_map ids, comps;    /* instruction id -> node; computation id -> computation index */
+    int64_t *root_node;   /* per computation: the node of its root, -1 if not one of its own */
+    int64_t *start;       /* per computation: its first node; start[n_comp] = n */
+    int64_t *coff, *cidx; /* call graph (CSR): c calls cidx[coff[c]..coff[c+1]) */
+    int64_t *tmp;         /* one node's edge targets */
+    pc_hlo_graph g;
+} featurizer;
 
-    /* Sizes: nodes, and an upper bound on edges. */
+static pc_status fz_nomem(const featurizer *fz) {
+    char nb[PC_HLO_NAME_BUF];
+    return pc_fail(fz->err, PC_ERR_NOMEM,
+                   "module '%s': out of memory featurizing %lld instructions",
+                   pc_hlo_printable(fz->mod->name, nb), (long long)fz->n);
+}
+
+static void fz_free(featurizer *fz) {
+    pc_hlo_graph_free(&fz->g);
+    map_free(&fz->ids);
+    map_free(&fz->comps);
+    free(fz->root_node);
+    free(fz->start);
+    free(fz->coff);
+    free(fz->cidx);
+    free(fz->tmp);
+}
+
+/* Sizes: nodes, and an upper bound on edges (each operand and call one). */
+static pc_status count_nodes(featurizer *fz) {
+    char nb[PC_HLO_NAME_BUF];
+    const pc_hlo_module *mod = fz->mod;
     int64_t n = 0, mmax = 0;
     for (int32_t c = 0; c < mod->n_comp; c++) {
         const pc_hlo_computation *comp = &mod->comp[c];
         if (comp->n_inst < 0 || (comp->n_inst > 0 && !comp->inst))
-            return pc_fail(err, PC_ERR_FORMAT, "computation '%s': bad instruction list",
-                           pc_hlo_printable(comp->name, nb1));
+            return pc_fail(fz->err, PC_ERR_FORMAT, "computation '%s': bad instruction list",
+                           pc_hlo_printable(comp->name, nb));
         n += comp->n_inst;
         for (int32_t i = 0; i < comp->n_inst; i++)
             mmax += (int64_t)comp->inst[i].operand_ids.n + comp->inst[i].called_computation_ids.n;
     }
     if (n > INT32_MAX || mmax > INT32_MAX)
-        return pc_fail(err, PC_ERR_RANGE,
+        return pc_fail(fz->err, PC_ERR_RANGE,
                        "module '%s': %lld instructions and %lld edges exceed the dataset's int32 "
-                       "ids", pc_hlo_printable(mod->name, nb1), (long long)n, (long long)mmax);
+                       "ids", pc_hlo_printable(mod->name, nb), (long long)n, (long long)mmax);
+    fz->n = n;
+    fz->mmax = mmax;
+    return PC_OK;
+}
 
-    pc_status st = PC_OK;
-    id_map ids = {0}, comps = {0};
-    int64_t *root_node = NULL, *start = NULL, *coff = NULL, *cidx = NULL, *tmp = NULL;
-    pc_hlo_graph g;
-    memset(&g, 0, sizeof g);
-    g.n = n;
-    if (!map_init(&ids, n) || !map_init(&comps, mod->n_comp)) goto nomem;
-    root_node = pc_malloc_array((uint64_t)mod->n_comp + 1, sizeof *root_node);
-    start = pc_malloc_array((uint64_t)mod->n_comp + 1, sizeof *start);
-    coff = pc_calloc_array((uint64_t)mod->n_comp + 2, sizeof *coff);
-    g.node_feat = pc_calloc_array((uint64_t)(n ? n : 1) * PC_HLO_NODE_FEATS, sizeof *g.node_feat);
-    g.node_opcode = pc_calloc_array((uint64_t)(n ? n : 1), 1);
-    g.edges = pc_malloc_array((uint64_t)(mmax ? mmax : 1) * 2, sizeof *g.edges);
-    g.node_splits = pc_malloc_array((uint64_t)mod->n_comp + 2, sizeof *g.node_splits);
-    if (!root_node || !start || !coff || !g.node_feat || !g.node_opcode || !g.edges ||
-        !g.node_splits)
-        goto nomem;
+static pc_status fz_alloc(featurizer *fz) {
+    uint64_t nc = (uint64_t)fz->mod->n_comp, n = (uint64_t)fz->n, mmax = (uint64_t)fz->mmax;
+    pc_hlo_graph *g = &fz->g;
+    g->n = fz->n;
+    if (!map_init(&fz->ids, fz->n) || !map_init(&fz->comps, fz->mod->n_comp)) return fz_nomem(fz);
+    fz->root_node = pc_malloc_array(nc + 1, sizeof *fz->root_node);
+    fz->start = pc_malloc_array(nc + 1, sizeof *fz->start);
+    fz->coff = pc_calloc_array(nc + 2, sizeof *fz->coff);
+    g->node_feat = pc_calloc_array((n ? n : 1) * PC_HLO_NODE_FEATS, sizeof *g->node_feat);
+    g->node_opcode = pc_calloc_array(n ? n : 1, 1);
+    g->edges = pc_malloc_array((mmax ? mmax : 1) * 2, sizeof *g->edges);
+    g->node_splits = pc_malloc_array(nc + 2, sizeof *g->node_splits);
+    if (!fz->root_node || !fz->start || !fz->coff || !g->node_feat || !g->node_opcode ||
+        !g->edges || !g->node_splits)
+        return fz_nomem(fz);
+    return PC_OK;
+}
 
-    /* Instruction ids -> node index; computation ids -> computation index. */
+/* Instruction ids -> node index, computation ids -> computation index (both
+ * unique), and each computation's root node. */
+static pc_status map_ids(featurizer *fz) {
+    char nb1[PC_HLO_NAME_BUF], nb2[PC_HLO_NAME_BUF];
+    const pc_hlo_module *mod = fz->mod;
     int64_t node = 0;
     for (int32_t c = 0; c < mod->n_comp; c++) {
         const pc_hlo_computation *comp = &mod->comp[c];
-        start[c] = node;
-        if (map_put(&comps, comp->id, c) >= 0) {
-            st = pc_fail(err, PC_ERR_FORMAT, "computation '%s': id %lld is used twice",
-                         pc_hlo_printable(comp->name, nb1), (long long)comp->id);
-            goto done;
-        }
+        fz->start[c] = node;
+        if (map_put(&fz->comps, comp->id, c) >= 0)
+            return pc_fail(fz->err, PC_ERR_FORMAT, "computation '%s': id %lld is used twice",
+                           pc_hlo_printable(comp->name, nb1), (long long)comp->id);
         for (int32_t i = 0; i < comp->n_inst; i++, node++) {
-            int64_t prev = map_put(&ids, comp->inst[i].id, node);
-            if (prev >= 0) {
-                st = pc_fail(err, PC_ERR_FORMAT,
-                             "computation '%s': instruction '%s' has id %lld, already used by "
-                             "another instruction", pc_hlo_printable(comp->name, nb1),
-                             pc_hlo_printable(comp->inst[i].name, nb2),
-                             (long long)comp->inst[i].id);
-                goto done;
-            }
+            int64_t prev = map_put(&fz->ids, comp->inst[i].id, node);
+            if (prev >= 0)
+                return pc_fail(fz->err, PC_ERR_FORMAT,
+                               "computation '%s': instruction '%s' has id %lld, already used by "
+                               "another instruction", pc_hlo_printable(comp->name, nb1),
+                               pc_hlo_printable(comp->inst[i].name, nb2),
+                               (long long)comp->inst[i].id);
         }
     }
-    start[mod->n_comp] = node;
+    fz->start[mod->n_comp] = node;
     /* Roots: the node of each computation's root_id, if it is one of its own. */
     for (int32_t c = 0; c < mod->n_comp; c++) {
-        int64_t r = map_get(&ids, mod->comp[c].root_id);
-        root_node[c] = (r >= start[c] && r < start[c + 1]) ? r : -1;
+        int64_t r = map_get(&fz->ids, mod->comp[c].root_id);
+        fz->root_node[c] = (r >= fz->start[c] && r < fz->start[c + 1]) ? r : -1;
     }
+    return PC_OK;
+}
 
-    /* Call graph (CSR), with every called id resolved. */
-    for (int32_t c = 0; c < mod->n_comp; c++) {
-        const pc_hlo_computation *comp = &mod->comp[c];
-        for (int32_t i = 0; i < comp->n_inst; i++) {
-            const pc_hlo_instruction *in = &comp->inst[i];
-            for (int32_t j = 0; j < in->called_computation_ids.n; j++) {
-                int64_t d = map_get(&comps, in->called_computation_ids.v[j]);
-                if (d < 0) {
-                    st = pc_fail(err, PC_ERR_FORMAT,
-                                 "computation '%s': instruction '%s' (id %lld) calls computation "
-                                 "id %lld, which is not in the module",
-                                 pc_hlo_printable(comp->name, nb1),
-                                 pc_hlo_printable(in->name, nb2), (long long)in->id,
-                                 (long long)in->called_computation_ids.v[j]);
-                    goto done;
-                }
-                if (root_node[d] < 0) {
-                    st = pc_fail(err, PC_ERR_FORMAT,
-                                 "computation '%s' (id %lld), called by instruction '%s', has no "
-                                 "root instruction (root_id %lld is not one of its instructions)",
-                                 pc_hlo_printable(mod->comp[d].name, nb1),
-                                 (long long)mod->comp[d].id, pc_hlo_printable(in->name, nb2),
-                                 (long long)mod->comp[d].root_id);
-                    goto done;
-                }
-                coff[c + 1]++;
-            }
+/* Checks every call of computation c (a computation of the module, with a
+ * root) and counts them into coff[c + 1]. */
+static pc_status count_calls(featurizer *fz, int32_t c) {
+    char nb1[PC_HLO_NAME_BUF], nb2[PC_HLO_NAME_BUF];
+    const pc_hlo_module *mod = fz->mod;
+    const pc_hlo_computation *comp = &mod->comp[c];
+    for (int32_t i = 0; i < comp->n_inst; i++) {
+        const pc_hlo_instruction *in = &comp->inst[i];
+        for (int32_t j = 0; j < in->called_computation_ids.n; j++) {
+            int64_t d = map_get(&fz->comps, in->called_computation_ids.v[j]);
+            if (d < 0)
+                return pc_fail(fz->err, PC_ERR_FORMAT,
+                               "computation '%s': instruction '%s' (id %lld) calls computation "
+                               "id %lld, which is not in the module",
+                               pc_hlo_printable(comp->name, nb1), pc_hlo_printable(in->name, nb2),
+                               (long long)in->id, (long long)in->called_computation_ids.v[j]);
+            if (fz->root_node[d] < 0)
+                return pc_fail(fz->err, PC_ERR_FORMAT,
+                               "computation '%s' (id %lld), called by instruction '%s', has no "
+                               "root instruction (root_id %lld is not one of its instructions)",
+                               pc_hlo_printable(mod->comp[d].name, nb1), (long long)mod->comp[d].id,
+                               pc_hlo_printable(in->name, nb2), (long long)mod->comp[d].root_id);
+            fz->coff[c + 1]++;
         }
     }
+    return PC_OK;
+}
+
+/* The call graph (CSR), with every called id resolved, and no cycles in it. */
+static pc_status build_call_graph(featurizer *fz) {
+    const pc_hlo_module *mod = fz->mod;
+    pc_status st;
+    for (int32_t c = 0; c < mod->n_comp; c++)
+        if ((st = count_calls(fz, c)) != PC_OK) return st;
+    int64_t *coff = fz->coff;
     for (int32_t c = 0; c < mod->n_comp; c++) coff[c + 1] += coff[c];
-    cidx = pc_malloc_array((uint64_t)(coff[mod->n_comp] ? coff[mod->n_comp] : 1), sizeof *cidx);
-    if (!cidx) goto nomem;
+    int64_t ncalls = coff[mod->n_comp];
+    fz->cidx = pc_malloc_array((uint64_t)(ncalls ? ncalls : 1), sizeof *fz->cidx);
+    if (!fz->cidx) return fz_nomem(fz);
     for (int32_t c = 0; c < mod->n_comp; c++) {
         int64_t at = coff[c];
         const pc_hlo_computation *comp = &mod->comp[c];
         for (int32_t i = 0; i < comp->n_inst; i++)
             for (int32_t j = 0; j < comp->inst[i].called_computation_ids.n; j++)
-                cidx[at++] = map_get(&comps, comp->inst[i].called_computation_ids.v[j]);
+                fz->cidx[at++] = map_get(&fz->comps, comp->inst[i].called_computation_ids.v[j]);
     }
-    if ((st = check_call_cycles(mod, coff, cidx, err)) != PC_OK) goto done;
+    return check_call_cycles(mod, coff, fz->cidx, fz->err);
+}
 
-    /* Nodes: opcode, features, and their edges (sorted, unique). */
+/* The edges of `node` (instruction `in` of `comp`): its operands and the roots
+ * of the computations it calls, sorted and unique, appended at g.edges[*m]. */
+static pc_status node_edges(featurizer *fz, const pc_hlo_computation *comp,
+                            const pc_hlo_instruction *in, int64_t node, int64_t *m) {
+    char nb1[PC_HLO_NAME_BUF], nb2[PC_HLO_NAME_BUF];
+    int64_t t = 0, *tmp = fz->tmp;
+    for (int32_t j = 0; j < in->operand_ids.n; j++) {
+        int64_t v = map_get(&fz->ids, in->operand_ids.v[j]);
+        if (v < 0)
+            return pc_fail(fz->err, PC_ERR_FORMAT,
+                           "computation '%s': instruction '%s' (id %lld) has operand id "
+                           "%lld, which is not an instruction of the module",
+                           pc_hlo_printable(comp->name, nb1), pc_hlo_printable(in->name, nb2),
+                           (long long)in->id, (long long)in->operand_ids.v[j]);
+        if (v == node)
+            return pc_fail(fz->err, PC_ERR_FORMAT,
+                           "computation '%s': instruction '%s' (id %lld) is its own operand",
+                           pc_hlo_printable(comp->name, nb1), pc_hlo_printable(in->name, nb2),
+                           (long long)in->id);
+        tmp[t++] = v;
+    }
+    for (int32_t j = 0; j < in->called_computation_ids.n; j++)
+        tmp[t++] = fz->root_node[map_get(&fz->comps, in->called_computation_ids.v[j])];
+    sort_small(tmp, t);
+    for (int64_t j = 0; j < t; j++) {
+        if (j > 0 && tmp[j] == tmp[j - 1]) continue;
+        fz->g.edges[2 * *m] = node;
+        fz->g.edges[2 * *m + 1] = tmp[j];
+        (*m)++;
+    }
+    return PC_OK;
+}
+
+/* Nodes in order: opcode, features and edges; node_splits after each
+ * computation whose name marks a split. */
+static pc_status featurize_nodes(featurizer *fz) {
+    const pc_hlo_module *mod = fz->mod;
+    pc_hlo_graph *g = &fz->g;
     int64_t maxdeg = 0;
     for (int32_t c = 0; c < mod->n_comp; c++)
         for (int32_t i = 0; i < mod->comp[c].n_inst; i++) {
@@ -384,13 +461,12 @@ pc_status pc_hlo_featurize(const pc_hlo_module *mod, pc_hlo_graph *out, pc_error
                         mod->comp[c].inst[i].called_computation_ids.n;
             if (d > maxdeg) maxdeg = d;
         }
-    tmp = pc_malloc_array((uint64_t)(maxdeg ? maxdeg : 1), sizeof *tmp);
-    if (!tmp) goto nomem;
+    fz->tmp = pc_malloc_array((uint64_t)(maxdeg ? maxdeg : 1), sizeof *fz->tmp);
+    if (!fz->tmp) return fz_nomem(fz);
     opcode_memo memo;
     memset(&memo, 0, sizeof memo);
-    int64_t m = 0, k = 0;
-    node = 0;
-    g.node_splits[k++] = 0;
+    int64_t m = 0, k = 0, node = 0;
+    g->node_splits[k++] = 0;
     for (int32_t c = 0; c < mod->n_comp; c++) {
         const pc_hlo_computation *comp = &mod->comp[c];
         for (int32_t i = 0; i < comp->n_inst; i++, node++) {
@@ -398,62 +474,41 @@ pc_status pc_hlo_featurize(const pc_hlo_module *mod, pc_hlo_graph *out, pc_error
             int op = opcode_of(&memo, in);
             if (op <= 0 || op > 255) {
                 op = 0;
-                g.unknown++;
+                g->unknown++;
             }
-            g.node_opcode[node] = (uint8_t)op;
-            featurize_inst(in, comp, g.node_feat + node * PC_HLO_NODE_FEATS);
-
-            int64_t t = 0;
-            for (int32_t j = 0; j < in->operand_ids.n; j++) {
-                int64_t v = map_get(&ids, in->operand_ids.v[j]);
-                if (v < 0) {
-                    st = pc_fail(err, PC_ERR_FORMAT,
-                                 "computation '%s': instruction '%s' (id %lld) has operand id "
-                                 "%lld, which is not an instruction of the module",
-                                 pc_hlo_printable(comp->name, nb1),
-                                 pc_hlo_printable(in->name, nb2), (long long)in->id,
-                                 (long long)in->operand_ids.v[j]);
-                    goto done;
-                }
-                if (v == node) {
-                    st = pc_fail(err, PC_ERR_FORMAT,
-                                 "computation '%s': instruction '%s' (id %lld) is its own operand",
-                                 pc_hlo_printable(comp->name, nb1),
-                                 pc_hlo_printable(in->name, nb2), (long long)in->id);
-                    goto done;
-                }
-                tmp[t++] = v;
-            }
-            for (int32_t j = 0; j < in->called_computation_ids.n; j++)
-                tmp[t++] = root_node[map_get(&comps, in->called_computation_ids.v[j])];
-            sort_small(tmp, t);
-            for (int64_t j = 0; j < t; j++) {
-                if (j > 0 && tmp[j] == tmp[j - 1]) continue;
-                g.edges[2 * m] = node;
-                g.edges[2 * m + 1] = tmp[j];
-                m++;
-            }
+            g->node_opcode[node] = (uint8_t)op;
+            featurize_inst(in, comp, g->node_feat + node * PC_HLO_NODE_FEATS);
+            pc_status st = node_edges(fz, comp, in, node, &m);
+            if (st != PC_OK) return st;
         }
-        if (contains_split_word(comp->name)) g.node_splits[k++] = start[c + 1];
+        if (contains_split_word(comp->name)) g->node_splits[k++] = fz->start[c + 1];
     }
-    if (g.node_splits[k - 1] < n) g.node_splits[k++] = n;
-    g.m = m;
-    g.k = k;
-    *out = g;
-    memset(&g, 0, sizeof g);
-    goto done;
+    if (g->node_splits[k - 1] < fz->n) g->node_splits[k++] = fz->n;
+    g->m = m;
+    g->k = k;
+    return PC_OK;
+}
 
-nomem:
-    st = pc_fail(err, PC_ERR_NOMEM, "module '%s': out of memory featurizing %lld instructions",
-                 pc_hlo_printable(mod->name, nb1), (long long)n);
-done:
-    pc_hlo_graph_free(&g);
-    map_free(&ids);
-    map_free(&comps);
-    free(root_node);
-    free(start);
-    free(coff);
-    free(cidx);
-    free(tmp);
+pc_status pc_hlo_featurize(const pc_hlo_module *mod, pc_hlo_graph *out, pc_error *err) {
+    char nb[PC_HLO_NAME_BUF];
+    if (!mod || !out) return pc_fail(err, PC_ERR_ARG, "pc_hlo_featurize: NULL argument");
+    memset(out, 0, sizeof *out);
+    if (mod->n_comp < 0 || (mod->n_comp > 0 && !mod->comp))
+        return pc_fail(err, PC_ERR_FORMAT, "module '%s': bad computation list",
+                       pc_hlo_printable(mod->name, nb));
+    featurizer fz;
+    memset(&fz, 0, sizeof fz);
+    fz.mod = mod;
+    fz.err = err;
+    pc_status st = count_nodes(&fz);
+    if (st == PC_OK) st = fz_alloc(&fz);
+    if (st == PC_OK) st = map_ids(&fz);
+    if (st == PC_OK) st = build_call_graph(&fz);
+    if (st == PC_OK) st = featurize_nodes(&fz);
+    if (st == PC_OK) {
+        *out = fz.g;
+        memset(&fz.g, 0, sizeof fz.g);
+    }
+    fz_free(&fz);
     return st;
 }
