@@ -2,9 +2,9 @@
  * An XLA HLO module in memory: exactly the fields the TpuGraphs featurizer
  * reads (../shared/reference/tpugraphs.md section 6), whichever way the
  * module was read: from a raw ModuleTuningData / HloModuleProto (hlo/proto.c,
- * protobuf-c) or from HLO text (hlo/text.c). The featurizer (hlo/featurize.c)
- * turns it into the dataset's arrays, so both readers give identical arrays
- * for the same module.
+ * protobuf-c) or from HLO text (hlo/text_parse.c). The featurizer
+ * (hlo/featurize.c) turns it into the dataset's arrays, so both readers give
+ * identical arrays for the same module.
  *
  * Ownership: one arena-like owner, pc_hlo_module; pc_hlo_module_free frees
  * everything. Integer lists are int64 (as in the protos). Field numbers in
