@@ -14,6 +14,8 @@
 
 static uint64_t rand_below(uint64_t *s, uint64_t n) { return pc_splitmix64(s) % n; }
 
+/* ---- loaded graphs ---------------------------------------------------------- */
+
 void pc_tr_set_free(tset *s) {
     for (size_t i = 0; i < s->n; i++) {
         pc_model_gdata_free(&s->v[i].d);
@@ -252,7 +254,6 @@ pc_status pc_tr_fit_prep(tset *s, pc_kind kind, unsigned encode, const pc_dist *
 
 /* ---- the train split over the lanes ----------------------------------------- */
 
-/* Graphs in lane l (global indices l, l + G, ...). */
 size_t pc_tr_lane_len(const trainer *t, size_t l) {
     return t->ntrain > l ? (t->ntrain - l + t->topo.G - 1) / t->topo.G : 0;
 }
@@ -281,7 +282,8 @@ pc_status pc_tr_load_data(trainer *t, pc_error *err) {
     p->local_of = malloc(t->ntrain * sizeof *p->local_of);
     if (!p->lane_off || !p->local_of) return pc_fail(err, PC_ERR_NOMEM, "train: out of memory");
     p->lane_off[0] = 0;
-    for (size_t l = 0; l < p->G; l++) p->lane_off[l + 1] = p->lane_off[l] + pc_tr_lane_len(t, l);
+    for (size_t l = 0; l < p->G; l++)
+        p->lane_off[l + 1] = p->lane_off[l] + pc_tr_lane_len(t, l);
     for (size_t i = 0; i < t->ntrain; i++) p->local_of[i] = -1;
     for (size_t i = 0; i < t->tr.n; i++) p->local_of[t->tr.v[i].gi] = (int64_t)i;
     p->S = pc_tr_lane_len(t, 0);
@@ -370,20 +372,22 @@ pc_status pc_tr_prepare_candidates(trainer *t, pc_error *err) {
 
 /* A new epoch: every lane's graphs in a fresh order (the same on every rank). */
 void pc_tr_shuffle(trainer *t) {
-    for (size_t l = 0; l < t->topo.G; l++) {
-        int64_t *o = t->state.order + t->topo.lane_off[l];
+    tr_state *r = &t->state;
+    size_t G = t->topo.G;
+    for (size_t l = 0; l < G; l++) {
+        int64_t *o = r->order + t->topo.lane_off[l];
         size_t n = pc_tr_lane_len(t, l);
-        for (size_t i = 0; i < n; i++) o[i] = (int64_t)(l + i * t->topo.G);
+        for (size_t i = 0; i < n; i++) o[i] = (int64_t)(l + i * G);
         for (size_t i = n; i > 1; i--) {
-            size_t j = (size_t)rand_below(&t->state.rng, i);
+            size_t j = (size_t)rand_below(&r->rng, i);
             int64_t tmp = o[i - 1];
             o[i - 1] = o[j];
             o[j] = tmp;
         }
     }
-    t->state.oi = 0;
-    t->state.lsum = 0;
-    t->state.lcount = 0;
+    r->oi = 0;
+    r->lsum = 0;
+    r->lcount = 0;
 }
 
 /* The RNG of one graph of a step: a function of (seed, epoch, lane, step) only,

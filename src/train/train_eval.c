@@ -11,6 +11,8 @@
 
 #include "train/train_internal.h"
 
+/* ---- scoring every config of a graph ------------------------------------------ */
+
 /*
  * Configs c0.. of a chunk into x->ids: K real ones, padded (cyclically from
  * config 0) to whole attention groups when the model has cross-config
@@ -79,7 +81,8 @@ int64_t pc_tr_chunk_of(const pc_model *m, int64_t budget) {
 static pc_status predict_all_gst(const pc_model *m, tgraph *t, scratch *x, pc_error *err) {
     pc_gst_ctx *cx = pc_gst_ctx_new(1);
     int64_t chunk = pc_tr_chunk_of(m, 64);
-    if (!cx || !pc_tr_fgrow(&x->s, (size_t)chunk) || !pc_tr_scratch_ids(x, (size_t)(t->c + chunk))) {
+    if (!cx || !pc_tr_fgrow(&x->s, (size_t)chunk) ||
+        !pc_tr_scratch_ids(x, (size_t)(t->c + chunk))) {
         pc_gst_ctx_free(cx);
         return pc_fail(err, PC_ERR_NOMEM, "out of memory");
     }
@@ -217,11 +220,14 @@ static pc_status evaluate(const pc_model *m, pc_model_ws *ws, tset *s, scratch *
     return PC_OK;
 }
 
+/* ---- validation during training ---------------------------------------------- */
+
 /* Parameters must stay identical on every rank: compare a checksum after each epoch. */
 static pc_status check_replicas(trainer *t, pc_error *err) {
     if (t->topo.W <= 1) return PC_OK;
+    const float *p = t->m->params.data;
     double c = 0;
-    for (size_t i = 0; i < t->m->params.numel; i++) c += (double)t->m->params.data[i] * (double)(i % 7 + 1);
+    for (size_t i = 0; i < t->m->params.numel; i++) c += (double)p[i] * (double)(i % 7 + 1);
     double lo[1] = {-c}, hi[1] = {c};
     pc_dist_max_f64(t->topo.dist, lo, 1);
     pc_dist_max_f64(t->topo.dist, hi, 1);
@@ -232,10 +238,11 @@ static pc_status check_replicas(trainer *t, pc_error *err) {
 }
 
 pc_status pc_tr_end_epoch(trainer *t, pc_error *err) {
+    tr_state *r = &t->state;
     double tv = pc_tr_now();
-    double mean_loss = t->state.lcount ? t->state.lsum / (double)t->state.lcount : NAN;
-    if (t->state.epoch == 1) t->state.first_loss = mean_loss;
-    t->state.last_loss = mean_loss;
+    double mean_loss = r->lcount ? r->lsum / (double)r->lcount : NAN;
+    if (r->epoch == 1) r->first_loss = mean_loss;
+    r->last_loss = mean_loss;
     evsum e;
     pc_status st = evaluate(t->m, t->ws, &t->va, &t->x, &e, err);
     if (st) return st;
@@ -243,24 +250,24 @@ pc_status pc_tr_end_epoch(trainer *t, pc_error *err) {
     if ((st = check_replicas(t, err))) return st;
     double metric = pc_metric_mean_value(&e.metric);
     if (!isfinite(metric)) metric = -INFINITY;
-    t->state.last_valid = metric;
+    r->last_valid = metric;
     t->clock.last_valid_s = pc_tr_now() - tv;
-    t->state.epochs_done = t->state.epoch;
-    int improved = metric > t->state.best_metric || t->state.best_epoch == 0;
+    r->epochs_done = r->epoch;
+    int improved = metric > r->best_metric || r->best_epoch == 0;
     if (improved) {
-        t->state.best_metric = metric;
-        t->state.best_epoch = t->state.epoch;
-        memcpy(t->state.best, t->m->params.data, t->m->params.numel * sizeof(float));
-        t->state.since = 0;
+        r->best_metric = metric;
+        r->best_epoch = r->epoch;
+        memcpy(r->best, t->m->params.data, t->m->params.numel * sizeof(float));
+        r->since = 0;
     } else {
-        t->state.since++;
+        r->since++;
     }
-    pc_tr_logf(t->log, t->user, "epoch %d loss %.6f valid %.6f best %.6f (%.2fs)", t->state.epoch,
-          mean_loss, metric, t->state.best_metric, pc_tr_now() - t->clock.t0);
+    pc_tr_logf(t->log, t->user, "epoch %d loss %.6f valid %.6f best %.6f (%.2fs)", r->epoch,
+               mean_loss, metric, r->best_metric, pc_tr_now() - t->clock.t0);
     return improved ? pc_tr_save_best(t, err) : PC_OK;
 }
 
-/* ---- evaluation ---------------------------------------------------------- */
+/* ---- evaluation of a checkpoint (perfcast eval) -------------------------------- */
 
 /* Metrics need measured runtimes; test splits carry zeros. Refuse up front. */
 static pc_status require_runtimes(const tset *s, pc_error *err) {
@@ -300,7 +307,8 @@ pc_status pc_eval_run_dist(const char *model_path, const char *data_dir, const c
     pc_status st = pc_ckpt_load(model_path, &m, &coll, err);
     if (!st) st = pc_dataset_open(data_dir, &ds, err);
     int W = pc_dist_size(dist), R = pc_dist_rank(dist);
-    if (!st) st = pc_tr_set_load(ds, coll, sp, threads, (size_t)W, (size_t)R, (size_t)R + 1, &s, err);
+    if (!st)
+        st = pc_tr_set_load(ds, coll, sp, threads, (size_t)W, (size_t)R, (size_t)R + 1, &s, err);
     if (!st && pc_dataset_num_files(ds, coll, sp) == 0)
         st = pc_fail(err, PC_ERR_NOTFOUND, "eval: no %s graphs of %s under %s", pc_split_name(sp),
                      pc_collection_name(coll), data_dir);

@@ -151,33 +151,34 @@ static pc_status graph_grad(trainer *t, tgraph *g, uint64_t *rng, int head_only,
     return st;
 }
 
-
 /*
- * One optimizer step over step t->state.oi: this rank's B lanes, gradients summed
+ * One optimizer step over step state.oi: this rank's B lanes, gradients summed
  * over ranks and divided by the graphs of the step (all ranks), then clip and
  * AdamW (head parameters only in GST's fine-tuning) on every rank alike.
  */
 static pc_status train_group(trainer *t, int head_only, pc_error *err) {
     pc_model *m = t->m;
+    const tr_topo *p = &t->topo;
+    tr_state *r = &t->state;
     double agg[2] = {0, 0}; /* loss sum, graphs */
     pc_params_zero_grad(&m->params);
-    for (int j = 0; j < t->topo.B; j++) {
-        size_t lane = (size_t)t->topo.R * (size_t)t->topo.B + (size_t)j;
-        if (t->state.oi >= pc_tr_lane_len(t, lane)) continue;
-        size_t gi = (size_t)t->state.order[t->topo.lane_off[lane] + t->state.oi];
-        tgraph *g = &t->tr.v[t->topo.local_of[gi]];
+    for (int j = 0; j < p->B; j++) {
+        size_t lane = (size_t)p->R * (size_t)p->B + (size_t)j;
+        if (r->oi >= pc_tr_lane_len(t, lane)) continue;
+        size_t gi = (size_t)r->order[p->lane_off[lane] + r->oi];
+        tgraph *g = &t->tr.v[p->local_of[gi]];
         if (g->c < 2) continue;
-        uint64_t rng = pc_tr_step_rng(t, lane, t->state.oi);
+        uint64_t rng = pc_tr_step_rng(t, lane, r->oi);
         double L = 0;
         pc_status st = graph_grad(t, g, &rng, head_only, &L, err);
         if (st) return st;
         agg[0] += L;
         agg[1] += 1;
     }
-    pc_dist_sum_f64(t->topo.dist, agg, 2);
+    pc_dist_sum_f64(p->dist, agg, 2);
     if (agg[1] == 0) return PC_OK; /* no graph of this step has two configs */
     size_t np = m->params.numel;
-    pc_dist_sum_f32(t->topo.dist, m->params.grad, np);
+    pc_dist_sum_f32(p->dist, m->params.grad, np);
     if (agg[1] > 1) {
         float inv = (float)(1.0 / agg[1]);
         for (size_t i = 0; i < np; i++) m->params.grad[i] *= inv;
@@ -189,38 +190,41 @@ static pc_status train_group(trainer *t, int head_only, pc_error *err) {
             const pc_param_info *pi = &m->params.info[heads[h]];
             size_t o = pi->offset;
             pc_adam_step(m->params.data + o, m->params.grad + o, m->params.m + o,
-                         m->params.v + o, pi->numel, &t->ac, t->state.step + 1, t->o.lr * 0.1f);
+                         m->params.v + o, pi->numel, &t->ac, r->step + 1, t->o.lr * 0.1f);
         }
     } else {
-        float lr = pc_lr_cosine(t->state.step, t->o.lr, t->o.lr * 0.05f, t->warmup, t->total);
-        pc_params_adam_step(&m->params, &t->ac, t->state.step + 1, lr);
+        float lr = pc_lr_cosine(r->step, t->o.lr, t->o.lr * 0.05f, t->warmup, t->total);
+        pc_params_adam_step(&m->params, &t->ac, r->step + 1, lr);
     }
-    t->state.step++;
+    r->step++;
     t->clock.steps_run++;
-    t->state.lsum += agg[0];
-    t->state.lcount += (size_t)agg[1];
+    r->lsum += agg[0];
+    r->lcount += (size_t)agg[1];
     return PC_OK;
 }
 
 static void report_progress(trainer *t, int force) {
     if (!t->progress) return;
     double now = pc_tr_now();
-    if (!force && now - t->clock.last_progress < 0.25) return;
-    t->clock.last_progress = now;
+    tr_clock *c = &t->clock;
+    const tr_state *r = &t->state;
+    size_t S = t->topo.S;
+    if (!force && now - c->last_progress < 0.25) return;
+    c->last_progress = now;
     pc_train_progress p;
-    p.epoch = t->state.epoch;
+    p.epoch = r->epoch;
     p.epochs = t->o.epochs;
-    p.step = t->state.oi;
-    p.steps_per_epoch = t->topo.S;
-    p.elapsed_s = now - t->clock.t0;
+    p.step = r->oi;
+    p.steps_per_epoch = S;
+    p.elapsed_s = now - c->t0;
     // rates over the training so far in this run (not loading)
-    double busy = now - t->clock.t_steps0;
-    p.samples_per_s = busy > 0 ? (double)t->clock.samples_run / busy : 0;
-    p.loss = t->state.lcount ? t->state.lsum / (double)t->state.lcount : NAN;
-    p.valid = t->state.last_valid;
-    double rate = busy > 0 ? (double)t->clock.steps_run / busy : 0;
-    double left = (double)(t->o.epochs - t->state.epoch) * (double)t->topo.S + (double)(t->topo.S - t->state.oi);
-    p.eta_s = rate > 0 ? left / rate + t->clock.last_valid_s * (t->o.epochs - t->state.epoch + 1) : NAN;
+    double busy = now - c->t_steps0;
+    p.samples_per_s = busy > 0 ? (double)c->samples_run / busy : 0;
+    p.loss = r->lcount ? r->lsum / (double)r->lcount : NAN;
+    p.valid = r->last_valid;
+    double rate = busy > 0 ? (double)c->steps_run / busy : 0;
+    double left = (double)(t->o.epochs - r->epoch) * (double)S + (double)(S - r->oi);
+    p.eta_s = rate > 0 ? left / rate + c->last_valid_s * (t->o.epochs - r->epoch + 1) : NAN;
     if (t->o.time_budget > 0 && p.eta_s > t->o.time_budget - p.elapsed_s)
         p.eta_s = t->o.time_budget - p.elapsed_s > 0 ? t->o.time_budget - p.elapsed_s : 0;
     t->progress(t->user, &p);

@@ -55,7 +55,8 @@ static double graph_bytes(const pc_graph *g) {
     return b;
 }
 
-/* What pc_tr_set_load and pc_tr_set_build add per graph: targets, model inputs, GST segments + table. */
+/* What pc_tr_set_load and pc_tr_set_build add per graph: targets, model inputs, GST
+   segments + table. */
 static double inputs_bytes(const pc_model *m, const tgraph *g) {
     const pc_model_gdata *d = &g->d;
     double n = d->g.n, c = (double)g->c, e = (double)d->m;
@@ -75,7 +76,8 @@ static double inputs_bytes(const pc_model *m, const tgraph *g) {
 static double cfg_scratch_bytes(const pc_model *m, const pc_graph *g, int64_t K) {
     if (m->opts.kind == PC_KIND_TILE)
         return (double)K * ((double)pc_graph_config_dim(g) + m->cfg_dim) * 4;
-    return (double)K * (double)pc_graph_num_config_nodes(g) * (PC_LAYOUT_CONFIG_DIM + m->cfg_dim) * 4;
+    return (double)K * (double)pc_graph_num_config_nodes(g) *
+           (PC_LAYOUT_CONFIG_DIM + m->cfg_dim) * 4;
 }
 
 /* The process itself: code, libraries, OpenBLAS and OpenMP thread buffers (measured). */
@@ -107,11 +109,74 @@ typedef struct mem_est {
 } mem_est;
 
 /*
+ * Activations of full-graph training: the largest training pass (forward +
+ * backward of K configs) and the validation pass in the same workspace
+ * (chunks of configs, forward only). *scr: the largest config scratch; *big:
+ * the train graph whose pass dominates.
+ */
+static double full_graph_act(const trainer *t, double *scr, const tgraph **big) {
+    const pc_model *m = t->m;
+    int64_t K = t->o.configs;
+    double fwd_train = 0, bwd_train = 0, fwd_valid = 0;
+    for (size_t i = 0; i < t->tr.n; i++) {
+        const tgraph *g = &t->tr.v[i];
+        double fb = pc_model_pass_bytes(m, g->d.g.n, g->d.g.nc, K, 1);
+        double f = pc_model_pass_bytes(m, g->d.g.n, g->d.g.nc, K, 0);
+        if (fb > fwd_train + bwd_train) fwd_train = f, bwd_train = fb - f, *big = g;
+        double sc = cfg_scratch_bytes(m, g->g, K);
+        *scr = sc > *scr ? sc : *scr;
+    }
+    for (size_t i = 0; i < t->va.n; i++) {
+        const tgraph *g = &t->va.v[i];
+        int64_t ch = pc_tr_infer_chunk(m, g);
+        if (ch > g->c) ch = g->c > 0 ? g->c : 1;
+        double f = pc_model_pass_bytes(m, g->d.g.n, g->d.g.nc, ch, 0);
+        fwd_valid = f > fwd_valid ? f : fwd_valid;
+        double sc = cfg_scratch_bytes(m, g->g, ch);
+        *scr = sc > *scr ? sc : *scr;
+    }
+    double act = (fwd_train > fwd_valid ? fwd_train : fwd_valid) + bwd_train;
+    act *= heap_slack(t, *big);
+    return act;
+}
+
+/*
+ * Activations of Graph Segment Training, by the largest segment: train_segs
+ * workspaces with backward, the fresh-segment workspace for K configs, and
+ * inference's own context (chunks of 64 configs).
+ */
+static double gst_act(const trainer *t, double *scr, const tgraph **big) {
+    const pc_model *m = t->m;
+    const tset *sets[2] = {&t->tr, &t->va};
+    int64_t K = t->o.configs;
+    double fwd_train = 0, fwd_valid = 0;
+    int slots = t->o.gst_train_segs > 0 ? t->o.gst_train_segs : 1;
+    for (int k = 0; k < 2; k++)
+        for (size_t i = 0; i < sets[k]->n; i++) {
+            const tgraph *g = &sets[k]->v[i];
+            int S = pc_gst_graph_segments(g->gst), sn = 0, snc = 0;
+            for (int s = 0; s < S; s++) {
+                int a, b;
+                pc_gst_segment_size(g->gst, s, &a, &b);
+                sn = a > sn ? a : sn;
+                snc = b > snc ? b : snc;
+            }
+            double tr = k == 0 ? slots * pc_model_pass_bytes(m, sn, snc, K, 1) +
+                                     pc_model_pass_bytes(m, sn, snc, K, 0) : 0;
+            double inf = pc_model_pass_bytes(m, sn, snc, pc_tr_chunk_of(m, 64), 0);
+            if (tr > fwd_train) fwd_train = tr, *big = g;
+            fwd_valid = inf > fwd_valid ? inf : fwd_valid;
+            double sc = cfg_scratch_bytes(m, g->g, k == 0 ? K : 64) * 2;
+            *scr = sc > *scr ? sc : *scr;
+        }
+    return HEAP_SLACK * (fwd_train + fwd_valid); /* segment buffers are small */
+}
+
+/*
  * Peak resident memory of training, up front: the loaded graphs of both
- * splits, their model inputs (and GST segments and tables), the largest
- * training pass (forward + backward of K configs of the largest graph, or
- * of the largest segment under GST), the validation pass in the same
- * workspace (chunks of configs, forward only) and the process itself.
+ * splits, their model inputs (and GST segments and tables), the activations
+ * of the largest training pass and of the validation pass, and the process
+ * itself.
  */
 static mem_est estimate_memory(const trainer *t) {
     mem_est e;
@@ -125,52 +190,7 @@ static mem_est estimate_memory(const trainer *t) {
             e.data += graph_bytes(g->g);
             e.inputs += inputs_bytes(m, g);
         }
-    int64_t K = t->o.configs;
-    double fwd_train = 0, bwd_train = 0, fwd_valid = 0;
-    if (!m->opts.gst) {
-        for (size_t i = 0; i < t->tr.n; i++) {
-            const tgraph *g = &t->tr.v[i];
-            double fb = pc_model_pass_bytes(m, g->d.g.n, g->d.g.nc, K, 1);
-            double f = pc_model_pass_bytes(m, g->d.g.n, g->d.g.nc, K, 0);
-            if (fb > fwd_train + bwd_train) fwd_train = f, bwd_train = fb - f, e.big = g;
-            double sc = cfg_scratch_bytes(m, g->g, K);
-            scr = sc > scr ? sc : scr;
-        }
-        for (size_t i = 0; i < t->va.n; i++) {
-            const tgraph *g = &t->va.v[i];
-            int64_t ch = pc_tr_infer_chunk(m, g);
-            if (ch > g->c) ch = g->c > 0 ? g->c : 1;
-            double f = pc_model_pass_bytes(m, g->d.g.n, g->d.g.nc, ch, 0);
-            fwd_valid = f > fwd_valid ? f : fwd_valid;
-            double sc = cfg_scratch_bytes(m, g->g, ch);
-            scr = sc > scr ? sc : scr;
-        }
-        e.act = (fwd_train > fwd_valid ? fwd_train : fwd_valid) + bwd_train;
-        e.act *= heap_slack(t, e.big);
-    } else {
-        /* train_segs workspaces with backward, the fresh-segment workspace for K configs,
-           and inference's own context (chunks of 64 configs) */
-        int slots = t->o.gst_train_segs > 0 ? t->o.gst_train_segs : 1;
-        for (int k = 0; k < 2; k++)
-            for (size_t i = 0; i < sets[k]->n; i++) {
-                const tgraph *g = &sets[k]->v[i];
-                int S = pc_gst_graph_segments(g->gst), sn = 0, snc = 0;
-                for (int s = 0; s < S; s++) {
-                    int a, b;
-                    pc_gst_segment_size(g->gst, s, &a, &b);
-                    sn = a > sn ? a : sn;
-                    snc = b > snc ? b : snc;
-                }
-                double tr = k == 0 ? slots * pc_model_pass_bytes(m, sn, snc, K, 1) +
-                                         pc_model_pass_bytes(m, sn, snc, K, 0) : 0;
-                double inf = pc_model_pass_bytes(m, sn, snc, pc_tr_chunk_of(m, 64), 0);
-                if (tr > fwd_train) fwd_train = tr, e.big = g;
-                fwd_valid = inf > fwd_valid ? inf : fwd_valid;
-                double sc = cfg_scratch_bytes(m, g->g, k == 0 ? K : 64) * 2;
-                scr = sc > scr ? sc : scr;
-            }
-        e.act = HEAP_SLACK * (fwd_train + fwd_valid); /* segment buffers are small */
-    }
+    e.act = m->opts.gst ? gst_act(t, &scr, &e.big) : full_graph_act(t, &scr, &e.big);
     /* parameters, gradients, AdamW moments and the best copy */
     e.act += scr + (double)m->params.numel * 4 * 5;
     e.total = e.data + e.inputs + e.act + PROCESS_BASE_BYTES;

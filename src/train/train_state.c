@@ -16,16 +16,18 @@
 #include "train/train_internal.h"
 
 void pc_tr_state_init(trainer *t) {
-    t->state.rng = t->o.seed ^ 0x5eedf00dULL;
-    t->state.epoch = 1;
-    t->state.oi = t->topo.S; /* no epoch started */
-    t->state.best_metric = -INFINITY;
-    t->state.first_loss = t->state.last_loss = t->state.last_valid = NAN;
+    tr_state *r = &t->state;
+    r->rng = t->o.seed ^ 0x5eedf00dULL;
+    r->epoch = 1;
+    r->oi = t->topo.S; /* no epoch started */
+    r->best_metric = -INFINITY;
+    r->first_loss = r->last_loss = r->last_valid = NAN;
 }
 
 /* The JSON of the resumable scalars, and the options that must not change. */
 static char *state_json(const trainer *t) {
     const pc_train_opts *o = &t->o;
+    const tr_state *r = &t->state;
     char *s = malloc(2048);
     if (!s) return NULL;
     snprintf(s, 2048,
@@ -33,12 +35,13 @@ static char *state_json(const trainer *t) {
              "\"since\":%d,\"best_metric\":%.17g,\"first_loss\":%.17g,\"lsum\":%.17g,"
              "\"lcount\":%zu,\"last_valid\":%.17g,"
              "\"fixed\":\"%s|%s|%llu|%d|%.9g|%.9g|%.9g|%s|%s|%zu|%zu|%zu\"}",
-             (unsigned long long)t->state.rng, t->state.step, t->state.epoch, t->state.oi, t->state.best_epoch, t->state.since,
-             isfinite(t->state.best_metric) ? t->state.best_metric : -1e308,
-             isfinite(t->state.first_loss) ? t->state.first_loss : -1.0, t->state.lsum, t->state.lcount,
-             isfinite(t->state.last_valid) ? t->state.last_valid : -1e308, o->collection, o->data_dir,
+             (unsigned long long)r->rng, r->step, r->epoch, r->oi, r->best_epoch, r->since,
+             isfinite(r->best_metric) ? r->best_metric : -1e308,
+             isfinite(r->first_loss) ? r->first_loss : -1.0, r->lsum, r->lcount,
+             isfinite(r->last_valid) ? r->last_valid : -1e308, o->collection, o->data_dir,
              (unsigned long long)o->seed, o->configs, (double)o->lr, (double)o->weight_decay,
-             (double)o->clip, t->loss_desc, t->fast ? "fast" : "uniform", t->ntrain, t->nvalid, t->topo.G);
+             (double)o->clip, t->loss_desc, t->fast ? "fast" : "uniform", t->ntrain, t->nvalid,
+             t->topo.G);
     return s;
 }
 
@@ -94,8 +97,12 @@ static int jnum(const cJSON *o, const char *k, double *v) {
     return 0;
 }
 
-/* Restores the model and the state from out_path.state (after the data is loaded). */
-pc_status pc_tr_resume(trainer *t, pc_error *err) {
+/*
+ * The model, AdamW moments, best parameters and order of out_path.state,
+ * refused when made for another collection or architecture; *js receives the
+ * state's JSON.
+ */
+static pc_status load_state_arrays(trainer *t, char **js, pc_error *err) {
     int coll = -1;
     FILE *f = fopen(t->state_path, "rb");
     if (!f)
@@ -113,14 +120,45 @@ pc_status pc_tr_resume(trainer *t, pc_error *err) {
         a->act != mo.act || a->layernorm != mo.layernorm || a->dropout != mo.dropout)
         return pc_fail(err, PC_ERR_ARG, "train --resume: %s was made for another collection or "
                        "architecture than these options", t->state_path);
+    tr_state *r = &t->state;
     size_t n = t->m->params.numel;
-    t->state.best = malloc(n * sizeof(float));
-    t->state.order = malloc((t->ntrain ? t->ntrain : 1) * sizeof *t->state.order);
-    if (!t->state.best || !t->state.order) return pc_fail(err, PC_ERR_NOMEM, "train: out of memory");
+    r->best = malloc(n * sizeof(float));
+    r->order = malloc((t->ntrain ? t->ntrain : 1) * sizeof *r->order);
+    if (!r->best || !r->order) return pc_fail(err, PC_ERR_NOMEM, "train: out of memory");
+    return pc_ckpt_load_state(t->state_path, t->m, r->best, r->order, (int64_t)t->ntrain, js,
+                              err);
+}
+
+/* The scalars of tr_state from v[] (in the order of state_json's keys) and rng. */
+static pc_status restore_scalars(trainer *t, const char *rng, const double *v, pc_error *err) {
+    tr_state *r = &t->state;
+    r->rng = strtoull(rng, NULL, 10);
+    r->step = (long)v[0];
+    r->epoch = (int)v[1];
+    r->oi = (size_t)v[2];
+    r->best_epoch = (int)v[3];
+    r->since = (int)v[4];
+    r->best_metric = v[5] <= -1e307 ? -INFINITY : v[5];
+    r->first_loss = v[6] < 0 ? NAN : v[6];
+    r->lsum = v[7];
+    r->lcount = (size_t)v[8];
+    r->last_valid = v[9] <= -1e307 ? NAN : v[9];
+    // a state written at an epoch's end continues with the next epoch
+    r->epochs_done = r->oi >= t->topo.S ? r->epoch : r->epoch - 1;
+    if (r->oi >= t->topo.S) r->epoch++;
+    for (size_t i = 0; i < t->ntrain; i++)
+        if (r->order[i] < 0 || (size_t)r->order[i] >= t->ntrain || r->oi > t->topo.S)
+            return pc_fail(err, PC_ERR_FORMAT, "%s: malformed training state", t->state_path);
+    return PC_OK;
+}
+
+pc_status pc_tr_resume(trainer *t, pc_error *err) {
     char *js = NULL;
-    if ((st = pc_ckpt_load_state(t->state_path, t->m, t->state.best, t->state.order, (int64_t)t->ntrain, &js,
-                                 err)))
+    pc_status st = load_state_arrays(t, &js, err);
+    if (st) {
+        free(js);
         return st;
+    }
     cJSON *root = cJSON_Parse(js);
     char *mine = state_json(t);
     cJSON *me = mine ? cJSON_Parse(mine) : NULL;
@@ -132,32 +170,15 @@ pc_status pc_tr_resume(trainer *t, pc_error *err) {
                                    "first_loss", "lsum", "lcount", "last_valid"};
     int bad = !root || !cJSON_IsString(rng) || !cJSON_IsString(fx) || !cJSON_IsString(fx2);
     for (int i = 0; i < 10 && !bad; i++) bad = jnum(root, keys[i], &v[i]);
-    if (bad) {
+    if (bad)
         st = pc_fail(err, PC_ERR_FORMAT, "%s: malformed training state", t->state_path);
-    } else if (strcmp(fx->valuestring, fx2->valuestring)) {
+    else if (strcmp(fx->valuestring, fx2->valuestring))
         st = pc_fail(err, PC_ERR_ARG, "train --resume: the run in %s used other data or "
                      "options (collection|data|seed|configs|lr|wd|clip|loss|sampling|train "
                      "graphs|valid graphs): '%s', now '%s'", t->state_path, fx->valuestring,
                      fx2->valuestring);
-    } else {
-        t->state.rng = strtoull(rng->valuestring, NULL, 10);
-        t->state.step = (long)v[0];
-        t->state.epoch = (int)v[1];
-        t->state.oi = (size_t)v[2];
-        t->state.best_epoch = (int)v[3];
-        t->state.since = (int)v[4];
-        t->state.best_metric = v[5] <= -1e307 ? -INFINITY : v[5];
-        t->state.first_loss = v[6] < 0 ? NAN : v[6];
-        t->state.lsum = v[7];
-        t->state.lcount = (size_t)v[8];
-        t->state.last_valid = v[9] <= -1e307 ? NAN : v[9];
-        // a state written at an epoch's end continues with the next epoch
-        t->state.epochs_done = t->state.oi >= t->topo.S ? t->state.epoch : t->state.epoch - 1;
-        if (t->state.oi >= t->topo.S) t->state.epoch++;
-        for (size_t i = 0; i < t->ntrain && !st; i++)
-            if (t->state.order[i] < 0 || (size_t)t->state.order[i] >= t->ntrain || t->state.oi > t->topo.S)
-                st = pc_fail(err, PC_ERR_FORMAT, "%s: malformed training state", t->state_path);
-    }
+    else
+        st = restore_scalars(t, rng->valuestring, v, err);
     cJSON_Delete(root);
     cJSON_Delete(me);
     free(mine);
