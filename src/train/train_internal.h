@@ -1,0 +1,218 @@
+/*
+ * The trainer's own internals, shared by the files of src/train/ that make up
+ * `perfcast train` and `perfcast eval`; nothing outside src/train/ includes it
+ * (train.h is the module's header for the rest of the library).
+ *
+ *   train_opts.c    options: defaults, checks, the loss and the model options
+ *   train_data.c    loading the splits over the lanes, preprocessing fit,
+ *                   dedup, the epoch's order of graphs and the configs of a step
+ *   train_loop.c    setup, the optimizer step and the epoch loop (pc_train_run)
+ *   train_eval.c    scoring every config of a graph, validation at an epoch's
+ *                   end, pc_eval_run
+ *   train_state.c   the resume state (MODEL.state) and the best model's writes
+ *   train_memory.c  the peak-memory estimate and the refusal above the limit
+ *   checkpoint.c    safetensors checkpoints; gst.c Graph Segment Training
+ *
+ * Internal functions shared between these files are named pc_tr_*.
+ */
+#ifndef PC_TRAIN_TRAINER_INTERNAL_H
+#define PC_TRAIN_TRAINER_INTERNAL_H
+
+#include <stdint.h>
+
+#include "common/util.h"
+#include "dataset/config_pack.h"
+#include "perfcast/dataset.h"
+#include "perfcast/dist.h"
+#include "perfcast/metrics.h"
+#include "train/gst.h"
+#include "train/train.h"
+
+/* ---- loaded graphs (train_data.c) ----------------------------------------- */
+
+/* One graph of a split with what training and scoring keep beside it. */
+typedef struct tgraph {
+    pc_graph *g;
+    pc_model_gdata d;
+    int64_t c;
+    double *rt;   /* runtime (c) */
+    double *norm; /* tile normalizers (c), NULL for layout */
+    double *y;    /* training target: rt / norm or rt */
+    int64_t *by_speed; /* config ids by y, fastest first (sampling "fast" only) */
+    pc_gst_graph *gst; /* segments and table (GST models only) */
+    size_t gi;         /* index of the file in its split (all ranks agree) */
+    int64_t *cand;     /* training candidates: one config per duplicate group (--dedup) */
+    int64_t ncand;     /* candidates (c without --dedup) */
+    /* inference over distinct configs (train_eval.c): the first config of each
+       group of identical ones, each config's group; NULL when all differ */
+    int64_t *ufirst, *umap, nu;
+    int uniq_done;
+} tgraph;
+
+/* This rank's graphs of one split. */
+typedef struct tset {
+    tgraph *v;
+    size_t n;
+} tset;
+
+void pc_tr_set_free(tset *s);
+/*
+ * Loads the graphs of a split whose index i has i % mod in [lo_lane, hi_lane):
+ * a rank's share in multi-process runs (mod 1, [0, 1) = every graph).
+ */
+pc_status pc_tr_set_load(const pc_dataset *d, int coll, int split, int threads, size_t mod,
+                         size_t lo_lane, size_t hi_lane, tset *s, pc_error *err);
+/* The GST options a model records (its segmentation). */
+pc_gst_opts pc_tr_gst_opts(const pc_model *m);
+/* Model inputs of every graph; GST models also segment them (with a table if `table`). */
+pc_status pc_tr_set_build(const pc_model *m, tset *s, int table, pc_error *err);
+
+/* ---- scratch (train_data.c) ----------------------------------------------- */
+
+/* A float buffer that only grows. */
+typedef struct fbuf {
+    float *p;
+    size_t cap;
+} fbuf;
+
+/* Buffers of a step or of a graph's scoring, grown to the largest use. */
+typedef struct scratch {
+    fbuf raw, cfg, s, ds; /* raw and preprocessed config rows, scores, their gradient */
+    double *pred, *yk;    /* predicted scores; targets of the sampled configs */
+    int64_t *ids;         /* config ids of a step or a chunk */
+    size_t icap;          /* capacity of ids, pred and yk */
+} scratch;
+
+int pc_tr_fgrow(fbuf *b, size_t n); /* 0: out of memory */
+void pc_tr_scratch_free(scratch *x);
+int pc_tr_scratch_ids(scratch *x, size_t n); /* ids, pred and yk for n; 0: out of memory */
+/* Preprocessed config features of configs ids[0..K) into x->cfg. */
+pc_status pc_tr_gather_cfg(const pc_model *m, tgraph *t, const int64_t *ids, int K, scratch *x,
+                           pc_error *err);
+
+/* ---- the trainer ---------------------------------------------------------- */
+
+/*
+ * Data-parallel topology: W ranks (this one is R), B graphs per rank and step,
+ * G = W * B lanes. Train graph i belongs to lane i % G; this rank trains lanes
+ * [R*B, R*B + B) and validates the graphs i % W == R. One process: W 1, R 0.
+ */
+typedef struct tr_topo {
+    const pc_dist *dist;
+    int W, R, B;
+    size_t G;
+    size_t S;          /* steps per epoch: the length of lane 0 (the longest) */
+    size_t *lane_off;  /* lane l's graphs are order[lane_off[l] .. lane_off[l + 1]) */
+    int64_t *local_of; /* train graph index -> this rank's tr.v index (-1: another rank's) */
+} tr_topo;
+
+/*
+ * What MODEL.state holds besides the parameters and AdamW moments: an
+ * interrupted run continues from it with the same bytes as an uninterrupted
+ * one (train_state.c writes the scalars as JSON).
+ */
+typedef struct tr_state {
+    uint64_t rng;    /* draws the epochs' orders (a step's RNG is derived, step_rng) */
+    long step;       /* optimizer steps so far: AdamW's t and the schedule's position */
+    int epoch;       /* the epoch under way (1-based) */
+    int best_epoch;  /* 0: no epoch validated yet */
+    int since;       /* epochs since the best (patience) */
+    int epochs_done; /* epochs validated (the checkpoint's epochs_run) */
+    size_t oi;       /* next position in order[] within the epoch; S: no epoch started */
+    double best_metric, first_loss, last_valid;
+    double lsum;     /* loss sum and graphs of the epoch so far */
+    size_t lcount;
+    double last_loss; /* the last epoch's mean loss (reported, not saved) */
+    float *best;      /* parameters of the best epoch (numel) */
+    int64_t *order;   /* every lane's permutation of its graphs (ntrain) */
+} tr_state;
+
+/* This run's clock and counters (not resumed: rates and ETA of this process). */
+typedef struct tr_clock {
+    double t0;           /* start of the run (the time budget counts from it) */
+    double t_steps0;     /* start of the steps, after loading */
+    double last_epoch_s; /* duration of the last epoch's steps and validation */
+    double last_valid_s; /* duration of the last validation */
+    double last_progress;
+    long steps_run;
+    size_t samples_run;
+} tr_clock;
+
+/* Everything one pc_train_run needs. */
+typedef struct trainer {
+    /* options, checked and completed (train_opts.c) */
+    pc_train_opts o;
+    int coll;
+    pc_kind kind;
+    int fast;             /* sampling "fast" */
+    pc_loss_cfg lc;       /* parsed --loss */
+    char loss_desc[160];  /* its description in the checkpoint and the state */
+    pc_adam_cfg ac;
+    long total, warmup;   /* the cosine schedule's steps */
+    char state_path[4096];/* out_path + ".state" */
+    /* rank 0's log and progress callbacks (NULL on the other ranks) */
+    pc_train_log_fn log;
+    pc_train_progress_fn progress;
+    void *user;
+    /* data: this rank's graphs, and the splits' sizes over every rank */
+    tset tr, va;
+    size_t ntrain, nvalid;
+    /* the model, its workspaces and the step's buffers */
+    pc_model *m;
+    pc_model_ws *ws;
+    pc_gst_ctx *gx;   /* GST training context (GST models only) */
+    pc_gst_opts gsto; /* GST training options */
+    scratch x;
+    int64_t *perm;    /* candidate configs being sampled (largest c) */
+    tr_topo topo;
+    tr_state state;
+    tr_clock clock;
+} trainer;
+
+/* train_opts.c: checks t->o and fills coll, kind, fast, lc, loss_desc, state_path. */
+pc_status pc_tr_check_opts(trainer *t, pc_error *err);
+/* The model options t->o asks for. */
+pc_status pc_tr_model_opts(const trainer *t, pc_model_opts *mo, pc_error *err);
+
+/* train_data.c */
+/* Graphs in lane l (global indices l, l + G, ...). */
+size_t pc_tr_lane_len(const trainer *t, size_t l);
+/* Opens the dataset, loads this rank's train and valid graphs, lays out the lanes. */
+pc_status pc_tr_load_data(trainer *t, pc_error *err);
+/* Preprocessing fitted on the train graphs of every rank. */
+pc_status pc_tr_fit_prep(tset *s, pc_kind kind, unsigned encode, const pc_dist *dist,
+                         pc_prep *np, pc_prep *cp, pc_error *err);
+/* --dedup's candidates and "fast" sampling's order of the train graphs. */
+pc_status pc_tr_prepare_candidates(trainer *t, pc_error *err);
+/* A new epoch: every lane's graphs in a fresh order (the same on every rank). */
+void pc_tr_shuffle(trainer *t);
+/* The RNG of one graph of a step. */
+uint64_t pc_tr_step_rng(const trainer *t, size_t lane, size_t s);
+/* Chooses the configs of g for a step into x.ids / x.yk; returns their count. */
+int pc_tr_sample_configs(trainer *t, tgraph *g, uint64_t *rng);
+
+/* train_loop.c */
+double pc_tr_now(void);
+void pc_tr_logf(pc_train_log_fn log, void *user, const char *fmt, ...) PC_PRINTF(3, 4);
+
+/* train_eval.c */
+/* Chunk size: about `budget` configs, whole attention groups. */
+int64_t pc_tr_chunk_of(const pc_model *m, int64_t budget);
+/* Configs per chunk of full-graph inference of t. */
+int64_t pc_tr_infer_chunk(const pc_model *m, const tgraph *t);
+/* Validates, keeps the best parameters (and writes them), counts patience. */
+pc_status pc_tr_end_epoch(trainer *t, pc_error *err);
+
+/* train_state.c */
+/* The starting state of a fresh run. */
+void pc_tr_state_init(trainer *t);
+pc_status pc_tr_save_state(trainer *t, pc_error *err);
+/* Writes the best parameters as the model, keeping the current ones. */
+pc_status pc_tr_save_best(trainer *t, pc_error *err);
+/* Restores the model and the state from out_path.state (after the data is loaded). */
+pc_status pc_tr_resume(trainer *t, pc_error *err);
+
+/* train_memory.c: logs the estimate; refuses above the limit. */
+pc_status pc_tr_check_memory(trainer *t, pc_error *err);
+
+#endif

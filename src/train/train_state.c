@@ -1,0 +1,187 @@
+/*
+ * perfcast train: the resume state. After every epoch and when training
+ * stops early, MODEL.state holds the parameters, the AdamW moments, the best
+ * parameters, every lane's order and the scalars of tr_state (JSON), so that
+ * --resume ends with the same bytes as an uninterrupted run; the options that
+ * must not change are recorded with it. Also the writes of the best model.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "train/train_internal.h"
+
+void pc_tr_state_init(trainer *t) {
+    tr_state *r = &t->state;
+    r->rng = t->o.seed ^ 0x5eedf00dULL;
+    r->epoch = 1;
+    r->oi = t->topo.S; /* no epoch started */
+    r->best_metric = -INFINITY;
+    r->first_loss = r->last_loss = r->last_valid = NAN;
+}
+
+/* The JSON of the resumable scalars, and the options that must not change. */
+static char *state_json(const trainer *t) {
+    const pc_train_opts *o = &t->o;
+    const tr_state *r = &t->state;
+    char *s = malloc(2048);
+    if (!s) return NULL;
+    snprintf(s, 2048,
+             "{\"rng\":\"%llu\",\"step\":%ld,\"epoch\":%d,\"oi\":%zu,\"best_epoch\":%d,"
+             "\"since\":%d,\"best_metric\":%.17g,\"first_loss\":%.17g,\"lsum\":%.17g,"
+             "\"lcount\":%zu,\"last_valid\":%.17g,"
+             "\"fixed\":\"%s|%s|%llu|%d|%.9g|%.9g|%.9g|%s|%s|%zu|%zu|%zu\"}",
+             (unsigned long long)r->rng, r->step, r->epoch, r->oi, r->best_epoch, r->since,
+             isfinite(r->best_metric) ? r->best_metric : -1e308,
+             isfinite(r->first_loss) ? r->first_loss : -1.0, r->lsum, r->lcount,
+             isfinite(r->last_valid) ? r->last_valid : -1e308, o->collection, o->data_dir,
+             (unsigned long long)o->seed, o->configs, (double)o->lr, (double)o->weight_decay,
+             (double)o->clip, t->loss_desc, t->fast ? "fast" : "uniform", t->ntrain, t->nvalid,
+             t->topo.G);
+    return s;
+}
+
+static pc_ckpt_info ckpt_info(const trainer *t) {
+    pc_ckpt_info info;
+    memset(&info, 0, sizeof info);
+    info.collection = t->coll;
+    info.train = &t->o;
+    info.configs = t->o.configs;
+    info.best_epoch = t->state.best_epoch;
+    info.epochs_run = t->state.epochs_done;
+    info.best_metric = t->state.best_metric;
+    info.loss = t->loss_desc;
+    info.sampling = t->fast ? "fast" : "uniform";
+    return info;
+}
+
+pc_status pc_tr_save_state(trainer *t, pc_error *err) {
+    if (t->topo.R != 0) return PC_OK; /* rank 0 writes */
+    pc_ckpt_info info = ckpt_info(t);
+    char *js = state_json(t);
+    if (!js) return pc_fail(err, PC_ERR_NOMEM, "train: out of memory");
+    info.adam_m = t->m->params.m;
+    info.adam_v = t->m->params.v;
+    info.best = t->state.best;
+    info.order = t->state.order;
+    info.norder = (int64_t)t->ntrain;
+    info.state_json = js;
+    pc_status st = pc_ckpt_save(t->m, &info, t->state_path, err);
+    free(js);
+    return st;
+}
+
+/* Writes the best parameters as the model, keeping the current ones. */
+pc_status pc_tr_save_best(trainer *t, pc_error *err) {
+    if (t->topo.R != 0) return PC_OK; /* rank 0 writes */
+    size_t n = t->m->params.numel;
+    float *cur = malloc(n * sizeof(float));
+    if (!cur) return pc_fail(err, PC_ERR_NOMEM, "train: out of memory");
+    memcpy(cur, t->m->params.data, n * sizeof(float));
+    memcpy(t->m->params.data, t->state.best, n * sizeof(float));
+    pc_ckpt_info info = ckpt_info(t);
+    pc_status st = pc_ckpt_save(t->m, &info, t->o.out_path, err);
+    memcpy(t->m->params.data, cur, n * sizeof(float));
+    free(cur);
+    return st;
+}
+
+static int jnum(const cJSON *o, const char *k, double *v) {
+    const cJSON *j = cJSON_GetObjectItemCaseSensitive(o, k);
+    if (!cJSON_IsNumber(j)) return -1;
+    *v = j->valuedouble;
+    return 0;
+}
+
+/*
+ * The model, AdamW moments, best parameters and order of out_path.state,
+ * refused when made for another collection or architecture; *js receives the
+ * state's JSON.
+ */
+static pc_status load_state_arrays(trainer *t, char **js, pc_error *err) {
+    int coll = -1;
+    FILE *f = fopen(t->state_path, "rb");
+    if (!f)
+        return pc_fail(err, PC_ERR_NOTFOUND, "train --resume: no state to resume from: %s "
+                       "cannot be opened (it is written after each epoch and when training "
+                       "stops early, and removed when training completes)", t->state_path);
+    fclose(f);
+    pc_status st = pc_ckpt_load(t->state_path, &t->m, &coll, err);
+    if (st) return st;
+    pc_model_opts mo;
+    if ((st = pc_tr_model_opts(t, &mo, err))) return st;
+    const pc_model_opts *a = &t->m->opts;
+    if (coll != t->coll || a->hidden != mo.hidden || a->layers != mo.layers ||
+        a->emb_dim != mo.emb_dim || a->pool != mo.pool || a->join != mo.join ||
+        a->act != mo.act || a->layernorm != mo.layernorm || a->dropout != mo.dropout)
+        return pc_fail(err, PC_ERR_ARG, "train --resume: %s was made for another collection or "
+                       "architecture than these options", t->state_path);
+    tr_state *r = &t->state;
+    size_t n = t->m->params.numel;
+    r->best = malloc(n * sizeof(float));
+    r->order = malloc((t->ntrain ? t->ntrain : 1) * sizeof *r->order);
+    if (!r->best || !r->order) return pc_fail(err, PC_ERR_NOMEM, "train: out of memory");
+    return pc_ckpt_load_state(t->state_path, t->m, r->best, r->order, (int64_t)t->ntrain, js,
+                              err);
+}
+
+/* The scalars of tr_state from v[] (in the order of state_json's keys) and rng. */
+static pc_status restore_scalars(trainer *t, const char *rng, const double *v, pc_error *err) {
+    tr_state *r = &t->state;
+    r->rng = strtoull(rng, NULL, 10);
+    r->step = (long)v[0];
+    r->epoch = (int)v[1];
+    r->oi = (size_t)v[2];
+    r->best_epoch = (int)v[3];
+    r->since = (int)v[4];
+    r->best_metric = v[5] <= -1e307 ? -INFINITY : v[5];
+    r->first_loss = v[6] < 0 ? NAN : v[6];
+    r->lsum = v[7];
+    r->lcount = (size_t)v[8];
+    r->last_valid = v[9] <= -1e307 ? NAN : v[9];
+    // a state written at an epoch's end continues with the next epoch
+    r->epochs_done = r->oi >= t->topo.S ? r->epoch : r->epoch - 1;
+    if (r->oi >= t->topo.S) r->epoch++;
+    for (size_t i = 0; i < t->ntrain; i++)
+        if (r->order[i] < 0 || (size_t)r->order[i] >= t->ntrain || r->oi > t->topo.S)
+            return pc_fail(err, PC_ERR_FORMAT, "%s: malformed training state", t->state_path);
+    return PC_OK;
+}
+
+pc_status pc_tr_resume(trainer *t, pc_error *err) {
+    char *js = NULL;
+    pc_status st = load_state_arrays(t, &js, err);
+    if (st) {
+        free(js);
+        return st;
+    }
+    cJSON *root = cJSON_Parse(js);
+    char *mine = state_json(t);
+    cJSON *me = mine ? cJSON_Parse(mine) : NULL;
+    const cJSON *rng = root ? cJSON_GetObjectItemCaseSensitive(root, "rng") : NULL;
+    const cJSON *fx = root ? cJSON_GetObjectItemCaseSensitive(root, "fixed") : NULL;
+    const cJSON *fx2 = me ? cJSON_GetObjectItemCaseSensitive(me, "fixed") : NULL;
+    double v[10];
+    static const char *keys[10] = {"step", "epoch", "oi", "best_epoch", "since", "best_metric",
+                                   "first_loss", "lsum", "lcount", "last_valid"};
+    int bad = !root || !cJSON_IsString(rng) || !cJSON_IsString(fx) || !cJSON_IsString(fx2);
+    for (int i = 0; i < 10 && !bad; i++) bad = jnum(root, keys[i], &v[i]);
+    if (bad)
+        st = pc_fail(err, PC_ERR_FORMAT, "%s: malformed training state", t->state_path);
+    else if (strcmp(fx->valuestring, fx2->valuestring))
+        st = pc_fail(err, PC_ERR_ARG, "train --resume: the run in %s used other data or "
+                     "options (collection|data|seed|configs|lr|wd|clip|loss|sampling|train "
+                     "graphs|valid graphs): '%s', now '%s'", t->state_path, fx->valuestring,
+                     fx2->valuestring);
+    else
+        st = restore_scalars(t, rng->valuestring, v, err);
+    cJSON_Delete(root);
+    cJSON_Delete(me);
+    free(mine);
+    free(js);
+    return st;
+}
