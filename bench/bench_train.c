@@ -6,7 +6,7 @@
  * Loads a checkpoint written by `perfcast train` (only for its fitted
  * preprocessing and starting parameters: the PyTorch side reads the same
  * file), loads the collection's train graphs and preprocesses them (untimed),
- * then runs the training step of src/train/train.c exactly: per step one
+ * then runs the training step of src/train/train_loop.c exactly: per step one
  * graph (shuffled order), K configs sampled without replacement, config
  * gather + preprocessing, forward, combo loss (tile: ListMLE T=10 + 0.02
  * MSE; layout: pairwise hinge margin 0.1), zero_grad, backward, gradient

@@ -12,7 +12,7 @@ with `perfcast train --epochs 1 --time-budget 0.000001`, which stops before the
 first step and so writes the UNTRAINED initial weights of that seed, i.e. the
 exact weights `perfcast train --seed SEED` starts from.
 
-The loop follows src/train/train.c's pc_train_run:
+The loop follows src/train/train_loop.c's pc_train_run:
   - the clock starts before loading the train and valid graphs (perfcast's
     budget counts its loading too; Python/torch import time is not counted);
   - total = EPOCHS * train graphs steps for the cosine schedule, warmup
@@ -121,7 +121,7 @@ def main():
     budget, seed, threads = float(budget), int(seed), int(threads)
     torch.set_num_threads(threads)
     torch.manual_seed(seed)
-    t0 = time.perf_counter()  # as train.c: the budget includes loading
+    t0 = time.perf_counter()  # as train_loop.c: the budget includes loading
     tensors, meta = read_safetensors(init)
     arch = meta["architecture"]
     layout = arch["kind"] == "layout"

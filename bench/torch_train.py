@@ -15,7 +15,7 @@ side loads, so both start from the same weights and see the same inputs
 (layout graphs k-hop pruned as the checkpoint's prune_hops says, perfcast's
 layout default; see prune_khop). Graphs are loaded with numpy and
 preprocessed up front (untimed, as on the C side). Per step, as
-src/train/train.c: one graph (shuffled order), K configs sampled without
+src/train/train_data.c and train_loop.c: one graph (shuffled order), K configs sampled without
 replacement, config gather + preprocessing, forward, loss (tile: ListMLE
 T=10 + 0.02 MSE, weights renormalized; layout: pairwise hinge margin 0.1
 T=1), zero_grad, backward, clip_grad_norm_(1), cosine LR with warmup,

@@ -275,7 +275,7 @@ size_t pc_model_bytes_per_config(const pc_model *m, const pc_model_graph *g);
 /*
  * Resident bytes of the workspace buffers one pass over K configs of a graph
  * with n nodes (nc configurable) writes: the forward, plus the backward when
- * train. For memory estimates before training (src/train/train.c).
+ * train. For memory estimates before training (src/train/train_memory.c).
  */
 double pc_model_pass_bytes(const pc_model *m, int64_t n, int64_t nc, int64_t K, int train);
 
