@@ -15,7 +15,7 @@ endif()
 set(PC_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/perfcast)
 if(BUILD_SHARED_LIBS)
   set(PC_LIB_SHARED ON)
-  # The installed CLI finds the installed libperfcast.so next to it.
+  # The installed CLI finds the installed libperfcast.so (RUNPATH $ORIGIN/../lib...).
   set_target_properties(perfcast_cli PROPERTIES INSTALL_RPATH "$ORIGIN/../${CMAKE_INSTALL_LIBDIR}")
 else()
   set(PC_LIB_SHARED OFF)
