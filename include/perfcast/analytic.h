@@ -55,10 +55,10 @@ typedef enum pc_prec {
 
 /* "fp32", "bf16", ...; parse accepts also float32/f32, bfloat16, float16/half,
  * e4m3/e5m2/float8 (-> fp8), int8/i8, int4, fp4. -1 if unknown. */
-const char *pc_prec_name(pc_prec p);
-int pc_prec_parse(const char *s);
+PC_API const char *pc_prec_name(pc_prec p);
+PC_API int pc_prec_parse(const char *s);
 /* Bytes per element (int4/fp4: 0.5). */
-double pc_prec_bytes(pc_prec p);
+PC_API double pc_prec_bytes(pc_prec p);
 
 /* ------------------------------------------------------------------ */
 /* Chips                                                               */
@@ -112,9 +112,9 @@ typedef struct pc_chip {
 
 /* Peak FLOP/s for a precision, with documented fallbacks: fp16 <-> bf16 when
  * only one is given; tf32 -> fp32 when tf32 unknown. 0 if still unknown. */
-double pc_chip_flops(const pc_chip *c, pc_prec p);
+PC_API double pc_chip_flops(const pc_chip *c, pc_prec p);
 /* The book's W_ici: bidirectional bandwidth of one torus axis = 2 * ici_link_bw. */
-double pc_chip_ici_axis_bw(const pc_chip *c);
+PC_API double pc_chip_ici_axis_bw(const pc_chip *c);
 
 typedef enum pc_link {
     PC_LINK_HBM = 0, /* HBM bandwidth */
@@ -125,26 +125,26 @@ typedef enum pc_link {
     PC_LINK_PCIE,
     PC_LINK_COUNT
 } pc_link;
-const char *pc_link_name(pc_link l);
+PC_API const char *pc_link_name(pc_link l);
 /* Bandwidth of a link class on this chip, B/s (0 if the chip has none). */
-double pc_chip_link_bw(const pc_chip *c, pc_link l);
+PC_API double pc_chip_link_bw(const pc_chip *c, pc_link l);
 /* Peak FLOP/s over the link's bandwidth (FLOPs per byte): the arithmetic
  * intensity above which an op is compute-bound (scaling_book.md §2, §5).
  * 0 if either number is unknown. */
-double pc_chip_critical_intensity(const pc_chip *c, pc_prec p, pc_link l);
+PC_API double pc_chip_critical_intensity(const pc_chip *c, pc_prec p, pc_link l);
 
 /* Checks the numbers of a chip (finite, non-negative, required fields set). */
-pc_status pc_chip_validate(const pc_chip *c, pc_error *err);
+PC_API pc_status pc_chip_validate(const pc_chip *c, pc_error *err);
 
 /* Number of built-in chips and the i-th (static storage). */
-int pc_chip_builtin_count(void);
-const pc_chip *pc_chip_builtin(int i);
+PC_API int pc_chip_builtin_count(void);
+PC_API const pc_chip *pc_chip_builtin(int i);
 
 /* A chip database: the built-ins plus chips from JSON files. */
 typedef struct pc_chipdb pc_chipdb;
 
-pc_status pc_chipdb_new(pc_chipdb **out, pc_error *err);
-void pc_chipdb_free(pc_chipdb *db);
+PC_API pc_status pc_chipdb_new(pc_chipdb **out, pc_error *err);
+PC_API void pc_chipdb_free(pc_chipdb *db);
 /*
  * Adds or overrides chips from JSON: {"chips": [ {...}, ... ]}, a bare array,
  * or one object. Each object has "name" and any pc_chip field by its C name
@@ -155,16 +155,16 @@ void pc_chipdb_free(pc_chipdb *db);
  * starts a new chip as a copy. Unknown fields are errors. `origin` names the
  * source in messages.
  */
-pc_status pc_chipdb_load_json(pc_chipdb *db, const char *text, size_t len, const char *origin,
-                              pc_error *err);
-pc_status pc_chipdb_load_file(pc_chipdb *db, const char *path, pc_error *err);
-int pc_chipdb_count(const pc_chipdb *db);
-const pc_chip *pc_chipdb_at(const pc_chipdb *db, int i);
+PC_API pc_status pc_chipdb_load_json(pc_chipdb *db, const char *text, size_t len,
+                                     const char *origin, pc_error *err);
+PC_API pc_status pc_chipdb_load_file(pc_chipdb *db, const char *path, pc_error *err);
+PC_API int pc_chipdb_count(const pc_chipdb *db);
+PC_API const pc_chip *pc_chipdb_at(const pc_chipdb *db, int i);
 /* Case-insensitive; accepts aliases ("tpu-v5e", "v5litepod", "v4p", "trillium",
  * "ironwood", "h100-sxm", "nvidia-a100"...). NULL if unknown. */
-const pc_chip *pc_chipdb_find(const pc_chipdb *db, const char *name);
+PC_API const pc_chip *pc_chipdb_find(const pc_chipdb *db, const char *name);
 /* Comma-separated list of the database's names, for "unknown chip" messages. */
-void pc_chipdb_names(const pc_chipdb *db, char *buf, size_t cap);
+PC_API void pc_chipdb_names(const pc_chipdb *db, char *buf, size_t cap);
 
 /* ------------------------------------------------------------------ */
 /* Roofline                                                            */
@@ -181,7 +181,7 @@ typedef struct pc_cost {
 } pc_cost;
 
 typedef enum pc_bound { PC_BOUND_COMPUTE = 0, PC_BOUND_MEMORY, PC_BOUND_COMM } pc_bound;
-const char *pc_bound_name(pc_bound b);
+PC_API const char *pc_bound_name(pc_bound b);
 
 typedef struct pc_roofline {
     double peak_flops;         /* rate used for this op */
@@ -201,8 +201,8 @@ typedef struct pc_roofline {
  * NVLink). Vector ops use vector_flops when known, else the precision's rate.
  * Fails (PC_ERR_UNSUPPORTED) when the chip has no rate for the precision.
  */
-pc_status pc_roofline_eval(const pc_chip *chip, const pc_cost *cost, double comm_bw,
-                           pc_roofline *out, pc_error *err);
+PC_API pc_status pc_roofline_eval(const pc_chip *chip, const pc_cost *cost, double comm_bw,
+                                  pc_roofline *out, pc_error *err);
 
 /* Simple op descriptions. */
 typedef enum pc_op_kind {
@@ -215,7 +215,7 @@ typedef enum pc_op_kind {
     PC_OP_RAW,         /* flops / bytes given (e.g. from HLO) */
     PC_OP_KIND_COUNT
 } pc_op_kind;
-const char *pc_op_kind_name(pc_op_kind k);
+PC_API const char *pc_op_kind_name(pc_op_kind k);
 
 typedef struct pc_op {
     char name[48];
@@ -237,10 +237,10 @@ typedef struct pc_op {
 } pc_op;
 
 /* A zeroed op of a kind with defaults (bf16, count 1, inputs 2, ...). */
-pc_op pc_op_init(pc_op_kind kind);
+PC_API pc_op pc_op_init(pc_op_kind kind);
 /* FLOPs and bytes of one op, times its count (docs/analytic.md lists the
  * formulas). Fails on missing or non-positive sizes. */
-pc_status pc_op_cost(const pc_op *op, pc_cost *out, pc_error *err);
+PC_API pc_status pc_op_cost(const pc_op *op, pc_cost *out, pc_error *err);
 
 /*
  * Op descriptions, one per line: a kind then key=value fields, '#' comments:
@@ -256,11 +256,11 @@ pc_status pc_op_cost(const pc_op *op, pc_cost *out, pc_error *err);
  * objects (or {"ops": [...]}) with the same keys, "kind" naming the kind and
  * shapes as arrays of numbers.
  */
-pc_status pc_op_parse_line(const char *line, pc_op *out, pc_error *err);
-pc_status pc_ops_parse(const char *text, size_t len, const char *origin, pc_op **ops, size_t *n,
-                       pc_error *err);
-pc_status pc_ops_load(const char *path, pc_op **ops, size_t *n, pc_error *err);
-void pc_ops_free(pc_op *ops);
+PC_API pc_status pc_op_parse_line(const char *line, pc_op *out, pc_error *err);
+PC_API pc_status pc_ops_parse(const char *text, size_t len, const char *origin, pc_op **ops,
+                              size_t *n, pc_error *err);
+PC_API pc_status pc_ops_load(const char *path, pc_op **ops, size_t *n, pc_error *err);
+PC_API void pc_ops_free(pc_op *ops);
 
 /* One point of a roofline plot. */
 typedef struct pc_roof_point {
@@ -271,8 +271,8 @@ typedef struct pc_roof_point {
 
 /* Writes an SVG roofline plot (log-log, the chip's roof for `prec`, one
  * point per op) under a temporary name, then renames it to `path`. */
-pc_status pc_roofline_write_svg(const char *path, const pc_chip *chip, pc_prec prec,
-                                const pc_roof_point *pts, size_t n, pc_error *err);
+PC_API pc_status pc_roofline_write_svg(const char *path, const pc_chip *chip, pc_prec prec,
+                                       const pc_roof_point *pts, size_t n, pc_error *err);
 
 /* ------------------------------------------------------------------ */
 /* Collectives                                                         */
@@ -286,10 +286,10 @@ typedef enum pc_coll {
     PC_COLL_PERMUTE, /* collective-permute / send-recv: each device sends V to a neighbour */
     PC_COLL_COUNT
 } pc_coll;
-const char *pc_coll_name(pc_coll c);
+PC_API const char *pc_coll_name(pc_coll c);
 /* "allgather", "all-gather", "ag", ...; "permute", "collective-permute",
  * "p2p", "sendrecv"/"send-recv"; -1 if unknown */
-int pc_coll_parse(const char *s);
+PC_API int pc_coll_parse(const char *s);
 
 /* How AllGather / ReduceScatter / AllReduce (and AllToAll on GPUs, DCN
  * levels) are priced (docs/analytic.md "Collectives"):
@@ -299,7 +299,7 @@ int pc_coll_parse(const char *s);
  *    over DCN, V / W on GPUs; the serving planner also leaves out the decode
  *    TP AllReduces as the book's §7 formula does. 25% apart at n = 4. */
 typedef enum pc_coll_conv { PC_CONV_EXACT = 0, PC_CONV_BOOK = 1 } pc_coll_conv;
-const char *pc_coll_conv_name(pc_coll_conv c); /* "exact", "book" */
+PC_API const char *pc_coll_conv_name(pc_coll_conv c); /* "exact", "book" */
 
 #define PC_MESH_MAX_AXES 8
 
@@ -318,14 +318,14 @@ typedef struct pc_mesh {
 } pc_mesh;
 
 /* "16x16", "4x4x8", "8" -> mesh with wrap auto and no DCN axes. */
-pc_status pc_mesh_parse(const char *text, pc_mesh *out, pc_error *err);
-int64_t pc_mesh_devices(const pc_mesh *m);
+PC_API pc_status pc_mesh_parse(const char *text, pc_mesh *out, pc_error *err);
+PC_API int64_t pc_mesh_devices(const pc_mesh *m);
 /*
  * Checks a mesh against a chip (TPU: ICI axes <= torus dims, slice fits the
  * pod, DCN only on TPUs) and resolves wrap[] of every axis (-1 -> 0/1 by the
  * chip's rule; DCN axes 0). Call once per mesh before pc_collective_cost.
  */
-pc_status pc_mesh_check(const pc_chip *chip, pc_mesh *mesh, pc_error *err);
+PC_API pc_status pc_mesh_check(const pc_chip *chip, pc_mesh *mesh, pc_error *err);
 
 typedef struct pc_coll_cost {
     double time;            /* max(bandwidth, latency) per level, summed over levels */
@@ -351,15 +351,15 @@ typedef struct pc_coll_cost {
  * time = V / link + latency). The mesh must have passed pc_mesh_check.
  * Formulas in docs/analytic.md. pc_collective_cost is the exact convention.
  */
-pc_status pc_collective_cost(const pc_chip *chip, const pc_mesh *mesh, unsigned axes_mask,
-                             pc_coll op, double bytes, pc_coll_cost *out, pc_error *err);
-pc_status pc_collective_cost_conv(const pc_chip *chip, const pc_mesh *mesh, unsigned axes_mask,
-                                  pc_coll op, double bytes, pc_coll_conv conv, pc_coll_cost *out,
-                                  pc_error *err);
+PC_API pc_status pc_collective_cost(const pc_chip *chip, const pc_mesh *mesh, unsigned axes_mask,
+                                    pc_coll op, double bytes, pc_coll_cost *out, pc_error *err);
+PC_API pc_status pc_collective_cost_conv(const pc_chip *chip, const pc_mesh *mesh,
+                                         unsigned axes_mask, pc_coll op, double bytes,
+                                         pc_coll_conv conv, pc_coll_cost *out, pc_error *err);
 
 /* "1GiB", "512MB", "4e9", "64k" -> bytes (binary KiB/MiB/GiB/TiB, decimal
  * kB/MB/GB/TB, k/M/G/T = decimal). Fails on junk, negatives, non-finite. */
-pc_status pc_parse_bytes(const char *s, double *out, pc_error *err);
+PC_API pc_status pc_parse_bytes(const char *s, double *out, pc_error *err);
 
 /* ------------------------------------------------------------------ */
 /* Transformer math                                                    */
@@ -439,7 +439,7 @@ typedef struct pc_model_cfg {
  * experts_per_token <= experts, layer counts <= layers, MLA widths given,
  * not both sliding_window and attn_chunk. The message says which field to
  * change. */
-pc_status pc_model_check(pc_model_cfg *cfg, pc_error *err);
+PC_API pc_status pc_model_check(pc_model_cfg *cfg, pc_error *err);
 
 /* Hugging Face config.json (llama, mistral, mixtral, qwen2, qwen2_moe, qwen3,
  * qwen3_moe, gemma, gemma2, gemma3 (text_config), llama4 / llama4_text,
@@ -448,16 +448,16 @@ pc_status pc_model_check(pc_model_cfg *cfg, pc_error *err);
  * absent take the family's default, said in `note`; unknown model types are
  * read as llama-like, with a note. An unknown hidden_act or a bad size fails
  * naming the field. Result is checked. */
-pc_status pc_model_from_hf_json(const char *text, size_t len, const char *origin, pc_model_cfg *out,
-                                pc_error *err);
-pc_status pc_model_load_hf(const char *path, pc_model_cfg *out, pc_error *err);
+PC_API pc_status pc_model_from_hf_json(const char *text, size_t len, const char *origin,
+                                       pc_model_cfg *out, pc_error *err);
+PC_API pc_status pc_model_load_hf(const char *path, pc_model_cfg *out, pc_error *err);
 
 /* Presets from the models' published config.json files: llama3-8b,
  * llama3-70b, llama3-405b, llama2-13b, mistral-7b, mixtral-8x7b, gemma-7b,
  * gpt2, gpt2-xl. */
-int pc_model_preset_count(void);
-const char *pc_model_preset_name(int i);
-pc_status pc_model_preset(const char *name, pc_model_cfg *out, pc_error *err);
+PC_API int pc_model_preset_count(void);
+PC_API const char *pc_model_preset_name(int i);
+PC_API pc_status pc_model_preset(const char *name, pc_model_cfg *out, pc_error *err);
 
 typedef struct pc_param_counts {
     double embedding;     /* V*D input embedding */
@@ -476,7 +476,7 @@ typedef struct pc_param_counts {
     double mtp;           /* multi-token-prediction modules (in total and non_embedding;
                              not in active or matmul_active); 0 without */
 } pc_param_counts;
-void pc_model_params(const pc_model_cfg *cfg, pc_param_counts *out);
+PC_API void pc_model_params(const pc_model_cfg *cfg, pc_param_counts *out);
 
 typedef enum pc_remat {
     PC_REMAT_NONE = 0,    /* save every activation the backward needs */
@@ -487,8 +487,9 @@ typedef enum pc_remat {
                              (the book's "k checkpoints per layer") */
     PC_REMAT_COUNT
 } pc_remat;
-const char *pc_remat_name(pc_remat r);
-int pc_remat_parse(const char *s); /* "none", "big_matmuls"/"dots", "full"/"block", "tensors" */
+PC_API const char *pc_remat_name(pc_remat r);
+/* "none", "big_matmuls"/"dots", "full"/"block", "tensors" */
+PC_API int pc_remat_parse(const char *s);
 
 typedef struct pc_flop_counts {
     double matmul;        /* 2 * matmul_active: forward matmul FLOPs per token */
@@ -523,8 +524,8 @@ typedef struct pc_flop_counts {
  * attention as in the book (every token attends T keys, i.e. decode at
  * context T); `causal` = 1 averages over the positions 1..T (T/2 keys
  * without a window). Windows and chunks cap the keys of local layers. */
-void pc_model_flops(const pc_model_cfg *cfg, double seq, int causal, pc_remat remat,
-                    pc_flop_counts *out);
+PC_API void pc_model_flops(const pc_model_cfg *cfg, double seq, int causal, pc_remat remat,
+                           pc_flop_counts *out);
 
 typedef enum pc_optimizer {
     PC_OPT_ADAM = 0,     /* two fp32 moments: 8 bytes/param */
@@ -543,36 +544,36 @@ typedef struct pc_mem_opts {
     pc_remat remat;
     double remat_tensors; /* PC_REMAT_TENSORS: tensors of [tokens, D] per layer */
 } pc_mem_opts;
-pc_mem_opts pc_mem_opts_default(void);
+PC_API pc_mem_opts pc_mem_opts_default(void);
 
 typedef struct pc_train_memory {
     double weights, grads, optimizer, activations, total; /* bytes, whole job */
     double act_elems_per_token_layer;                     /* saved elements per token per layer */
 } pc_train_memory;
-pc_status pc_model_memory(const pc_model_cfg *cfg, const pc_mem_opts *opts, pc_train_memory *out,
-                          pc_error *err);
+PC_API pc_status pc_model_memory(const pc_model_cfg *cfg, const pc_mem_opts *opts,
+                                 pc_train_memory *out, pc_error *err);
 
 /* KV cache bytes per token while the sequence is shorter than any window:
  * 2 * L * K * H * bytes(prec); MLA: L * (kv_lora_rank + qk_rope_head_dim) *
  * bytes. With windows the cache stops growing on local layers: use
  * pc_model_kv_bytes_per_seq. */
-double pc_model_kv_bytes_per_token(const pc_model_cfg *cfg, pc_prec prec);
+PC_API double pc_model_kv_bytes_per_token(const pc_model_cfg *cfg, pc_prec prec);
 /* KV cache bytes of one sequence of S tokens: per layer bytes x S on global
  * layers, x min(S, W) on sliding-window layers, x min(S, C) on chunked
  * layers (the most a chunk holds). Without windows: per token x S. */
-double pc_model_kv_bytes_per_seq(const pc_model_cfg *cfg, pc_prec prec, double S);
+PC_API double pc_model_kv_bytes_per_seq(const pc_model_cfg *cfg, pc_prec prec, double S);
 
 /* The dense critical batch (scaling_book.md §2, §7): a matmul with weights of
  * `weight_prec` computed at `act_prec` is compute-bound above
  * B_crit = C(act_prec) x bytes(weight_prec) / (2 W_hbm) tokens (v5e: bf16 240,
  * int8 weights 120, int8 x int8 240). 0 if the chip lacks a number. */
-double pc_chip_critical_batch(const pc_chip *chip, pc_prec weight_prec, pc_prec act_prec);
+PC_API double pc_chip_critical_batch(const pc_chip *chip, pc_prec weight_prec, pc_prec act_prec);
 /* MoE (scaling_book.md §4, §7): each expert sees k/E of the batch's tokens, so
  * a MoE layer is compute-bound when the total batch exceeds B_crit x E / k
  * (the invented model E=16, k=2 on v5e: 1920; int8 DeepSeek E=256, k=8: 3840).
  * 0 for dense models. */
-double pc_model_moe_critical_batch(const pc_model_cfg *cfg, const pc_chip *chip,
-                                   pc_prec weight_prec, pc_prec act_prec);
+PC_API double pc_model_moe_critical_batch(const pc_model_cfg *cfg, const pc_chip *chip,
+                                          pc_prec weight_prec, pc_prec act_prec);
 
 /* ------------------------------------------------------------------ */
 /* Planning: training parallelism and serving (issue #6)              */
@@ -587,8 +588,8 @@ double pc_model_moe_critical_batch(const pc_model_cfg *cfg, const pc_chip *chip,
  * the masked half; default), full (the book's 12 L N H T), none (the book's
  * 6N rule, for comparing with its worked examples). */
 typedef enum pc_attn_flops { PC_ATTN_CAUSAL = 0, PC_ATTN_FULL, PC_ATTN_NONE } pc_attn_flops;
-const char *pc_attn_flops_name(pc_attn_flops a);
-int pc_attn_flops_parse(const char *s); /* -1 if unknown */
+PC_API const char *pc_attn_flops_name(pc_attn_flops a);
+PC_API int pc_attn_flops_parse(const char *s); /* -1 if unknown */
 
 /* MFU of a measured run (docs/analytic.md "MFU"): model FLOPs = tokens x
  * (6 N + 12 L N H T; causal halves the attention, none drops it: the book's
@@ -603,20 +604,21 @@ typedef struct pc_mfu {
     double mfu;             /* achieved / peak */
     double hfu;             /* with the remat policy's recomputation */
 } pc_mfu;
-pc_status pc_model_mfu(const pc_model_cfg *cfg, const pc_chip *chip, pc_prec prec, double seq,
-                       pc_attn_flops attention, pc_remat remat, double tokens, double chip_seconds,
-                       pc_mfu *out, pc_error *err);
+PC_API pc_status pc_model_mfu(const pc_model_cfg *cfg, const pc_chip *chip, pc_prec prec,
+                              double seq, pc_attn_flops attention, pc_remat remat, double tokens,
+                              double chip_seconds, pc_mfu *out, pc_error *err);
 
 /* Default achievable fraction of peak FLOP/s for the big matmuls: the
  * book's "TPUs ~95%, H100/B200 ~80-85%" (scaling_book.md §1): TPU 0.95,
  * GPU 0.80. */
-double pc_plan_default_efficiency(const pc_chip *chip);
+PC_API double pc_plan_default_efficiency(const pc_chip *chip);
 
 /* A physical slice for a chip count: one slice shape that fits the pod
  * (wraparound preferred, then the fewest hops), or S equal slices joined
  * over DCN (the last axis, in dcn_mask) when none fits. GPUs: one axis of
  * `chips`. The mesh is checked (pc_mesh_check). */
-pc_status pc_plan_slice_for_chips(const pc_chip *chip, int64_t chips, pc_mesh *out, pc_error *err);
+PC_API pc_status pc_plan_slice_for_chips(const pc_chip *chip, int64_t chips, pc_mesh *out,
+                                         pc_error *err);
 
 /* What pc_plan_slice_for_chips_note chose, for a warning (docs/analytic.md
  * "Slices"). A standard slice: v4/v5p/TPU7x (cube rule) whole 4x4x4 cubes
@@ -635,8 +637,8 @@ typedef struct pc_slice_note {
 /* pc_plan_slice_for_chips plus what it had to do (note may be NULL). Both
  * refuse (PC_ERR_ARG, naming the nearest valid counts) a split into slices
  * of fewer than 4 chips (a prime count above the pod's largest axis). */
-pc_status pc_plan_slice_for_chips_note(const pc_chip *chip, int64_t chips, pc_mesh *out,
-                                       pc_slice_note *note, pc_error *err);
+PC_API pc_status pc_plan_slice_for_chips_note(const pc_chip *chip, int64_t chips, pc_mesh *out,
+                                              pc_slice_note *note, pc_error *err);
 
 /* Logical parallelism axes of a training plan, outermost first. */
 typedef enum pc_par_axis {
@@ -647,7 +649,8 @@ typedef enum pc_par_axis {
     PC_PAR_TP,     /* tensor (Megatron) parallel */
     PC_PAR_COUNT
 } pc_par_axis;
-const char *pc_par_axis_name(pc_par_axis a); /* "stage", "data", "fsdp", "expert", "tensor" */
+/* "stage", "data", "fsdp", "expert", "tensor" */
+PC_API const char *pc_par_axis_name(pc_par_axis a);
 
 /* What a step's time is spent on (exposed, i.e. not hidden under compute). */
 typedef enum pc_plan_part {
@@ -663,7 +666,7 @@ typedef enum pc_plan_part {
     PC_PART_OPT,         /* optimizer update (HBM) */
     PC_PART_COUNT
 } pc_plan_part;
-const char *pc_plan_part_name(pc_plan_part p);
+PC_API const char *pc_plan_part_name(pc_plan_part p);
 
 typedef struct pc_plan_train_opts {
     double batch_tokens;   /* B: tokens per optimizer step (required) */
@@ -694,7 +697,7 @@ typedef struct pc_plan_train_opts {
      * split over cp chips of the data axes (cp must divide the data shards). */
     int64_t micro, micro_batch_size, vp, cp;
 } pc_plan_train_opts;
-pc_plan_train_opts pc_plan_train_opts_default(void);
+PC_API pc_plan_train_opts pc_plan_train_opts_default(void);
 
 /* One evaluated training plan (all memory per chip, times per step). */
 typedef struct pc_train_plan {
@@ -770,14 +773,15 @@ typedef struct pc_train_search {
  * HBM in best[] (fastest first). Fails only on bad arguments; no plan
  * fitting is reported by out->nbest == 0 (see out->least_memory).
  */
-pc_status pc_plan_train(const pc_chip *chip, const pc_model_cfg *model, const pc_mesh *slice,
-                        const pc_plan_train_opts *opts, pc_train_plan *best, int nbest,
-                        pc_train_search *out, pc_error *err);
+PC_API pc_status pc_plan_train(const pc_chip *chip, const pc_model_cfg *model, const pc_mesh *slice,
+                               const pc_plan_train_opts *opts, pc_train_plan *best, int nbest,
+                               pc_train_search *out, pc_error *err);
 
 /* Evaluates one layout (axis[], zero, remat, micro of *plan) on the slice;
  * fills the rest of *plan. Fails if the layout does not map. */
-pc_status pc_plan_train_eval(const pc_chip *chip, const pc_model_cfg *model, const pc_mesh *slice,
-                             const pc_plan_train_opts *opts, pc_train_plan *plan, pc_error *err);
+PC_API pc_status pc_plan_train_eval(const pc_chip *chip, const pc_model_cfg *model,
+                                    const pc_mesh *slice, const pc_plan_train_opts *opts,
+                                    pc_train_plan *plan, pc_error *err);
 
 /* Serving: the model sharded over all chips of the slice by tensor (model)
  * parallelism (scaling_book.md §7). */
@@ -795,7 +799,7 @@ typedef struct pc_serve_opts {
     pc_coll_conv convention; /* exact (default); book: the book's V/W collectives, and no
                                 decode TP AllReduces (the book's §7 decode formula) */
 } pc_serve_opts;
-pc_serve_opts pc_serve_opts_default(void);
+PC_API pc_serve_opts pc_serve_opts_default(void);
 
 typedef struct pc_serve_point {
     double batch;
@@ -833,12 +837,13 @@ typedef struct pc_serve_summary {
 /* Checks the sharding (tensor degree = chips must divide query heads and
  * d_ff; KV heads must divide it or be a multiple of it) and fills *sum.
  * Fails with PC_ERR_INVALID naming the divisor to use. */
-pc_status pc_plan_serve_setup(const pc_chip *chip, const pc_model_cfg *model, const pc_mesh *slice,
-                              const pc_serve_opts *opts, pc_serve_summary *sum, pc_error *err);
+PC_API pc_status pc_plan_serve_setup(const pc_chip *chip, const pc_model_cfg *model,
+                                     const pc_mesh *slice, const pc_serve_opts *opts,
+                                     pc_serve_summary *sum, pc_error *err);
 /* Prefill and decode at one batch size (after pc_plan_serve_setup). Pure. */
-pc_status pc_plan_serve_eval(const pc_chip *chip, const pc_model_cfg *model, const pc_mesh *slice,
-                             const pc_serve_opts *opts, double batch, pc_serve_point *out,
-                             pc_error *err);
+PC_API pc_status pc_plan_serve_eval(const pc_chip *chip, const pc_model_cfg *model,
+                                    const pc_mesh *slice, const pc_serve_opts *opts, double batch,
+                                    pc_serve_point *out, pc_error *err);
 
 #ifdef __cplusplus
 }

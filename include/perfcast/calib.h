@@ -43,10 +43,10 @@ typedef enum pc_framework {
     PC_FW_OTHER,        /* anything else: read Megatron-like on GPUs, MaxText-like on TPUs */
     PC_FW_COUNT
 } pc_framework;
-const char *pc_framework_name(pc_framework f);
+PC_API const char *pc_framework_name(pc_framework f);
 /* "megatron-lm", "nemo", "megatron-bridge", "megatron" -> MEGATRON; "maxtext",
  * "jax" -> MAXTEXT; "tensorrt-llm", "trtllm" -> TRTLLM; anything else OTHER. */
-pc_framework pc_framework_parse(const char *s);
+PC_API pc_framework pc_framework_parse(const char *s);
 
 /* Activation recomputation as runs state it. */
 typedef enum pc_run_remat {
@@ -110,20 +110,20 @@ typedef struct pc_run {
  * them; pc_runs_problem() is NULL for a good run. */
 typedef struct pc_runs pc_runs;
 
-pc_status pc_runs_load(const char *path, pc_runs **out, pc_error *err);
-pc_status pc_runs_parse(const char *text, size_t len, const char *origin, pc_runs **out,
-                        pc_error *err);
-void pc_runs_free(pc_runs *r);
-int pc_runs_count(const pc_runs *r);
-const pc_run *pc_runs_at(const pc_runs *r, int i);
+PC_API pc_status pc_runs_load(const char *path, pc_runs **out, pc_error *err);
+PC_API pc_status pc_runs_parse(const char *text, size_t len, const char *origin, pc_runs **out,
+                               pc_error *err);
+PC_API void pc_runs_free(pc_runs *r);
+PC_API int pc_runs_count(const pc_runs *r);
+PC_API const pc_run *pc_runs_at(const pc_runs *r, int i);
 /* NULL if run i is good, else why not ("run 'x': parallelism.tp: ..."). */
-const char *pc_runs_problem(const pc_runs *r, int i);
+PC_API const char *pc_runs_problem(const pc_runs *r, int i);
 /* Number of runs with a problem. */
-int pc_runs_invalid(const pc_runs *r);
+PC_API int pc_runs_invalid(const pc_runs *r);
 
 /* The built-in chip a run's "chip" names ("a100-80gb" -> a100, "h100-sxm"
  * -> h100, "gb200" -> gb200-nvl72, "tpu-v5e" -> v5e, ...); NULL if unknown. */
-const pc_chip *pc_run_chip(const pc_run *run);
+PC_API const pc_chip *pc_run_chip(const pc_run *run);
 
 /* ------------------------------------------------------------------ */
 /* Calibration                                                         */
@@ -135,32 +135,32 @@ typedef struct pc_calib pc_calib;
 
 /* The built-in calibration (fitted on ../shared/calibration/, see
  * docs/analytic.md "Calibration"); a new handle the caller frees. */
-pc_status pc_calib_builtin(pc_calib **out, pc_error *err);
+PC_API pc_status pc_calib_builtin(pc_calib **out, pc_error *err);
 /* The ideal roofline: no fitted losses (the lower bound). */
-pc_status pc_calib_ideal(pc_calib **out, pc_error *err);
+PC_API pc_status pc_calib_ideal(pc_calib **out, pc_error *err);
 /* Every coefficient at its prior: where a fit starts. */
-pc_status pc_calib_prior(pc_calib **out, pc_error *err);
+PC_API pc_status pc_calib_prior(pc_calib **out, pc_error *err);
 /* "none" -> ideal, "builtin"/NULL -> built-in, else a JSON file. */
-pc_status pc_calib_open(const char *spec, pc_calib **out, pc_error *err);
-pc_status pc_calib_load(const char *path, pc_calib **out, pc_error *err);
-pc_status pc_calib_parse(const char *text, size_t len, const char *origin, pc_calib **out,
-                         pc_error *err);
+PC_API pc_status pc_calib_open(const char *spec, pc_calib **out, pc_error *err);
+PC_API pc_status pc_calib_load(const char *path, pc_calib **out, pc_error *err);
+PC_API pc_status pc_calib_parse(const char *text, size_t len, const char *origin, pc_calib **out,
+                                pc_error *err);
 /* Writes JSON ({"perfcast_calibration": 1, "coefficients": {...}, ...}) by
  * temporary file and rename. */
-pc_status pc_calib_save(const pc_calib *c, const char *path, pc_error *err);
-pc_calib *pc_calib_clone(const pc_calib *c);
-void pc_calib_free(pc_calib *c);
-int pc_calib_is_ideal(const pc_calib *c);
-const char *pc_calib_origin(const pc_calib *c); /* "builtin", "none" or the file */
+PC_API pc_status pc_calib_save(const pc_calib *c, const char *path, pc_error *err);
+PC_API pc_calib *pc_calib_clone(const pc_calib *c);
+PC_API void pc_calib_free(pc_calib *c);
+PC_API int pc_calib_is_ideal(const pc_calib *c);
+PC_API const char *pc_calib_origin(const pc_calib *c); /* "builtin", "none" or the file */
 /* Sets the origin text a saved calibration carries (truncated to 255 bytes). */
-void pc_calib_set_origin(pc_calib *c, const char *origin);
+PC_API void pc_calib_set_origin(pc_calib *c, const char *origin);
 
-int pc_calib_coef_count(void);
-const char *pc_calib_coef_name(int i); /* "gpu.megatron.eff_mm", ... */
-const char *pc_calib_coef_doc(int i);
-double pc_calib_get(const pc_calib *c, int i);
+PC_API int pc_calib_coef_count(void);
+PC_API const char *pc_calib_coef_name(int i); /* "gpu.megatron.eff_mm", ... */
+PC_API const char *pc_calib_coef_doc(int i);
+PC_API double pc_calib_get(const pc_calib *c, int i);
 /* Sets coefficient i within its documented bounds (PC_ERR_RANGE outside). */
-pc_status pc_calib_set(pc_calib *c, int i, double v, pc_error *err);
+PC_API pc_status pc_calib_set(pc_calib *c, int i, double v, pc_error *err);
 
 /* ------------------------------------------------------------------ */
 /* Prediction                                                          */
@@ -182,7 +182,7 @@ typedef enum pc_step_part {
     PC_STEP_OVERHEAD,    /* per-layer per-micro-batch launch / framework overhead */
     PC_STEP_COUNT
 } pc_step_part;
-const char *pc_step_part_name(pc_step_part p); /* "compute", "tp", ... (JSON keys) */
+PC_API const char *pc_step_part_name(pc_step_part p); /* "compute", "tp", ... (JSON keys) */
 
 typedef struct pc_run_pred {
     int expressed;       /* 0: the run cannot be modelled (why says why) */
@@ -204,12 +204,13 @@ typedef struct pc_run_pred {
 /* Predicts one run under a calibration (ideal if cal is NULL). Fails only on
  * bad arguments; a run that cannot be modelled returns PC_OK with
  * out->expressed = 0 and out->why. */
-pc_status pc_run_predict(const pc_run *run, const pc_calib *cal, pc_run_pred *out, pc_error *err);
+PC_API pc_status pc_run_predict(const pc_run *run, const pc_calib *cal, pc_run_pred *out,
+                                pc_error *err);
 
 /* As pc_run_predict on a given chip (e.g. one from a --chips-file);
  * run->chip_name is not looked up. */
-pc_status pc_run_predict_on(const pc_run *run, const pc_chip *chip, const pc_calib *cal,
-                            pc_run_pred *out, pc_error *err);
+PC_API pc_status pc_run_predict_on(const pc_run *run, const pc_chip *chip, const pc_calib *cal,
+                                   pc_run_pred *out, pc_error *err);
 
 /* The training run a planner plan stands for (Megatron-style on GPUs with
  * sequence parallelism, MaxText-style on TPUs; flash attention; ZeRO-1/2 on
@@ -218,8 +219,8 @@ pc_status pc_run_predict_on(const pc_run *run, const pc_chip *chip, const pc_cal
  * split over a whole number of data shards read as cp). Returns 0, or -1 when
  * the plan cannot be expressed as a run (a batch of fractional sequences, a
  * split that is not whole, cp that does not divide the data ranks). */
-int pc_run_from_plan(const pc_chip *chip, const pc_model_cfg *model, const pc_mesh *slice,
-                     const pc_plan_train_opts *opts, const pc_train_plan *plan, pc_run *out);
+PC_API int pc_run_from_plan(const pc_chip *chip, const pc_model_cfg *model, const pc_mesh *slice,
+                            const pc_plan_train_opts *opts, const pc_train_plan *plan, pc_run *out);
 
 /* ------------------------------------------------------------------ */
 /* Fitting                                                             */
@@ -231,12 +232,12 @@ typedef struct pc_calib_fit_opts {
     int max_iter;       /* 0 -> 60 */
     int kinds;          /* bit 0: train runs, bit 1: serve runs; 0 -> both */
 } pc_calib_fit_opts;
-pc_calib_fit_opts pc_calib_fit_opts_default(void);
+PC_API pc_calib_fit_opts pc_calib_fit_opts_default(void);
 
 /* Fits the coefficients to the good runs selected by use[i] (NULL = all),
  * starting from `start` (NULL = the priors); returns a new calibration. */
-pc_status pc_calib_fit(const pc_runs *runs, const unsigned char *use, const pc_calib *start,
-                       const pc_calib_fit_opts *opts, pc_calib **out, pc_error *err);
+PC_API pc_status pc_calib_fit(const pc_runs *runs, const unsigned char *use, const pc_calib *start,
+                              const pc_calib_fit_opts *opts, pc_calib **out, pc_error *err);
 
 /* ------------------------------------------------------------------ */
 /* Serving model details (serve_model.c; docs/analytic.md "Serving    */
@@ -280,7 +281,7 @@ typedef struct pc_serve_detail {
  * framework tensorrt-llm, tp = pp = ep = 1, bf16 compute and weights, KV type
  * not stated (PC_PREC_COUNT), batch and concurrency not stated. The caller
  * fills model, chip_name, chips, input_len, output_len. */
-void pc_run_serve_init(pc_run *run);
+PC_API void pc_run_serve_init(pc_run *run);
 
 /* The serving model of a run on `chip` (the run's chip name is not looked
  * up) under a calibration (ideal if NULL). batch > 0: that many sequences per
@@ -288,8 +289,8 @@ void pc_run_serve_init(pc_run *run);
  * throughput-optimal batch that fits. Pure and allocation-free. Fails on bad
  * arguments and on runs the model cannot express (PC_ERR_UNSUPPORTED: the
  * message says why, e.g. the weights do not fit at this tp). */
-pc_status pc_serve_explain(const pc_run *run, const pc_chip *chip, const pc_calib *cal,
-                           double batch, pc_serve_detail *out, pc_error *err);
+PC_API pc_status pc_serve_explain(const pc_run *run, const pc_chip *chip, const pc_calib *cal,
+                                  double batch, pc_serve_detail *out, pc_error *err);
 
 #ifdef __cplusplus
 }

@@ -32,7 +32,7 @@ typedef enum pc_kind {
     PC_KIND_LAYOUT
 } pc_kind;
 
-const char *pc_kind_name(pc_kind k); /* "tile", "layout" */
+PC_API const char *pc_kind_name(pc_kind k); /* "tile", "layout" */
 
 typedef struct pc_graph pc_graph;
 
@@ -50,16 +50,16 @@ typedef struct pc_load_opts {
 
 #define PC_LOAD_DEFAULT_RESIDENT_BYTES (UINT64_C(1) << 30)
 /* Default options: kind AUTO, 1 GiB resident limit, default threads. */
-pc_load_opts pc_load_opts_default(void);
+PC_API pc_load_opts pc_load_opts_default(void);
 
 /*
  * Loads a graph from a .npz file or from a cache directory made by
  * pc_cache_build (arrays then come memory-mapped). Shape and dtype errors
  * fail the load; content checks are pc_graph_validate's job.
  */
-pc_status pc_graph_load(const char *path, const pc_load_opts *opts, pc_graph **out,
-                        pc_error *err);
-void pc_graph_free(pc_graph *g);
+PC_API pc_status pc_graph_load(const char *path, const pc_load_opts *opts, pc_graph **out,
+                               pc_error *err);
+PC_API void pc_graph_free(pc_graph *g);
 /*
  * Builds a graph from arrays in memory, as if they were the members of an
  * .npz: keys[i] names arrays[i] ("node_feat", ...; unknown keys are
@@ -67,56 +67,56 @@ void pc_graph_free(pc_graph *g);
  * pc_graph_load does. The data is copied. `label` stands for the path in
  * messages and pc_graph_path (NULL: "<memory>").
  */
-pc_status pc_graph_from_arrays(const char *label, pc_kind kind, const char *const *keys,
-                               const pc_array *arrays, int count, pc_graph **out,
-                               pc_error *err);
+PC_API pc_status pc_graph_from_arrays(const char *label, pc_kind kind, const char *const *keys,
+                                      const pc_array *arrays, int count, pc_graph **out,
+                                      pc_error *err);
 /*
  * Threads: different graphs may be used from different threads. A graph whose
  * node_config_feat is streamed drives its own file handle, so its row access
  * and pc_graph_validate must not run concurrently on that one graph.
  */
 
-const char *pc_graph_path(const pc_graph *g);
-pc_kind pc_graph_kind(const pc_graph *g);
-int64_t pc_graph_num_nodes(const pc_graph *g);
-int64_t pc_graph_num_edges(const pc_graph *g);
-int64_t pc_graph_num_configs(const pc_graph *g);
+PC_API const char *pc_graph_path(const pc_graph *g);
+PC_API pc_kind pc_graph_kind(const pc_graph *g);
+PC_API int64_t pc_graph_num_nodes(const pc_graph *g);
+PC_API int64_t pc_graph_num_edges(const pc_graph *g);
+PC_API int64_t pc_graph_num_configs(const pc_graph *g);
 /* Layout: configurable nodes (nc); tile: 0. */
-int64_t pc_graph_num_config_nodes(const pc_graph *g);
+PC_API int64_t pc_graph_num_config_nodes(const pc_graph *g);
 /* Width of node_feat (140 in the dataset). */
-int64_t pc_graph_node_feat_dim(const pc_graph *g);
+PC_API int64_t pc_graph_node_feat_dim(const pc_graph *g);
 /* Width of one config: 24 (tile) or 18 (layout). */
-int64_t pc_graph_config_dim(const pc_graph *g);
+PC_API int64_t pc_graph_config_dim(const pc_graph *g);
 
-const float *pc_graph_node_feat(const pc_graph *g);      /* (n, feat_dim) */
-const int32_t *pc_graph_node_opcode(const pc_graph *g);  /* (n,) */
-const int32_t *pc_graph_edge_index(const pc_graph *g);   /* (m, 2) */
-const int64_t *pc_graph_config_runtime(const pc_graph *g); /* (c,) */
+PC_API const float *pc_graph_node_feat(const pc_graph *g);      /* (n, feat_dim) */
+PC_API const int32_t *pc_graph_node_opcode(const pc_graph *g);  /* (n,) */
+PC_API const int32_t *pc_graph_edge_index(const pc_graph *g);   /* (m, 2) */
+PC_API const int64_t *pc_graph_config_runtime(const pc_graph *g); /* (c,) */
 /* Tile only (NULL for layout). */
-const float *pc_graph_config_feat(const pc_graph *g);           /* (c, 24) */
-const int64_t *pc_graph_runtime_normalizers(const pc_graph *g); /* (c,) */
+PC_API const float *pc_graph_config_feat(const pc_graph *g);           /* (c, 24) */
+PC_API const int64_t *pc_graph_runtime_normalizers(const pc_graph *g); /* (c,) */
 /* Layout only (NULL for tile). */
-const int32_t *pc_graph_node_config_ids(const pc_graph *g); /* (nc,) */
+PC_API const int32_t *pc_graph_node_config_ids(const pc_graph *g); /* (nc,) */
 /* Layout node_splits, flattened; NULL and 0 if absent. */
-const int64_t *pc_graph_node_splits(const pc_graph *g, int64_t *count);
+PC_API const int64_t *pc_graph_node_splits(const pc_graph *g, int64_t *count);
 /*
  * Layout node_config_feat if resident (or mapped), else NULL: then use
  * pc_graph_config_feat_rows.
  */
-const float *pc_graph_node_config_feat(const pc_graph *g); /* (c, nc, 18) */
+PC_API const float *pc_graph_node_config_feat(const pc_graph *g); /* (c, nc, 18) */
 
 /*
  * Copies configs [c0, c0+n) of a layout graph's node_config_feat into
  * out[n][nc][18], from memory if resident, else streaming from the file.
  */
-pc_status pc_graph_config_feat_rows(pc_graph *g, int64_t c0, int64_t n, float *out,
-                                    pc_error *err);
+PC_API pc_status pc_graph_config_feat_rows(pc_graph *g, int64_t c0, int64_t n, float *out,
+                                           pc_error *err);
 /*
  * Copies the listed configs (any order, repeats allowed) into
  * out[n][nc][18]. Streaming reads sort the ids and make one pass.
  */
-pc_status pc_graph_config_feat_gather(pc_graph *g, const int64_t *ids, int64_t n,
-                                      float *out, pc_error *err);
+PC_API pc_status pc_graph_config_feat_gather(pc_graph *g, const int64_t *ids, int64_t n,
+                                             float *out, pc_error *err);
 
 /*
  * Checks content: edge endpoints and config ids in range, ids unique, splits
@@ -125,7 +125,7 @@ pc_status pc_graph_config_feat_gather(pc_graph *g, const int64_t *ids, int64_t n
  * features finite. Adds one line per problem to `r` (prefixed with the file
  * path) and returns PC_ERR_INVALID if any were found.
  */
-pc_status pc_graph_validate(const pc_graph *g, int allow_zero_runtimes, pc_report *r);
+PC_API pc_status pc_graph_validate(const pc_graph *g, int allow_zero_runtimes, pc_report *r);
 
 /* ---- dataset trees ---------------------------------------------------- */
 
@@ -136,12 +136,12 @@ pc_status pc_graph_validate(const pc_graph *g, int allow_zero_runtimes, pc_repor
  */
 #define PC_NUM_COLLECTIONS 5
 #define PC_NUM_SPLITS 3
-const char *pc_collection_name(int c);     /* "layout:xla:random" */
-const char *pc_collection_dir(int c);      /* "layout/xla/random" */
-pc_kind pc_collection_kind(int c);
-int pc_collection_find(const char *name);  /* -1 if unknown */
-const char *pc_split_name(int s);          /* "train", "valid", "test" */
-int pc_split_find(const char *name);       /* -1 if unknown */
+PC_API const char *pc_collection_name(int c);     /* "layout:xla:random" */
+PC_API const char *pc_collection_dir(int c);      /* "layout/xla/random" */
+PC_API pc_kind pc_collection_kind(int c);
+PC_API int pc_collection_find(const char *name);  /* -1 if unknown */
+PC_API const char *pc_split_name(int s);          /* "train", "valid", "test" */
+PC_API int pc_split_find(const char *name);       /* -1 if unknown */
 
 typedef struct pc_dataset pc_dataset;
 
@@ -151,11 +151,11 @@ typedef struct pc_dataset pc_dataset;
  * splits are simply empty; a root holding none at all is PC_ERR_NOTFOUND.
  * Files are listed in name order.
  */
-pc_status pc_dataset_open(const char *root, pc_dataset **out, pc_error *err);
-void pc_dataset_free(pc_dataset *d);
-const char *pc_dataset_root(const pc_dataset *d); /* the folder holding tile/ and layout/ */
-size_t pc_dataset_num_files(const pc_dataset *d, int collection, int split);
-const char *pc_dataset_file(const pc_dataset *d, int collection, int split, size_t i);
+PC_API pc_status pc_dataset_open(const char *root, pc_dataset **out, pc_error *err);
+PC_API void pc_dataset_free(pc_dataset *d);
+PC_API const char *pc_dataset_root(const pc_dataset *d); /* the folder holding tile/ and layout/ */
+PC_API size_t pc_dataset_num_files(const pc_dataset *d, int collection, int split);
+PC_API const char *pc_dataset_file(const pc_dataset *d, int collection, int split, size_t i);
 
 /* ---- memory-mappable cache -------------------------------------------- */
 
@@ -165,15 +165,15 @@ const char *pc_dataset_file(const pc_dataset *d, int collection, int split, size
  * arrays already widened as pc_graph_load would — so later loads map them
  * instead of inflating. Written under a temporary name and renamed.
  */
-pc_status pc_cache_build(const char *npz_path, const char *out_dir, pc_error *err);
+PC_API pc_status pc_cache_build(const char *npz_path, const char *out_dir, pc_error *err);
 
 /*
  * Converts every file of a dataset tree into `cache_root`, mirroring the
  * layout (…/<collection dir>/<split>/<stem>.pcc/). Existing up-to-date
  * entries are kept. Reports per-file failures to `r` and goes on.
  */
-pc_status pc_cache_build_tree(const pc_dataset *d, const char *cache_root, int threads,
-                              pc_report *r, pc_error *err);
+PC_API pc_status pc_cache_build_tree(const pc_dataset *d, const char *cache_root, int threads,
+                                     pc_report *r, pc_error *err);
 
 #ifdef __cplusplus
 }

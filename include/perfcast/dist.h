@@ -23,27 +23,27 @@ extern "C" {
 
 typedef struct pc_dist pc_dist;
 
-pc_status pc_dist_open(int *argc, char ***argv, pc_dist **out, pc_error *err);
-void pc_dist_close(pc_dist *d); /* NULL ok */
-int pc_dist_rank(const pc_dist *d); /* 0 for NULL */
-int pc_dist_size(const pc_dist *d); /* 1 for NULL */
+PC_API pc_status pc_dist_open(int *argc, char ***argv, pc_dist **out, pc_error *err);
+PC_API void pc_dist_close(pc_dist *d); /* NULL ok */
+PC_API int pc_dist_rank(const pc_dist *d); /* 0 for NULL */
+PC_API int pc_dist_size(const pc_dist *d); /* 1 for NULL */
 /* 1 when built with MPI support. */
-int pc_dist_available(void);
+PC_API int pc_dist_available(void);
 
 /* In-place sums over all ranks (no-ops for one process). */
-void pc_dist_sum_f32(const pc_dist *d, float *buf, size_t n);
-void pc_dist_sum_f64(const pc_dist *d, double *buf, size_t n);
+PC_API void pc_dist_sum_f32(const pc_dist *d, float *buf, size_t n);
+PC_API void pc_dist_sum_f64(const pc_dist *d, double *buf, size_t n);
 /* In-place elementwise maxima over all ranks. */
-void pc_dist_max_f64(const pc_dist *d, double *buf, size_t n);
+PC_API void pc_dist_max_f64(const pc_dist *d, double *buf, size_t n);
 /* 1 on every rank when any rank passed a non-zero flag. */
-int pc_dist_any(const pc_dist *d, int flag);
+PC_API int pc_dist_any(const pc_dist *d, int flag);
 /*
  * Rank 0 receives every rank's text (concatenated in rank order) into a
  * malloc'ed string; other ranks get NULL. One process: a copy of its own.
  */
-pc_status pc_dist_gather_text(const pc_dist *d, const char *mine, char **all, pc_error *err);
+PC_API pc_status pc_dist_gather_text(const pc_dist *d, const char *mine, char **all, pc_error *err);
 /* Prints "perfcast (rank R): MSG" to stderr and stops the whole job (exit 1 without MPI). */
-void pc_dist_abort(const pc_dist *d, const char *msg);
+PC_API void pc_dist_abort(const pc_dist *d, const char *msg);
 
 #ifdef __cplusplus
 }

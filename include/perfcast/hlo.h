@@ -62,7 +62,7 @@ typedef struct pc_import_opts {
 } pc_import_opts;
 
 /* kind AUTO, stored archives. */
-pc_import_opts pc_import_opts_default(void);
+PC_API pc_import_opts pc_import_opts_default(void);
 
 /* What an import found and wrote. */
 typedef struct pc_import_report {
@@ -98,8 +98,8 @@ typedef struct pc_import_report {
  * PC_ERR_INVALID when no module is left to write or the runs do not match
  * opts->kind.
  */
-pc_status pc_import_file(const char *path, const char *out_dir, const pc_import_opts *opts,
-                         pc_import_report *rep, pc_error *err);
+PC_API pc_status pc_import_file(const char *path, const char *out_dir, const pc_import_opts *opts,
+                                pc_import_report *rep, pc_error *err);
 
 /* ---- ranking a program's candidate configurations ----------------------- */
 
@@ -145,7 +145,7 @@ typedef struct pc_rank_opts {
     uint64_t seed;       /* enumerated layouts / sampled tiles (default 1) */
 } pc_rank_opts;
 
-pc_rank_opts pc_rank_opts_default(void);
+PC_API pc_rank_opts pc_rank_opts_default(void);
 
 typedef struct pc_rank_set pc_rank_set;
 
@@ -158,21 +158,22 @@ typedef struct pc_rank_set pc_rank_set;
  * expected); PC_ERR_INVALID for a layout module without configurable nodes
  * or a --kernel name that matches no kernel (the message lists them).
  */
-pc_status pc_rank_sets_from_hlo(const char *path, const pc_rank_opts *opts, pc_rank_set ***sets,
-                                int *n, pc_import_report *rep, pc_error *err);
-void pc_rank_sets_free(pc_rank_set **sets, int n); /* NULL ok */
+PC_API pc_status pc_rank_sets_from_hlo(const char *path, const pc_rank_opts *opts,
+                                       pc_rank_set ***sets, int *n, pc_import_report *rep,
+                                       pc_error *err);
+PC_API void pc_rank_sets_free(pc_rank_set **sets, int n); /* NULL ok */
 
-const char *pc_rank_set_name(const pc_rank_set *s); /* module or kernel (fusion) name */
-pc_graph *pc_rank_set_graph(pc_rank_set *s);        /* scored by pc_predictor_score */
-int64_t pc_rank_set_count(const pc_rank_set *s);    /* candidates */
-int64_t pc_rank_set_config_nodes(const pc_rank_set *s); /* layout nc; tile 0 */
+PC_API const char *pc_rank_set_name(const pc_rank_set *s); /* module or kernel (fusion) name */
+PC_API pc_graph *pc_rank_set_graph(pc_rank_set *s);        /* scored by pc_predictor_score */
+PC_API int64_t pc_rank_set_count(const pc_rank_set *s);    /* candidates */
+PC_API int64_t pc_rank_set_config_nodes(const pc_rank_set *s); /* layout nc; tile 0 */
 /*
  * Configuration k spelled out: the candidates-file notation (json = 0), or a
  * JSON value (json = 1: layout, an array of the non-default nodes with
  * name, opcode, node and output/input/kernel minor_to_major; tile, an object
  * of kernel/output/input bounds). malloc'd; NULL when out of memory.
  */
-char *pc_rank_set_describe(const pc_rank_set *s, int64_t k, int json);
+PC_API char *pc_rank_set_describe(const pc_rank_set *s, int64_t k, int json);
 
 #ifdef __cplusplus
 }

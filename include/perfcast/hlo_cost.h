@@ -34,10 +34,10 @@ extern "C" {
 #define PC_HLO_TYPE_BF16 16
 
 /* "pred", "s8", "bf16", "f32", "tuple", ...; "?" if unknown. */
-const char *pc_hlo_type_name(int32_t type);
+PC_API const char *pc_hlo_type_name(int32_t type);
 /* Bytes per element: pred/s8/u8/f8* 1, bf16/f16/s16 2, f32/s32 4, f64/s64/c64 8,
  * c128 16, s4/u4/f4 0.5, s2/u2 0.25, s1/u1 0.125; tuple, token, opaque 0. */
-double pc_hlo_type_bytes(int32_t type);
+PC_API double pc_hlo_type_bytes(int32_t type);
 
 /* What one instruction (or fusion, call, while, conditional) costs. */
 typedef struct pc_hlo_op_cost {
@@ -61,7 +61,7 @@ typedef struct pc_hlo_cost_opts {
     int keep_free;      /* 1: keep rows that cost nothing (parameter, constant, tuple,
                            get-tuple-element, bitcast, row-major reshape) */
 } pc_hlo_cost_opts;
-pc_hlo_cost_opts pc_hlo_cost_opts_default(void);
+PC_API pc_hlo_cost_opts pc_hlo_cost_opts_default(void);
 
 typedef struct pc_hlo_cost {
     const char *format; /* "HLO text", "TuningData", "ModuleTuningData", "HloModuleProto" */
@@ -88,12 +88,12 @@ typedef struct pc_hlo_cost {
  * shapes, huge --while-trips) is PC_ERR_RANGE naming it: rows are always
  * finite and >= 0. opts may be NULL (defaults).
  */
-pc_status pc_hlo_cost_file(const char *path, const pc_hlo_cost_opts *opts, pc_hlo_cost **out,
-                           pc_error *err);
+PC_API pc_status pc_hlo_cost_file(const char *path, const pc_hlo_cost_opts *opts, pc_hlo_cost **out,
+                                  pc_error *err);
 /* The same for `len` bytes of HLO text; `what` names it in messages. */
-pc_status pc_hlo_cost_text(const char *text, size_t len, const char *what,
-                           const pc_hlo_cost_opts *opts, pc_hlo_cost **out, pc_error *err);
-void pc_hlo_cost_free(pc_hlo_cost *c); /* NULL ok */
+PC_API pc_status pc_hlo_cost_text(const char *text, size_t len, const char *what,
+                                  const pc_hlo_cost_opts *opts, pc_hlo_cost **out, pc_error *err);
+PC_API void pc_hlo_cost_free(pc_hlo_cost *c); /* NULL ok */
 
 #ifdef __cplusplus
 }

@@ -49,8 +49,8 @@ typedef struct pc_pair_counts {
 } pc_pair_counts;
 
 /* Fills *out (all zero for n < 2). x and y may be NULL only when n == 0. */
-pc_status pc_pair_counts_compute(const double *x, const double *y, size_t n,
-                                 pc_pair_counts *out, pc_error *err);
+PC_API pc_status pc_pair_counts_compute(const double *x, const double *y, size_t n,
+                                        pc_pair_counts *out, pc_error *err);
 
 /*
  * Kendall tau-b = (P - Q) / sqrt((pairs - ties_x) * (pairs - ties_y)),
@@ -59,10 +59,10 @@ pc_status pc_pair_counts_compute(const double *x, const double *y, size_t n,
  * exactly 1 (-1) where scipy may give 0.9999999999999999. When n < 2 or all x or all y are tied the
  * value is undefined: *tau is NaN and the call returns PC_OK, like scipy.
  */
-pc_status pc_kendall_tau_b(const double *x, const double *y, size_t n, double *tau,
-                           pc_error *err);
+PC_API pc_status pc_kendall_tau_b(const double *x, const double *y, size_t n, double *tau,
+                                  pc_error *err);
 /* tau-b from counts already computed (NaN when undefined, as above). */
-double pc_kendall_tau_b_from_counts(const pc_pair_counts *c);
+PC_API double pc_kendall_tau_b_from_counts(const pc_pair_counts *c);
 
 /*
  * Ordered-pair accuracy: among the pairs with different runtimes, the fraction
@@ -72,9 +72,9 @@ double pc_kendall_tau_b_from_counts(const pc_pair_counts *c);
  * concordant / (pairs - ties_y) with x = pred, y = runtime. *opa is NaN (and
  * the call returns PC_OK) when no pair has different runtimes.
  */
-pc_status pc_ordered_pair_accuracy(const double *pred, const double *runtime, size_t n,
-                                   double *opa, pc_error *err);
-double pc_ordered_pair_accuracy_from_counts(const pc_pair_counts *c);
+PC_API pc_status pc_ordered_pair_accuracy(const double *pred, const double *runtime, size_t n,
+                                          double *opa, pc_error *err);
+PC_API double pc_ordered_pair_accuracy_from_counts(const pc_pair_counts *c);
 
 /* ---- top-K ------------------------------------------------------------- */
 
@@ -85,8 +85,8 @@ double pc_ordered_pair_accuracy_from_counts(const pc_pair_counts *c);
  * to idx[0 .. min(k, n)) and their count to *count (count may be NULL).
  * Requires k >= 1 and n >= 1.
  */
-pc_status pc_topk_indices(const double *pred, size_t n, size_t k, size_t *idx, size_t *count,
-                          pc_error *err);
+PC_API pc_status pc_topk_indices(const double *pred, size_t n, size_t k, size_t *idx, size_t *count,
+                                 pc_error *err);
 
 /*
  * Top-K slowdown (TpuGraphs tiles/metrics.py), with y_i = runtime_i /
@@ -97,8 +97,9 @@ pc_status pc_topk_indices(const double *pred, size_t n, size_t k, size_t *idx, s
  * 20% slower. k > n is clamped to n (slowdown 0). Requires n >= 1, k >= 1,
  * runtimes and normalizers finite and > 0; PC_ERR_ARG otherwise.
  */
-pc_status pc_topk_slowdown(const double *pred, const double *runtime, const double *normalizer,
-                           size_t n, size_t k, double *slowdown, pc_error *err);
+PC_API pc_status pc_topk_slowdown(const double *pred, const double *runtime,
+                                  const double *normalizer, size_t n, size_t k, double *slowdown,
+                                  pc_error *err);
 
 /*
  * Kaggle tile score of one kernel:
@@ -107,8 +108,8 @@ pc_status pc_topk_slowdown(const double *pred, const double *runtime, const doub
  * config_runtime / config_runtime_normalizers). 1 is perfect.
  */
 #define PC_TILE_SCORE_K 5
-pc_status pc_tile_score(const double *pred, const double *runtime, const double *normalizer,
-                        size_t n, double *score, pc_error *err);
+PC_API pc_status pc_tile_score(const double *pred, const double *runtime, const double *normalizer,
+                               size_t n, double *score, pc_error *err);
 
 /* ---- aggregation -------------------------------------------------------- */
 
@@ -119,10 +120,10 @@ typedef struct pc_metric_mean {
     uint64_t nan_count; /* NaN values skipped (e.g. tau of an all-tied graph) */
 } pc_metric_mean;
 
-void pc_metric_mean_init(pc_metric_mean *m);
-void pc_metric_mean_add(pc_metric_mean *m, double v);
+PC_API void pc_metric_mean_init(pc_metric_mean *m);
+PC_API void pc_metric_mean_add(pc_metric_mean *m, double v);
 /* sum / count, NaN when count == 0. */
-double pc_metric_mean_value(const pc_metric_mean *m);
+PC_API double pc_metric_mean_value(const pc_metric_mean *m);
 
 /*
  * The competition score. Collections are indexed 0..4 in the order of
@@ -138,26 +139,26 @@ typedef struct pc_scoreboard {
     pc_metric_mean coll[PC_SCORE_COLLECTIONS];
 } pc_scoreboard;
 
-void pc_scoreboard_init(pc_scoreboard *b);
+PC_API void pc_scoreboard_init(pc_scoreboard *b);
 /*
  * Scores one graph of `collection` and adds it. normalizer is used for the
  * tile collection only (NULL = unnormalized) and ignored for layout. On error
  * the board is unchanged. *value (may be NULL) receives the graph's score.
  */
-pc_status pc_scoreboard_add_graph(pc_scoreboard *b, int collection, const double *pred,
-                                  const double *runtime, const double *normalizer, size_t n,
-                                  double *value, pc_error *err);
+PC_API pc_status pc_scoreboard_add_graph(pc_scoreboard *b, int collection, const double *pred,
+                                         const double *runtime, const double *normalizer, size_t n,
+                                         double *value, pc_error *err);
 /* Adds a per-graph score computed elsewhere; +-inf is PC_ERR_ARG, NaN is skipped. */
-pc_status pc_scoreboard_add_value(pc_scoreboard *b, int collection, double value,
-                                  pc_error *err);
+PC_API pc_status pc_scoreboard_add_value(pc_scoreboard *b, int collection, double value,
+                                         pc_error *err);
 /* Mean over the collection's graphs; NaN if it has none (or bad index). */
-double pc_scoreboard_collection(const pc_scoreboard *b, int collection);
+PC_API double pc_scoreboard_collection(const pc_scoreboard *b, int collection);
 /*
  * Mean of the five collection means. A collection without graphs contributes
  * 0, as a missing part of a Kaggle submission does (a perfect tile-only
  * result scores 0.2); check pc_scoreboard_collection for NaN to detect one.
  */
-double pc_scoreboard_overall(const pc_scoreboard *b);
+PC_API double pc_scoreboard_overall(const pc_scoreboard *b);
 
 #ifdef __cplusplus
 }

@@ -37,11 +37,11 @@ typedef enum pc_dtype {
 } pc_dtype;
 
 /* Bytes per element; 0 for an invalid dtype. */
-size_t pc_dtype_size(pc_dtype t);
+PC_API size_t pc_dtype_size(pc_dtype t);
 /* numpy's name: "bool", "uint8", ..., "float32". */
-const char *pc_dtype_name(pc_dtype t);
+PC_API const char *pc_dtype_name(pc_dtype t);
 /* 1 for integer dtypes (bool excluded), 0 otherwise. */
-int pc_dtype_is_int(pc_dtype t);
+PC_API int pc_dtype_is_int(pc_dtype t);
 
 #define PC_MAX_DIMS 8
 
@@ -74,18 +74,18 @@ typedef struct pc_array {
 /* Zero-initialised array, safe to pass to pc_array_free. */
 #define PC_ARRAY_INIT {PC_DTYPE_F32, 0, {0}, NULL, NULL, 0}
 
-void pc_array_free(pc_array *a); /* frees data and resets *a; NULL ok */
-int64_t pc_array_count(const pc_array *a);
-size_t pc_array_nbytes(const pc_array *a);
+PC_API void pc_array_free(pc_array *a); /* frees data and resets *a; NULL ok */
+PC_API int64_t pc_array_count(const pc_array *a);
+PC_API size_t pc_array_nbytes(const pc_array *a);
 /* Allocates an owned zero-filled array. */
-pc_status pc_array_alloc(pc_array *a, pc_dtype t, int ndim, const int64_t *shape,
-                         pc_error *err);
+PC_API pc_status pc_array_alloc(pc_array *a, pc_dtype t, int ndim, const int64_t *shape,
+                                pc_error *err);
 /*
  * Converts in place between numeric dtypes (ints <-> ints, ints <-> floats).
  * Integer narrowing that would change a value fails with PC_ERR_RANGE
  * naming `what` (e.g. "file.npz: node_opcode").
  */
-pc_status pc_array_convert(pc_array *a, pc_dtype to, const char *what, pc_error *err);
+PC_API pc_status pc_array_convert(pc_array *a, pc_dtype to, const char *what, pc_error *err);
 
 /* ---- .npy headers ---------------------------------------------------- */
 
@@ -93,58 +93,58 @@ pc_status pc_array_convert(pc_array *a, pc_dtype to, const char *what, pc_error 
  * Parses a .npy header from the first `len` bytes of a file whose total size
  * is `file_size` (UINT64_MAX if unknown). `what` names the source in errors.
  */
-pc_status pc_npy_parse_header(const void *buf, size_t len, uint64_t file_size,
-                              const char *what, pc_array_info *info, pc_error *err);
+PC_API pc_status pc_npy_parse_header(const void *buf, size_t len, uint64_t file_size,
+                                     const char *what, pc_array_info *info, pc_error *err);
 
 /*
  * Formats a v1 (or v2 if needed) .npy header for a native-endian C-order
  * array; the header length is a multiple of 64 so the data that follows is
  * aligned. Returns the header length, or 0 if `cap` is too small.
  */
-size_t pc_npy_format_header(pc_dtype t, int ndim, const int64_t *shape, char *out,
-                            size_t cap);
+PC_API size_t pc_npy_format_header(pc_dtype t, int ndim, const int64_t *shape, char *out,
+                                   size_t cap);
 
 /* ---- single .npy files ----------------------------------------------- */
 
-pc_status pc_npy_load(const char *path, pc_array *out, pc_error *err);
+PC_API pc_status pc_npy_load(const char *path, pc_array *out, pc_error *err);
 /* Maps a native-endian, C-order, non-f16 .npy read-only instead of reading it. */
-pc_status pc_npy_map(const char *path, pc_array *out, pc_error *err);
+PC_API pc_status pc_npy_map(const char *path, pc_array *out, pc_error *err);
 /* Writes to a temporary name in the same directory, then renames. */
-pc_status pc_npy_save(const char *path, const pc_array *a, pc_error *err);
+PC_API pc_status pc_npy_save(const char *path, const pc_array *a, pc_error *err);
 
 /* ---- .npz archives: reading ------------------------------------------ */
 
 typedef struct pc_npz pc_npz;
 
-pc_status pc_npz_open(const char *path, pc_npz **out, pc_error *err);
-void pc_npz_close(pc_npz *z);
+PC_API pc_status pc_npz_open(const char *path, pc_npz **out, pc_error *err);
+PC_API void pc_npz_close(pc_npz *z);
 
-const char *pc_npz_path(const pc_npz *z);
+PC_API const char *pc_npz_path(const pc_npz *z);
 /* Number of .npy members. Non-.npy members are ignored. */
-int pc_npz_count(const pc_npz *z);
+PC_API int pc_npz_count(const pc_npz *z);
 /* Key of member i, without the ".npy" suffix (numpy's key). */
-const char *pc_npz_key(const pc_npz *z, int i);
+PC_API const char *pc_npz_key(const pc_npz *z, int i);
 /* Member index for a key, or -1. */
-int pc_npz_find(const pc_npz *z, const char *key);
+PC_API int pc_npz_find(const pc_npz *z, const char *key);
 /* 1 if member i is stored (uncompressed), 0 if deflated. */
-int pc_npz_is_stored(const pc_npz *z, int i);
+PC_API int pc_npz_is_stored(const pc_npz *z, int i);
 /* Uncompressed and compressed sizes of member i, in bytes. */
-uint64_t pc_npz_member_size(const pc_npz *z, int i);
-uint64_t pc_npz_member_csize(const pc_npz *z, int i);
+PC_API uint64_t pc_npz_member_size(const pc_npz *z, int i);
+PC_API uint64_t pc_npz_member_csize(const pc_npz *z, int i);
 
 /* Reads only the member's header. */
-pc_status pc_npz_info(pc_npz *z, int i, pc_array_info *info, pc_error *err);
+PC_API pc_status pc_npz_info(pc_npz *z, int i, pc_array_info *info, pc_error *err);
 
 /* Reads a whole member (native-endian, C order; F16 becomes F32). */
-pc_status pc_npz_read(pc_npz *z, int i, pc_array *out, pc_error *err);
+PC_API pc_status pc_npz_read(pc_npz *z, int i, pc_array *out, pc_error *err);
 
 /*
  * Reads rows [row0, row0+nrows) along axis 0 of a C-order member without
  * inflating more than the data up to row0+nrows, and holding only those rows
  * in memory. Fortran-order members fail with PC_ERR_UNSUPPORTED.
  */
-pc_status pc_npz_read_rows(pc_npz *z, int i, int64_t row0, int64_t nrows, pc_array *out,
-                           pc_error *err);
+PC_API pc_status pc_npz_read_rows(pc_npz *z, int i, int64_t row0, int64_t nrows, pc_array *out,
+                                  pc_error *err);
 
 /*
  * A forward-only row cursor over one C-order member: successive reads at
@@ -155,22 +155,22 @@ pc_status pc_npz_read_rows(pc_npz *z, int i, int64_t row0, int64_t nrows, pc_arr
  */
 typedef struct pc_npz_rows pc_npz_rows;
 
-pc_status pc_npz_rows_open(pc_npz *z, int i, pc_npz_rows **out, pc_error *err);
+PC_API pc_status pc_npz_rows_open(pc_npz *z, int i, pc_npz_rows **out, pc_error *err);
 /* The member's header (file dtype, full shape). */
-const pc_array_info *pc_npz_rows_info(const pc_npz_rows *r);
+PC_API const pc_array_info *pc_npz_rows_info(const pc_npz_rows *r);
 /*
  * Copies rows [row0, row0+nrows) into dst (native-endian, in-memory dtype:
  * F16 becomes F32). row0 must not be before the end of the previous read.
  */
-pc_status pc_npz_rows_read(pc_npz_rows *r, int64_t row0, int64_t nrows, void *dst,
-                           pc_error *err);
-void pc_npz_rows_close(pc_npz_rows *r);
+PC_API pc_status pc_npz_rows_read(pc_npz_rows *r, int64_t row0, int64_t nrows, void *dst,
+                                  pc_error *err);
+PC_API void pc_npz_rows_close(pc_npz_rows *r);
 
 /*
  * Reads every member into outs[0..count-1] (indexed like pc_npz_key),
  * inflating members in parallel with up to `threads` threads (0 = default).
  */
-pc_status pc_npz_read_all(pc_npz *z, pc_array *outs, int threads, pc_error *err);
+PC_API pc_status pc_npz_read_all(pc_npz *z, pc_array *outs, int threads, pc_error *err);
 
 /* ---- .npz archives: writing ------------------------------------------ */
 
@@ -185,23 +185,23 @@ typedef enum pc_npz_compress {
  * Starts an archive at `path`. Nothing appears at `path` until commit, which
  * writes a temporary file in the same directory and renames it into place.
  */
-pc_status pc_npz_writer_open(const char *path, pc_npz_compress mode, pc_npz_writer **out,
-                             pc_error *err);
+PC_API pc_status pc_npz_writer_open(const char *path, pc_npz_compress mode, pc_npz_writer **out,
+                                    pc_error *err);
 /* Deflate level 1..9 (default 6, numpy's). */
-void pc_npz_writer_set_level(pc_npz_writer *w, int level);
+PC_API void pc_npz_writer_set_level(pc_npz_writer *w, int level);
 /*
  * Adds `key`.npy holding a native-endian, C-order array. The data is copied,
  * so the caller may free it at once; the copies are held (and compressed)
  * until commit, so an archive needs about its uncompressed size in memory.
  */
-pc_status pc_npz_writer_add(pc_npz_writer *w, const char *key, pc_dtype t, int ndim,
-                            const int64_t *shape, const void *data, pc_error *err);
-pc_status pc_npz_writer_add_array(pc_npz_writer *w, const char *key, const pc_array *a,
-                                  pc_error *err);
+PC_API pc_status pc_npz_writer_add(pc_npz_writer *w, const char *key, pc_dtype t, int ndim,
+                                   const int64_t *shape, const void *data, pc_error *err);
+PC_API pc_status pc_npz_writer_add_array(pc_npz_writer *w, const char *key, const pc_array *a,
+                                         pc_error *err);
 /* Finishes the archive and renames it into place; frees w in all cases. */
-pc_status pc_npz_writer_commit(pc_npz_writer *w, pc_error *err);
+PC_API pc_status pc_npz_writer_commit(pc_npz_writer *w, pc_error *err);
 /* Drops the archive (removes the temporary file); frees w. NULL ok. */
-void pc_npz_writer_abort(pc_npz_writer *w);
+PC_API void pc_npz_writer_abort(pc_npz_writer *w);
 
 #ifdef __cplusplus
 }

@@ -11,12 +11,16 @@
  *  - Handles are opaque; each `*_open/_new/_load` has a matching `*_close/_free`
  *    that accepts NULL.
  *  - No global mutable state: everything lives in handles the caller owns.
+ *  - Every function is declared PC_API (perfcast/export.h): a shared
+ *    libperfcast exports exactly these and none of its internals.
  */
 #ifndef PERFCAST_PERFCAST_H
 #define PERFCAST_PERFCAST_H
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "perfcast/export.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -27,7 +31,7 @@ extern "C" {
 #define PC_VERSION_PATCH 0
 #define PC_VERSION_STRING "0.1.0"
 
-const char *pc_version(void);
+PC_API const char *pc_version(void);
 
 typedef enum pc_status {
     PC_OK = 0,
@@ -42,7 +46,7 @@ typedef enum pc_status {
     PC_STATUS_COUNT
 } pc_status;
 
-const char *pc_status_name(pc_status s);
+PC_API const char *pc_status_name(pc_status s);
 
 #define PC_ERROR_MSG_MAX 1024
 
@@ -52,7 +56,7 @@ typedef struct pc_error {
 } pc_error;
 
 /* Clears an error record (code PC_OK, empty message). NULL is a no-op. */
-void pc_error_clear(pc_error *err);
+PC_API void pc_error_clear(pc_error *err);
 
 /*
  * A growing list of human-readable problems, used by validators that report
@@ -60,17 +64,17 @@ void pc_error_clear(pc_error *err);
  */
 typedef struct pc_report pc_report;
 
-pc_report *pc_report_new(void);
-void pc_report_free(pc_report *r);
+PC_API pc_report *pc_report_new(void);
+PC_API void pc_report_free(pc_report *r);
 /* printf-style; returns PC_ERR_NOMEM only if the message could not be kept. */
-pc_status pc_report_add(pc_report *r, const char *fmt, ...)
+PC_API pc_status pc_report_add(pc_report *r, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
-size_t pc_report_count(const pc_report *r);
-const char *pc_report_get(const pc_report *r, size_t i);
-void pc_report_clear(pc_report *r);
+PC_API size_t pc_report_count(const pc_report *r);
+PC_API const char *pc_report_get(const pc_report *r, size_t i);
+PC_API void pc_report_clear(pc_report *r);
 
 #ifdef __cplusplus
 }

@@ -23,8 +23,8 @@ typedef struct pc_prune_summary {
 } pc_prune_summary;
 
 /* g: a loaded graph (layout; a tile graph keeps every node). hops >= 0. */
-pc_status pc_graph_prune_summary(const pc_graph *g, int hops, int collapse_chains,
-                                 pc_prune_summary *out, pc_error *err);
+PC_API pc_status pc_graph_prune_summary(const pc_graph *g, int hops, int collapse_chains,
+                                        pc_prune_summary *out, pc_error *err);
 
 #ifdef __cplusplus
 }

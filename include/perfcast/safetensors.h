@@ -39,15 +39,15 @@ extern "C" {
 #define PC_ST_MAX_HEADER (100u * 1000u * 1000u)
 
 /* The format's name for a dtype ("F32"), or NULL for an invalid one. */
-const char *pc_st_dtype_name(pc_dtype t);
+PC_API const char *pc_st_dtype_name(pc_dtype t);
 
 /* ---- writing ---------------------------------------------------------- */
 
 typedef struct pc_st_writer pc_st_writer;
 
 /* A new empty writer, or NULL if out of memory. */
-pc_st_writer *pc_st_writer_new(void);
-void pc_st_writer_free(pc_st_writer *w); /* NULL ok */
+PC_API pc_st_writer *pc_st_writer_new(void);
+PC_API void pc_st_writer_free(pc_st_writer *w); /* NULL ok */
 
 /*
  * Adds a tensor of native-endian (little-endian) C-order data. The data is
@@ -56,13 +56,13 @@ void pc_st_writer_free(pc_st_writer *w); /* NULL ok */
  * be NULL only when the tensor has no elements. Names must be non-empty
  * UTF-8, unique, and not "__metadata__" (PC_ERR_ARG otherwise).
  */
-pc_status pc_st_writer_add(pc_st_writer *w, const char *name, pc_dtype t, int ndim,
-                           const int64_t *shape, const void *data, pc_error *err);
-pc_status pc_st_writer_add_array(pc_st_writer *w, const char *name, const pc_array *a,
-                                 pc_error *err);
+PC_API pc_status pc_st_writer_add(pc_st_writer *w, const char *name, pc_dtype t, int ndim,
+                                  const int64_t *shape, const void *data, pc_error *err);
+PC_API pc_status pc_st_writer_add_array(pc_st_writer *w, const char *name, const pc_array *a,
+                                        pc_error *err);
 /* Sets (or replaces) a metadata entry; key and value are copied UTF-8. */
-pc_status pc_st_writer_set_meta(pc_st_writer *w, const char *key, const char *value,
-                                pc_error *err);
+PC_API pc_status pc_st_writer_set_meta(pc_st_writer *w, const char *key, const char *value,
+                                       pc_error *err);
 
 /*
  * Writes the file: to a temporary name beside `path`, then renamed into
@@ -72,50 +72,50 @@ pc_status pc_st_writer_set_meta(pc_st_writer *w, const char *key, const char *va
  * every tensor aligned to its element size (as the reference implementation
  * does); the header is padded with spaces to a multiple of 8 bytes.
  */
-pc_status pc_st_writer_save(const pc_st_writer *w, const char *path, pc_error *err);
+PC_API pc_status pc_st_writer_save(const pc_st_writer *w, const char *path, pc_error *err);
 /* The same bytes in a malloc'd buffer (caller frees *out). */
-pc_status pc_st_writer_serialize(const pc_st_writer *w, void **out, size_t *len,
-                                 pc_error *err);
+PC_API pc_status pc_st_writer_serialize(const pc_st_writer *w, void **out, size_t *len,
+                                        pc_error *err);
 
 /* ---- reading ---------------------------------------------------------- */
 
 typedef struct pc_st pc_st;
 
 /* Opens and validates a file; its data is memory-mapped read-only. */
-pc_status pc_st_open(const char *path, pc_st **out, pc_error *err);
+PC_API pc_status pc_st_open(const char *path, pc_st **out, pc_error *err);
 /* The same from memory: `buf` is copied; `what` names it in errors. */
-pc_status pc_st_open_memory(const void *buf, size_t len, const char *what, pc_st **out,
-                            pc_error *err);
-void pc_st_close(pc_st *r); /* NULL ok */
+PC_API pc_status pc_st_open_memory(const void *buf, size_t len, const char *what, pc_st **out,
+                                   pc_error *err);
+PC_API void pc_st_close(pc_st *r); /* NULL ok */
 
 /* Tensors are indexed 0..count-1 in name order (strcmp). */
-int pc_st_count(const pc_st *r);
+PC_API int pc_st_count(const pc_st *r);
 /* Name of tensor i, or NULL if i is out of range. */
-const char *pc_st_name(const pc_st *r, int i);
+PC_API const char *pc_st_name(const pc_st *r, int i);
 /* Index of a tensor, or -1. */
-int pc_st_find(const pc_st *r, const char *name);
+PC_API int pc_st_find(const pc_st *r, const char *name);
 /*
  * Dtype, rank and shape of tensor i; any output may be NULL; shape needs room
  * for PC_MAX_DIMS values. PC_ERR_RANGE if i is out of range.
  */
-pc_status pc_st_info(const pc_st *r, int i, pc_dtype *dtype, int *ndim, int64_t *shape);
+PC_API pc_status pc_st_info(const pc_st *r, int i, pc_dtype *dtype, int *ndim, int64_t *shape);
 /* Bytes of tensor i's data (0 if out of range). */
-uint64_t pc_st_nbytes(const pc_st *r, int i);
+PC_API uint64_t pc_st_nbytes(const pc_st *r, int i);
 /*
  * Tensor i's data, as stored (F16 stays F16), aligned to its element size,
  * valid until pc_st_close; NULL if i is out of range. An empty tensor gets a
  * valid non-NULL pointer to zero bytes.
  */
-const void *pc_st_data(const pc_st *r, int i);
+PC_API const void *pc_st_data(const pc_st *r, int i);
 /* Copies tensor i into an owned pc_array (F16 becomes F32). */
-pc_status pc_st_read_array(const pc_st *r, int i, pc_array *out, pc_error *err);
+PC_API pc_status pc_st_read_array(const pc_st *r, int i, pc_array *out, pc_error *err);
 
 /* A metadata value, or NULL if the key is absent. */
-const char *pc_st_meta(const pc_st *r, const char *key);
+PC_API const char *pc_st_meta(const pc_st *r, const char *key);
 /* Metadata entries, in key order (strcmp). */
-int pc_st_meta_count(const pc_st *r);
-const char *pc_st_meta_key(const pc_st *r, int i);   /* NULL if out of range */
-const char *pc_st_meta_value(const pc_st *r, int i); /* NULL if out of range */
+PC_API int pc_st_meta_count(const pc_st *r);
+PC_API const char *pc_st_meta_key(const pc_st *r, int i);   /* NULL if out of range */
+PC_API const char *pc_st_meta_value(const pc_st *r, int i); /* NULL if out of range */
 
 #ifdef __cplusplus
 }

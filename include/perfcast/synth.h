@@ -21,8 +21,8 @@ typedef enum pc_synth_scale {
 } pc_synth_scale;
 
 /* "tiny" | "small" | "full" -> scale; returns -1 if unknown. */
-int pc_synth_scale_find(const char *name);
-const char *pc_synth_scale_name(pc_synth_scale s);
+PC_API int pc_synth_scale_find(const char *name);
+PC_API const char *pc_synth_scale_name(pc_synth_scale s);
 
 typedef struct pc_synth_opts {
     pc_synth_scale scale;
@@ -38,15 +38,15 @@ typedef struct pc_synth_opts {
     unsigned collections;
 } pc_synth_opts;
 
-pc_synth_opts pc_synth_opts_default(void);
+PC_API pc_synth_opts pc_synth_opts_default(void);
 
 /*
  * Writes <out_dir>/npz/{tile/xla,layout/{xla,nlp}/{random,default}}/
  * {train,valid,test}/ (one .npz per graph). Test splits carry zero runtimes, as in the
  * public data. Progress lines go to `log` if not NULL.
  */
-pc_status pc_synth_write(const char *out_dir, const pc_synth_opts *opts, pc_report *log,
-                         pc_error *err);
+PC_API pc_status pc_synth_write(const char *out_dir, const pc_synth_opts *opts, pc_report *log,
+                                pc_error *err);
 
 #ifdef __cplusplus
 }

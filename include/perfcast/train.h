@@ -139,7 +139,7 @@ typedef struct pc_train_opts {
     volatile const sig_atomic_t *stop_flag;
 } pc_train_opts;
 
-pc_train_opts pc_train_opts_default(void);
+PC_API pc_train_opts pc_train_opts_default(void);
 
 /* Called with one plain line (no newline) per epoch and for notes. */
 typedef void (*pc_train_log_fn)(void *user, const char *line);
@@ -171,9 +171,9 @@ typedef struct pc_train_result {
  * progress may be NULL. Returns PC_OK also when interrupted (res->interrupted
  * set; the best model so far is in out_path if an epoch completed).
  */
-pc_status pc_train_run(const pc_train_opts *opts, pc_train_log_fn log,
-                       pc_train_progress_fn progress, void *user, pc_train_result *res,
-                       pc_error *err);
+PC_API pc_status pc_train_run(const pc_train_opts *opts, pc_train_log_fn log,
+                              pc_train_progress_fn progress, void *user, pc_train_result *res,
+                              pc_error *err);
 
 typedef struct pc_eval_result {
     int collection;   /* index as pc_collection_name */
@@ -186,13 +186,13 @@ typedef struct pc_eval_result {
 } pc_eval_result;
 
 /* Scores every graph of `split` ("valid" by default when NULL). */
-pc_status pc_eval_run(const char *model_path, const char *data_dir, const char *split,
-                      int threads, pc_eval_result *res, pc_error *err);
+PC_API pc_status pc_eval_run(const char *model_path, const char *data_dir, const char *split,
+                             int threads, pc_eval_result *res, pc_error *err);
 /* The same over the ranks of dist: each scores graphs i % ranks == rank; every
    rank gets the means over all graphs. */
-pc_status pc_eval_run_dist(const char *model_path, const char *data_dir, const char *split,
-                           int threads, const struct pc_dist *dist, pc_eval_result *res,
-                           pc_error *err);
+PC_API pc_status pc_eval_run_dist(const char *model_path, const char *data_dir, const char *split,
+                                  int threads, const struct pc_dist *dist, pc_eval_result *res,
+                                  pc_error *err);
 
 /* ---- prediction ---------------------------------------------------------- */
 
@@ -205,16 +205,16 @@ pc_status pc_eval_run_dist(const char *model_path, const char *data_dir, const c
 typedef struct pc_predictor pc_predictor;
 
 /* Loads a checkpoint; threads > 0 sets the OpenMP thread count. */
-pc_status pc_predictor_open(const char *model_path, int threads, pc_predictor **out,
-                            pc_error *err);
-void pc_predictor_free(pc_predictor *p);
+PC_API pc_status pc_predictor_open(const char *model_path, int threads, pc_predictor **out,
+                                   pc_error *err);
+PC_API void pc_predictor_free(pc_predictor *p);
 /* The model's collection index (as pc_collection_name). */
-int pc_predictor_collection(const pc_predictor *p);
+PC_API int pc_predictor_collection(const pc_predictor *p);
 /*
  * Scores all pc_graph_num_configs(g) configs of g into scores[]. g must be
  * of the model's kind (PC_ERR_ARG otherwise) with the model's feature widths.
  */
-pc_status pc_predictor_score(pc_predictor *p, pc_graph *g, double *scores, pc_error *err);
+PC_API pc_status pc_predictor_score(pc_predictor *p, pc_graph *g, double *scores, pc_error *err);
 
 #ifdef __cplusplus
 }
