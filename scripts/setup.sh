@@ -5,8 +5,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# Build and library packages; python3-numpy is for tests and benchmarks only.
-PKGS=(build-essential cmake pkg-config libzip-dev zlib1g-dev libdeflate-dev libcjson-dev
+# Build and library packages; clang is for scripts/test.sh's clang build (and
+# fuzz/run.sh), python3-numpy for tests and benchmarks only.
+PKGS=(build-essential clang cmake pkg-config libzip-dev zlib1g-dev libdeflate-dev libcjson-dev
       libopenmpi-dev openmpi-bin
       libcmocka-dev libopenblas-dev libmetis-dev libprotobuf-c-dev protobuf-c-compiler
       python3-numpy python3-scipy python3-torch)

@@ -1,17 +1,39 @@
 #!/usr/bin/env bash
-# Sets up and runs the whole test suite twice: a normal optimised build and
-# an AddressSanitizer + UndefinedBehaviorSanitizer build. Ends with CTest's
-# own summary line.
+# Sets up and runs the whole test suite: a normal optimised build (CTest), a
+# gcc Release (-O3) and a clang build (compile only: they catch the warnings
+# the other builds' optimisers and compiler miss), then an AddressSanitizer +
+# UndefinedBehaviorSanitizer build (CTest). Warnings are errors in every build
+# (PC_WERROR, on by default), and a warning printed anyway (the linker's,
+# CMake's) fails the run too. Ends with CTest's own summary line.
 #   scripts/test.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 JOBS="$(nproc)"
 
-bash scripts/setup.sh build
+# build DIR [cmake args...]: scripts/setup.sh, failing on any warning it prints.
+build() {
+  local log status=0
+  log="$(mktemp)"
+  bash scripts/setup.sh "$@" 2>&1 | tee "$log" || status=$?
+  if [ "$status" -eq 0 ] && grep -E "warning:|CMake Warning" "$log" >/dev/null; then
+    echo "test.sh: warnings in the $1 build:" >&2
+    grep -E "warning:|CMake Warning" "$log" >&2
+    status=1
+  fi
+  rm -f "$log"
+  return "$status"
+}
+
+build build
 echo "== tests: optimised build"
 (cd build && ctest --output-on-failure -j"$JOBS")
 
-bash scripts/setup.sh build-asan -DPC_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
+echo "== gcc Release (-O3) build: compile only"
+build build-release -DCMAKE_BUILD_TYPE=Release
+echo "== clang build: compile only"
+build build-clang -DCMAKE_C_COMPILER=clang
+
+build build-asan -DPC_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
 echo "== tests: ASan + UBSan build"
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1

@@ -541,12 +541,14 @@ void sy_featurize(const sy_module *m, int64_t i, float *out) {
     p = seq_feat(out + 125, 2, np ? a->pd_lo : zeros, np);
     seq_feat(p, 2, np ? a->pd_hi : zeros, np);
     /* 133 is_stable: no sorts here. 134..139: the layout, 0-padded. */
+    int rank = sy_rank_bound(in->shape.rank);
     uint8_t m2m[SY_MAX_RANK];
-    sy_row_major(in->shape.rank, m2m);
-    for (int k = 0; k < in->shape.rank; k++) out[134 + k] = (float)m2m[k];
+    sy_row_major(rank, m2m);
+    for (int k = 0; k < rank; k++) out[134 + k] = (float)m2m[k];
 }
 
 void sy_row_major(int rank, uint8_t *m2m) {
+    rank = sy_rank_bound(rank);
     for (int k = 0; k < rank; k++) m2m[k] = (uint8_t)(rank - 1 - k);
 }
 

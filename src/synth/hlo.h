@@ -21,7 +21,7 @@
 
 #include "common/hlo_opcode.h"
 
-#define SY_MAX_RANK 6
+#define SY_MAX_RANK 6 /* the dataset's: 6 minor-to-major slots per tensor */
 #define SY_NODE_FEAT 140
 
 /* xla::PrimitiveType values (xla_data.proto). */
@@ -35,9 +35,16 @@ enum sy_etype {
 
 typedef struct sy_shape {
     uint8_t etype;
-    uint8_t rank;
+    uint8_t rank; /* <= SY_MAX_RANK: sy_shp clamps it */
     int64_t d[SY_MAX_RANK];
 } sy_shape;
+
+/* A rank bounded to [0, SY_MAX_RANK] where the compiler can see it: loops
+   that fill SY_MAX_RANK-sized buffers go through this. Ranks here never
+   exceed it (sy_shp clamps), so it changes nothing but what gcc can prove. */
+static inline int sy_rank_bound(int rank) {
+    return rank < 0 ? 0 : rank > SY_MAX_RANK ? SY_MAX_RANK : rank;
+}
 
 /* Attributes of the few instructions that have them (index sy_inst.attr). */
 typedef struct sy_attr {
@@ -188,7 +195,7 @@ void sy_featurize(const sy_module *m, int64_t i, float *out);
 int64_t sy_edges(const sy_module *m, int64_t *out);
 /* node_splits as the extractor makes them; `out` holds at most ncomp + 2. */
 int sy_node_splits(const sy_module *m, int64_t *out);
-/* Row-major minor_to_major of a rank. */
+/* Row-major minor_to_major of a rank: fills m2m[0 .. rank), rank <= SY_MAX_RANK. */
 void sy_row_major(int rank, uint8_t *m2m);
 
 #endif /* PC_SYNTH_HLO_H */

@@ -18,7 +18,7 @@
 
 /* ---- small layout helpers ------------------------------------------------ */
 
-typedef uint8_t sy_lay[8]; /* minor_to_major, first `rank` entries used */
+typedef uint8_t sy_lay[SY_MAX_RANK]; /* minor_to_major, first `rank` entries used */
 
 static void lay_row_major(int rank, uint8_t *l) { sy_row_major(rank, l); }
 
@@ -45,7 +45,7 @@ static int lay_equiv(const sy_shape *s, const uint8_t *a, const uint8_t *b) {
 }
 
 static int lay_is_row_major(const sy_shape *s, const uint8_t *l) {
-    uint8_t rm[8];
+    sy_lay rm;
     lay_row_major(s->rank, rm);
     return lay_equiv(s, l, rm);
 }
@@ -86,13 +86,13 @@ static void lay_with_minor(int rank, int d, uint8_t *l) {
 static void compiler_pick(const sy_shape *s, uint8_t *out) {
     lay_row_major(s->rank, out);
     double best = pad_bytes(s, out) * 0.8;
-    uint8_t c[8];
+    sy_lay c;
     for (int d = 0; d + 1 < s->rank; d++) {
         if (s->d[d] < 8) continue;
         lay_with_minor(s->rank, d, c);
         if (s->rank >= 2 && s->d[c[1]] == 1) continue;
         double b = pad_bytes(s, c);
-        if (b < best) best = b, memcpy(out, c, 8);
+        if (b < best) best = b, memcpy(out, c, sizeof c);
     }
 }
 
@@ -173,8 +173,9 @@ static const uint8_t *cfg_layout(const sy_layout_model *lm, int64_t v, int t, in
                                  uint8_t *buf) {
     int32_t s = lm->slot[v];
     if (s < 0 || !lm->row) return NULL;
-    const float *f = lm->row + (int64_t)s * SY_LAYOUT_FEAT + t * 6;
+    const float *f = lm->row + (int64_t)s * SY_LAYOUT_FEAT + t * SY_MAX_RANK;
     if (f[0] < 0) return NULL;
+    rank = sy_rank_bound(rank);
     for (int i = 0; i < rank; i++) buf[i] = (uint8_t)f[i];
     return buf;
 }
@@ -198,7 +199,7 @@ static double eval_eltwise(sy_layout_model *lm, int64_t v) {
     int found = 0;
     for (int32_t q = 0; q < in->nopnd && !found; q++)
         if (!is_flex(lm, ops[q]) && shape(lm, ops[q])->rank == s->rank) {
-            memcpy(L, lm->lay[ops[q]], 8);
+            memcpy(L, lm->lay[ops[q]], sizeof(sy_lay));
             found = 1;
         }
     if (!found) lay_row_major(s->rank, L);
@@ -220,7 +221,7 @@ static double eval_reduce(sy_layout_model *lm, int64_t v) {
     const sy_inst *in = &lm->m->inst[v];
     int32_t x = sy_operands(lm->m, v)[0];
     const sy_shape *sx = shape(lm, x), *s = &in->shape;
-    uint8_t rm[8];
+    sy_lay rm;
     lay_row_major(sx->rank, rm);
     const uint8_t *Lx = is_flex(lm, x) ? rm : lm->lay[x];
     /* the output keeps the input's order of the surviving dims */
@@ -248,7 +249,7 @@ static double eval_rwindow(sy_layout_model *lm, int64_t v) {
     if (is_flex(lm, x))
         lay_row_major(in->shape.rank, L);
     else
-        memcpy(L, lm->lay[x], 8);
+        memcpy(L, lm->lay[x], sizeof(sy_lay));
     double win = 1;
     for (int i = 0; i < a->nwin; i++) win *= (double)a->win_size[i];
     double bytes = pad_bytes(shape(lm, x), L) + pad_bytes(&in->shape, L);
@@ -262,7 +263,7 @@ static double eval_transpose(sy_layout_model *lm, int64_t v) {
     const sy_inst *in = &lm->m->inst[v];
     int32_t x = sy_operands(lm->m, v)[0];
     int r = in->shape.rank;
-    uint8_t rm[8], inv[SY_MAX_RANK];
+    sy_lay rm, inv;
     lay_row_major(r, rm);
     const uint8_t *Lx = is_flex(lm, x) ? rm : lm->lay[x];
     for (int j = 0; j < r; j++) inv[(int)in->dims[j]] = (uint8_t)j;
@@ -278,7 +279,7 @@ static double eval_pass0(sy_layout_model *lm, int64_t v) {
     if (is_flex(lm, ops[0]))
         lay_row_major(s->rank, L);
     else
-        memcpy(L, lm->lay[ops[0]], 8);
+        memcpy(L, lm->lay[ops[0]], sizeof(sy_lay));
     double cost = 0.0, bytes = 2.0 * pad_bytes(s, L);
     if (in->op == PC_HLO_DYNAMIC_SLICE)
         return bytes / TPU_HBM_BYTES_PER_NS + TPU_OP_LAUNCH_NS; /* reads only the slice */
@@ -299,7 +300,7 @@ static double eval_reshape(sy_layout_model *lm, int64_t v) {
     const sy_inst *in = &lm->m->inst[v];
     int32_t x = sy_operands(lm->m, v)[0];
     const sy_shape *sx = shape(lm, x), *s = &in->shape;
-    uint8_t rmx[8], bin[8], bout[8];
+    sy_lay rmx, bin, bout;
     lay_row_major(sx->rank, rmx);
     const uint8_t *Lp = is_flex(lm, x) ? rmx : lm->lay[x];
     double cost = 0.0;
@@ -345,7 +346,7 @@ static const uint8_t *input_layout(sy_layout_model *lm, int64_t v, int t, int32_
 
 static void output_layout(sy_layout_model *lm, int64_t v) {
     const sy_shape *s = shape(lm, v);
-    uint8_t b[8];
+    sy_lay b;
     const uint8_t *L = cfg_layout(lm, v, 0, s->rank, b);
     memcpy(lm->lay[v], L ? L : lm->pick[v], s->rank);
 }
@@ -360,7 +361,7 @@ static double eval_dot(sy_layout_model *lm, int64_t v) {
     const sy_attr *a = &lm->m->attrs[in->attr];
     const int32_t *ops = sy_operands(lm->m, v);
     const sy_shape *sl = shape(lm, ops[0]), *sr = shape(lm, ops[1]), *so = &in->shape;
-    uint8_t bl[8], rl[8], br[8], rr[8];
+    sy_lay bl, rl, br, rr;
     double cost = 0.0;
     const uint8_t *Ll = input_layout(lm, v, 1, ops[0], bl, rl, &cost);
     const uint8_t *Lr = input_layout(lm, v, 2, ops[1], br, rr, &cost);
@@ -388,7 +389,7 @@ static double eval_conv(sy_layout_model *lm, int64_t v) {
     const sy_attr *a = &lm->m->attrs[in->attr];
     const int32_t *ops = sy_operands(lm->m, v);
     const sy_shape *sx = shape(lm, ops[0]), *sk = shape(lm, ops[1]), *so = &in->shape;
-    uint8_t bx[8], rx[8], bk[8], rk[8];
+    sy_lay bx, rx, bk, rk;
     double cost = 0.0;
     const uint8_t *Lx = input_layout(lm, v, 1, ops[0], bx, rx, &cost);
     const uint8_t *Lk = input_layout(lm, v, 2, ops[1], bk, rk, &cost);
@@ -415,7 +416,7 @@ static double eval_tuple(sy_layout_model *lm, int64_t v) {
     const sy_inst *in = &lm->m->inst[v];
     const int32_t *ops = sy_operands(lm->m, v);
     double cost = 0.1 * TPU_OP_LAUNCH_NS;
-    uint8_t rm[8];
+    sy_lay rm;
     for (int32_t q = 0; q < in->nopnd; q++) {
         const sy_shape *so = shape(lm, ops[q]);
         if (so->rank == 0 || so->etype == SY_TUPLE || is_flex(lm, ops[q])) continue;
@@ -603,7 +604,7 @@ static void random_layout(sy_rng *r, const sy_shape *s, uint8_t *p) {
 }
 
 static void write_tensor(float *f, int rank, const uint8_t *p) {
-    for (int i = 0; i < 6; i++) f[i] = i < rank && p ? (float)p[i] : -1.0f;
+    for (int i = 0; i < SY_MAX_RANK; i++) f[i] = i < rank && p ? (float)p[i] : -1.0f;
 }
 
 /* Forward declaration: near_row_major is shared with the default search. */
@@ -626,7 +627,7 @@ void sy_layout_config_random(const sy_module *m, const int64_t *ids, int64_t nc,
             uint8_t p[SY_MAX_RANK];
             double u = sy_unif(r);
             if (t >= nt || ranks[t] == 0 || u < 0.3) {
-                write_tensor(f + t * 6, 0, NULL);
+                write_tensor(f + t * SY_MAX_RANK, 0, NULL);
                 continue;
             }
             const sy_shape *sh = tensor_shape(m, ids[s], t);
@@ -636,7 +637,7 @@ void sy_layout_config_random(const sy_module *m, const int64_t *ids, int64_t nc,
                 near_row_major(r, sh, p);
             else
                 random_layout(r, sh, p);
-            write_tensor(f + t * 6, ranks[t], p);
+            write_tensor(f + t * SY_MAX_RANK, ranks[t], p);
         }
     }
 }
@@ -674,7 +675,7 @@ static void mutate(const sy_module *m, const int64_t *ids, int64_t nc, sy_rng *r
         const sy_shape *sh = tensor_shape(m, ids[s], t);
         uint8_t p[SY_MAX_RANK];
         double u = sy_unif(r);
-        float *f = row + s * SY_LAYOUT_FEAT + t * 6;
+        float *f = row + s * SY_LAYOUT_FEAT + t * SY_MAX_RANK;
         if (u < 0.2 && f[0] >= 0) {
             write_tensor(f, 0, NULL);
             return;

@@ -28,7 +28,7 @@ int sy_build_program(sy_module *m, sy_rng *r, int nlp, int64_t target_nodes, cha
 
 /* ---- layout.c ------------------------------------------------------------ */
 
-#define SY_LAYOUT_FEAT 18 /* 3 tensors x 6 minor-to-major slots */
+#define SY_LAYOUT_FEAT (3 * SY_MAX_RANK) /* 3 tensors x 6 minor-to-major slots */
 
 /*
  * Chooses the configurable nodes among the SY_CAND instructions (about

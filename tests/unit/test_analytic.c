@@ -1005,8 +1005,8 @@ static void test_chips_json(void **state) {
         "{\"chips\": [{\"name\": \"v5e\", \"price_per_hour\": 9}, {\"hbm_bw\": 1}]}",
         "{\"chips\": 5}",
         "not json",
-        "{\"chips\": [{\"name\": \"g\", \"kind\": \"gpu\", \"flops\": {\"bf16\": 1e15}, "
-        "\"hbm_bw\": 1e12, \"nvlink_domain\": 0}]}",
+        ("{\"chips\": [{\"name\": \"g\", \"kind\": \"gpu\", \"flops\": {\"bf16\": 1e15}, "
+         "\"hbm_bw\": 1e12, \"nvlink_domain\": 0}]}"),
     };
     const char *needles[] = {"hbm_bandwidth", "hbm_bw", "bf17", "FLOP/s",       "nope",
                              "name",          "chips",  "JSON", "nvlink_domain"};

@@ -435,20 +435,22 @@ static const synth_run TRAIN_RUNS[] = {
 };
 #define N_TRAIN ((int)(sizeof TRAIN_RUNS / sizeof TRAIN_RUNS[0]))
 
-/* A serving run (TensorRT-LLM offline benchmark on H100). */
-static const char *const SERVE_RUN =
-    "{\"id\": \"syn-serve-%d\", \"kind\": \"serve\", \"framework\": \"tensorrt-llm\","
-    " \"model\": {\"model_type\": \"llama\", \"name\": \"syn\", \"hidden_size\": 4096,"
-    "   \"num_hidden_layers\": 32, \"num_attention_heads\": 32, \"num_key_value_heads\": 8,"
-    "   \"head_dim\": 128, \"intermediate_size\": 14336, \"vocab_size\": 128256,"
-    "   \"mlp_gated\": true},"
-    " \"hardware\": {\"chip\": \"h100-sxm\", \"chips\": %d, \"chips_per_node\": 8, \"slices\": 1},"
-    " \"parallelism\": {\"tp\": %d, \"pp\": 1, \"dp\": 1},"
-    " \"workload\": {\"input_len\": %d, \"output_len\": %d, \"num_requests\": 1000,"
-    "   \"precision\": \"%s\", \"weight_dtype\": \"%s\"},"
-    " \"measured\": {\"metric\": \"output_tokens_per_s\", \"value\": %.17g},"
-    " \"step_time_s\": null}";
+/* A serving run (TensorRT-LLM offline benchmark on H100); a literal, so that
+   append's format is checked. */
+#define SERVE_RUN \
+    "{\"id\": \"syn-serve-%d\", \"kind\": \"serve\", \"framework\": \"tensorrt-llm\"," \
+    " \"model\": {\"model_type\": \"llama\", \"name\": \"syn\", \"hidden_size\": 4096," \
+    "   \"num_hidden_layers\": 32, \"num_attention_heads\": 32, \"num_key_value_heads\": 8," \
+    "   \"head_dim\": 128, \"intermediate_size\": 14336, \"vocab_size\": 128256," \
+    "   \"mlp_gated\": true}," \
+    " \"hardware\": {\"chip\": \"h100-sxm\", \"chips\": %d, \"chips_per_node\": 8, \"slices\": 1}," \
+    " \"parallelism\": {\"tp\": %d, \"pp\": 1, \"dp\": 1}," \
+    " \"workload\": {\"input_len\": %d, \"output_len\": %d, \"num_requests\": 1000," \
+    "   \"precision\": \"%s\", \"weight_dtype\": \"%s\"}," \
+    " \"measured\": {\"metric\": \"output_tokens_per_s\", \"value\": %.17g}," \
+    " \"step_time_s\": null}"
 
+static size_t append(char *buf, size_t cap, size_t off, const char *fmt, ...) PC_PRINTF(4, 5);
 static size_t append(char *buf, size_t cap, size_t off, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);

@@ -1,4 +1,8 @@
-/* pc_graph_prune_summary: the public face of pruning for reports (perfcast/prune.h). */
+/*
+ * pc_graph_prune_summary: the public face of pruning for reports (perfcast/prune.h).
+ * It lives with the graphs it reads: graph/ prunes plain edge arrays and knows
+ * nothing of pc_graph (CONTRIBUTING.md, layering).
+ */
 #include <string.h>
 
 #include "graph/graph.h"
