@@ -70,6 +70,8 @@ static void train_help(FILE *f) {
         "2 bad usage (unknown chip/model, mesh not matching the chips, ...).\n");
 }
 
+/* ---------------- one plan: strings, JSON, parts and rates ---------------- */
+
 static const char *wrap_str(const pc_chip *c, const pc_mesh *m) {
     if (c->kind == PC_CHIP_GPU) return "NVLink + InfiniBand";
     int any = 0, all = 1;
