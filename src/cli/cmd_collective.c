@@ -64,190 +64,251 @@ static int parse_axes(const char *s, int ndims, unsigned *mask, int allow_all) {
     return 0;
 }
 
-int pc_cmd_collective(int argc, char **argv) {
-    static const struct option opts[] = {
-        {"chip", required_argument, 0, 'c'},  {"op", required_argument, 0, 'o'},
-        {"bytes", required_argument, 0, 'b'}, {"mesh", required_argument, 0, 'm'},
-        {"axes", required_argument, 0, 'a'},  {"dcn-axes", required_argument, 0, 'd'},
-        {"wrap", required_argument, 0, 'w'},  {"chips", required_argument, 0, 'n'},
-        {"json", no_argument, 0, 'j'},        {"chips-file", required_argument, 0, 'f'},
-        {"book", no_argument, 0, 'B'},        {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0}};
-    const char *chip_name = NULL, *op_s = "all", *bytes_s = NULL, *mesh_s = NULL, *axes_s = "all";
-    const char *dcn_s = NULL, *wrap_s = "auto", *chips_file = NULL;
-    long long want_chips = 0;
-    int json = 0, c;
-    pc_coll_conv conv = PC_CONV_EXACT;
-    pc_error e;
-    pc_error_clear(&e);
+/* ---------------- options ---------------- */
+
+static const struct option coll_opts[] = {
+    {"chip", required_argument, 0, 'c'},  {"op", required_argument, 0, 'o'},
+    {"bytes", required_argument, 0, 'b'}, {"mesh", required_argument, 0, 'm'},
+    {"axes", required_argument, 0, 'a'},  {"dcn-axes", required_argument, 0, 'd'},
+    {"wrap", required_argument, 0, 'w'},  {"chips", required_argument, 0, 'n'},
+    {"json", no_argument, 0, 'j'},        {"chips-file", required_argument, 0, 'f'},
+    {"book", no_argument, 0, 'B'},        {"help", no_argument, 0, 'h'},
+    {0, 0, 0, 0}};
+
+/* What the command line asks perfcast collective for. */
+typedef struct coll_args {
+    const char *chip, *op, *bytes, *mesh, *axes, *dcn, *wrap, *chips_file;
+    long long want_chips; /* --chips: 0 when not given */
+    int json;
+    pc_coll_conv conv;
+} coll_args;
+
+/* Fills a from the command line; -1 to go on, else the exit code. */
+static int coll_parse(int argc, char **argv, coll_args *a) {
+    memset(a, 0, sizeof *a);
+    a->op = "all";
+    a->axes = "all";
+    a->wrap = "auto";
+    a->conv = PC_CONV_EXACT;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "c:o:b:m:a:d:w:n:jf:h", opts, NULL)) != -1) {
+    int c;
+    while ((c = getopt_long(argc, argv, "c:o:b:m:a:d:w:n:jf:h", coll_opts, NULL)) != -1) {
         switch (c) {
-        case 'c': chip_name = optarg; break;
-        case 'o': op_s = optarg; break;
-        case 'b': bytes_s = optarg; break;
-        case 'm': mesh_s = optarg; break;
-        case 'a': axes_s = optarg; break;
-        case 'd': dcn_s = optarg; break;
-        case 'w': wrap_s = optarg; break;
+        case 'c': a->chip = optarg; break;
+        case 'o': a->op = optarg; break;
+        case 'b': a->bytes = optarg; break;
+        case 'm': a->mesh = optarg; break;
+        case 'a': a->axes = optarg; break;
+        case 'd': a->dcn = optarg; break;
+        case 'w': a->wrap = optarg; break;
         case 'n':
-            if (pc_cli_parse_i64(optarg, 1, 1LL << 40, &want_chips))
+            if (pc_cli_parse_i64(optarg, 1, 1LL << 40, &a->want_chips))
                 return pc_cli_usage_error("collective",
                                           "--chips expects a positive count, got '%s'", optarg);
             break;
-        case 'j': json = 1; break;
-        case 'B': conv = PC_CONV_BOOK; break;
-        case 'f': chips_file = optarg; break;
+        case 'j': a->json = 1; break;
+        case 'B': a->conv = PC_CONV_BOOK; break;
+        case 'f': a->chips_file = optarg; break;
         case 'h': collective_help(stdout); return PC_EXIT_OK;
         default: return pc_cli_usage_error("collective", "unknown option '%s'", argv[optind - 1]);
         }
     }
     if (optind < argc)
         return pc_cli_usage_error("collective", "unexpected argument '%s'", argv[optind]);
-    if (!chip_name) return pc_cli_usage_error("collective", "--chip NAME is required");
-    if (!bytes_s) return pc_cli_usage_error("collective", "--bytes SIZE is required (e.g. 1GiB)");
-    if (!mesh_s) return pc_cli_usage_error("collective", "--mesh AxB is required (e.g. 16x16)");
+    if (!a->chip) return pc_cli_usage_error("collective", "--chip NAME is required");
+    if (!a->bytes) return pc_cli_usage_error("collective", "--bytes SIZE is required (e.g. 1GiB)");
+    if (!a->mesh) return pc_cli_usage_error("collective", "--mesh AxB is required (e.g. 16x16)");
+    return -1;
+}
+
+/* What the collectives are priced on once the flags check out. */
+typedef struct coll_job {
     double bytes;
-    if (pc_parse_bytes(bytes_s, &bytes, &e) != PC_OK)
-        return pc_cli_usage_error("collective", "--bytes: %s", e.msg);
-    int op_one = -1;
-    if (strcmp(op_s, "all") != 0 && (op_one = pc_coll_parse(op_s)) < 0)
-        return pc_cli_usage_error("collective",
-                                  "--op '%s' unknown (allgather, reducescatter, "
-                                  "allreduce, alltoall, permute or all)",
-                                  op_s);
+    int op_one; /* one collective, or -1: all four */
     pc_mesh mesh;
-    if (pc_mesh_parse(mesh_s, &mesh, &e) != PC_OK)
+    unsigned axes, dcn; /* bit per mesh axis */
+    int wrap;           /* --wrap: 1 yes, 0 no, -1 auto */
+} coll_job;
+
+/* The mesh, its axes and wraparound from --mesh, --axes, --dcn-axes, --wrap. */
+static int coll_mesh(const coll_args *a, coll_job *j) {
+    pc_error e;
+    pc_error_clear(&e);
+    if (pc_mesh_parse(a->mesh, &j->mesh, &e) != PC_OK)
         return pc_cli_usage_error("collective", "--mesh: %s", e.msg);
-    unsigned axes = 0, dcn = 0;
-    if (parse_axes(axes_s, mesh.ndims, &axes, 1))
+    int nd = j->mesh.ndims;
+    if (parse_axes(a->axes, nd, &j->axes, 1))
         return pc_cli_usage_error("collective",
                                   "--axes '%s': expected axis indices 0..%d of the "
                                   "mesh %s, comma-separated, or 'all'",
-                                  axes_s, mesh.ndims - 1, mesh_s);
-    if (dcn_s && parse_axes(dcn_s, mesh.ndims, &dcn, 0))
+                                  a->axes, nd - 1, a->mesh);
+    if (a->dcn && parse_axes(a->dcn, nd, &j->dcn, 0))
         return pc_cli_usage_error("collective",
                                   "--dcn-axes '%s': expected axis indices 0..%d of "
                                   "the mesh %s",
-                                  dcn_s, mesh.ndims - 1, mesh_s);
-    mesh.dcn_mask = dcn;
-    int wrap = -1;
-    if (!strcmp(wrap_s, "yes"))
-        wrap = 1;
-    else if (!strcmp(wrap_s, "no"))
-        wrap = 0;
-    else if (strcmp(wrap_s, "auto") != 0)
-        return pc_cli_usage_error("collective", "--wrap must be auto, yes or no, got '%s'", wrap_s);
-    for (int i = 0; i < mesh.ndims; i++) mesh.wrap[i] = (signed char)wrap;
-    if (want_chips && pc_mesh_devices(&mesh) != want_chips)
+                                  a->dcn, nd - 1, a->mesh);
+    j->mesh.dcn_mask = j->dcn;
+    j->wrap = -1;
+    if (!strcmp(a->wrap, "yes"))
+        j->wrap = 1;
+    else if (!strcmp(a->wrap, "no"))
+        j->wrap = 0;
+    else if (strcmp(a->wrap, "auto") != 0)
+        return pc_cli_usage_error("collective", "--wrap must be auto, yes or no, got '%s'",
+                                  a->wrap);
+    for (int i = 0; i < nd; i++) j->mesh.wrap[i] = (signed char)j->wrap;
+    if (a->want_chips && pc_mesh_devices(&j->mesh) != a->want_chips)
         return pc_cli_usage_error("collective",
                                   "mesh %s has %lld devices but --chips is %lld; "
                                   "change one so they match",
-                                  mesh_s, (long long)pc_mesh_devices(&mesh), want_chips);
+                                  a->mesh, (long long)pc_mesh_devices(&j->mesh), a->want_chips);
+    return -1;
+}
+
+/* --bytes, --op and the mesh; -1 to go on, else the exit code. */
+static int coll_resolve(const coll_args *a, coll_job *j) {
+    pc_error e;
+    pc_error_clear(&e);
+    memset(j, 0, sizeof *j);
+    if (pc_parse_bytes(a->bytes, &j->bytes, &e) != PC_OK)
+        return pc_cli_usage_error("collective", "--bytes: %s", e.msg);
+    j->op_one = -1;
+    if (strcmp(a->op, "all") != 0 && (j->op_one = pc_coll_parse(a->op)) < 0)
+        return pc_cli_usage_error("collective",
+                                  "--op '%s' unknown (allgather, reducescatter, "
+                                  "allreduce, alltoall, permute or all)",
+                                  a->op);
+    return coll_mesh(a, j);
+}
+
+/* A TPU slice assumed to have no wraparound: why, and how to assume it. */
+static void wrap_note(const pc_chip *chip, const coll_job *j, char *note, size_t cap) {
+    note[0] = '\0';
+    if (chip->kind != PC_CHIP_TPU || j->wrap >= 0) return;
+    int nowrap = 0;
+    for (int i = 0; i < j->mesh.ndims; i++)
+        if (!((j->dcn >> i) & 1) && j->mesh.size[i] > 2 && !j->mesh.wrap[i]) nowrap = 1;
+    if (nowrap && chip->wrap == PC_WRAP_CUBES)
+        snprintf(note, cap,
+                 "%s slices have wraparound only when made of whole "
+                 "%dx%dx%d cubes on all %d axes: this one has none (edge shards need X-1 hops, "
+                 "about 2x the time); --wrap yes to assume it",
+                 chip->name, chip->wrap_size, chip->wrap_size, chip->wrap_size, chip->torus_dims);
+    else if (nowrap && chip->wrap == PC_WRAP_FULL_AXIS)
+        snprintf(note, cap,
+                 "%s axes wrap around only at size %d; shorter axes are "
+                 "lines (about 2x the time); --wrap yes to assume wraparound",
+                 chip->name, chip->wrap_size);
+}
+
+/* ---------------- output ---------------- */
+
+static cJSON *cost_json(const pc_chip *chip, int k, const pc_coll_cost *r) {
+    cJSON *x = cJSON_CreateObject();
+    cJSON_AddStringToObject(x, "op", pc_coll_name((pc_coll)k));
+    cJSON_AddNumberToObject(x, "participants", (double)r->participants);
+    cJSON_AddStringToObject(x, "network", r->network);
+    cJSON_AddNumberToObject(x, "shard_bytes", r->shard_bytes);
+    cJSON_AddNumberToObject(x, "time", r->time);
+    cJSON_AddNumberToObject(x, "bw_time", r->bw_time);
+    cJSON_AddNumberToObject(x, "latency_time", r->latency_time);
+    cJSON_AddBoolToObject(x, "latency_bound", r->latency_bound);
+    cJSON_AddNumberToObject(x, "algbw", r->algbw);
+    if (chip->kind == PC_CHIP_GPU) cJSON_AddNumberToObject(x, "nodes", (double)r->nodes);
+    return x;
+}
+
+static void coll_print_json(const coll_args *a, const coll_job *j, const pc_chip *chip,
+                            const char *note, const pc_coll_cost *res, int first, int last) {
+    const pc_mesh *mesh = &j->mesh;
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "chip", chip->name);
+    cJSON *ms = cJSON_AddArrayToObject(o, "mesh");
+    cJSON *ax = cJSON_AddArrayToObject(o, "axes");
+    for (int i = 0; i < mesh->ndims; i++) {
+        cJSON_AddItemToArray(ms, cJSON_CreateNumber((double)mesh->size[i]));
+        if ((j->axes >> i) & 1) cJSON_AddItemToArray(ax, cJSON_CreateNumber(i));
+    }
+    cJSON *wr = cJSON_AddArrayToObject(o, "wrap");
+    cJSON *dc = cJSON_AddArrayToObject(o, "dcn_axes");
+    for (int i = 0; i < mesh->ndims; i++) {
+        cJSON_AddItemToArray(wr, cJSON_CreateBool(mesh->wrap[i] > 0));
+        if ((j->dcn >> i) & 1) cJSON_AddItemToArray(dc, cJSON_CreateNumber(i));
+    }
+    cJSON_AddNumberToObject(o, "bytes", j->bytes);
+    cJSON_AddStringToObject(o, "convention", pc_coll_conv_name(a->conv));
+    if (note[0]) cJSON_AddStringToObject(o, "note", note);
+    cJSON *arr = cJSON_AddArrayToObject(o, "collectives");
+    for (int k = first; k <= last; k++) cJSON_AddItemToArray(arr, cost_json(chip, k, &res[k]));
+    char *s = cJSON_Print(o);
+    if (s) puts(s);
+    free(s);
+    cJSON_Delete(o);
+}
+
+static void coll_print_table(const coll_args *a, const coll_job *j, const pc_chip *chip,
+                             const char *note, const pc_coll_cost *res, int first, int last) {
+    const pc_mesh *mesh = &j->mesh;
+    char b[64];
+    printf("%s mesh %s (%lld devices):", chip->name, a->mesh, (long long)pc_mesh_devices(mesh));
+    for (int i = 0; i < mesh->ndims; i++) {
+        const char *kind = chip->kind == PC_CHIP_GPU ? ""
+                           : (j->dcn >> i) & 1       ? " DCN"
+                           : mesh->wrap[i]           ? " ICI wrap"
+                                                     : " ICI no-wrap";
+        printf("%s axis %d = %lld%s%s", i ? ";" : "", i, (long long)mesh->size[i], kind,
+               (j->axes >> i) & 1 ? " *" : "");
+    }
+    printf("  (* = collective axes)\n");
+    if (note[0]) printf("note: %s\n", note);
+    printf("V = %s; convention %s\n", pc_acli_si(j->bytes, "B", b, sizeof b),
+           a->conv == PC_CONV_BOOK ? "book (V/W per axis, no (n-1)/n)" : "exact (V (n-1)/n)");
+    printf("%-14s %6s %-10s %10s %10s %10s %10s %-9s\n", "collective", "group", "network",
+           "shard", "time", "bandwidth", "latency", "bound");
+    for (int k = first; k <= last; k++) {
+        char t1[32], t2[32], t3[32], sh[32];
+        printf("%-14s %6lld %-10s %10s %10s %10s %10s %-9s\n", pc_coll_name((pc_coll)k),
+               (long long)res[k].participants, res[k].network,
+               pc_acli_si(res[k].shard_bytes, "B", sh, sizeof sh),
+               pc_acli_time(res[k].time, t1, sizeof t1),
+               pc_acli_time(res[k].bw_time, t2, sizeof t2),
+               pc_acli_time(res[k].latency_time, t3, sizeof t3),
+               res[k].participants <= 1 ? "-"
+               : res[k].latency_bound   ? "latency"
+                                        : "bandwidth");
+    }
+}
+
+int pc_cmd_collective(int argc, char **argv) {
+    coll_args a;
+    coll_job j;
+    int rc;
+    if ((rc = coll_parse(argc, argv, &a)) >= 0 || (rc = coll_resolve(&a, &j)) >= 0) return rc;
     pc_chipdb *db;
     const pc_chip *chip;
-    int rc = pc_acli_open_chip("collective", chips_file, chip_name, &db, &chip);
-    if (rc >= 0) return rc;
-    if (pc_mesh_check(chip, &mesh, &e) != PC_OK) {
+    if ((rc = pc_acli_open_chip("collective", a.chips_file, a.chip, &db, &chip)) >= 0) return rc;
+    pc_error e;
+    pc_error_clear(&e);
+    if (pc_mesh_check(chip, &j.mesh, &e) != PC_OK) {
         pc_chipdb_free(db);
         return pc_cli_usage_error("collective", "%s", e.msg);
     }
-    char note[512] = "";
-    if (chip->kind == PC_CHIP_TPU && wrap < 0) {
-        int nowrap = 0;
-        for (int i = 0; i < mesh.ndims; i++)
-            if (!((dcn >> i) & 1) && mesh.size[i] > 2 && !mesh.wrap[i]) nowrap = 1;
-        if (nowrap && chip->wrap == PC_WRAP_CUBES)
-            snprintf(note, sizeof note,
-                     "%s slices have wraparound only when made of whole "
-                     "%dx%dx%d cubes on all %d axes: this one has none (edge shards need X-1 hops, "
-                     "about 2x the time); --wrap yes to assume it",
-                     chip->name, chip->wrap_size, chip->wrap_size, chip->wrap_size,
-                     chip->torus_dims);
-        else if (nowrap && chip->wrap == PC_WRAP_FULL_AXIS)
-            snprintf(note, sizeof note,
-                     "%s axes wrap around only at size %d; shorter axes are "
-                     "lines (about 2x the time); --wrap yes to assume wraparound",
-                     chip->name, chip->wrap_size);
-    }
+    char note[512];
+    wrap_note(chip, &j, note, sizeof note);
     /* "all": the four collectives of the full array V; permute's V is per device */
-    int first = op_one >= 0 ? op_one : 0, last = op_one >= 0 ? op_one : PC_COLL_ALLTOALL;
+    int first = j.op_one >= 0 ? j.op_one : 0, last = j.op_one >= 0 ? j.op_one : PC_COLL_ALLTOALL;
     pc_coll_cost res[PC_COLL_COUNT];
     for (int k = first; k <= last; k++)
-        if (pc_collective_cost_conv(chip, &mesh, axes, (pc_coll)k, bytes, conv, &res[k], &e) !=
-            PC_OK) {
+        if (pc_collective_cost_conv(chip, &j.mesh, j.axes, (pc_coll)k, j.bytes, a.conv, &res[k],
+                                    &e) != PC_OK) {
             pc_chipdb_free(db);
             return pc_cli_fail(&e);
         }
-    if (json) {
-        cJSON *o = cJSON_CreateObject();
-        cJSON_AddStringToObject(o, "chip", chip->name);
-        cJSON *ms = cJSON_AddArrayToObject(o, "mesh");
-        cJSON *ax = cJSON_AddArrayToObject(o, "axes");
-        for (int i = 0; i < mesh.ndims; i++) {
-            cJSON_AddItemToArray(ms, cJSON_CreateNumber((double)mesh.size[i]));
-            if ((axes >> i) & 1) cJSON_AddItemToArray(ax, cJSON_CreateNumber(i));
-        }
-        cJSON *wr = cJSON_AddArrayToObject(o, "wrap");
-        cJSON *dc = cJSON_AddArrayToObject(o, "dcn_axes");
-        for (int i = 0; i < mesh.ndims; i++) {
-            cJSON_AddItemToArray(wr, cJSON_CreateBool(mesh.wrap[i] > 0));
-            if ((dcn >> i) & 1) cJSON_AddItemToArray(dc, cJSON_CreateNumber(i));
-        }
-        cJSON_AddNumberToObject(o, "bytes", bytes);
-        cJSON_AddStringToObject(o, "convention", pc_coll_conv_name(conv));
-        if (note[0]) cJSON_AddStringToObject(o, "note", note);
-        cJSON *arr = cJSON_AddArrayToObject(o, "collectives");
-        for (int k = first; k <= last; k++) {
-            cJSON *x = cJSON_CreateObject();
-            cJSON_AddStringToObject(x, "op", pc_coll_name((pc_coll)k));
-            cJSON_AddNumberToObject(x, "participants", (double)res[k].participants);
-            cJSON_AddStringToObject(x, "network", res[k].network);
-            cJSON_AddNumberToObject(x, "shard_bytes", res[k].shard_bytes);
-            cJSON_AddNumberToObject(x, "time", res[k].time);
-            cJSON_AddNumberToObject(x, "bw_time", res[k].bw_time);
-            cJSON_AddNumberToObject(x, "latency_time", res[k].latency_time);
-            cJSON_AddBoolToObject(x, "latency_bound", res[k].latency_bound);
-            cJSON_AddNumberToObject(x, "algbw", res[k].algbw);
-            if (chip->kind == PC_CHIP_GPU)
-                cJSON_AddNumberToObject(x, "nodes", (double)res[k].nodes);
-            cJSON_AddItemToArray(arr, x);
-        }
-        char *s = cJSON_Print(o);
-        if (s) puts(s);
-        free(s);
-        cJSON_Delete(o);
-    } else {
-        char a[64];
-        printf("%s mesh %s (%lld devices):", chip->name, mesh_s, (long long)pc_mesh_devices(&mesh));
-        for (int i = 0; i < mesh.ndims; i++) {
-            const char *kind = chip->kind == PC_CHIP_GPU ? ""
-                               : (dcn >> i) & 1          ? " DCN"
-                               : mesh.wrap[i]            ? " ICI wrap"
-                                                         : " ICI no-wrap";
-            printf("%s axis %d = %lld%s%s", i ? ";" : "", i, (long long)mesh.size[i], kind,
-                   (axes >> i) & 1 ? " *" : "");
-        }
-        printf("  (* = collective axes)\n");
-        if (note[0]) printf("note: %s\n", note);
-        printf("V = %s; convention %s\n", pc_acli_si(bytes, "B", a, sizeof a),
-               conv == PC_CONV_BOOK ? "book (V/W per axis, no (n-1)/n)" : "exact (V (n-1)/n)");
-        printf("%-14s %6s %-10s %10s %10s %10s %10s %-9s\n", "collective", "group", "network",
-               "shard", "time", "bandwidth", "latency", "bound");
-        for (int k = first; k <= last; k++) {
-            char t1[32], t2[32], t3[32], sh[32];
-            printf("%-14s %6lld %-10s %10s %10s %10s %10s %-9s\n", pc_coll_name((pc_coll)k),
-                   (long long)res[k].participants, res[k].network,
-                   pc_acli_si(res[k].shard_bytes, "B", sh, sizeof sh),
-                   pc_acli_time(res[k].time, t1, sizeof t1),
-                   pc_acli_time(res[k].bw_time, t2, sizeof t2),
-                   pc_acli_time(res[k].latency_time, t3, sizeof t3),
-                   res[k].participants <= 1 ? "-"
-                   : res[k].latency_bound   ? "latency"
-                                            : "bandwidth");
-        }
-    }
+    if (a.json)
+        coll_print_json(&a, &j, chip, note, res, first, last);
+    else
+        coll_print_table(&a, &j, chip, note, res, first, last);
     pc_chipdb_free(db);
     return PC_EXIT_OK;
 }

@@ -259,193 +259,226 @@ static void print_mfu(const pc_mfu *f, const pc_chip *chip, pc_attn_flops a, con
     printf("\n");
 }
 
-int pc_cmd_model(int argc, char **argv) {
-    static const struct option opts[] = {{"preset", required_argument, 0, O_PRESET},
-                                         {"seq", required_argument, 0, O_SEQ},
-                                         {"batch-tokens", required_argument, 0, O_BATCH},
-                                         {"remat", required_argument, 0, O_REMAT},
-                                         {"causal", no_argument, 0, O_CAUSAL},
-                                         {"weight-dtype", required_argument, 0, O_WDT},
-                                         {"grad-dtype", required_argument, 0, O_GDT},
-                                         {"act-dtype", required_argument, 0, O_ADT},
-                                         {"kv-dtype", required_argument, 0, O_KVDT},
-                                         {"optimizer", required_argument, 0, O_OPT},
-                                         {"master-weights", no_argument, 0, O_MASTER},
-                                         {"list-presets", no_argument, 0, O_LIST},
-                                         {"layers", required_argument, 0, O_LAYERS},
-                                         {"d-model", required_argument, 0, O_DMODEL},
-                                         {"d-ff", required_argument, 0, O_DFF},
-                                         {"heads", required_argument, 0, O_HEADS},
-                                         {"kv-heads", required_argument, 0, O_KVH},
-                                         {"head-dim", required_argument, 0, O_HDIM},
-                                         {"vocab", required_argument, 0, O_VOCAB},
-                                         {"tied", no_argument, 0, O_TIED},
-                                         {"untied", no_argument, 0, O_UNTIED},
-                                         {"plain-mlp", no_argument, 0, O_PLAIN},
-                                         {"layernorm", no_argument, 0, O_LN},
-                                         {"experts", required_argument, 0, O_EXP},
-                                         {"experts-per-token", required_argument, 0, O_EXPK},
-                                         {"d-ff-expert", required_argument, 0, O_DFFE},
-                                         {"shared-experts", required_argument, 0, O_SHARED},
-                                         {"attention", required_argument, 0, O_ATTN},
-                                         {"chip", required_argument, 0, O_CHIP},
-                                         {"chips-file", required_argument, 0, O_CHIPSFILE},
-                                         {"chips", required_argument, 0, O_CHIPS},
-                                         {"mfu-step-time", required_argument, 0, O_STEP},
-                                         {"gpu-hours", required_argument, 0, O_HOURS},
-                                         {"chip-hours", required_argument, 0, O_HOURS},
-                                         {"tokens", required_argument, 0, O_TOKENS},
-                                         {"json", no_argument, 0, 'j'},
-                                         {"help", no_argument, 0, 'h'},
-                                         {0, 0, 0, 0}};
-    const char *preset = NULL, *chip_s = NULL, *chips_file = NULL;
-    mfu_args mf = {0, 0, 0, 0};
-    int no_attn = 0;
-    double seq = 4096, batch = -1, remat_k = 0;
-    int causal = 0, json = 0, c, rc;
-    pc_remat remat = PC_REMAT_NONE;
-    pc_mem_opts mo = pc_mem_opts_default();
-    pc_prec kv = PC_PREC_BF16;
-    int wdt_given = 0;
-    /* field overrides: -1 = not given */
-    long long f[O_SHARED + 1];
-    for (int i = 0; i <= O_SHARED; i++) f[i] = -1;
-    int tied = -1, plain = 0, ln = 0;
+/* ---------------- options ---------------- */
+
+static const struct option model_opts[] = {{"preset", required_argument, 0, O_PRESET},
+                                           {"seq", required_argument, 0, O_SEQ},
+                                           {"batch-tokens", required_argument, 0, O_BATCH},
+                                           {"remat", required_argument, 0, O_REMAT},
+                                           {"causal", no_argument, 0, O_CAUSAL},
+                                           {"weight-dtype", required_argument, 0, O_WDT},
+                                           {"grad-dtype", required_argument, 0, O_GDT},
+                                           {"act-dtype", required_argument, 0, O_ADT},
+                                           {"kv-dtype", required_argument, 0, O_KVDT},
+                                           {"optimizer", required_argument, 0, O_OPT},
+                                           {"master-weights", no_argument, 0, O_MASTER},
+                                           {"list-presets", no_argument, 0, O_LIST},
+                                           {"layers", required_argument, 0, O_LAYERS},
+                                           {"d-model", required_argument, 0, O_DMODEL},
+                                           {"d-ff", required_argument, 0, O_DFF},
+                                           {"heads", required_argument, 0, O_HEADS},
+                                           {"kv-heads", required_argument, 0, O_KVH},
+                                           {"head-dim", required_argument, 0, O_HDIM},
+                                           {"vocab", required_argument, 0, O_VOCAB},
+                                           {"tied", no_argument, 0, O_TIED},
+                                           {"untied", no_argument, 0, O_UNTIED},
+                                           {"plain-mlp", no_argument, 0, O_PLAIN},
+                                           {"layernorm", no_argument, 0, O_LN},
+                                           {"experts", required_argument, 0, O_EXP},
+                                           {"experts-per-token", required_argument, 0, O_EXPK},
+                                           {"d-ff-expert", required_argument, 0, O_DFFE},
+                                           {"shared-experts", required_argument, 0, O_SHARED},
+                                           {"attention", required_argument, 0, O_ATTN},
+                                           {"chip", required_argument, 0, O_CHIP},
+                                           {"chips-file", required_argument, 0, O_CHIPSFILE},
+                                           {"chips", required_argument, 0, O_CHIPS},
+                                           {"mfu-step-time", required_argument, 0, O_STEP},
+                                           {"gpu-hours", required_argument, 0, O_HOURS},
+                                           {"chip-hours", required_argument, 0, O_HOURS},
+                                           {"tokens", required_argument, 0, O_TOKENS},
+                                           {"json", no_argument, 0, 'j'},
+                                           {"help", no_argument, 0, 'h'},
+                                           {0, 0, 0, 0}};
+
+/* What the command line asks perfcast model for. */
+typedef struct model_args {
+    const char *preset, *chip, *chips_file, *config;
+    mfu_args mf;
+    double seq, batch, remat_k; /* batch: -1 when not given */
+    int causal, no_attn, json, wdt_given;
+    pc_remat remat;
+    pc_mem_opts mo;
+    pc_prec kv;
+    long long f[O_SHARED + 1]; /* field overrides (O_LAYERS..O_SHARED): -1 = not given */
+    int tied, plain, ln;       /* tied: -1 = not given */
+} model_args;
+
+/* --seq T, --batch-tokens N: whole token counts (k/M/G). */
+static int parse_tokens_opt(model_args *a, int c, const char *v) {
+    double x;
     pc_error e;
-    pc_error_clear(&e);
+    if (pc_parse_bytes(v, &x, &e) != PC_OK || !(x >= 1) || x != floor(x))
+        return pc_cli_usage_error("model",
+                                  "--%s expects a positive token count like 4096 "
+                                  "or 4M, got '%s'",
+                                  c == O_SEQ ? "seq" : "batch-tokens", v);
+    if (c == O_SEQ)
+        a->seq = x;
+    else
+        a->batch = x;
+    return -1;
+}
+
+/* --remat none|big_matmuls|full|tensors:K */
+static int parse_remat(model_args *a, const char *v) {
+    if (!strncmp(v, "tensors:", 8) || !strncmp(v, "tensors=", 8)) {
+        char *end;
+        a->remat_k = strtod(v + 8, &end);
+        if (*end || !(a->remat_k > 0) || a->remat_k > 1e6)
+            return pc_cli_usage_error("model",
+                                      "--remat tensors:K needs K > 0 tensors per "
+                                      "layer, got '%s'",
+                                      v);
+        a->remat = PC_REMAT_TENSORS;
+        return -1;
+    }
+    int r = pc_remat_parse(v);
+    if (r < 0 || r == PC_REMAT_TENSORS)
+        return pc_cli_usage_error("model",
+                                  "--remat '%s' unknown (none, big_matmuls, full, "
+                                  "tensors:K)",
+                                  v);
+    a->remat = (pc_remat)r;
+    return -1;
+}
+
+/* --attention causal|full|none */
+static int parse_attention(model_args *a, const char *v) {
+    int at = pc_attn_flops_parse(v);
+    if (at < 0)
+        return pc_cli_usage_error("model", "--attention '%s' unknown (causal, full, none)", v);
+    a->causal = at == PC_ATTN_CAUSAL;
+    a->no_attn = at == PC_ATTN_NONE;
+    return -1;
+}
+
+static int parse_optimizer(const char *v, pc_optimizer *out) {
+    if (!strcmp(v, "adam") || !strcmp(v, "adamw"))
+        *out = PC_OPT_ADAM;
+    else if (!strcmp(v, "momentum"))
+        *out = PC_OPT_SGD_MOMENTUM;
+    else if (!strcmp(v, "sgd"))
+        *out = PC_OPT_SGD;
+    else
+        return pc_cli_usage_error("model", "--optimizer '%s' unknown (adam, momentum, sgd)", v);
+    return -1;
+}
+
+/* --layers L, --d-model D, ...: a model field as an integer >= 0. */
+static int parse_field(model_args *a, int c, const char *v, char **argv) {
+    long long n;
+    if (c < O_LAYERS || c > O_SHARED || pc_cli_parse_i64(v, 0, 1LL << 40, &n))
+        return pc_cli_usage_error("model", "%s expects an integer >= 0, got '%s'",
+                                  argv[optind - 1], v ? v : "");
+    a->f[c] = n;
+    return -1;
+}
+
+/* One option; -1 to go on, else the exit code (0 after --help, --list-presets). */
+static int model_opt(model_args *a, int c, const char *v, char **argv) {
+    int rc;
+    switch (c) {
+    case O_PRESET: a->preset = v; return -1;
+    case O_SEQ:
+    case O_BATCH: return parse_tokens_opt(a, c, v);
+    case O_REMAT: return parse_remat(a, v);
+    case O_CAUSAL: a->causal = 1; return -1;
+    case O_ATTN: return parse_attention(a, v);
+    case O_CHIP: a->chip = v; return -1;
+    case O_CHIPSFILE: a->chips_file = v; return -1;
+    case O_CHIPS:
+    case O_STEP:
+    case O_HOURS:
+    case O_TOKENS: return parse_mfu_arg(c, v, &a->mf);
+    case O_WDT:
+        if ((rc = parse_prec_opt("--weight-dtype", v, &a->mo.weight_prec)) >= 0) return rc;
+        a->wdt_given = 1;
+        return -1;
+    case O_GDT: return parse_prec_opt("--grad-dtype", v, &a->mo.grad_prec);
+    case O_ADT: return parse_prec_opt("--act-dtype", v, &a->mo.act_prec);
+    case O_KVDT: return parse_prec_opt("--kv-dtype", v, &a->kv);
+    case O_OPT: return parse_optimizer(v, &a->mo.optimizer);
+    case O_MASTER: a->mo.master_weights = 1; return -1;
+    case O_LIST:
+        for (int i = 0; i < pc_model_preset_count(); i++) puts(pc_model_preset_name(i));
+        return PC_EXIT_OK;
+    case O_TIED: a->tied = 1; return -1;
+    case O_UNTIED: a->tied = 0; return -1;
+    case O_PLAIN: a->plain = 1; return -1;
+    case O_LN: a->ln = 1; return -1;
+    case 'j': a->json = 1; return -1;
+    case 'h': model_help(stdout); return PC_EXIT_OK;
+    case '?':
+        return pc_cli_usage_error("model", "unknown or incomplete option '%s'", argv[optind - 1]);
+    default: return parse_field(a, c, v, argv);
+    }
+}
+
+/* Fills a from the command line; -1 to go on, else the exit code. */
+static int model_parse(int argc, char **argv, model_args *a) {
+    memset(a, 0, sizeof *a);
+    a->seq = 4096;
+    a->batch = -1;
+    a->remat = PC_REMAT_NONE;
+    a->mo = pc_mem_opts_default();
+    a->kv = PC_PREC_BF16;
+    for (int i = 0; i <= O_SHARED; i++) a->f[i] = -1;
+    a->tied = -1;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "jh", opts, NULL)) != -1) {
-        switch (c) {
-        case O_PRESET: preset = optarg; break;
-        case O_SEQ:
-        case O_BATCH: {
-            double v;
-            if (pc_parse_bytes(optarg, &v, &e) != PC_OK || !(v >= 1) || v != floor(v))
-                return pc_cli_usage_error("model",
-                                          "--%s expects a positive token count like 4096 "
-                                          "or 4M, got '%s'",
-                                          c == O_SEQ ? "seq" : "batch-tokens", optarg);
-            if (c == O_SEQ)
-                seq = v;
-            else
-                batch = v;
-            break;
-        }
-        case O_REMAT: {
-            if (!strncmp(optarg, "tensors:", 8) || !strncmp(optarg, "tensors=", 8)) {
-                char *end;
-                remat_k = strtod(optarg + 8, &end);
-                if (*end || !(remat_k > 0) || remat_k > 1e6)
-                    return pc_cli_usage_error("model",
-                                              "--remat tensors:K needs K > 0 tensors per "
-                                              "layer, got '%s'",
-                                              optarg);
-                remat = PC_REMAT_TENSORS;
-                break;
-            }
-            int r = pc_remat_parse(optarg);
-            if (r < 0 || r == PC_REMAT_TENSORS)
-                return pc_cli_usage_error("model",
-                                          "--remat '%s' unknown (none, big_matmuls, full, "
-                                          "tensors:K)",
-                                          optarg);
-            remat = (pc_remat)r;
-            break;
-        }
-        case O_CAUSAL: causal = 1; break;
-        case O_ATTN: {
-            int a = pc_attn_flops_parse(optarg);
-            if (a < 0)
-                return pc_cli_usage_error("model", "--attention '%s' unknown (causal, full, none)",
-                                          optarg);
-            causal = a == PC_ATTN_CAUSAL;
-            no_attn = a == PC_ATTN_NONE;
-            break;
-        }
-        case O_CHIP: chip_s = optarg; break;
-        case O_CHIPSFILE: chips_file = optarg; break;
-        case O_CHIPS:
-        case O_STEP:
-        case O_HOURS:
-        case O_TOKENS:
-            if ((rc = parse_mfu_arg(c, optarg, &mf)) >= 0) return rc;
-            break;
-        case O_WDT:
-            if ((rc = parse_prec_opt("--weight-dtype", optarg, &mo.weight_prec)) >= 0) return rc;
-            wdt_given = 1;
-            break;
-        case O_GDT:
-            if ((rc = parse_prec_opt("--grad-dtype", optarg, &mo.grad_prec)) >= 0) return rc;
-            break;
-        case O_ADT:
-            if ((rc = parse_prec_opt("--act-dtype", optarg, &mo.act_prec)) >= 0) return rc;
-            break;
-        case O_KVDT:
-            if ((rc = parse_prec_opt("--kv-dtype", optarg, &kv)) >= 0) return rc;
-            break;
-        case O_OPT:
-            if (!strcmp(optarg, "adam") || !strcmp(optarg, "adamw"))
-                mo.optimizer = PC_OPT_ADAM;
-            else if (!strcmp(optarg, "momentum"))
-                mo.optimizer = PC_OPT_SGD_MOMENTUM;
-            else if (!strcmp(optarg, "sgd"))
-                mo.optimizer = PC_OPT_SGD;
-            else
-                return pc_cli_usage_error("model", "--optimizer '%s' unknown (adam, momentum, sgd)",
-                                          optarg);
-            break;
-        case O_MASTER: mo.master_weights = 1; break;
-        case O_LIST:
-            for (int i = 0; i < pc_model_preset_count(); i++) puts(pc_model_preset_name(i));
-            return PC_EXIT_OK;
-        case O_TIED: tied = 1; break;
-        case O_UNTIED: tied = 0; break;
-        case O_PLAIN: plain = 1; break;
-        case O_LN: ln = 1; break;
-        case 'j': json = 1; break;
-        case 'h': model_help(stdout); return PC_EXIT_OK;
-        case '?':
-            return pc_cli_usage_error("model", "unknown or incomplete option '%s'",
-                                      argv[optind - 1]);
-        default: {
-            long long v;
-            if (c < O_LAYERS || c > O_SHARED || pc_cli_parse_i64(optarg, 0, 1LL << 40, &v))
-                return pc_cli_usage_error("model", "%s expects an integer >= 0, got '%s'",
-                                          argv[optind - 1], optarg ? optarg : "");
-            f[c] = v;
-        }
-        }
-    }
-    const char *config = NULL;
-    if (optind < argc) config = argv[optind++];
+    int c, rc;
+    while ((c = getopt_long(argc, argv, "jh", model_opts, NULL)) != -1)
+        if ((rc = model_opt(a, c, optarg, argv)) >= 0) return rc;
+    if (optind < argc) a->config = argv[optind++];
     if (optind < argc) return pc_cli_usage_error("model", "unexpected argument '%s'", argv[optind]);
-    if (config && preset)
+    if (a->config && a->preset)
         return pc_cli_usage_error("model", "give a CONFIG.json or --preset, not both");
-    pc_model_cfg m;
-    memset(&m, 0, sizeof m);
-    int from_flags = !config && !preset;
-    if (config) {
-        if (pc_model_load_hf(config, &m, &e) != PC_OK) return pc_cli_fail(&e);
-    } else if (preset) {
-        if (pc_model_preset(preset, &m, &e) != PC_OK)
-            return pc_cli_usage_error("model", "%s", e.msg);
+    return -1;
+}
+
+/* ---------------- the model ---------------- */
+
+/* The config.json, the preset, or a bare model the flags fill in. */
+static int model_source(const model_args *a, pc_model_cfg *m, pc_error *e) {
+    memset(m, 0, sizeof *m);
+    if (a->config) {
+        if (pc_model_load_hf(a->config, m, e) != PC_OK) return pc_cli_fail(e);
+    } else if (a->preset) {
+        if (pc_model_preset(a->preset, m, e) != PC_OK)
+            return pc_cli_usage_error("model", "%s", e->msg);
     } else {
+        const long long *f = a->f;
         if (f[O_LAYERS] < 0 || f[O_DMODEL] < 0 || f[O_HEADS] < 0 || f[O_VOCAB] < 0 ||
             (f[O_DFF] < 0 && f[O_DFFE] < 0))
             return pc_cli_usage_error("model", "give a CONFIG.json, a --preset, or at least "
                                                "--layers --d-model --d-ff --heads --vocab");
-        snprintf(m.name, sizeof m.name, "custom");
-        snprintf(m.arch, sizeof m.arch, "custom");
-        m.gated = 1;
-        m.weight_prec = PC_PREC_BF16;
+        snprintf(m->name, sizeof m->name, "custom");
+        snprintf(m->arch, sizeof m->arch, "custom");
+        m->gated = 1;
+        m->weight_prec = PC_PREC_BF16;
     }
+    return -1;
+}
+
+/* The field flags over the loaded model; returns whether any changed it. */
+static int model_apply_flags(const model_args *a, pc_model_cfg *m) {
+    const long long *f = a->f;
     int changed = 0;
-    int derived_hd = m.heads > 0 && m.head_dim * m.heads == m.d_model; /* head_dim = D / N */
+    int derived_hd = m->heads > 0 && m->head_dim * m->heads == m->d_model; /* head_dim = D / N */
 #define OVR(opt, field)                                                                            \
-    if (f[opt] >= 0) m.field = (int64_t)f[opt], changed = 1
+    if (f[opt] >= 0) m->field = (int64_t)f[opt], changed = 1
     OVR(O_LAYERS, layers);
-    if (f[O_LAYERS] >= 0) m.moe_layers = 0, m.local_layers = 0; /* recounted from the patterns */
+    if (f[O_LAYERS] >= 0) m->moe_layers = 0, m->local_layers = 0; /* recounted from the patterns */
     OVR(O_DMODEL, d_model);
     OVR(O_DFF, d_ff);
     OVR(O_HEADS, heads);
@@ -457,185 +490,284 @@ int pc_cmd_model(int argc, char **argv) {
     OVR(O_DFFE, d_ff_expert);
     OVR(O_SHARED, shared_experts);
 #undef OVR
-    if ((f[O_DMODEL] >= 0 || f[O_HEADS] >= 0) && f[O_HDIM] < 0 && derived_hd) m.head_dim = 0;
-    if (tied >= 0) m.tied = tied, changed = 1;
-    if (plain) m.gated = 0, changed = 1;
-    if (ln) m.layernorm = 1, changed = 1;
+    if ((f[O_DMODEL] >= 0 || f[O_HEADS] >= 0) && f[O_HDIM] < 0 && derived_hd) m->head_dim = 0;
+    if (a->tied >= 0) m->tied = a->tied, changed = 1;
+    if (a->plain) m->gated = 0, changed = 1;
+    if (a->ln) m->layernorm = 1, changed = 1;
+    return changed;
+}
+
+/* The model the command line describes, checked. Returns -1 or an exit code. */
+static int model_build(const model_args *a, pc_model_cfg *m) {
+    pc_error e;
+    pc_error_clear(&e);
+    int rc;
+    if ((rc = model_source(a, m, &e)) >= 0) return rc;
+    int from_flags = !a->config && !a->preset;
+    int changed = model_apply_flags(a, m);
     if (changed && !from_flags) {
-        size_t l = strlen(m.name);
-        snprintf(m.name + l, sizeof m.name - l, "%s", l + 10 < sizeof m.name ? " (edited)" : "");
+        size_t l = strlen(m->name);
+        snprintf(m->name + l, sizeof m->name - l, "%s", l + 10 < sizeof m->name ? " (edited)" : "");
     }
-    if (pc_model_check(&m, &e) != PC_OK) {
+    if (pc_model_check(m, &e) != PC_OK) {
         if (from_flags || changed) return pc_cli_usage_error("model", "%s", e.msg);
         return pc_cli_fail(&e);
     }
-    if (!wdt_given) mo.weight_prec = PC_PREC_BF16;
-    mo.tokens = batch > 0 ? batch : seq;
-    mo.remat = remat;
-    mo.remat_tensors = remat_k;
+    return -1;
+}
+
+/* ---------------- the numbers ---------------- */
+
+/* Everything perfcast model reports. */
+typedef struct model_report {
+    pc_model_cfg m;
+    pc_mem_opts mo; /* with the tokens and remat of the command line */
     pc_param_counts p;
     pc_flop_counts fl;
     pc_train_memory mem;
-    pc_model_params(&m, &p);
-    pc_model_flops(&m, no_attn ? 0 : seq, causal, remat, &fl);
-    if (pc_model_memory(&m, &mo, &mem, &e) != PC_OK)
-        return pc_cli_usage_error("model", "%s", e.msg);
-    double mfu_tokens, mfu_cs;
-    if ((rc = mfu_inputs(&mf, batch, chip_s, &mfu_tokens, &mfu_cs)) >= 0) return rc;
-    pc_chipdb *db = NULL;
-    const pc_chip *chip = NULL;
-    if (chip_s && (rc = pc_acli_open_chip("model", chips_file, chip_s, &db, &chip)) >= 0) return rc;
-    pc_attn_flops attn = no_attn ? PC_ATTN_NONE : causal ? PC_ATTN_CAUSAL : PC_ATTN_FULL;
     pc_mfu mfu;
-    memset(&mfu, 0, sizeof mfu);
-    if (mfu_tokens > 0 && pc_model_mfu(&m, chip, mo.act_prec, seq, attn, remat, mfu_tokens, mfu_cs,
-                                       &mfu, &e) != PC_OK) {
-        pc_chipdb_free(db);
+    double mfu_tokens, moe_b, kvb, kvs; /* mfu_tokens 0: no MFU asked for */
+    pc_attn_flops attn;
+    char remat_s[48];
+    const char *opt_s;
+    pc_chipdb *db;
+    const pc_chip *chip; /* NULL without --chip */
+} model_report;
+
+/* MFU flags, the chip, and the MFU; -1 to go on (free r->db), else the exit code. */
+static int model_chip_and_mfu(const model_args *a, model_report *r) {
+    pc_error e;
+    pc_error_clear(&e);
+    double mfu_cs;
+    int rc;
+    if ((rc = mfu_inputs(&a->mf, a->batch, a->chip, &r->mfu_tokens, &mfu_cs)) >= 0) return rc;
+    if (a->chip && (rc = pc_acli_open_chip("model", a->chips_file, a->chip, &r->db, &r->chip)) >= 0)
+        return rc;
+    r->attn = a->no_attn ? PC_ATTN_NONE : a->causal ? PC_ATTN_CAUSAL : PC_ATTN_FULL;
+    if (r->mfu_tokens > 0 && pc_model_mfu(&r->m, r->chip, r->mo.act_prec, a->seq, r->attn,
+                                          a->remat, r->mfu_tokens, mfu_cs, &r->mfu, &e) != PC_OK) {
+        pc_chipdb_free(r->db);
         return pc_cli_fail(&e);
     }
-    double moe_b = chip ? pc_model_moe_critical_batch(&m, chip, mo.weight_prec, mo.act_prec) : 0;
-    double kvb = pc_model_kv_bytes_per_token(&m, kv);
-    double kvs = pc_model_kv_bytes_per_seq(&m, kv, seq);
-    char remat_s[48];
-    if (remat == PC_REMAT_TENSORS)
-        snprintf(remat_s, sizeof remat_s, "tensors:%g", remat_k);
-    else
-        snprintf(remat_s, sizeof remat_s, "%s", pc_remat_name(remat));
-    const char *opt_s = mo.optimizer == PC_OPT_ADAM           ? "adam"
-                        : mo.optimizer == PC_OPT_SGD_MOMENTUM ? "momentum"
-                                                              : "sgd";
+    return -1;
+}
 
-    if (json) {
-        cJSON *o = cJSON_CreateObject();
-        cJSON_AddItemToObject(o, "model", cfg_json(&m));
-        cJSON *jp = cJSON_AddObjectToObject(o, "params");
-        cJSON_AddNumberToObject(jp, "total", p.total);
-        cJSON_AddNumberToObject(jp, "active", p.active);
-        cJSON_AddNumberToObject(jp, "non_embedding", p.non_embedding);
-        cJSON_AddNumberToObject(jp, "matmul_active", p.matmul_active);
-        cJSON_AddNumberToObject(jp, "embedding", p.embedding);
-        cJSON_AddNumberToObject(jp, "unembedding", p.unembedding);
-        cJSON_AddNumberToObject(jp, "position", p.position);
-        cJSON_AddNumberToObject(jp, "attention", p.attention);
-        cJSON_AddNumberToObject(jp, "mlp", p.mlp);
-        cJSON_AddNumberToObject(jp, "mlp_active", p.mlp_active);
-        cJSON_AddNumberToObject(jp, "router", p.router);
-        cJSON_AddNumberToObject(jp, "norms", p.norms);
-        cJSON_AddNumberToObject(jp, "mtp", p.mtp);
-        cJSON *jf = cJSON_AddObjectToObject(o, "flops_per_token");
-        cJSON_AddNumberToObject(jf, "seq", seq);
-        cJSON_AddBoolToObject(jf, "causal", causal);
-        cJSON_AddNumberToObject(jf, "train", fl.train);
-        cJSON_AddNumberToObject(jf, "train_with_remat", fl.train_remat);
-        cJSON_AddNumberToObject(jf, "remat_extra", fl.remat_extra);
-        cJSON_AddNumberToObject(jf, "six_n", fl.six_n);
-        cJSON_AddNumberToObject(jf, "attention_train", 3 * fl.attention_fwd);
-        cJSON_AddNumberToObject(jf, "prefill", fl.prefill);
-        cJSON_AddNumberToObject(jf, "decode", fl.decode);
-        cJSON *js = cJSON_AddObjectToObject(jf, "forward_split");
-        cJSON_AddNumberToObject(js, "attn_proj", fl.fwd_attn_proj);
-        cJSON_AddNumberToObject(js, "dense_mlp", fl.fwd_dense_mlp);
-        cJSON_AddNumberToObject(js, "experts", fl.fwd_experts);
-        cJSON_AddNumberToObject(js, "shared_experts", fl.fwd_shared);
-        cJSON_AddNumberToObject(js, "router", fl.fwd_router);
-        cJSON_AddNumberToObject(js, "unembed", fl.fwd_unembed);
-        cJSON_AddNumberToObject(js, "attention_core", fl.attention_fwd);
-        cJSON_AddNumberToObject(js, "mtp", fl.fwd_mtp);
-        cJSON_AddNumberToObject(jf, "keys_global", fl.keys_global);
-        cJSON_AddNumberToObject(jf, "keys_local", fl.keys_local);
-        cJSON *jm = cJSON_AddObjectToObject(o, "train_memory");
-        cJSON_AddNumberToObject(jm, "tokens", mo.tokens);
-        cJSON_AddStringToObject(jm, "remat", remat_s);
-        cJSON_AddStringToObject(jm, "optimizer", opt_s);
-        cJSON_AddNumberToObject(jm, "weights", mem.weights);
-        cJSON_AddNumberToObject(jm, "grads", mem.grads);
-        cJSON_AddNumberToObject(jm, "optimizer_state", mem.optimizer);
-        cJSON_AddNumberToObject(jm, "activations", mem.activations);
-        cJSON_AddNumberToObject(jm, "total", mem.total);
-        cJSON_AddNumberToObject(jm, "act_elems_per_token_layer", mem.act_elems_per_token_layer);
-        cJSON *jk = cJSON_AddObjectToObject(o, "kv_cache");
-        cJSON_AddStringToObject(jk, "dtype", pc_prec_name(kv));
-        cJSON_AddNumberToObject(jk, "bytes_per_token", kvb);
-        cJSON_AddNumberToObject(jk, "bytes_per_sequence", kvs);
-        cJSON_AddNumberToObject(o, "weight_bytes", p.total * pc_prec_bytes(mo.weight_prec));
-        if (chip) cJSON_AddStringToObject(o, "chip", chip->name);
-        if (m.experts > 0 && chip) cJSON_AddNumberToObject(o, "moe_critical_batch", moe_b);
-        if (mfu_tokens > 0) add_mfu_json(o, &mfu, attn, remat_s, mf.step > 0 ? mf.step : 0,
-                                         mf.chips, mf.hours, mfu_tokens);
-        char *s = cJSON_Print(o);
-        if (s) puts(s);
-        free(s);
-        cJSON_Delete(o);
-        pc_chipdb_free(db);
-        return PC_EXIT_OK;
-    }
-    char a[64], b[64], c1[64], d[64], e1[64], g[64];
-    printf("%s (%s): L=%lld D=%lld F=%lld N=%lld K=%lld H=%lld V=%lld", m.name, m.arch,
-           (long long)m.layers, (long long)m.d_model, (long long)m.d_ff, (long long)m.heads,
-           (long long)m.kv_heads, (long long)m.head_dim, (long long)m.vocab);
-    if (m.experts)
-        printf(" E=%lld k=%lld F_e=%lld", (long long)m.experts, (long long)m.experts_per_token,
-               (long long)m.d_ff_expert);
-    if (m.shared_experts)
-        printf(" shared=%lldx%lld", (long long)m.shared_experts, (long long)m.d_ff_shared);
-    printf("\n  %s MLP%s%s%s, %s, %s embeddings, %s attention%s%s\n", m.gated ? "gated" : "plain",
-           m.act[0] ? " (" : "", m.act, m.act[0] ? ")" : "", m.layernorm ? "LayerNorm" : "RMSNorm",
-           m.tied ? "tied" : "untied",
-           m.kv_lora_rank > 0    ? "MLA"
-           : m.kv_heads == m.heads ? "MHA"
-           : m.kv_heads == 1     ? "MQA"
-                                 : "GQA",
-           m.positions ? ", learned positions" : "", m.attn_sink ? ", attention sinks" : "");
-    if (m.kv_lora_rank > 0)
+/* Parameters, FLOPs, memory, MFU, KV cache; -1 to go on, else the exit code. */
+static int model_compute(const model_args *a, model_report *r) {
+    pc_error e;
+    pc_error_clear(&e);
+    pc_mem_opts *mo = &r->mo;
+    *mo = a->mo;
+    if (!a->wdt_given) mo->weight_prec = PC_PREC_BF16;
+    mo->tokens = a->batch > 0 ? a->batch : a->seq;
+    mo->remat = a->remat;
+    mo->remat_tensors = a->remat_k;
+    pc_model_params(&r->m, &r->p);
+    pc_model_flops(&r->m, a->no_attn ? 0 : a->seq, a->causal, a->remat, &r->fl);
+    if (pc_model_memory(&r->m, mo, &r->mem, &e) != PC_OK)
+        return pc_cli_usage_error("model", "%s", e.msg);
+    int rc = model_chip_and_mfu(a, r);
+    if (rc >= 0) return rc;
+    r->moe_b = r->chip ? pc_model_moe_critical_batch(&r->m, r->chip, mo->weight_prec, mo->act_prec)
+                       : 0;
+    r->kvb = pc_model_kv_bytes_per_token(&r->m, a->kv);
+    r->kvs = pc_model_kv_bytes_per_seq(&r->m, a->kv, a->seq);
+    if (a->remat == PC_REMAT_TENSORS)
+        snprintf(r->remat_s, sizeof r->remat_s, "tensors:%g", a->remat_k);
+    else
+        snprintf(r->remat_s, sizeof r->remat_s, "%s", pc_remat_name(a->remat));
+    r->opt_s = mo->optimizer == PC_OPT_ADAM           ? "adam"
+               : mo->optimizer == PC_OPT_SGD_MOMENTUM ? "momentum"
+                                                      : "sgd";
+    return -1;
+}
+
+/* ---------------- JSON ---------------- */
+
+static cJSON *params_json(const pc_param_counts *p) {
+    cJSON *jp = cJSON_CreateObject();
+    cJSON_AddNumberToObject(jp, "total", p->total);
+    cJSON_AddNumberToObject(jp, "active", p->active);
+    cJSON_AddNumberToObject(jp, "non_embedding", p->non_embedding);
+    cJSON_AddNumberToObject(jp, "matmul_active", p->matmul_active);
+    cJSON_AddNumberToObject(jp, "embedding", p->embedding);
+    cJSON_AddNumberToObject(jp, "unembedding", p->unembedding);
+    cJSON_AddNumberToObject(jp, "position", p->position);
+    cJSON_AddNumberToObject(jp, "attention", p->attention);
+    cJSON_AddNumberToObject(jp, "mlp", p->mlp);
+    cJSON_AddNumberToObject(jp, "mlp_active", p->mlp_active);
+    cJSON_AddNumberToObject(jp, "router", p->router);
+    cJSON_AddNumberToObject(jp, "norms", p->norms);
+    cJSON_AddNumberToObject(jp, "mtp", p->mtp);
+    return jp;
+}
+
+static cJSON *flops_json(const pc_flop_counts *fl, double seq, int causal) {
+    cJSON *jf = cJSON_CreateObject();
+    cJSON_AddNumberToObject(jf, "seq", seq);
+    cJSON_AddBoolToObject(jf, "causal", causal);
+    cJSON_AddNumberToObject(jf, "train", fl->train);
+    cJSON_AddNumberToObject(jf, "train_with_remat", fl->train_remat);
+    cJSON_AddNumberToObject(jf, "remat_extra", fl->remat_extra);
+    cJSON_AddNumberToObject(jf, "six_n", fl->six_n);
+    cJSON_AddNumberToObject(jf, "attention_train", 3 * fl->attention_fwd);
+    cJSON_AddNumberToObject(jf, "prefill", fl->prefill);
+    cJSON_AddNumberToObject(jf, "decode", fl->decode);
+    cJSON *js = cJSON_AddObjectToObject(jf, "forward_split");
+    cJSON_AddNumberToObject(js, "attn_proj", fl->fwd_attn_proj);
+    cJSON_AddNumberToObject(js, "dense_mlp", fl->fwd_dense_mlp);
+    cJSON_AddNumberToObject(js, "experts", fl->fwd_experts);
+    cJSON_AddNumberToObject(js, "shared_experts", fl->fwd_shared);
+    cJSON_AddNumberToObject(js, "router", fl->fwd_router);
+    cJSON_AddNumberToObject(js, "unembed", fl->fwd_unembed);
+    cJSON_AddNumberToObject(js, "attention_core", fl->attention_fwd);
+    cJSON_AddNumberToObject(js, "mtp", fl->fwd_mtp);
+    cJSON_AddNumberToObject(jf, "keys_global", fl->keys_global);
+    cJSON_AddNumberToObject(jf, "keys_local", fl->keys_local);
+    return jf;
+}
+
+static cJSON *memory_json(const model_report *r) {
+    cJSON *jm = cJSON_CreateObject();
+    cJSON_AddNumberToObject(jm, "tokens", r->mo.tokens);
+    cJSON_AddStringToObject(jm, "remat", r->remat_s);
+    cJSON_AddStringToObject(jm, "optimizer", r->opt_s);
+    cJSON_AddNumberToObject(jm, "weights", r->mem.weights);
+    cJSON_AddNumberToObject(jm, "grads", r->mem.grads);
+    cJSON_AddNumberToObject(jm, "optimizer_state", r->mem.optimizer);
+    cJSON_AddNumberToObject(jm, "activations", r->mem.activations);
+    cJSON_AddNumberToObject(jm, "total", r->mem.total);
+    cJSON_AddNumberToObject(jm, "act_elems_per_token_layer", r->mem.act_elems_per_token_layer);
+    return jm;
+}
+
+static void model_print_json(const model_args *a, const model_report *r) {
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddItemToObject(o, "model", cfg_json(&r->m));
+    cJSON_AddItemToObject(o, "params", params_json(&r->p));
+    cJSON_AddItemToObject(o, "flops_per_token", flops_json(&r->fl, a->seq, a->causal));
+    cJSON_AddItemToObject(o, "train_memory", memory_json(r));
+    cJSON *jk = cJSON_AddObjectToObject(o, "kv_cache");
+    cJSON_AddStringToObject(jk, "dtype", pc_prec_name(a->kv));
+    cJSON_AddNumberToObject(jk, "bytes_per_token", r->kvb);
+    cJSON_AddNumberToObject(jk, "bytes_per_sequence", r->kvs);
+    cJSON_AddNumberToObject(o, "weight_bytes", r->p.total * pc_prec_bytes(r->mo.weight_prec));
+    if (r->chip) cJSON_AddStringToObject(o, "chip", r->chip->name);
+    if (r->m.experts > 0 && r->chip) cJSON_AddNumberToObject(o, "moe_critical_batch", r->moe_b);
+    if (r->mfu_tokens > 0)
+        add_mfu_json(o, &r->mfu, r->attn, r->remat_s, a->mf.step > 0 ? a->mf.step : 0,
+                     a->mf.chips, a->mf.hours, r->mfu_tokens);
+    char *s = cJSON_Print(o);
+    if (s) puts(s);
+    free(s);
+    cJSON_Delete(o);
+}
+
+/* ---------------- text ---------------- */
+
+/* The shape line and the architecture lines under it. */
+static void print_config(const pc_model_cfg *m) {
+    printf("%s (%s): L=%lld D=%lld F=%lld N=%lld K=%lld H=%lld V=%lld", m->name, m->arch,
+           (long long)m->layers, (long long)m->d_model, (long long)m->d_ff, (long long)m->heads,
+           (long long)m->kv_heads, (long long)m->head_dim, (long long)m->vocab);
+    if (m->experts)
+        printf(" E=%lld k=%lld F_e=%lld", (long long)m->experts, (long long)m->experts_per_token,
+               (long long)m->d_ff_expert);
+    if (m->shared_experts)
+        printf(" shared=%lldx%lld", (long long)m->shared_experts, (long long)m->d_ff_shared);
+    printf("\n  %s MLP%s%s%s, %s, %s embeddings, %s attention%s%s\n",
+           m->gated ? "gated" : "plain", m->act[0] ? " (" : "", m->act, m->act[0] ? ")" : "",
+           m->layernorm ? "LayerNorm" : "RMSNorm", m->tied ? "tied" : "untied",
+           m->kv_lora_rank > 0       ? "MLA"
+           : m->kv_heads == m->heads ? "MHA"
+           : m->kv_heads == 1        ? "MQA"
+                                     : "GQA",
+           m->positions ? ", learned positions" : "", m->attn_sink ? ", attention sinks" : "");
+    if (m->kv_lora_rank > 0)
         printf("  MLA: q_lora_rank %lld, kv_lora_rank %lld, qk nope %lld + rope %lld, v %lld; "
                "cache %lld values/token/layer\n",
-               (long long)m.q_lora_rank, (long long)m.kv_lora_rank, (long long)m.qk_nope_head_dim,
-               (long long)m.qk_rope_head_dim, (long long)m.v_head_dim,
-               (long long)(m.kv_lora_rank + m.qk_rope_head_dim));
-    if (m.experts)
-        printf("  layers: %lld MoE, %lld dense (F=%lld)%s\n", (long long)m.moe_layers,
-               (long long)(m.layers - m.moe_layers), (long long)m.d_ff,
-               m.mtp_layers ? "; + MTP module(s), see note" : "");
-    if (m.sliding_window > 0 || m.attn_chunk > 0)
+               (long long)m->q_lora_rank, (long long)m->kv_lora_rank,
+               (long long)m->qk_nope_head_dim, (long long)m->qk_rope_head_dim,
+               (long long)m->v_head_dim, (long long)(m->kv_lora_rank + m->qk_rope_head_dim));
+    if (m->experts)
+        printf("  layers: %lld MoE, %lld dense (F=%lld)%s\n", (long long)m->moe_layers,
+               (long long)(m->layers - m->moe_layers), (long long)m->d_ff,
+               m->mtp_layers ? "; + MTP module(s), see note" : "");
+    if (m->sliding_window > 0 || m->attn_chunk > 0)
         printf("  attention: %lld of %lld layers %s %lld tokens, the rest global\n",
-               (long long)m.local_layers, (long long)m.layers,
-               m.sliding_window > 0 ? "sliding window" : "chunked, chunk",
-               (long long)(m.sliding_window > 0 ? m.sliding_window : m.attn_chunk));
-    if (m.note[0]) printf("  note: %s\n", m.note);
+               (long long)m->local_layers, (long long)m->layers,
+               m->sliding_window > 0 ? "sliding window" : "chunked, chunk",
+               (long long)(m->sliding_window > 0 ? m->sliding_window : m->attn_chunk));
+    if (m->note[0]) printf("  note: %s\n", m->note);
+}
+
+static void print_params(const pc_param_counts *p) {
+    char a[64], b[64], c1[64], d[64], e1[64];
     printf("parameters      total %s  active/token %s  non-embedding %s  in matmuls %s\n",
-           pc_acli_count(p.total, a, sizeof a), pc_acli_count(p.active, b, sizeof b),
-           pc_acli_count(p.non_embedding, c1, sizeof c1),
-           pc_acli_count(p.matmul_active, d, sizeof d));
+           pc_acli_count(p->total, a, sizeof a), pc_acli_count(p->active, b, sizeof b),
+           pc_acli_count(p->non_embedding, c1, sizeof c1),
+           pc_acli_count(p->matmul_active, d, sizeof d));
     printf("                embedding %s  unembedding %s  attention %s  MLP %s",
-           pc_acli_count(p.embedding, a, sizeof a), pc_acli_count(p.unembedding, b, sizeof b),
-           pc_acli_count(p.attention, c1, sizeof c1), pc_acli_count(p.mlp, d, sizeof d));
-    if (p.router > 0) printf("  router %s", pc_acli_count(p.router, a, sizeof a));
-    if (p.position > 0) printf("  positions %s", pc_acli_count(p.position, a, sizeof a));
-    if (p.mtp > 0) printf("  MTP %s", pc_acli_count(p.mtp, a, sizeof a));
-    printf("  norms %s\n", pc_acli_count(p.norms, e1, sizeof e1));
+           pc_acli_count(p->embedding, a, sizeof a), pc_acli_count(p->unembedding, b, sizeof b),
+           pc_acli_count(p->attention, c1, sizeof c1), pc_acli_count(p->mlp, d, sizeof d));
+    if (p->router > 0) printf("  router %s", pc_acli_count(p->router, a, sizeof a));
+    if (p->position > 0) printf("  positions %s", pc_acli_count(p->position, a, sizeof a));
+    if (p->mtp > 0) printf("  MTP %s", pc_acli_count(p->mtp, a, sizeof a));
+    printf("  norms %s\n", pc_acli_count(p->norms, e1, sizeof e1));
+}
+
+static void print_flops(const pc_flop_counts *fl, double seq, int causal, const char *remat_s) {
     printf("FLOPs/token     T=%.0f%s: train %.3g (matmuls %.3g + attention %.3g); 6N %.3g\n", seq,
-           causal ? " causal" : "", fl.train, 3 * fl.matmul, 3 * fl.attention_fwd, fl.six_n);
-    if (fl.remat_extra > 0)
-        printf("                with remat %s: %.3g (+%.3g recomputed)\n", remat_s, fl.train_remat,
-               fl.remat_extra);
+           causal ? " causal" : "", fl->train, 3 * fl->matmul, 3 * fl->attention_fwd, fl->six_n);
+    if (fl->remat_extra > 0)
+        printf("                with remat %s: %.3g (+%.3g recomputed)\n", remat_s,
+               fl->train_remat, fl->remat_extra);
     printf("                prefill %.3g per prompt token, decode %.3g per token at context %.0f\n",
-           fl.prefill, fl.decode, seq);
+           fl->prefill, fl->decode, seq);
     printf("                forward split: attention proj %.3g, dense MLP %.3g, experts %.3g, "
            "shared %.3g, router %.3g, unembed %.3g, attention core %.3g\n",
-           fl.fwd_attn_proj, fl.fwd_dense_mlp, fl.fwd_experts, fl.fwd_shared, fl.fwd_router,
-           fl.fwd_unembed, fl.attention_fwd);
+           fl->fwd_attn_proj, fl->fwd_dense_mlp, fl->fwd_experts, fl->fwd_shared, fl->fwd_router,
+           fl->fwd_unembed, fl->attention_fwd);
+}
+
+/* Training memory and the KV cache. */
+static void print_memory(const model_args *a, const model_report *r) {
+    const pc_mem_opts *mo = &r->mo;
+    const pc_train_memory *mem = &r->mem;
+    char x[64], y[64], z[64], w[64], t[64], g[64];
     printf("train memory    %.0f tokens, remat %s, %s: weights %s (%s), grads %s (%s), optimizer "
            "%s, activations %s; total %s\n",
-           mo.tokens, remat_s, opt_s, pc_acli_si(mem.weights, "B", a, sizeof a),
-           pc_prec_name(mo.weight_prec), pc_acli_si(mem.grads, "B", b, sizeof b),
-           pc_prec_name(mo.grad_prec), pc_acli_si(mem.optimizer, "B", c1, sizeof c1),
-           pc_acli_si(mem.activations, "B", d, sizeof d),
-           pc_acli_si(mem.total, "B", e1, sizeof e1));
-    printf("KV cache        %.0f bytes/token (%s), %s per %.0f-token sequence%s\n", kvb,
-           pc_prec_name(kv), pc_acli_si(kvs, "B", g, sizeof g), seq,
-           kvs < kvb * seq ? " (windows cap local layers)" : "");
-    if (m.experts > 0) print_moe(&m, chip, moe_b, &mo);
-    if (mfu_tokens > 0) print_mfu(&mfu, chip, attn, remat_s, &mf, &mo);
-    pc_chipdb_free(db);
+           mo->tokens, r->remat_s, r->opt_s, pc_acli_si(mem->weights, "B", x, sizeof x),
+           pc_prec_name(mo->weight_prec), pc_acli_si(mem->grads, "B", y, sizeof y),
+           pc_prec_name(mo->grad_prec), pc_acli_si(mem->optimizer, "B", z, sizeof z),
+           pc_acli_si(mem->activations, "B", w, sizeof w),
+           pc_acli_si(mem->total, "B", t, sizeof t));
+    printf("KV cache        %.0f bytes/token (%s), %s per %.0f-token sequence%s\n", r->kvb,
+           pc_prec_name(a->kv), pc_acli_si(r->kvs, "B", g, sizeof g), a->seq,
+           r->kvs < r->kvb * a->seq ? " (windows cap local layers)" : "");
+}
+
+static void model_print_text(const model_args *a, const model_report *r) {
+    print_config(&r->m);
+    print_params(&r->p);
+    print_flops(&r->fl, a->seq, a->causal, r->remat_s);
+    print_memory(a, r);
+    if (r->m.experts > 0) print_moe(&r->m, r->chip, r->moe_b, &r->mo);
+    if (r->mfu_tokens > 0) print_mfu(&r->mfu, r->chip, r->attn, r->remat_s, &a->mf, &r->mo);
+}
+
+int pc_cmd_model(int argc, char **argv) {
+    model_args a;
+    model_report r;
+    int rc;
+    memset(&r, 0, sizeof r);
+    if ((rc = model_parse(argc, argv, &a)) >= 0 || (rc = model_build(&a, &r.m)) >= 0 ||
+        (rc = model_compute(&a, &r)) >= 0)
+        return rc;
+    if (a.json)
+        model_print_json(&a, &r);
+    else
+        model_print_text(&a, &r);
+    pc_chipdb_free(r.db);
     return PC_EXIT_OK;
 }

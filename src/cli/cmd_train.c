@@ -135,212 +135,270 @@ static int parse_double(const char *s, double lo, double hi, double *out) {
     return 0;
 }
 
-int pc_cmd_train(int argc, char **argv) {
-    enum { O_BUDGET = 256, O_EPOCHS, O_PATIENCE, O_CONFIGS, O_LR, O_HIDDEN, O_LAYERS, O_SAMPLING,
-           O_LOSS, O_WD, O_CLIP, O_EMB, O_POOL, O_JOIN, O_ACT, O_DROPOUT, O_NOLN, O_RESUME,
-           O_STOPAFTER, O_PROGRESS, O_GST, O_SEGMENTS, O_SEGSIZE, O_GSTSEGS, O_GSTKEEP,
-           O_GSTFT, O_MAXMEM, O_PRUNE, O_COLLAPSE, O_ENCODE, O_ATTN, O_DEDUP, O_BATCH };
-    static const struct option opts[] = {
-        {"data", required_argument, 0, 'd'},         {"collection", required_argument, 0, 'c'},
-        {"out", required_argument, 0, 'o'},          {"time-budget", required_argument, 0, O_BUDGET},
-        {"epochs", required_argument, 0, O_EPOCHS},  {"patience", required_argument, 0, O_PATIENCE},
-        {"seed", required_argument, 0, 'S'},         {"threads", required_argument, 0, 't'},
-        {"configs", required_argument, 0, O_CONFIGS}, {"lr", required_argument, 0, O_LR},
-        {"hidden", required_argument, 0, O_HIDDEN},  {"layers", required_argument, 0, O_LAYERS},
-        {"sampling", required_argument, 0, O_SAMPLING}, {"loss", required_argument, 0, O_LOSS},
-        {"weight-decay", required_argument, 0, O_WD}, {"clip", required_argument, 0, O_CLIP},
-        {"emb-dim", required_argument, 0, O_EMB},    {"pool", required_argument, 0, O_POOL},
-        {"join", required_argument, 0, O_JOIN},      {"act", required_argument, 0, O_ACT},
-        {"dropout", required_argument, 0, O_DROPOUT}, {"no-layernorm", no_argument, 0, O_NOLN},
-        {"resume", no_argument, 0, O_RESUME},
-        {"stop-after-steps", required_argument, 0, O_STOPAFTER},
-        {"progress", required_argument, 0, O_PROGRESS},
-        {"gst", no_argument, 0, O_GST},              {"segments", required_argument, 0, O_SEGMENTS},
-        {"seg-size", required_argument, 0, O_SEGSIZE},
-        {"gst-train-segs", required_argument, 0, O_GSTSEGS},
-        {"gst-keep", required_argument, 0, O_GSTKEEP},
-        {"gst-finetune", required_argument, 0, O_GSTFT},
-        {"max-memory", required_argument, 0, O_MAXMEM},
-        {"prune-hops", required_argument, 0, O_PRUNE},
-        {"collapse-chains", no_argument, 0, O_COLLAPSE},
-        {"encode", required_argument, 0, O_ENCODE},
-        {"cfg-attention", required_argument, 0, O_ATTN},
-        {"dedup", no_argument, 0, O_DEDUP},
-        {"batch-graphs", required_argument, 0, O_BATCH},
-        {"help", no_argument, 0, 'h'},               {0, 0, 0, 0}};
-    pc_train_opts o = pc_train_opts_default();
-    cli_train ct = {0, isatty(fileno(stderr))};
-    long long v;
-    double d;
-    int c;
+/* ---------------- options ---------------- */
+
+enum { O_BUDGET = 256, O_EPOCHS, O_PATIENCE, O_CONFIGS, O_LR, O_HIDDEN, O_LAYERS, O_SAMPLING,
+       O_LOSS, O_WD, O_CLIP, O_EMB, O_POOL, O_JOIN, O_ACT, O_DROPOUT, O_NOLN, O_RESUME,
+       O_STOPAFTER, O_PROGRESS, O_GST, O_SEGMENTS, O_SEGSIZE, O_GSTSEGS, O_GSTKEEP,
+       O_GSTFT, O_MAXMEM, O_PRUNE, O_COLLAPSE, O_ENCODE, O_ATTN, O_DEDUP, O_BATCH };
+
+static const struct option train_opts[] = {
+    {"data", required_argument, 0, 'd'},         {"collection", required_argument, 0, 'c'},
+    {"out", required_argument, 0, 'o'},          {"time-budget", required_argument, 0, O_BUDGET},
+    {"epochs", required_argument, 0, O_EPOCHS},  {"patience", required_argument, 0, O_PATIENCE},
+    {"seed", required_argument, 0, 'S'},         {"threads", required_argument, 0, 't'},
+    {"configs", required_argument, 0, O_CONFIGS}, {"lr", required_argument, 0, O_LR},
+    {"hidden", required_argument, 0, O_HIDDEN},  {"layers", required_argument, 0, O_LAYERS},
+    {"sampling", required_argument, 0, O_SAMPLING}, {"loss", required_argument, 0, O_LOSS},
+    {"weight-decay", required_argument, 0, O_WD}, {"clip", required_argument, 0, O_CLIP},
+    {"emb-dim", required_argument, 0, O_EMB},    {"pool", required_argument, 0, O_POOL},
+    {"join", required_argument, 0, O_JOIN},      {"act", required_argument, 0, O_ACT},
+    {"dropout", required_argument, 0, O_DROPOUT}, {"no-layernorm", no_argument, 0, O_NOLN},
+    {"resume", no_argument, 0, O_RESUME},
+    {"stop-after-steps", required_argument, 0, O_STOPAFTER},
+    {"progress", required_argument, 0, O_PROGRESS},
+    {"gst", no_argument, 0, O_GST},              {"segments", required_argument, 0, O_SEGMENTS},
+    {"seg-size", required_argument, 0, O_SEGSIZE},
+    {"gst-train-segs", required_argument, 0, O_GSTSEGS},
+    {"gst-keep", required_argument, 0, O_GSTKEEP},
+    {"gst-finetune", required_argument, 0, O_GSTFT},
+    {"max-memory", required_argument, 0, O_MAXMEM},
+    {"prune-hops", required_argument, 0, O_PRUNE},
+    {"collapse-chains", no_argument, 0, O_COLLAPSE},
+    {"encode", required_argument, 0, O_ENCODE},
+    {"cfg-attention", required_argument, 0, O_ATTN},
+    {"dedup", no_argument, 0, O_DEDUP},
+    {"batch-graphs", required_argument, 0, O_BATCH},
+    {"help", no_argument, 0, 'h'},               {0, 0, 0, 0}};
+
+/* The integer flags: "<flag> expects <lo>..<hi>, got '<v>'". */
+static int int_opt(pc_train_opts *o, int c, const char *v) {
+    const struct {
+        int code;
+        const char *flag;
+        long long lo, hi;
+        int *i;  /* the field, */
+        long *l; /* or this one */
+    } t[] = {
+        {O_EPOCHS, "--epochs", 1, 1000000000, &o->epochs, NULL},
+        {O_PATIENCE, "--patience", 1, 1000000000, &o->patience, NULL},
+        {O_CONFIGS, "--configs", 2, 1000000000, &o->configs, NULL},
+        {O_HIDDEN, "--hidden", 1, 4096, &o->hidden, NULL},
+        {O_LAYERS, "--layers", 0, 64, &o->layers, NULL},
+        {O_EMB, "--emb-dim", 1, 4096, &o->emb_dim, NULL},
+        {O_STOPAFTER, "--stop-after-steps", 1, 1000000000, NULL, &o->stop_after_steps},
+        {O_SEGSIZE, "--seg-size", 1, 1000000000, &o->seg_size, NULL},
+        {O_GSTSEGS, "--gst-train-segs", 1, 1000000000, &o->gst_train_segs, NULL},
+        {O_GSTFT, "--gst-finetune", 0, 1000000000, &o->gst_finetune, NULL},
+        {O_BATCH, "--batch-graphs", 1, 1 << 20, &o->batch_graphs, NULL},
+        {O_PRUNE, "--prune-hops", 0, 64, &o->prune_hops, NULL},
+        {'t', "--threads", 0, 1024, &o->threads, NULL},
+    };
+    for (size_t k = 0; k < sizeof t / sizeof t[0]; k++) {
+        if (t[k].code != c) continue;
+        long long n;
+        if (pc_cli_parse_i64(v, t[k].lo, t[k].hi, &n))
+            return pc_cli_usage_error("train", "%s expects %lld..%lld, got '%s'", t[k].flag,
+                                      t[k].lo, t[k].hi, v);
+        if (t[k].i)
+            *t[k].i = (int)n;
+        else
+            *t[k].l = (long)n;
+        return -1;
+    }
+    return -1;
+}
+
+/* The real-valued flags: "<flag> expects a number in [<lo>, <hi>], got '<v>'". */
+static int real_opt(pc_train_opts *o, int c, const char *v) {
+    const struct {
+        int code;
+        const char *flag;
+        double lo, hi;
+        float *f;  /* the field, */
+        double *d; /* or this one */
+    } t[] = {
+        {O_BUDGET, "--time-budget", 0, 1e9, NULL, &o->time_budget},
+        {O_LR, "--lr", 1e-9, 10, &o->lr, NULL},
+        {O_WD, "--weight-decay", 0, 10, &o->weight_decay, NULL},
+        {O_CLIP, "--clip", 1e-9, 1e6, &o->clip, NULL},
+        {O_GSTKEEP, "--gst-keep", 0, 1, &o->gst_keep, NULL},
+        {O_MAXMEM, "--max-memory", 1e-9, 1e6, NULL, &o->max_memory_gib},
+        {O_DROPOUT, "--dropout", 0, 0.95, &o->dropout, NULL},
+    };
+    for (size_t k = 0; k < sizeof t / sizeof t[0]; k++) {
+        if (t[k].code != c) continue;
+        double d;
+        if (parse_double(v, t[k].lo, t[k].hi, &d))
+            return pc_cli_usage_error("train", "%s expects a number in [%g, %g], got '%s'",
+                                      t[k].flag, t[k].lo, t[k].hi, v);
+        if (t[k].f)
+            *t[k].f = (float)d;
+        else
+            *t[k].d = d;
+        return -1;
+    }
+    return -1;
+}
+
+/* The flags that name one of a few choices. */
+static int choice_opt(pc_train_opts *o, int c, const char *v) {
+    static const char *const samp[] = {"uniform", "fast", NULL};
+    static const char *const pools[] = {"mean", "max", "sum", "meanmax", NULL};
+    static const char *const joins[] = {"early", "late", NULL};
+    static const char *const acts[] = {"leaky_relu", "relu", "gelu", NULL};
+    static const char *const segs[] = {"contiguous", "splits", "metis", NULL};
+    const struct {
+        int code;
+        const char *flag;
+        const char *const *names;
+        const char **dst;
+    } t[] = {
+        {O_SAMPLING, "--sampling", samp, &o->sampling},
+        {O_POOL, "--pool", pools, &o->pool},
+        {O_JOIN, "--join", joins, &o->join},
+        {O_SEGMENTS, "--segments", segs, &o->seg_method},
+        {O_ACT, "--act", acts, &o->act},
+    };
+    for (size_t k = 0; k < sizeof t / sizeof t[0]; k++) {
+        if (t[k].code != c) continue;
+        const char *const *names = t[k].names;
+        int i = 0;
+        while (names[i] && strcmp(names[i], v)) i++;
+        if (!names[i]) {
+            char list[96] = "";
+            for (int j = 0; names[j]; j++)
+                snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", j ? ", " : "",
+                         names[j]);
+            return pc_cli_usage_error("train", "%s expects one of %s, got '%s'", t[k].flag,
+                                      list, v);
+        }
+        *t[k].dst = v;
+        return -1;
+    }
+    return -1;
+}
+
+/* --progress auto|always|never */
+static int parse_progress(const char *v, cli_train *ct) {
+    if (!strcmp(v, "always"))
+        ct->progress = 1;
+    else if (!strcmp(v, "never"))
+        ct->progress = 0;
+    else if (strcmp(v, "auto"))
+        return pc_cli_usage_error("train", "--progress expects auto, always or never, "
+                                  "got '%s'", v);
+    return -1;
+}
+
+/* One option; -1 to go on, else the exit code (0 after --help). */
+static int train_opt(pc_train_opts *o, cli_train *ct, int c, const char *v, char **argv) {
+    long long n;
+    switch (c) {
+    case 'd': o->data_dir = v; return -1;
+    case 'c':
+        if (pc_collection_find(v) < 0)
+            return pc_cli_usage_error("train", "--collection expects tile:xla or "
+                                      "layout:{xla,nlp}:{random,default}, got '%s'", v);
+        o->collection = v;
+        return -1;
+    case 'o': o->out_path = v; return -1;
+    case O_GST: o->gst = 1; return -1;
+    case O_COLLAPSE: o->collapse_chains = 1; return -1;
+    case O_DEDUP: o->dedup = 1; return -1;
+    case O_ENCODE: o->encode = v; return -1;
+    case O_LOSS: o->loss = v; return -1;
+    case O_NOLN: o->layernorm = 0; return -1;
+    case O_RESUME: o->resume = 1; return -1;
+    case O_PROGRESS: return parse_progress(v, ct);
+    case O_ATTN:
+        if (pc_cli_parse_i64(v, 0, 16, &n))
+            return pc_cli_usage_error("train", "--cfg-attention expects 0..16 heads, got '%s'", v);
+        o->attn_heads = (int)n;
+        return -1;
+    case 'S':
+        if (pc_cli_parse_i64(v, 0, INT64_MAX, &n))
+            return pc_cli_usage_error("train", "--seed expects a non-negative integer, got "
+                                      "'%s'", v);
+        o->seed = (uint64_t)n;
+        return -1;
+    case 't':
+    case O_EPOCHS:
+    case O_PATIENCE:
+    case O_CONFIGS:
+    case O_HIDDEN:
+    case O_LAYERS:
+    case O_EMB:
+    case O_STOPAFTER:
+    case O_SEGSIZE:
+    case O_GSTSEGS:
+    case O_GSTFT:
+    case O_BATCH:
+    case O_PRUNE: return int_opt(o, c, v);
+    case O_BUDGET:
+    case O_LR:
+    case O_WD:
+    case O_CLIP:
+    case O_GSTKEEP:
+    case O_MAXMEM:
+    case O_DROPOUT: return real_opt(o, c, v);
+    case O_SAMPLING:
+    case O_SEGMENTS:
+    case O_POOL:
+    case O_JOIN:
+    case O_ACT: return choice_opt(o, c, v);
+    case 'h': train_help(stdout); return PC_EXIT_OK;
+    default: return pc_cli_usage_error("train", "unknown option '%s'", argv[optind - 1]);
+    }
+}
+
+/* Fills o and ct from the command line; -1 to go on, else the exit code. */
+static int train_parse(int argc, char **argv, pc_train_opts *o, cli_train *ct) {
+    *o = pc_train_opts_default();
+    ct->live = 0;
+    ct->progress = isatty(fileno(stderr));
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "d:c:o:S:t:h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'd': o.data_dir = optarg; break;
-        case 'c':
-            if (pc_collection_find(optarg) < 0)
-                return pc_cli_usage_error("train", "--collection expects tile:xla or "
-                                          "layout:{xla,nlp}:{random,default}, got '%s'", optarg);
-            o.collection = optarg;
-            break;
-        case 'o': o.out_path = optarg; break;
-        case O_GST: o.gst = 1; break;
-        case O_COLLAPSE: o.collapse_chains = 1; break;
-        case O_DEDUP: o.dedup = 1; break;
-        case O_ENCODE: o.encode = optarg; break;
-        case O_BATCH:
-            if (pc_cli_parse_i64(optarg, 1, 1 << 20, &v))
-                return pc_cli_usage_error("train", "--batch-graphs expects 1..1048576, got '%s'",
-                                          optarg);
-            o.batch_graphs = (int)v;
-            break;
-        case O_ATTN:
-            if (pc_cli_parse_i64(optarg, 0, 16, &v))
-                return pc_cli_usage_error("train", "--cfg-attention expects 0..16 heads, got '%s'",
-                                          optarg);
-            o.attn_heads = (int)v;
-            break;
-        case O_PRUNE:
-            if (pc_cli_parse_i64(optarg, 0, 64, &v))
-                return pc_cli_usage_error("train", "--prune-hops expects 0..64, got '%s'", optarg);
-            o.prune_hops = (int)v;
-            break;
-        case O_SAMPLING:
-        case O_SEGMENTS:
-        case O_POOL:
-        case O_JOIN:
-        case O_ACT: {
-            static const char *const samp[] = {"uniform", "fast", NULL};
-            static const char *const pools[] = {"mean", "max", "sum", "meanmax", NULL};
-            static const char *const joins[] = {"early", "late", NULL};
-            static const char *const acts[] = {"leaky_relu", "relu", "gelu", NULL};
-            static const char *const segs[] = {"contiguous", "splits", "metis", NULL};
-            const char *const *names = c == O_SAMPLING ? samp : c == O_POOL ? pools
-                                       : c == O_JOIN ? joins : c == O_SEGMENTS ? segs : acts;
-            const char *flag = c == O_SAMPLING ? "--sampling" : c == O_POOL ? "--pool"
-                               : c == O_JOIN ? "--join" : c == O_SEGMENTS ? "--segments"
-                               : "--act";
-            int i = 0;
-            while (names[i] && strcmp(names[i], optarg)) i++;
-            if (!names[i]) {
-                char list[96] = "";
-                for (int j = 0; names[j]; j++)
-                    snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s",
-                             j ? ", " : "", names[j]);
-                return pc_cli_usage_error("train", "%s expects one of %s, got '%s'", flag, list,
-                                          optarg);
-            }
-            if (c == O_SAMPLING) o.sampling = optarg;
-            else if (c == O_POOL) o.pool = optarg;
-            else if (c == O_JOIN) o.join = optarg;
-            else if (c == O_SEGMENTS) o.seg_method = optarg;
-            else o.act = optarg;
-            break;
-        }
-        case O_LOSS: o.loss = optarg; break;
-        case O_NOLN: o.layernorm = 0; break;
-        case O_RESUME: o.resume = 1; break;
-        case O_PROGRESS:
-            if (!strcmp(optarg, "always")) ct.progress = 1;
-            else if (!strcmp(optarg, "never")) ct.progress = 0;
-            else if (strcmp(optarg, "auto"))
-                return pc_cli_usage_error("train", "--progress expects auto, always or never, "
-                                          "got '%s'", optarg);
-            break;
-        case O_BUDGET:
-        case O_LR:
-        case O_WD:
-        case O_CLIP:
-        case O_GSTKEEP:
-        case O_MAXMEM:
-        case O_DROPOUT: {
-            const char *flag = c == O_BUDGET ? "--time-budget" : c == O_LR ? "--lr"
-                               : c == O_WD ? "--weight-decay" : c == O_CLIP ? "--clip"
-                               : c == O_GSTKEEP ? "--gst-keep" : c == O_MAXMEM ? "--max-memory"
-                               : "--dropout";
-            double lo = c == O_LR || c == O_CLIP || c == O_MAXMEM ? 1e-9 : 0;
-            double hi = c == O_BUDGET ? 1e9 : c == O_DROPOUT ? 0.95 : c == O_CLIP ? 1e6
-                        : c == O_GSTKEEP ? 1 : c == O_MAXMEM ? 1e6 : 10;
-            if (parse_double(optarg, lo, hi, &d))
-                return pc_cli_usage_error("train", "%s expects a number in [%g, %g], got '%s'",
-                                          flag, lo, hi, optarg);
-            if (c == O_BUDGET) o.time_budget = d;
-            else if (c == O_LR) o.lr = (float)d;
-            else if (c == O_WD) o.weight_decay = (float)d;
-            else if (c == O_CLIP) o.clip = (float)d;
-            else if (c == O_GSTKEEP) o.gst_keep = (float)d;
-            else if (c == O_MAXMEM) o.max_memory_gib = d;
-            else o.dropout = (float)d;
-            break;
-        }
-        case 'S':
-            if (pc_cli_parse_i64(optarg, 0, INT64_MAX, &v))
-                return pc_cli_usage_error("train", "--seed expects a non-negative integer, got "
-                                          "'%s'", optarg);
-            o.seed = (uint64_t)v;
-            break;
-        case 't':
-            if (pc_cli_parse_i64(optarg, 0, 1024, &v))
-                return pc_cli_usage_error("train", "--threads expects 0..1024, got '%s'", optarg);
-            o.threads = (int)v;
-            break;
-        case O_EPOCHS:
-        case O_PATIENCE:
-        case O_CONFIGS:
-        case O_HIDDEN:
-        case O_LAYERS:
-        case O_EMB:
-        case O_SEGSIZE:
-        case O_GSTSEGS:
-        case O_GSTFT:
-        case O_STOPAFTER: {
-            const char *flag = c == O_EPOCHS ? "--epochs" : c == O_PATIENCE ? "--patience"
-                               : c == O_CONFIGS ? "--configs" : c == O_HIDDEN ? "--hidden"
-                               : c == O_EMB ? "--emb-dim" : c == O_STOPAFTER ? "--stop-after-steps"
-                               : c == O_SEGSIZE ? "--seg-size" : c == O_GSTSEGS ? "--gst-train-segs"
-                               : c == O_GSTFT ? "--gst-finetune" : "--layers";
-            long long lo = c == O_LAYERS || c == O_GSTFT ? 0 : c == O_CONFIGS ? 2 : 1;
-            long long hi = c == O_HIDDEN || c == O_EMB ? 4096 : c == O_LAYERS ? 64 : 1000000000;
-            if (pc_cli_parse_i64(optarg, lo, hi, &v))
-                return pc_cli_usage_error("train", "%s expects %lld..%lld, got '%s'", flag, lo,
-                                          hi, optarg);
-            if (c == O_EPOCHS) o.epochs = (int)v;
-            else if (c == O_PATIENCE) o.patience = (int)v;
-            else if (c == O_CONFIGS) o.configs = (int)v;
-            else if (c == O_HIDDEN) o.hidden = (int)v;
-            else if (c == O_EMB) o.emb_dim = (int)v;
-            else if (c == O_STOPAFTER) o.stop_after_steps = (long)v;
-            else if (c == O_SEGSIZE) o.seg_size = (int)v;
-            else if (c == O_GSTSEGS) o.gst_train_segs = (int)v;
-            else if (c == O_GSTFT) o.gst_finetune = (int)v;
-            else o.layers = (int)v;
-            break;
-        }
-        case 'h': train_help(stdout); return PC_EXIT_OK;
-        default: return pc_cli_usage_error("train", "unknown option '%s'", argv[optind - 1]);
-        }
-    }
-    if (!o.data_dir) return pc_cli_usage_error("train", "--data DIR is required");
-    if (!o.collection) return pc_cli_usage_error("train", "--collection C is required");
-    if (!o.out_path) return pc_cli_usage_error("train", "--out MODEL is required");
-    if (optind != argc) return pc_cli_usage_error("train", "unexpected argument '%s'", argv[optind]);
+    int c, rc;
+    while ((c = getopt_long(argc, argv, "d:c:o:S:t:h", train_opts, NULL)) != -1)
+        if ((rc = train_opt(o, ct, c, optarg, argv)) >= 0) return rc;
+    if (!o->data_dir) return pc_cli_usage_error("train", "--data DIR is required");
+    if (!o->collection) return pc_cli_usage_error("train", "--collection C is required");
+    if (!o->out_path) return pc_cli_usage_error("train", "--out MODEL is required");
+    if (optind != argc)
+        return pc_cli_usage_error("train", "unexpected argument '%s'", argv[optind]);
+    return -1;
+}
+
+/* ---------------- the run ---------------- */
+
+/* Trains under MPI when launched by mpirun, with Ctrl-C saving the state;
+ * returns the exit code (130 when interrupted). */
+static int train_run(int *argc, char ***argv, pc_train_opts *o, cli_train *ct) {
     pc_error e;
     pc_dist *dist = NULL;
-    if (pc_dist_open(&argc, &argv, &dist, &e) != PC_OK) return pc_cli_fail(&e);
-    o.dist = dist;
-    if (pc_dist_rank(dist) != 0) ct.progress = 0;
+    if (pc_dist_open(argc, argv, &dist, &e) != PC_OK) return pc_cli_fail(&e);
+    o->dist = dist;
+    if (pc_dist_rank(dist) != 0) ct->progress = 0;
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
-    o.stop_flag = &stop_flag;
+    o->stop_flag = &stop_flag;
     pc_train_result r;
-    pc_status st = pc_train_run(&o, log_line, progress_line, &ct, &r, &e);
-    clear_live(&ct);
+    pc_status st = pc_train_run(o, log_line, progress_line, ct, &r, &e);
+    clear_live(ct);
     pc_dist_close(dist);
     if (st != PC_OK) return pc_cli_fail(&e);
     if (stop_flag) return 130; /* interrupted: the state is saved */
     return PC_EXIT_OK;
+}
+
+int pc_cmd_train(int argc, char **argv) {
+    pc_train_opts o;
+    cli_train ct;
+    int rc = train_parse(argc, argv, &o, &ct);
+    if (rc >= 0) return rc;
+    return train_run(&argc, &argv, &o, &ct);
 }
