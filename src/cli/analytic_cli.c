@@ -79,3 +79,15 @@ const char *pc_acli_count(double v, char *buf, size_t cap) {
         snprintf(buf, cap, "%.0f", v);
     return buf;
 }
+
+int pc_acli_parse_optimizer(const char *cmd, const char *v, pc_optimizer *out) {
+    if (!strcmp(v, "adam") || !strcmp(v, "adamw"))
+        *out = PC_OPT_ADAM;
+    else if (!strcmp(v, "momentum"))
+        *out = PC_OPT_SGD_MOMENTUM;
+    else if (!strcmp(v, "sgd"))
+        *out = PC_OPT_SGD;
+    else
+        return pc_cli_usage_error(cmd, "--optimizer '%s' unknown (adam, momentum, sgd)", v);
+    return -1;
+}

@@ -22,4 +22,8 @@ const char *pc_acli_si(double v, const char *unit, char *buf, size_t cap);
 /* Parameter-like counts: "70.55e9", "124.4e6", "4096" */
 const char *pc_acli_count(double v, char *buf, size_t cap);
 
+/* --optimizer adam|adamw|momentum|sgd; -1 on success, else the usage exit code
+ * after naming the flag. */
+int pc_acli_parse_optimizer(const char *cmd, const char *v, pc_optimizer *out);
+
 #endif

@@ -362,18 +362,6 @@ static int parse_attention(model_args *a, const char *v) {
     return -1;
 }
 
-static int parse_optimizer(const char *v, pc_optimizer *out) {
-    if (!strcmp(v, "adam") || !strcmp(v, "adamw"))
-        *out = PC_OPT_ADAM;
-    else if (!strcmp(v, "momentum"))
-        *out = PC_OPT_SGD_MOMENTUM;
-    else if (!strcmp(v, "sgd"))
-        *out = PC_OPT_SGD;
-    else
-        return pc_cli_usage_error("model", "--optimizer '%s' unknown (adam, momentum, sgd)", v);
-    return -1;
-}
-
 /* --layers L, --d-model D, ...: a model field as an integer >= 0. */
 static int parse_field(model_args *a, int c, const char *v, char **argv) {
     long long n;
@@ -407,7 +395,7 @@ static int model_opt(model_args *a, int c, const char *v, char **argv) {
     case O_GDT: return parse_prec_opt("--grad-dtype", v, &a->mo.grad_prec);
     case O_ADT: return parse_prec_opt("--act-dtype", v, &a->mo.act_prec);
     case O_KVDT: return parse_prec_opt("--kv-dtype", v, &a->kv);
-    case O_OPT: return parse_optimizer(v, &a->mo.optimizer);
+    case O_OPT: return pc_acli_parse_optimizer("model", v, &a->mo.optimizer);
     case O_MASTER: a->mo.master_weights = 1; return -1;
     case O_LIST:
         for (int i = 0; i < pc_model_preset_count(); i++) puts(pc_model_preset_name(i));

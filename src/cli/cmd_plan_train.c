@@ -478,19 +478,6 @@ static int parse_zero(const char *v, unsigned *mask) {
     return -1;
 }
 
-static int parse_optimizer(const char *v, pc_optimizer *out) {
-    if (!strcmp(v, "adam") || !strcmp(v, "adamw"))
-        *out = PC_OPT_ADAM;
-    else if (!strcmp(v, "momentum"))
-        *out = PC_OPT_SGD_MOMENTUM;
-    else if (!strcmp(v, "sgd"))
-        *out = PC_OPT_SGD;
-    else
-        return pc_cli_usage_error(CMD_TRAIN, "--optimizer '%s' unknown (adam, momentum, sgd)",
-                                  v);
-    return -1;
-}
-
 /* One option; -1 to go on, else the exit code (0 after --help). */
 static int train_opt(train_args *a, int c, const char *v, char **argv) {
     pc_plan_train_opts *o = &a->o;
@@ -527,7 +514,7 @@ static int train_opt(train_args *a, int c, const char *v, char **argv) {
     case PC_PO_VP:
     case PC_PO_CP:
     case PC_PO_TOP: return train_int_opt(a, c, v);
-    case PC_PO_OPT: return parse_optimizer(v, &o->optimizer);
+    case PC_PO_OPT: return pc_acli_parse_optimizer(CMD_TRAIN, v, &o->optimizer);
     case PC_PO_MASTER: o->master_weights = 1; return -1;
     case PC_PO_WDT: return pc_pcli_parse_prec(CMD_TRAIN, "--weight-dtype", v, &o->weight_prec);
     case PC_PO_GDT: return pc_pcli_parse_prec(CMD_TRAIN, "--grad-dtype", v, &o->grad_prec);
