@@ -21,9 +21,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "common/hlo_opcode.h"
 #include "common/util.h"
 #include "hlo/proto.h"
+#include "tpugraphs/opcode.h"
 #include "tuning.pb-c.h"
 
 /*

@@ -63,8 +63,6 @@ double sy_layout_cost(sy_layout_model *lm, const float *row);
 
 /* ---- tile.c -------------------------------------------------------------- */
 
-#define SY_TILE_FEAT 24 /* kernel, output and input bounds, 6+sum+product each */
-
 typedef struct sy_tile_graph {
     sy_module mod;  /* one fused computation */
     char model[96]; /* model-like name of the program it came from */
