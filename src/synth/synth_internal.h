@@ -28,8 +28,6 @@ int sy_build_program(sy_module *m, sy_rng *r, int nlp, int64_t target_nodes, cha
 
 /* ---- layout.c ------------------------------------------------------------ */
 
-#define SY_LAYOUT_FEAT (3 * SY_MAX_RANK) /* 3 tensors x 6 minor-to-major slots */
-
 /*
  * Chooses the configurable nodes among the SY_CAND instructions (about
  * `frac` of all nodes, at least one), marks them SY_CONFIG and returns

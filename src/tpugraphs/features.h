@@ -17,8 +17,9 @@
    API; hlo/featurize.c checks at compile time that they agree). */
 #define PC_TPUG_NODE_FEATS 140  /* node_feat */
 #define PC_TPUG_TILE_FEATS 24   /* tile config_feat: 3 x (6 values, sum, product) */
-#define PC_TPUG_LAYOUT_FEATS 18 /* layout node_config_feat: 3 tensors x 6 dims */
+#define PC_TPUG_LAYOUT_FEATS 18 /* layout node_config_feat: 3 tensors x PC_TPUG_MAX_RANK dims */
 #define PC_TPUG_MAX_RANK 6      /* dims (and minor_to_major slots) kept per tensor */
+_Static_assert(PC_TPUG_LAYOUT_FEATS == 3 * PC_TPUG_MAX_RANK, "output, input, kernel slots");
 
 /* Columns of a node_feat row: the first column of each field. A "seq" field
    is k values (0-padded), then the sum and the product of all of them. */
