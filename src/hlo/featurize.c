@@ -1,7 +1,9 @@
 /*
  * The TpuGraphs featurizer (tpugraphs.md 6.3 / 6.4): an HLO module in the IR
  * becomes node_feat (n, 140), node_opcode (n), edge_index (m, 2) and
- * node_splits (k), exactly as the dataset's extractor fills them.
+ * node_splits (k), exactly as the dataset's extractor fills them. The
+ * feature row of each node is the schema's (tpugraphs/features.c, which
+ * synth/ calls too); this file maps the IR onto it and builds the graph.
  *
  * Linear time: instruction ids and computation ids are looked up in
  * open-addressing hash tables, edges come out sorted because nodes are
