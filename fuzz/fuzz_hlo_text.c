@@ -13,9 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/hlo_opcode.h"
 #include "fuzz.h"
 #include "hlo/text.h"
+#include "tpugraphs/opcode.h"
 
 static void check_module(const pc_hlo_module *m) {
     check(m->name && m->n_comp >= 1 && m->comp);

@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/hlo_opcode.h"
 #include "common/util.h"
 #include "hlo/candidates.h"
+#include "tpugraphs/opcode.h"
 
 int pc_hlo_is_layout_configurable(int32_t opcode_id) {
     return opcode_id == PC_HLO_CONVOLUTION || opcode_id == PC_HLO_DOT ||

@@ -10,12 +10,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/hlo_opcode.h"
 #include "common/util.h"
 #include "hlo/hlo_ir.h"
 #include "hlo/proto.h"
 #include "hlo/text.h"
 #include "perfcast/hlo_cost.h"
+#include "tpugraphs/opcode.h"
 
 #define MAX_DEPTH 256 /* nesting of calls and of tuple values */
 

@@ -1,7 +1,9 @@
 /*
  * The TpuGraphs featurizer (tpugraphs.md 6.3 / 6.4): an HLO module in the IR
  * becomes node_feat (n, 140), node_opcode (n), edge_index (m, 2) and
- * node_splits (k), exactly as the dataset's extractor fills them.
+ * node_splits (k), exactly as the dataset's extractor fills them. The
+ * feature row of each node is the schema's (tpugraphs/features.c, which
+ * synth/ calls too); this file maps the IR onto it and builds the graph.
  *
  * Linear time: instruction ids and computation ids are looked up in
  * open-addressing hash tables, edges come out sorted because nodes are
@@ -11,10 +13,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/hlo_opcode.h"
 #include "common/util.h"
 #include "hlo/hlo_ir.h"
 #include "hlo/import.h"
+#include "perfcast/dataset.h"
+#include "tpugraphs/features.h"
+#include "tpugraphs/opcode.h"
+
+_Static_assert(PC_TPUG_NODE_FEATS == PC_NODE_FEAT_DIM && PC_TPUG_TILE_FEATS == PC_TILE_CONFIG_DIM &&
+                   PC_TPUG_LAYOUT_FEATS == PC_LAYOUT_CONFIG_DIM,
+               "the public widths (perfcast/dataset.h) are the schema's");
 
 /* ---- id -> index hash table -------------------------------------------- */
 
@@ -66,94 +74,51 @@ static int64_t map_get(const id_map *m, int64_t id) {
 
 /* ---- features ------------------------------------------------------------ */
 
-/*
- * "k+sum+product": the first k values (0-padded), then the sum and the
- * product over all values, in wrapping 64-bit integer arithmetic as the
- * extractor's int64 does. The product of no values is 1, or 0 when
- * `zero_empty_product` (tile config features).
- */
-static void put_seq(float *f, const int64_t *v, int64_t n, int k, int zero_empty_product) {
-    uint64_t sum = 0, prod = 1;
-    for (int64_t i = 0; i < n; i++) {
-        sum += (uint64_t)v[i];
-        prod *= (uint64_t)v[i];
-        if (i < k) f[i] = (float)v[i];
-    }
-    f[k] = (float)(int64_t)sum;
-    f[k + 1] = (n == 0 && zero_empty_product) ? 0.0f : (float)(int64_t)prod;
+static pc_tpug_seq seq_of(const pc_i64s *l) {
+    pc_tpug_seq s = {l->v, l->n};
+    return s;
 }
 
-/* The first k values, 0-padded, no aggregates. */
-static void put_first(float *f, const int64_t *v, int64_t n, int k) {
-    for (int64_t i = 0; i < n && i < k; i++) f[i] = (float)v[i];
-}
-
-/* Column (0..18) of the element-type one-hot for an xla.PrimitiveType, or -1. */
-static int type_column(int32_t t) {
-    /* INVALID PRED S8 S16 S32 S64 U8 U16 U32 U64 F16 F32 F64 BF16 C64 C128 TUPLE OPAQUE TOKEN */
-    static const int8_t col[19] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12,
-                                   /* TUPLE 13 */ 16, /* OPAQUE 14 */ 17, /* C64 15 */ 14,
-                                   /* BF16 16 */ 13, /* TOKEN 17 */ 18, /* C128 18 */ 15};
-    return (t >= 0 && t < 19) ? col[t] : -1;
-}
-
-void pc_hlo_tile_config_feat(const int64_t *kernel, int64_t nk, const int64_t *output,
-                             int64_t no, const int64_t *input, int64_t ni, float *out24) {
-    memset(out24, 0, 24 * sizeof *out24);
-    put_seq(out24, kernel, nk, 6, 1);
-    put_seq(out24 + 8, output, no, 6, 1);
-    put_seq(out24 + 16, input, ni, 6, 1);
-}
-
+/* The instruction as the schema's featurizer reads it (tpugraphs/features.h). */
 static void featurize_inst(const pc_hlo_instruction *in, const pc_hlo_computation *comp,
                            float *f) {
-    memset(f, 0, PC_HLO_NODE_FEATS * sizeof *f);
-    f[0] = in->id == comp->root_id ? 1.0f : 0.0f;
-    /* f[1]: element_size_in_bits, always 0 */
-    int col = type_column(in->shape.element_type);
-    if (col >= 0) f[2 + col] = 1.0f;
-    put_seq(f + 21, in->shape.dims.v, in->shape.dims.n, 6, 0);
-    f[29] = (float)in->shape.tuple_count;
-    f[30] = in->parameter_number > 0 ? (float)in->parameter_number : 0.0f;
-    put_first(f + 31, in->dimensions.v, in->dimensions.n, 6);
-
+    pc_tpug_node nd;
+    memset(&nd, 0, sizeof nd);
+    nd.is_root = in->id == comp->root_id;
+    nd.element_type = in->shape.element_type;
+    nd.dims = seq_of(&in->shape.dims);
+    nd.tuple_count = in->shape.tuple_count;
+    nd.parameter_number = in->parameter_number;
+    nd.dimensions = seq_of(&in->dimensions);
     const pc_hlo_window *w = &in->window;
-    int64_t wn = w->n > 0 ? w->n : 0;
-    put_seq(f + 37, w->size, wn, 6, 0);
-    put_seq(f + 45, w->stride, wn, 6, 0);
-    put_seq(f + 53, w->padding_low, wn, 6, 0);
-    put_seq(f + 61, w->padding_high, wn, 6, 0);
-    put_seq(f + 69, w->window_dilation, wn, 6, 0);
-    put_seq(f + 77, w->base_dilation, wn, 6, 0);
-    int64_t yes = 0;
-    for (int64_t i = 0; i < wn; i++) {
-        int r = w->window_reversal && w->window_reversal[i];
-        if (i < 6) f[85 + i] = r ? 1.0f : 0.0f;
-        yes += r;
-    }
-    f[91] = (float)yes;
-    f[92] = (float)(wn - yes);
-
+    nd.window_n = w->n;
+    nd.win_size = w->size;
+    nd.win_stride = w->stride;
+    nd.win_pad_low = w->padding_low;
+    nd.win_pad_high = w->padding_high;
+    nd.win_dilation = w->window_dilation;
+    nd.win_base_dilation = w->base_dilation;
+    nd.win_reversal = w->window_reversal;
     const pc_hlo_conv_dims *c = &in->conv;
-    f[93] = (float)c->input_batch;
-    f[94] = (float)c->input_feature;
-    put_first(f + 95, c->input_spatial.v, c->input_spatial.n, 4);
-    f[99] = (float)c->kernel_input_feature;
-    f[100] = (float)c->kernel_output_feature;
-    put_first(f + 101, c->kernel_spatial.v, c->kernel_spatial.n, 4);
-    f[105] = (float)c->output_batch;
-    f[106] = (float)c->output_feature;
-
-    f[107] = (float)in->feature_group_count;
-    f[108] = (float)in->batch_group_count;
-    put_seq(f + 109, in->slice_start.v, in->slice_start.n, 2, 0);
-    put_seq(f + 113, in->slice_stride.v, in->slice_stride.n, 2, 0);
-    put_seq(f + 117, in->slice_limit.v, in->slice_limit.n, 2, 0);
-    put_seq(f + 121, in->dynamic_slice_sizes.v, in->dynamic_slice_sizes.n, 2, 0);
-    put_seq(f + 125, in->pad_low.v, in->pad_low.n, 2, 0);
-    put_seq(f + 129, in->pad_high.v, in->pad_high.n, 2, 0);
-    f[133] = in->is_stable ? 1.0f : 0.0f;
-    put_first(f + 134, in->shape.minor_to_major.v, in->shape.minor_to_major.n, 6);
+    nd.conv_input_batch = c->input_batch;
+    nd.conv_input_feature = c->input_feature;
+    nd.conv_input_spatial = seq_of(&c->input_spatial);
+    nd.conv_kernel_input_feature = c->kernel_input_feature;
+    nd.conv_kernel_output_feature = c->kernel_output_feature;
+    nd.conv_kernel_spatial = seq_of(&c->kernel_spatial);
+    nd.conv_output_batch = c->output_batch;
+    nd.conv_output_feature = c->output_feature;
+    nd.feature_group_count = in->feature_group_count;
+    nd.batch_group_count = in->batch_group_count;
+    nd.slice_start = seq_of(&in->slice_start);
+    nd.slice_stride = seq_of(&in->slice_stride);
+    nd.slice_limit = seq_of(&in->slice_limit);
+    nd.dynamic_slice_sizes = seq_of(&in->dynamic_slice_sizes);
+    nd.pad_low = seq_of(&in->pad_low);
+    nd.pad_high = seq_of(&in->pad_high);
+    nd.is_stable = in->is_stable;
+    nd.minor_to_major = seq_of(&in->shape.minor_to_major);
+    pc_tpug_node_feat(&nd, f);
 }
 
 /* ---- opcode lookup with a small memo (names repeat a lot) ---------------- */
@@ -326,7 +291,7 @@ static pc_status fz_alloc(featurizer *fz) {
     fz->root_node = pc_malloc_array(nc + 1, sizeof *fz->root_node);
     fz->start = pc_malloc_array(nc + 1, sizeof *fz->start);
     fz->coff = pc_calloc_array(nc + 2, sizeof *fz->coff);
-    g->node_feat = pc_calloc_array((n ? n : 1) * PC_HLO_NODE_FEATS, sizeof *g->node_feat);
+    g->node_feat = pc_calloc_array((n ? n : 1) * PC_TPUG_NODE_FEATS, sizeof *g->node_feat);
     g->node_opcode = pc_calloc_array(n ? n : 1, 1);
     g->edges = pc_malloc_array((mmax ? mmax : 1) * 2, sizeof *g->edges);
     g->node_splits = pc_malloc_array(nc + 2, sizeof *g->node_splits);
@@ -477,7 +442,7 @@ static pc_status featurize_nodes(featurizer *fz) {
                 g->unknown++;
             }
             g->node_opcode[node] = (uint8_t)op;
-            featurize_inst(in, comp, g->node_feat + node * PC_HLO_NODE_FEATS);
+            featurize_inst(in, comp, g->node_feat + node * PC_TPUG_NODE_FEATS);
             pc_status st = node_edges(fz, comp, in, node, &m);
             if (st != PC_OK) return st;
         }

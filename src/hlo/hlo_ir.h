@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "perfcast/perfcast.h"
+#include "tpugraphs/features.h"
 
 /* An int64 list (owned). */
 typedef struct pc_i64s {
@@ -56,7 +57,7 @@ typedef struct pc_hlo_dot_dims {
 typedef struct pc_hlo_instruction {
     char *name;              /* name (1), without a leading '%' */
     char *opcode;            /* opcode (2) as XLA spells it: "get-tuple-element" */
-    int32_t opcode_id;       /* TpuGraphs id (common/hlo_opcode.h), 0 = unknown */
+    int32_t opcode_id;       /* TpuGraphs id (tpugraphs/opcode.h), 0 = unknown */
     int64_t id;              /* id (35): unique in the module */
     pc_hlo_shape shape;      /* shape (3) */
     int64_t parameter_number; /* (9); -1 when not a parameter */
@@ -109,8 +110,6 @@ typedef struct pc_hlo_graph {
     int64_t *node_splits; /* (k) */
     int64_t unknown;     /* instructions with an unknown opcode */
 } pc_hlo_graph;
-
-#define PC_HLO_NODE_FEATS 140
 
 pc_status pc_hlo_featurize(const pc_hlo_module *mod, pc_hlo_graph *out, pc_error *err);
 void pc_hlo_graph_free(pc_hlo_graph *g); /* frees the arrays, not the struct */

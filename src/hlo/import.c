@@ -8,9 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/hlo_opcode.h"
 #include "common/util.h"
 #include "hlo/import.h"
+#include "tpugraphs/features.h"
+#include "tpugraphs/opcode.h"
 
 pc_import_opts pc_import_opts_default(void) {
     pc_import_opts o;
@@ -86,9 +87,10 @@ static pc_status build_tile(const pc_hlo_tuned *t, const char *where, pc_hlo_sam
     for (int32_t i = 0; i < t->n_runs; i++) {
         const pc_hlo_run *r = &t->runs[i];
         if (r->error || r->ns <= 1) continue;
-        pc_hlo_tile_config_feat(r->kernel_bounds.v, r->kernel_bounds.n, r->output_bounds.v,
-                                r->output_bounds.n, r->input_bounds.v, r->input_bounds.n,
-                                s->config_feat + k * PC_TILE_CONFIG_DIM);
+        pc_tpug_tile_feat((pc_tpug_seq){r->kernel_bounds.v, r->kernel_bounds.n},
+                          (pc_tpug_seq){r->output_bounds.v, r->output_bounds.n},
+                          (pc_tpug_seq){r->input_bounds.v, r->input_bounds.n},
+                          s->config_feat + k * PC_TILE_CONFIG_DIM);
         s->runtime[k] = r->ns;
         s->normalizers[k] = def;
         k++;
@@ -222,7 +224,7 @@ pc_status pc_hlo_sample_write(const pc_hlo_sample *s, const char *path, pc_npz_c
     pc_status st = pc_npz_writer_open(path, mode, &w, err);
     if (st) return st;
     const pc_hlo_graph *g = &s->g;
-    int64_t se[2] = {g->m, 2}, sf[2] = {g->n, PC_HLO_NODE_FEATS}, so[1] = {g->n};
+    int64_t se[2] = {g->m, 2}, sf[2] = {g->n, PC_TPUG_NODE_FEATS}, so[1] = {g->n};
     int64_t sc1[1] = {s->c};
     st = pc_npz_writer_add(w, "edge_index", PC_DTYPE_I64, 2, se, g->edges, err);
     if (!st) st = pc_npz_writer_add(w, "node_feat", PC_DTYPE_F32, 2, sf, g->node_feat, err);

@@ -50,9 +50,4 @@ pc_status pc_hlo_is_text_file(const char *path, int *text, pc_error *err);
 pc_status pc_import_text(const char *path, const char *out_dir, const pc_import_opts *o,
                          pc_import_report *rep, pc_error *err);
 
-/* Tile config_feat (24) of one run: kernel, output, input bounds, each 6+sum+product
- * (the product of none is 0 here). In featurize.c. */
-void pc_hlo_tile_config_feat(const int64_t *kernel, int64_t nk, const int64_t *output,
-                             int64_t no, const int64_t *input, int64_t ni, float *out24);
-
 #endif /* PC_HLO_IMPORT_H */

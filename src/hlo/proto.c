@@ -21,9 +21,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "common/hlo_opcode.h"
 #include "common/util.h"
 #include "hlo/proto.h"
+#include "tpugraphs/opcode.h"
 #include "tuning.pb-c.h"
 
 /*
@@ -411,14 +411,14 @@ static pc_status conv_run(conv_ctx *cx, int64_t ri, const Pcpb__ConfigProfile *p
         const Pcpb__LayoutConfig *l = p->module_config->layout_config;
         if (l) {
             r->has_layout = 1;
-            if (l->n_nodes > INT32_MAX / PC_HLO_LAYOUT_SLOTS)
+            if (l->n_nodes > INT32_MAX / PC_TPUG_LAYOUT_FEATS)
                 return conv_fail(cx, PC_ERR_RANGE, "run %lld: %zu layout nodes", (long long)ri,
                                  l->n_nodes);
             r->layout_nodes = (int32_t)l->n_nodes;
-            r->layout = pc_malloc_array(l->n_nodes ? l->n_nodes * PC_HLO_LAYOUT_SLOTS : 1,
+            r->layout = pc_malloc_array(l->n_nodes ? l->n_nodes * PC_TPUG_LAYOUT_FEATS : 1,
                                         sizeof *r->layout);
             if (!r->layout) return nomem(cx);
-            for (size_t i = 0; i < l->n_nodes * PC_HLO_LAYOUT_SLOTS; i++) r->layout[i] = -1;
+            for (size_t i = 0; i < l->n_nodes * PC_TPUG_LAYOUT_FEATS; i++) r->layout[i] = -1;
             for (size_t j = 0; j < l->n_nodes; j++) {
                 const Pcpb__NodeLayoutConfig *nd = l->nodes[j];
                 if (nd->n_tensors > 3)
@@ -427,8 +427,9 @@ static pc_status conv_run(conv_ctx *cx, int64_t ri, const Pcpb__ConfigProfile *p
                                      "output, input, kernel)", (long long)ri, j, nd->n_tensors);
                 for (size_t t = 0; t < nd->n_tensors; t++) {
                     const Pcpb__TensorLayoutConfig *tc = nd->tensors[t];
-                    for (size_t d = 0; d < tc->n_dims && d < 6; d++)
-                        r->layout[j * PC_HLO_LAYOUT_SLOTS + t * 6 + d] = tc->dims[d];
+                    for (size_t d = 0; d < tc->n_dims && d < PC_TPUG_MAX_RANK; d++)
+                        r->layout[j * PC_TPUG_LAYOUT_FEATS + t * PC_TPUG_MAX_RANK + d] =
+                            tc->dims[d];
                 }
             }
         }

@@ -28,8 +28,6 @@ typedef enum pc_hlo_run_config {
     PC_HLO_RUN_LAYOUT    /* module_config (HloModuleConfig) */
 } pc_hlo_run_config;
 
-#define PC_HLO_LAYOUT_SLOTS 18 /* 3 tensors x 6 dims */
-
 /* One ConfigProfile: a configuration and its measurement. */
 typedef struct pc_hlo_run {
     pc_hlo_run_config config;
@@ -43,7 +41,7 @@ typedef struct pc_hlo_run {
     /* layout: module_config.layout_config (has_layout = 0 if absent) */
     int has_layout;
     int32_t layout_nodes; /* LayoutConfig.nodes */
-    int32_t *layout;      /* (layout_nodes, 18): tensors' dims, -1 padded (tpugraphs.md 1.5) */
+    int32_t *layout;      /* (layout_nodes, PC_TPUG_LAYOUT_FEATS): tensors' dims, -1 padded */
 } pc_hlo_run;
 
 /* One ModuleTuningData (or a bare HloModuleProto: no runs). */

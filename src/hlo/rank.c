@@ -13,11 +13,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/hlo_opcode.h"
 #include "common/util.h"
 #include "hlo/candidates.h"
 #include "hlo/import.h"
 #include "hlo/text.h"
+#include "tpugraphs/features.h"
+#include "tpugraphs/opcode.h"
 
 #define TILE_MAX 16       /* sizes per tile-bounds list */
 #define LSLOTS PC_LAYOUT_CONFIG_DIM
@@ -536,8 +537,8 @@ static pc_status tile_arrays(const pc_rank_set *s, float **feat, pc_error *err) 
     if (!*feat) return pc_fail(err, PC_ERR_NOMEM, "out of memory");
     for (int64_t k = 0; k < s->c; k++) {
         const tcfg *t = &s->tiles[k];
-        pc_hlo_tile_config_feat(t->v[0], t->n[0], t->v[1], t->n[1], t->v[2], t->n[2],
-                                *feat + k * PC_TILE_CONFIG_DIM);
+        pc_tpug_tile_feat((pc_tpug_seq){t->v[0], t->n[0]}, (pc_tpug_seq){t->v[1], t->n[1]},
+                          (pc_tpug_seq){t->v[2], t->n[2]}, *feat + k * PC_TILE_CONFIG_DIM);
     }
     return PC_OK;
 }
@@ -554,7 +555,7 @@ static pc_status make_graph(pc_rank_set *s, const pc_hlo_graph *hg, const char *
         const char *keys[7] = {"node_feat", "node_opcode", "edge_index", "config_runtime",
                                NULL, NULL, NULL};
         pc_array a[7];
-        a[0] = view(PC_DTYPE_F32, 2, hg->n, PC_HLO_NODE_FEATS, 0, hg->node_feat);
+        a[0] = view(PC_DTYPE_F32, 2, hg->n, PC_TPUG_NODE_FEATS, 0, hg->node_feat);
         a[1] = view(PC_DTYPE_U8, 1, hg->n, 0, 0, hg->node_opcode);
         a[2] = view(PC_DTYPE_I64, 2, hg->m, 2, 0, hg->edges);
         a[3] = view(PC_DTYPE_I64, 1, s->c, 0, 0, zeros);

@@ -8,9 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/hlo_opcode.h"
 #include "common/util.h"
 #include "hlo/text_internal.h"
+#include "tpugraphs/opcode.h"
 
 /* ---- printer ------------------------------------------------------------------------------ */
 

@@ -467,84 +467,65 @@ int sy_module_finish(sy_module *m, int32_t entry) {
 
 /* ---- featurizer --------------------------------------------------------- */
 
-/* Index of an element type in the featurizer's one-hot list. */
-static int etype_slot(uint8_t t) {
-    switch (t) {
-    case SY_PRED: return 1;
-    case SY_S32: return 4;
-    case SY_F32: return 11;
-    case SY_BF16: return 13;
-    case SY_TUPLE: return 16;
-    default: return 0;
-    }
-}
+/* Convolution dimension numbers of every synthetic convolution: NHWC input,
+   HWIO kernel, NHWC output (output spatial dims are not featurized). */
+static const int64_t conv_input_spatial[2] = {1, 2}, conv_kernel_spatial[2] = {0, 1};
 
-/* k leading values (0-padded), then sum and product over all of them; the
-   product of an empty list is 1, as in the node featurizer. */
-static float *seq_feat(float *o, int k, const int64_t *v, int n) {
-    int64_t sum = 0, prod = 1;
-    for (int i = 0; i < n; i++) {
-        if (i < k) o[i] = (float)v[i];
-        sum += v[i];
-        prod *= v[i];
-    }
-    o[k] = (float)sum;
-    o[k + 1] = (float)prod;
-    return o + k + 2;
-}
-
-static void feat_window(const sy_attr *a, float *o) {
-    int64_t ones[SY_MAX_RANK] = {1, 1, 1, 1, 1, 1}, zeros[SY_MAX_RANK] = {0};
-    int n = a ? a->nwin : 0;
-    float *p = o;
-    p = seq_feat(p, 6, a ? a->win_size : zeros, n);
-    p = seq_feat(p, 6, a ? a->win_stride : zeros, n);
-    p = seq_feat(p, 6, a ? a->pad_lo : zeros, n);
-    p = seq_feat(p, 6, a ? a->pad_hi : zeros, n);
-    p = seq_feat(p, 6, ones, n); /* window_dilation */
-    p = seq_feat(p, 6, ones, n); /* base_dilation */
-    /* window_reversal: six bools (all false), true count, false count */
-    p[6] = 0;
-    p[7] = (float)n;
-}
-
-/* Convolution dimension numbers for NHWC / HWIO / NHWC (93..106). */
-static void feat_conv_dims(float *o) {
-    static const float v[14] = {0, 3, 1, 2, 0, 0, 2, 3, 0, 1, 0, 0, 0, 3};
-    memcpy(o, v, sizeof v);
-}
-
+/*
+ * The instruction as the schema's featurizer reads it (tpugraphs/features.h).
+ * The element type goes in as the xla::PrimitiveType it is (sy_etype): for
+ * the five types synth makes (and 0), the featurizer's one-hot column is the
+ * one synth's own table used to give. Windows have no reversal and
+ * dilations of 1. Sums and products: see tpugraphs/features.c (synth's
+ * values never overflow, so the wrapping rule gives synth's old bytes).
+ */
 void sy_featurize(const sy_module *m, int64_t i, float *out) {
+    static const int64_t ones[SY_MAX_RANK] = {1, 1, 1, 1, 1, 1};
     const sy_inst *in = &m->inst[i];
     const sy_attr *a = in->attr >= 0 ? &m->attrs[in->attr] : NULL;
-    const sy_comp *c = &m->comps[in->comp];
-    memset(out, 0, SY_NODE_FEAT * sizeof *out);
-    out[0] = c->root == i ? 1.0f : 0.0f;
-    out[2 + etype_slot(in->shape.etype)] = 1.0f;
-    seq_feat(out + 21, 6, in->shape.d, in->shape.rank);
-    out[29] = (float)in->ntuple;
-    out[30] = (float)in->param_no;
-    for (int k = 0; k < in->ndims && k < 6; k++) out[31 + k] = (float)in->dims[k];
-    feat_window(a, out + 37);
-    if (a && a->is_conv) {
-        feat_conv_dims(out + 93);
-        out[107] = (float)a->feature_group_count;
-        out[108] = 1.0f; /* batch_group_count */
-    }
-    int64_t zeros[SY_MAX_RANK] = {0};
-    int ns = a ? a->nslice : 0;
-    float *p = seq_feat(out + 109, 2, ns ? a->sl_start : zeros, ns);
-    p = seq_feat(p, 2, ns ? a->sl_stride : zeros, ns);
-    seq_feat(p, 2, ns ? a->sl_limit : zeros, ns);
-    seq_feat(out + 121, 2, a && a->ndss ? a->dss : zeros, a ? a->ndss : 0);
-    int np = a ? a->npad : 0;
-    p = seq_feat(out + 125, 2, np ? a->pd_lo : zeros, np);
-    seq_feat(p, 2, np ? a->pd_hi : zeros, np);
-    /* 133 is_stable: no sorts here. 134..139: the layout, 0-padded. */
+    pc_tpug_node nd;
+    memset(&nd, 0, sizeof nd);
+    nd.is_root = m->comps[in->comp].root == i;
+    nd.element_type = in->shape.etype;
     int rank = sy_rank_bound(in->shape.rank);
-    uint8_t m2m[SY_MAX_RANK];
-    sy_row_major(rank, m2m);
-    for (int k = 0; k < rank; k++) out[134 + k] = (float)m2m[k];
+    nd.dims = (pc_tpug_seq){in->shape.d, rank};
+    nd.tuple_count = in->ntuple;
+    nd.parameter_number = in->param_no;
+    int64_t dims[SY_MAX_RANK];
+    int nd_dims = in->ndims < SY_MAX_RANK ? in->ndims : SY_MAX_RANK;
+    for (int k = 0; k < nd_dims; k++) dims[k] = in->dims[k];
+    nd.dimensions = (pc_tpug_seq){dims, nd_dims};
+    int64_t m2m[SY_MAX_RANK];
+    uint8_t m2m8[SY_MAX_RANK];
+    sy_row_major(rank, m2m8);
+    for (int k = 0; k < rank; k++) m2m[k] = m2m8[k];
+    nd.minor_to_major = (pc_tpug_seq){m2m, rank};
+    if (a) {
+        nd.window_n = a->nwin < SY_MAX_RANK ? a->nwin : SY_MAX_RANK;
+        nd.win_size = a->win_size;
+        nd.win_stride = a->win_stride;
+        nd.win_pad_low = a->pad_lo;
+        nd.win_pad_high = a->pad_hi;
+        nd.win_dilation = ones;
+        nd.win_base_dilation = ones;
+        if (a->is_conv) {
+            nd.conv_input_feature = 3;
+            nd.conv_input_spatial = (pc_tpug_seq){conv_input_spatial, 2};
+            nd.conv_kernel_input_feature = 2;
+            nd.conv_kernel_output_feature = 3;
+            nd.conv_kernel_spatial = (pc_tpug_seq){conv_kernel_spatial, 2};
+            nd.conv_output_feature = 3;
+            nd.feature_group_count = a->feature_group_count;
+            nd.batch_group_count = 1;
+        }
+        nd.slice_start = (pc_tpug_seq){a->sl_start, a->nslice};
+        nd.slice_stride = (pc_tpug_seq){a->sl_stride, a->nslice};
+        nd.slice_limit = (pc_tpug_seq){a->sl_limit, a->nslice};
+        nd.dynamic_slice_sizes = (pc_tpug_seq){a->dss, a->ndss};
+        nd.pad_low = (pc_tpug_seq){a->pd_lo, a->npad};
+        nd.pad_high = (pc_tpug_seq){a->pd_hi, a->npad};
+    }
+    pc_tpug_node_feat(&nd, out);
 }
 
 void sy_row_major(int rank, uint8_t *m2m) {

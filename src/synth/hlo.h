@@ -19,12 +19,12 @@
 
 #include <stdint.h>
 
-#include "common/hlo_opcode.h"
+#include "tpugraphs/features.h"
+#include "tpugraphs/opcode.h"
 
-#define SY_MAX_RANK 6 /* the dataset's: 6 minor-to-major slots per tensor */
-#define SY_NODE_FEAT 140
+#define SY_MAX_RANK PC_TPUG_MAX_RANK /* the dataset's: 6 minor-to-major slots per tensor */
 
-/* xla::PrimitiveType values (xla_data.proto). */
+/* xla::PrimitiveType values (xla_data.proto); the featurizer takes them as they are. */
 enum sy_etype {
     SY_PRED = 1,
     SY_S32 = 4,
@@ -188,7 +188,7 @@ int sy_module_finish(sy_module *m, int32_t entry);
 static inline const int32_t *sy_operands(const sy_module *m, int64_t i) {
     return m->opnd + m->inst[i].opnd0;
 }
-/* Writes the 140 TpuGraphs node features of instruction i. */
+/* Writes the PC_TPUG_NODE_FEATS node features of instruction i. */
 void sy_featurize(const sy_module *m, int64_t i, float *out);
 /* Deduplicated, sorted (user, operand) edges incl. called-computation edges;
    `out` may be NULL to count. Returns the edge count, or -1 if out of memory. */

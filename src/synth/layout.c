@@ -173,7 +173,7 @@ static const uint8_t *cfg_layout(const sy_layout_model *lm, int64_t v, int t, in
                                  uint8_t *buf) {
     int32_t s = lm->slot[v];
     if (s < 0 || !lm->row) return NULL;
-    const float *f = lm->row + (int64_t)s * SY_LAYOUT_FEAT + t * SY_MAX_RANK;
+    const float *f = lm->row + (int64_t)s * PC_TPUG_LAYOUT_FEATS + t * SY_MAX_RANK;
     if (f[0] < 0) return NULL;
     rank = sy_rank_bound(rank);
     for (int i = 0; i < rank; i++) buf[i] = (uint8_t)f[i];
@@ -622,7 +622,7 @@ void sy_layout_config_random(const sy_module *m, const int64_t *ids, int64_t nc,
     for (int64_t s = 0; s < nc; s++) {
         int ranks[3];
         int nt = config_tensors(m, ids[s], ranks);
-        float *f = row + s * SY_LAYOUT_FEAT;
+        float *f = row + s * PC_TPUG_LAYOUT_FEATS;
         for (int t = 0; t < 3; t++) {
             uint8_t p[SY_MAX_RANK];
             double u = sy_unif(r);
@@ -675,7 +675,7 @@ static void mutate(const sy_module *m, const int64_t *ids, int64_t nc, sy_rng *r
         const sy_shape *sh = tensor_shape(m, ids[s], t);
         uint8_t p[SY_MAX_RANK];
         double u = sy_unif(r);
-        float *f = row + s * SY_LAYOUT_FEAT + t * SY_MAX_RANK;
+        float *f = row + s * PC_TPUG_LAYOUT_FEATS + t * SY_MAX_RANK;
         if (u < 0.2 && f[0] >= 0) {
             write_tensor(f, 0, NULL);
             return;
@@ -703,7 +703,7 @@ static int64_t pick_parent(const double *meas, int64_t done, sy_rng *r) {
 void sy_layout_search_default(const sy_module *m, const int64_t *ids, int64_t nc,
                               sy_layout_model *lm, sy_rng *r, int64_t c, double sigma, float *rows,
                               double *meas) {
-    size_t row = (size_t)nc * SY_LAYOUT_FEAT;
+    size_t row = (size_t)nc * PC_TPUG_LAYOUT_FEATS;
     sy_hset seen;
     int have_set = sy_hset_init(&seen, (size_t)c) == 0;
     for (int64_t i = 0; i < c; i++) {

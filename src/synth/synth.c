@@ -144,7 +144,7 @@ static void graph_arrays_free(graph_arrays *a) {
 
 static pc_status graph_arrays_make(const sy_module *m, graph_arrays *a, pc_error *err) {
     memset(a, 0, sizeof *a);
-    a->feat = pc_malloc_array((uint64_t)m->n, SY_NODE_FEAT * sizeof(float));
+    a->feat = pc_malloc_array((uint64_t)m->n, PC_TPUG_NODE_FEATS * sizeof(float));
     a->opcode = pc_malloc_array((uint64_t)m->n, 1);
     int64_t ne = sy_edges(m, NULL);
     a->edges = ne >= 0 ? pc_malloc_array((uint64_t)(ne ? ne : 1), 2 * sizeof(int64_t)) : NULL;
@@ -154,7 +154,7 @@ static pc_status graph_arrays_make(const sy_module *m, graph_arrays *a, pc_error
                        (long long)m->n);
     }
     for (int64_t i = 0; i < m->n; i++) {
-        sy_featurize(m, i, a->feat + i * SY_NODE_FEAT);
+        sy_featurize(m, i, a->feat + i * PC_TPUG_NODE_FEATS);
         a->opcode[i] = m->inst[i].op;
     }
     a->nedges = sy_edges(m, a->edges);
@@ -167,7 +167,7 @@ static pc_status graph_arrays_make(const sy_module *m, graph_arrays *a, pc_error
 
 static pc_status add_graph_arrays(pc_npz_writer *w, const sy_module *m, const graph_arrays *a,
                                   pc_error *err) {
-    int64_t se[2] = {a->nedges, 2}, sf[2] = {m->n, SY_NODE_FEAT}, so[1] = {m->n};
+    int64_t se[2] = {a->nedges, 2}, sf[2] = {m->n, PC_TPUG_NODE_FEATS}, so[1] = {m->n};
     pc_status st = pc_npz_writer_add(w, "edge_index", PC_DTYPE_I64, 2, se, a->edges, err);
     if (!st) st = pc_npz_writer_add(w, "node_feat", PC_DTYPE_F32, 2, sf, a->feat, err);
     if (!st) st = pc_npz_writer_add(w, "node_opcode", PC_DTYPE_U8, 1, so, a->opcode, err);
@@ -219,7 +219,7 @@ static pc_status write_tile(const plan *p, const char *out_dir, int split, int64
     st = out_path(path, sizeof path, out_dir, COL_TILE, split, stem, err);
     if (!st) st = pc_npz_writer_open(path, compress_mode(p), &w, err);
     if (!st) st = add_graph_arrays(w, &g.mod, &a, err);
-    int64_t sc[2] = {c, SY_TILE_FEAT}, s1[1] = {c};
+    int64_t sc[2] = {c, PC_TPUG_TILE_FEATS}, s1[1] = {c};
     if (!st) st = pc_npz_writer_add(w, "config_feat", PC_DTYPE_F32, 2, sc, g.config_feat, err);
     if (!st) st = pc_npz_writer_add(w, "config_runtime", PC_DTYPE_I64, 1, s1, rt, err);
     if (!st) st = pc_npz_writer_add(w, "config_runtime_normalizers", PC_DTYPE_I64, 1, s1, nm, err);
@@ -253,7 +253,7 @@ typedef struct layout_job {
 /* "random" search: c independent configs, distinct where the space allows. */
 static pc_status random_configs(layout_job *j, sy_layout_model *lm, sy_rng *r, int64_t c,
                                 float *rows, double *meas, pc_error *err) {
-    size_t row = (size_t)j->nc * SY_LAYOUT_FEAT;
+    size_t row = (size_t)j->nc * PC_TPUG_LAYOUT_FEATS;
     sy_hset seen;
     if (sy_hset_init(&seen, (size_t)c)) return pc_fail(err, PC_ERR_NOMEM, "synth: out of memory");
     for (int64_t i = 0; i < c; i++) {
@@ -297,7 +297,7 @@ static pc_status write_search(layout_job *j, int search, pc_error *err) {
     int64_t c =
         p->o->layout_configs ? p->o->layout_configs : sy_range(&r, p->sc.cfg_lo, p->sc.cfg_hi);
     uint64_t nfeat;
-    if (!pc_mul_u64((uint64_t)c, (uint64_t)j->nc * SY_LAYOUT_FEAT, &nfeat) ||
+    if (!pc_mul_u64((uint64_t)c, (uint64_t)j->nc * PC_TPUG_LAYOUT_FEATS, &nfeat) ||
         nfeat > (UINT64_C(1) << 34))
         return pc_fail(err, PC_ERR_RANGE,
                        "synth: %lld configs x %lld configurable nodes is too large", (long long)c,
@@ -311,7 +311,7 @@ static pc_status write_search(layout_job *j, int search, pc_error *err) {
         st = pc_fail(err, PC_ERR_NOMEM, "synth: out of memory for configs");
     else if (search) {
         sy_layout_search_default(&j->m, j->ids, j->nc, lm, &r, c, NOISE_SIGMA, rows, meas);
-        st = shuffle_configs(rows, meas, c, (size_t)j->nc * SY_LAYOUT_FEAT, &r, err);
+        st = shuffle_configs(rows, meas, c, (size_t)j->nc * PC_TPUG_LAYOUT_FEATS, &r, err);
     } else
         st = random_configs(j, lm, &r, c, rows, meas, err);
     for (int64_t i = 0; !st && j->split != 2 && i < c; i++) /* test: no runtimes */
@@ -325,7 +325,7 @@ static pc_status write_search(layout_job *j, int search, pc_error *err) {
     if (!st) st = out_path(path, sizeof path, j->out_dir, col, j->split, stem, err);
     if (!st) st = pc_npz_writer_open(path, compress_mode(p), &w, err);
     if (!st) st = add_graph_arrays(w, &j->m, &j->a, err);
-    int64_t sf[3] = {c, j->nc, SY_LAYOUT_FEAT}, si[1] = {j->nc}, ss[2] = {1, j->nsplits},
+    int64_t sf[3] = {c, j->nc, PC_TPUG_LAYOUT_FEATS}, si[1] = {j->nc}, ss[2] = {1, j->nsplits},
             sr[1] = {c};
     if (!st) st = pc_npz_writer_add(w, "node_config_feat", PC_DTYPE_F32, 3, sf, rows, err);
     free(rows);

@@ -28,8 +28,6 @@ int sy_build_program(sy_module *m, sy_rng *r, int nlp, int64_t target_nodes, cha
 
 /* ---- layout.c ------------------------------------------------------------ */
 
-#define SY_LAYOUT_FEAT (3 * SY_MAX_RANK) /* 3 tensors x 6 minor-to-major slots */
-
 /*
  * Chooses the configurable nodes among the SY_CAND instructions (about
  * `frac` of all nodes, at least one), marks them SY_CONFIG and returns
@@ -62,8 +60,6 @@ void sy_layout_model_free(sy_layout_model *lm);
 double sy_layout_cost(sy_layout_model *lm, const float *row);
 
 /* ---- tile.c -------------------------------------------------------------- */
-
-#define SY_TILE_FEAT 24 /* kernel, output and input bounds, 6+sum+product each */
 
 typedef struct sy_tile_graph {
     sy_module mod;  /* one fused computation */

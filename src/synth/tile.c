@@ -244,23 +244,13 @@ static void random_tiles(const tk_spec *k, sy_rng *r, int64_t *t) {
     }
 }
 
-/* 6 leading values, sum, product; the product of nothing is 0 here. */
-static void bounds_feat(float *o, const int64_t *v, int n) {
-    int64_t sum = 0, prod = 1;
-    for (int i = 0; i < 6; i++) o[i] = i < n ? (float)v[i] : 0.0f;
-    for (int i = 0; i < n; i++) sum += v[i], prod *= v[i];
-    o[6] = (float)sum;
-    o[7] = n ? (float)prod : 0.0f;
-}
-
 /* kernel_bounds: the tile of every iteration dim; output_bounds: the tile of
    the output's dims in memory order; input_bounds: left to the compiler. */
 static void config_feat(const tk_spec *k, const int64_t *t, float *o) {
     int64_t ob[SY_MAX_RANK];
     for (int d = 0; d < k->out.rank; d++) ob[d] = t[k->out.it[d]];
-    bounds_feat(o, t, k->niter);
-    bounds_feat(o + 8, ob, k->out.rank);
-    bounds_feat(o + 16, NULL, 0);
+    pc_tpug_tile_feat((pc_tpug_seq){t, k->niter}, (pc_tpug_seq){ob, k->out.rank},
+                      (pc_tpug_seq){NULL, 0}, o);
 }
 
 /* ---- kernels ----------------------------------------------------------------- */
@@ -646,7 +636,7 @@ static int build_kernel(sy_tile_graph *g, sy_rng *r, tk_spec *k) {
 }
 
 static void add_config(sy_tile_graph *g, const tk_spec *k, const int64_t *t) {
-    config_feat(k, t, g->config_feat + g->nconfigs * SY_TILE_FEAT);
+    config_feat(k, t, g->config_feat + g->nconfigs * PC_TPUG_TILE_FEATS);
     g->cost_ns[g->nconfigs++] = tile_cost(k, t);
 }
 
@@ -655,7 +645,7 @@ int sy_tile_graph_build(sy_tile_graph *g, sy_rng *r, int64_t nconfigs) {
     tk_spec k;
     if (build_kernel(g, r, &k) != 0) return -1;
     if (nconfigs < 1) nconfigs = 1;
-    g->config_feat = malloc((size_t)nconfigs * SY_TILE_FEAT * sizeof(float));
+    g->config_feat = malloc((size_t)nconfigs * PC_TPUG_TILE_FEATS * sizeof(float));
     g->cost_ns = malloc((size_t)nconfigs * sizeof(double));
     sy_hset seen;
     if (!g->config_feat || !g->cost_ns || sy_hset_init(&seen, (size_t)nconfigs)) return -1;

@@ -183,9 +183,9 @@ def runs_of(mtd):
 # ---- the featurizer, from the reference notes -----------------------------------
 
 def opcode_table(root):
-    """name -> id, read from src/common/hlo_opcode.{h,c}."""
-    h = open(os.path.join(root, "src/common/hlo_opcode.h")).read()
-    c = open(os.path.join(root, "src/common/hlo_opcode.c")).read()
+    """name -> id, read from src/tpugraphs/opcode.{h,c}."""
+    h = open(os.path.join(root, "src/tpugraphs/opcode.h")).read()
+    c = open(os.path.join(root, "src/tpugraphs/opcode.c")).read()
     ids = {k: int(v) for k, v in re.findall(r"(PC_HLO_\w+) = (\d+)", h)}
     return {name: ids[k] for k, name in re.findall(r"\[(PC_HLO_\w+)\] = \"([^\"]+)\"", c)}
 

@@ -27,10 +27,10 @@
 
 #include <cmocka.h>
 
-#include "common/hlo_opcode.h"
+#include "fixtures.h"
 #include "hlo/import.h"
 #include "hlo/proto.h"
-#include "fixtures.h"
+#include "tpugraphs/opcode.h"
 
 static int g_fixtures_missing = 1;
 static char g_raw[1024];

@@ -44,7 +44,7 @@ static void same_graph(const pc_hlo_graph *a, const pc_hlo_graph *b) {
     assert_int_equal(a->n, b->n);
     assert_int_equal(a->m, b->m);
     assert_int_equal(a->k, b->k);
-    assert_memory_equal(a->node_feat, b->node_feat, (size_t)a->n * PC_HLO_NODE_FEATS * 4);
+    assert_memory_equal(a->node_feat, b->node_feat, (size_t)a->n * PC_TPUG_NODE_FEATS * 4);
     assert_memory_equal(a->node_opcode, b->node_opcode, (size_t)a->n);
     assert_memory_equal(a->edges, b->edges, (size_t)a->m * 2 * 8);
     assert_memory_equal(a->node_splits, b->node_splits, (size_t)a->k * 8);

@@ -30,11 +30,11 @@
 
 #include <cmocka.h>
 
-#include "common/hlo_opcode.h"
+#include "fixtures.h"
 #include "hlo/hlo_ir.h"
 #include "hlo/proto.h"
 #include "hlo/text.h"
-#include "fixtures.h"
+#include "tpugraphs/opcode.h"
 
 /* ---- helpers -------------------------------------------------------------------- */
 
@@ -518,7 +518,8 @@ static void test_proto_print_parse(void **state) {
             assert_int_equal(a.n, b.n);
             assert_int_equal(a.m, b.m);
             assert_int_equal(a.k, b.k);
-            assert_memory_equal(a.node_feat, b.node_feat, (size_t)a.n * PC_HLO_NODE_FEATS * sizeof(float));
+            assert_memory_equal(a.node_feat, b.node_feat,
+                                (size_t)a.n * PC_TPUG_NODE_FEATS * sizeof(float));
             assert_memory_equal(a.node_opcode, b.node_opcode, (size_t)a.n);
             assert_memory_equal(a.edges, b.edges, (size_t)a.m * 2 * sizeof(int64_t));
             assert_memory_equal(a.node_splits, b.node_splits, (size_t)a.k * sizeof(int64_t));

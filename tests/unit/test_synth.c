@@ -21,11 +21,11 @@
 
 #include <cmocka.h>
 
-#include "common/hlo_opcode.h"
 #include "common/util.h"
 #include "perfcast/npz.h"
 #include "perfcast/synth.h"
 #include "synth/synth_internal.h"
+#include "tpugraphs/opcode.h"
 
 /* ---- fixture: three tiny datasets --------------------------------------- */
 

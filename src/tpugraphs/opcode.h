@@ -5,8 +5,8 @@
  * from HLO ("tombstones") whose ids stay reserved. node_opcode in the
  * dataset holds these ids.
  */
-#ifndef PC_HLO_OPCODE_H
-#define PC_HLO_OPCODE_H
+#ifndef PC_TPUGRAPHS_OPCODE_H
+#define PC_TPUGRAPHS_OPCODE_H
 
 enum pc_hlo_opcode {
     PC_HLO_UNKNOWN = 0,
@@ -140,4 +140,4 @@ int pc_hlo_opcode_find(const char *name);
 /* 1 for ids of opcodes removed from HLO (trace, tuple-select). */
 int pc_hlo_opcode_is_tombstone(int id);
 
-#endif /* PC_HLO_OPCODE_H */
+#endif /* PC_TPUGRAPHS_OPCODE_H */

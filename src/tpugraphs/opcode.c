@@ -1,7 +1,7 @@
-/* The TpuGraphs opcode table: id <-> name. See hlo_opcode.h. */
+/* The TpuGraphs opcode table: id <-> name. See opcode.h. */
 #include <string.h>
 
-#include "common/hlo_opcode.h"
+#include "tpugraphs/opcode.h"
 
 static const char *const opcode_names[PC_HLO_OPCODE_COUNT] = {
     [PC_HLO_ABS] = "abs",
