@@ -1,7 +1,7 @@
 /*
- * perfcast train / eval: scoring every configuration of a graph (chunks over
- * the shared prefix, distinct configurations once), the validation at the end
- * of each training epoch, and pc_eval_run over a split.
+ * perfcast train / eval: the validation at the end of each training epoch and
+ * pc_eval_run over a split, both scoring every configuration of a graph with
+ * the model's inference (src/model/infer.h).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
@@ -12,148 +12,6 @@
 #include "train/train_internal.h"
 
 /* ---- scoring every config of a graph ------------------------------------------ */
-
-/*
- * Configs c0.. of a chunk into x->ids: K real ones, padded (cyclically from
- * config 0) to whole attention groups when the model has cross-config
- * attention, since its scores are only defined per group. Returns the padded
- * count.
- */
-static int chunk_ids(const pc_model *m, const tgraph *t, int64_t c0, int64_t chunk, int *real,
-                     scratch *x) {
-    int64_t n = t->ufirst ? t->nu : t->c; /* configs to score */
-    int K = (int)(n - c0 < chunk ? n - c0 : chunk), Kp = K;
-    int g = m->opts.attn_heads > 0 ? m->opts.attn_group : 1;
-    if (g > 1 && n >= g && K % g) Kp = K + (g - K % g);
-    if (g > 1 && n < g) Kp = (int)n; /* one group of every config */
-    for (int k = 0; k < Kp; k++) {
-        int64_t i = (c0 + k) % n;
-        x->ids[k] = t->ufirst ? t->ufirst[i] : i;
-    }
-    *real = K;
-    return Kp;
-}
-
-/*
- * Scores only distinct configurations, computed once per graph: identical
- * configurations must get identical scores (and the ranking's lowest-index
- * tie rule then applies), while a score computed in a GEMM batch can differ in
- * the last bit with its row's position. Attention models score configs in
- * groups, so a config's score depends on its group: they score every config.
- * If the grouping cannot be computed (out of memory, layout values the packer
- * refuses) or would need over 256 MiB of layout codes, every config is scored.
- */
-static void tgraph_uniq(const pc_model *m, tgraph *t) {
-    if (t->uniq_done) return;
-    t->uniq_done = 1;
-    if (m->opts.attn_heads > 0 || t->c < 2) return;
-    /* layout dedup holds 12 bytes of codes per (config, configurable node):
-       skip it where that would be a large allocation of its own */
-    if (pc_graph_kind(t->g) == PC_KIND_LAYOUT &&
-        (double)t->c * (double)pc_graph_num_config_nodes(t->g) * 12.0 > 268435456.0)
-        return;
-    pc_dedup d;
-    pc_error e;
-    if (pc_graph_config_dedup(t->g, PC_DEDUP_MIN, &d, &e) != PC_OK) return;
-    if (d.n_out < d.n_in) {
-        t->ufirst = d.first, t->umap = d.map, t->nu = d.n_out;
-        d.first = d.map = NULL;
-    }
-    pc_dedup_free(&d);
-}
-
-/* Scores of the distinct configs (x->pred[0..nu)) to every config, in place:
-   a config's group is never after the config, so going down reads only
-   entries not yet overwritten. */
-static void expand_uniq(const tgraph *t, scratch *x) {
-    if (!t->ufirst) return;
-    for (int64_t c = t->c - 1; c >= 0; c--) x->pred[c] = x->pred[t->umap[c]];
-}
-
-/* Chunk size: about `budget` configs, whole attention groups. */
-int64_t pc_tr_chunk_of(const pc_model *m, int64_t budget) {
-    int g = m->opts.attn_heads > 0 ? m->opts.attn_group : 1;
-    if (budget < g) budget = g;
-    return budget / g * g;
-}
-
-/* GST models: every segment fresh, chunks of configs. */
-static pc_status predict_all_gst(const pc_model *m, tgraph *t, scratch *x, pc_error *err) {
-    pc_gst_ctx *cx = pc_gst_ctx_new(1);
-    int64_t chunk = pc_tr_chunk_of(m, 64);
-    if (!cx || !pc_tr_fgrow(&x->s, (size_t)chunk) ||
-        !pc_tr_scratch_ids(x, (size_t)(t->c + chunk))) {
-        pc_gst_ctx_free(cx);
-        return pc_fail(err, PC_ERR_NOMEM, "out of memory");
-    }
-    pc_status st = PC_OK;
-    int64_t n = t->ufirst ? t->nu : t->c;
-    for (int64_t c0 = 0; c0 < n && !st; c0 += chunk) {
-        int K, Kp = chunk_ids(m, t, c0, chunk, &K, x);
-        if (!(st = pc_tr_gather_cfg(m, t, x->ids, Kp, x, err)))
-            st = pc_gst_score(m, cx, t->gst, x->cfg.p, Kp, x->s.p, err);
-        for (int k = 0; k < K && !st; k++) x->pred[c0 + k] = (double)x->s.p[k];
-    }
-    pc_gst_ctx_free(cx);
-    if (!st) expand_uniq(t, x);
-    return st;
-}
-
-/* Configs per chunk of full-graph inference: a chunk's activations near 256 MiB. */
-int64_t pc_tr_infer_chunk(const pc_model *m, const tgraph *t) {
-    double per = (double)pc_model_bytes_per_config(m, &t->d.g);
-    int64_t chunk = (int64_t)(268435456.0 / per);
-    if (chunk < 1) chunk = 1;
-    if (chunk > 1024) chunk = 1024;
-    return pc_tr_chunk_of(m, chunk);
-}
-
-/* Predicted scores of every config of t into x->pred (chunks over a shared prefix). */
-static pc_status predict_all(const pc_model *m, pc_model_ws *ws, tgraph *t, scratch *x,
-                             pc_error *err) {
-    if (!pc_tr_scratch_ids(x, (size_t)t->c + 1)) return pc_fail(err, PC_ERR_NOMEM, "out of memory");
-    tgraph_uniq(m, t);
-    if (m->opts.gst) return predict_all_gst(m, t, x, err);
-    pc_status st = pc_model_prefix(m, ws, &t->d.g, err);
-    if (st) return st;
-    int64_t chunk = pc_tr_infer_chunk(m, t);
-    if (!pc_tr_fgrow(&x->s, (size_t)chunk) || !pc_tr_scratch_ids(x, (size_t)(t->c + chunk)))
-        return pc_fail(err, PC_ERR_NOMEM, "out of memory");
-    int64_t n = t->ufirst ? t->nu : t->c;
-    for (int64_t c0 = 0; c0 < n; c0 += chunk) {
-        int K, Kp = chunk_ids(m, t, c0, chunk, &K, x);
-        if ((st = pc_tr_gather_cfg(m, t, x->ids, Kp, x, err))) return st;
-        if ((st = pc_model_score_configs(m, ws, x->cfg.p, Kp, x->s.p, err))) return st;
-        for (int k = 0; k < K; k++) x->pred[c0 + k] = (double)x->s.p[k];
-    }
-    expand_uniq(t, x);
-    return PC_OK;
-}
-
-pc_status pc_train_score_graph(const pc_model *m, pc_model_ws *ws, pc_graph *g, double *scores,
-                               pc_error *err) {
-    tgraph t;
-    memset(&t, 0, sizeof t);
-    t.g = g;
-    t.c = pc_graph_num_configs(g);
-    if (t.c < 1) return PC_OK;
-    scratch x;
-    memset(&x, 0, sizeof x);
-    pc_status st = pc_model_gdata_build(m, g, &t.d, err);
-    if (!st && m->opts.gst) {
-        pc_gst_opts go = pc_tr_gst_opts(m);
-        st = pc_gst_graph_build(m, &t.d, &go, 0, &t.gst, err);
-    }
-    if (!st) st = predict_all(m, ws, &t, &x, err);
-    if (!st) memcpy(scores, x.pred, (size_t)t.c * sizeof(double));
-    else pc_error_prefix(err, "%s: ", pc_graph_path(g));
-    pc_model_gdata_free(&t.d);
-    pc_gst_graph_free(t.gst);
-    free(t.ufirst);
-    free(t.umap);
-    pc_tr_scratch_free(&x);
-    return st;
-}
 
 typedef struct evsum {
     pc_metric_mean metric, tau, opa, sd[3];
@@ -191,7 +49,7 @@ static pc_status evaluate(const pc_model *m, pc_model_ws *ws, tset *s, scratch *
     for (size_t i = 0; i < s->n; i++) {
         tgraph *t = &s->v[i];
         if (t->c < 1) continue;
-        pc_status st = predict_all(m, ws, t, x, err);
+        pc_status st = pc_infer_all(m, ws, t->g, &t->d, t->gst, &t->uniq, x, err);
         if (st) return st;
         size_t c = (size_t)t->c;
         double tau, opa, v;
@@ -329,7 +187,7 @@ pc_status pc_eval_run_dist(const char *model_path, const char *data_dir, const c
         res->opa = pc_metric_mean_value(&e.opa);
         for (int k = 0; k < 3; k++) res->slowdown[k] = pc_metric_mean_value(&e.sd[k]);
     }
-    pc_tr_scratch_free(&x);
+    pc_infer_scratch_free(&x);
     pc_model_ws_free(ws);
     pc_tr_set_free(&s);
     pc_dataset_free(ds);

@@ -1,0 +1,40 @@
+/*
+ * Scoring graphs with a trained checkpoint (`perfcast predict` and `rank`):
+ * the GNN cost models' inference (src/model/), which needs nothing of the
+ * trainer. perfcast/train.h includes this header.
+ */
+#ifndef PERFCAST_PREDICT_H
+#define PERFCAST_PREDICT_H
+
+#include "perfcast/dataset.h"
+#include "perfcast/perfcast.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * A loaded checkpoint for scoring graphs (`perfcast predict` / `rank`).
+ * Scores follow the metrics convention: lower = predicted faster. Every
+ * config of a graph is scored in chunks over the model's shared prefix, the
+ * same code path as pc_eval_run, so the scores are identical to eval's.
+ */
+typedef struct pc_predictor pc_predictor;
+
+/* Loads a checkpoint; threads > 0 sets the OpenMP thread count. */
+PC_API pc_status pc_predictor_open(const char *model_path, int threads, pc_predictor **out,
+                                   pc_error *err);
+PC_API void pc_predictor_free(pc_predictor *p);
+/* The model's collection index (as pc_collection_name). */
+PC_API int pc_predictor_collection(const pc_predictor *p);
+/*
+ * Scores all pc_graph_num_configs(g) configs of g into scores[]. g must be
+ * of the model's kind (PC_ERR_ARG otherwise) with the model's feature widths.
+ */
+PC_API pc_status pc_predictor_score(pc_predictor *p, pc_graph *g, double *scores, pc_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PERFCAST_PREDICT_H */
