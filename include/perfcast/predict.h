@@ -1,7 +1,7 @@
 /*
- * Scoring graphs with a trained checkpoint (`perfcast predict` and `rank`):
- * the GNN cost models' inference (src/model/), which needs nothing of the
- * trainer. perfcast/train.h includes this header.
+ * Scoring graphs with a trained checkpoint (`perfcast predict`, `rank` and
+ * `eval`): the GNN cost models' inference (src/model/), which needs nothing
+ * of the trainer. perfcast/train.h includes this header.
  */
 #ifndef PERFCAST_PREDICT_H
 #define PERFCAST_PREDICT_H
@@ -12,6 +12,27 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+struct pc_dist; /* perfcast/dist.h */
+
+typedef struct pc_eval_result {
+    int collection;   /* index as pc_collection_name */
+    int tile;         /* 1 for the tile collection */
+    int graphs;       /* graphs scored */
+    double metric;    /* tile: mean tile score; layout: mean Kendall tau-b */
+    double tau;       /* mean Kendall tau-b (both kinds; NaN graphs skipped) */
+    double opa;       /* mean ordered-pair accuracy */
+    double slowdown[3]; /* tile: mean top-1/5/10 slowdown; layout: NaN */
+} pc_eval_result;
+
+/* Scores every graph of `split` ("valid" by default when NULL). */
+PC_API pc_status pc_eval_run(const char *model_path, const char *data_dir, const char *split,
+                             int threads, pc_eval_result *res, pc_error *err);
+/* The same over the ranks of dist: each scores graphs i % ranks == rank; every
+   rank gets the means over all graphs. */
+PC_API pc_status pc_eval_run_dist(const char *model_path, const char *data_dir, const char *split,
+                                  int threads, const struct pc_dist *dist, pc_eval_result *res,
+                                  pc_error *err);
 
 /*
  * A loaded checkpoint for scoring graphs (`perfcast predict` / `rank`).

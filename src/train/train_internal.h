@@ -1,19 +1,20 @@
 /*
  * The trainer's own internals, shared by the files of src/train/ that make up
- * `perfcast train` and `perfcast eval`; nothing outside src/train/ includes it
+ * `perfcast train`; nothing outside src/train/ includes it
  * (train.h is the module's header for the rest of the library).
  *
  *   train_opts.c    options: defaults, checks, the loss and the model options
  *   train_data.c    loading the splits over the lanes, preprocessing fit,
  *                   dedup, the epoch's order of graphs and the configs of a step
  *   train_loop.c    setup, the optimizer step and the epoch loop (pc_train_run)
- *   train_eval.c    validation at an epoch's end, pc_eval_run
+ *   train_eval.c    validation at an epoch's end
  *   train_state.c   the resume state (MODEL.state) and the best model's writes
  *   train_memory.c  the peak-memory estimate and the refusal above the limit
  *   checkpoint.c    writing safetensors checkpoints, reading the resume state
  *
- * Scoring every config of a graph (inference), the checkpoint reader and GST
- * are the model's: src/model/infer.h, checkpoint.h, gst.h.
+ * Scoring every config of a graph (inference), evaluation (and pc_eval_run),
+ * the checkpoint reader and GST are the model's: src/model/infer.h, eval.h,
+ * checkpoint.h, gst.h.
  *
  * Internal functions shared between these files are named pc_tr_*.
  */
