@@ -1,6 +1,7 @@
 /*
- * Training and evaluation of the learned cost models (the GNNs of
- * src/model/), as used by `perfcast train` and `perfcast eval`.
+ * Training of the learned cost models (the GNNs of src/model/), as used by
+ * `perfcast train`. Scoring with a checkpoint (`perfcast eval`, `predict`,
+ * `rank`) is perfcast/predict.h, included below.
  *
  * Training (pc_train_run), one collection at a time:
  *  - loads every graph of the collection's train and valid splits;
@@ -37,6 +38,7 @@
 
 #include "perfcast/dataset.h"
 #include "perfcast/perfcast.h"
+#include "perfcast/predict.h" /* the predictor and pc_eval_run, declared here before */
 
 #ifdef __cplusplus
 extern "C" {
@@ -174,47 +176,6 @@ typedef struct pc_train_result {
 PC_API pc_status pc_train_run(const pc_train_opts *opts, pc_train_log_fn log,
                               pc_train_progress_fn progress, void *user, pc_train_result *res,
                               pc_error *err);
-
-typedef struct pc_eval_result {
-    int collection;   /* index as pc_collection_name */
-    int tile;         /* 1 for the tile collection */
-    int graphs;       /* graphs scored */
-    double metric;    /* tile: mean tile score; layout: mean Kendall tau-b */
-    double tau;       /* mean Kendall tau-b (both kinds; NaN graphs skipped) */
-    double opa;       /* mean ordered-pair accuracy */
-    double slowdown[3]; /* tile: mean top-1/5/10 slowdown; layout: NaN */
-} pc_eval_result;
-
-/* Scores every graph of `split` ("valid" by default when NULL). */
-PC_API pc_status pc_eval_run(const char *model_path, const char *data_dir, const char *split,
-                             int threads, pc_eval_result *res, pc_error *err);
-/* The same over the ranks of dist: each scores graphs i % ranks == rank; every
-   rank gets the means over all graphs. */
-PC_API pc_status pc_eval_run_dist(const char *model_path, const char *data_dir, const char *split,
-                                  int threads, const struct pc_dist *dist, pc_eval_result *res,
-                                  pc_error *err);
-
-/* ---- prediction ---------------------------------------------------------- */
-
-/*
- * A loaded checkpoint for scoring graphs (`perfcast predict` / `rank`).
- * Scores follow the metrics convention: lower = predicted faster. Every
- * config of a graph is scored in chunks over the model's shared prefix, the
- * same code path as pc_eval_run, so the scores are identical to eval's.
- */
-typedef struct pc_predictor pc_predictor;
-
-/* Loads a checkpoint; threads > 0 sets the OpenMP thread count. */
-PC_API pc_status pc_predictor_open(const char *model_path, int threads, pc_predictor **out,
-                                   pc_error *err);
-PC_API void pc_predictor_free(pc_predictor *p);
-/* The model's collection index (as pc_collection_name). */
-PC_API int pc_predictor_collection(const pc_predictor *p);
-/*
- * Scores all pc_graph_num_configs(g) configs of g into scores[]. g must be
- * of the model's kind (PC_ERR_ARG otherwise) with the model's feature widths.
- */
-PC_API pc_status pc_predictor_score(pc_predictor *p, pc_graph *g, double *scores, pc_error *err);
 
 #ifdef __cplusplus
 }

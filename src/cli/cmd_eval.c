@@ -6,7 +6,7 @@
 
 #include "cli.h"
 #include "perfcast/dist.h"
-#include "perfcast/train.h"
+#include "perfcast/predict.h"
 
 static void eval_help(FILE *f) {
     fprintf(f,

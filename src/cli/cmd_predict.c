@@ -9,7 +9,7 @@
 #include "cli.h"
 #include "perfcast/dist.h"
 #include "perfcast/metrics.h"
-#include "perfcast/train.h"
+#include "perfcast/predict.h"
 
 #define PREDICT_TILE_TOP 5
 #define PREDICT_MAX_MODELS 16

@@ -13,7 +13,7 @@
 #include "cli.h"
 #include "perfcast/hlo.h"
 #include "perfcast/metrics.h"
-#include "perfcast/train.h"
+#include "perfcast/predict.h"
 
 static void rank_help(FILE *f) {
     fprintf(f,

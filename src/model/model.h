@@ -126,7 +126,7 @@ typedef struct pc_model_opts {
     pc_act act;        /* default LEAKY_RELU (slope 0.01) */
     int layernorm;     /* pre-norm in each layer, default 1 */
     float dropout;     /* on each layer's update, training only; default 0 */
-    /* Graph Segment Training (src/train/gst.h): the graph is read as segments
+    /* Graph Segment Training (src/model/gst.h): the graph is read as segments
        with the edges between them dropped; the model code itself ignores these */
     /* cross-configuration attention before the head: the K configs of a graph
        attend to each other (src/nn/attention.c); 0 = off (default). Scores
@@ -249,7 +249,7 @@ pc_status pc_model_prefix(const pc_model *m, pc_model_ws *ws, const pc_model_gra
 pc_status pc_model_score_configs(const pc_model *m, pc_model_ws *ws, const float *cfg, int K,
                                  float *scores, pc_error *err);
 /*
- * The model in two parts, for Graph Segment Training (src/train/gst.c), which
+ * The model in two parts, for Graph Segment Training (src/model/gst.c), which
  * combines the readouts of several segments before the head:
  *  - pc_model_readout: like pc_model_forward but stops at the head's input
  *    r (K, R), R = pc_model_readout_width (layout: [mean over nodes || mean

@@ -1,7 +1,8 @@
-/* Training internals: model checkpoints (safetensors) and shared helpers. */
+/* Training internals: writing checkpoints (safetensors) and shared helpers. */
 #ifndef PC_TRAIN_INTERNAL_H
 #define PC_TRAIN_INTERNAL_H
 
+#include "model/checkpoint.h"
 #include "model/model.h"
 #include "perfcast/train.h"
 
@@ -44,8 +45,6 @@ typedef struct pc_ckpt_info {
 
 pc_status pc_ckpt_save(const pc_model *m, const pc_ckpt_info *info, const char *path,
                        pc_error *err);
-/* Loads a model; *collection receives the collection index. */
-pc_status pc_ckpt_load(const char *path, pc_model **out, int *collection, pc_error *err);
 
 /*
  * Reads the training state of a checkpoint written with adam_m etc. into
@@ -55,12 +54,5 @@ pc_status pc_ckpt_load(const char *path, pc_model **out, int *collection, pc_err
  */
 pc_status pc_ckpt_load_state(const char *path, pc_model *m, float *best, int64_t *order,
                              int64_t norder, char **state_json, pc_error *err);
-
-/*
- * Scores every config of g (chunks over the shared prefix, as eval) into
- * scores[0 .. pc_graph_num_configs(g)). ws is the caller's workspace.
- */
-pc_status pc_train_score_graph(const pc_model *m, pc_model_ws *ws, pc_graph *g, double *scores,
-                               pc_error *err);
 
 #endif

@@ -26,8 +26,7 @@ void pc_tr_set_free(tset *s) {
         free(s->v[i].by_speed);
         pc_gst_graph_free(s->v[i].gst);
         free(s->v[i].cand);
-        free(s->v[i].ufirst);
-        free(s->v[i].umap);
+        pc_infer_uniq_free(&s->v[i].uniq);
     }
     free(s->v);
     s->v = NULL;
@@ -72,19 +71,13 @@ pc_status pc_tr_set_load(const pc_dataset *d, int coll, int split, int threads, 
     return PC_OK;
 }
 
-pc_gst_opts pc_tr_gst_opts(const pc_model *m) {
-    pc_gst_opts o = pc_gst_opts_default();
-    o.method = (pc_seg_method)m->opts.seg_method;
-    o.seg_size = m->opts.seg_size;
-    return o;
-}
 
 /* Model inputs of every graph; GST models also segment them (with a table if `table`). */
 pc_status pc_tr_set_build(const pc_model *m, tset *s, int table, pc_error *err) {
     for (size_t i = 0; i < s->n; i++) {
         pc_status st = pc_model_gdata_build(m, s->v[i].g, &s->v[i].d, err);
         if (!st && m->opts.gst) {
-            pc_gst_opts go = pc_tr_gst_opts(m);
+            pc_gst_opts go = pc_gst_opts_of(m);
             st = pc_gst_graph_build(m, &s->v[i].d, &go, table ? s->v[i].c : 0, &s->v[i].gst,
                                     err);
         }
@@ -96,62 +89,6 @@ pc_status pc_tr_set_build(const pc_model *m, tset *s, int table, pc_error *err) 
     return PC_OK;
 }
 
-/* ---- scratch ------------------------------------------------------------ */
-
-int pc_tr_fgrow(fbuf *b, size_t n) {
-    if (n <= b->cap) return 1;
-    float *p = realloc(b->p, n * sizeof *p);
-    if (!p) return 0;
-    b->p = p;
-    b->cap = n;
-    return 1;
-}
-
-void pc_tr_scratch_free(scratch *x) {
-    free(x->raw.p);
-    free(x->cfg.p);
-    free(x->s.p);
-    free(x->ds.p);
-    free(x->pred);
-    free(x->yk);
-    free(x->ids);
-}
-
-int pc_tr_scratch_ids(scratch *x, size_t n) {
-    if (n <= x->icap) return 1;
-    int64_t *p = realloc(x->ids, n * sizeof *p);
-    double *q = realloc(x->pred, n * sizeof *q);
-    if (q) x->pred = q;
-    double *r = q ? realloc(x->yk, n * sizeof *r) : NULL;
-    if (r) x->yk = r;
-    if (!p) return 0;
-    x->ids = p;
-    if (!q || !r) return 0;
-    x->icap = n;
-    return 1;
-}
-
-/* Preprocessed config features of configs ids[0..K) into x->cfg. */
-pc_status pc_tr_gather_cfg(const pc_model *m, tgraph *t, const int64_t *ids, int K,
-                           scratch *x, pc_error *err) {
-    if (m->opts.kind == PC_KIND_TILE) {
-        const float *cf = pc_graph_config_feat(t->g);
-        int D0 = (int)pc_graph_config_dim(t->g);
-        if (!pc_tr_fgrow(&x->raw, (size_t)K * D0) || !pc_tr_fgrow(&x->cfg, (size_t)K * m->cfg_dim))
-            return pc_fail(err, PC_ERR_NOMEM, "train: out of memory");
-        for (int k = 0; k < K; k++)
-            memcpy(x->raw.p + (size_t)k * D0, cf + ids[k] * D0, (size_t)D0 * sizeof(float));
-        return pc_model_prep_configs(m, x->raw.p, K, x->cfg.p, err);
-    }
-    size_t nc = (size_t)pc_graph_num_config_nodes(t->g);
-    size_t rows = (size_t)K * nc;
-    if (!pc_tr_fgrow(&x->raw, rows * PC_LAYOUT_CONFIG_DIM + 1) ||
-        !pc_tr_fgrow(&x->cfg, rows * (size_t)m->cfg_dim + 1))
-        return pc_fail(err, PC_ERR_NOMEM, "train: out of memory");
-    pc_status st = pc_graph_config_feat_gather(t->g, ids, K, x->raw.p, err);
-    if (st) return st;
-    return pc_model_prep_configs(m, x->raw.p, (int64_t)rows, x->cfg.p, err);
-}
 
 /* ---- preprocessing ------------------------------------------------------ */
 

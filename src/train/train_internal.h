@@ -1,17 +1,20 @@
 /*
  * The trainer's own internals, shared by the files of src/train/ that make up
- * `perfcast train` and `perfcast eval`; nothing outside src/train/ includes it
+ * `perfcast train`; nothing outside src/train/ includes it
  * (train.h is the module's header for the rest of the library).
  *
  *   train_opts.c    options: defaults, checks, the loss and the model options
  *   train_data.c    loading the splits over the lanes, preprocessing fit,
  *                   dedup, the epoch's order of graphs and the configs of a step
  *   train_loop.c    setup, the optimizer step and the epoch loop (pc_train_run)
- *   train_eval.c    scoring every config of a graph, validation at an epoch's
- *                   end, pc_eval_run
+ *   train_eval.c    validation at an epoch's end
  *   train_state.c   the resume state (MODEL.state) and the best model's writes
  *   train_memory.c  the peak-memory estimate and the refusal above the limit
- *   checkpoint.c    safetensors checkpoints; gst.c Graph Segment Training
+ *   checkpoint.c    writing safetensors checkpoints, reading the resume state
+ *
+ * Scoring every config of a graph (inference), evaluation (and pc_eval_run),
+ * the checkpoint reader and GST are the model's: src/model/infer.h, eval.h,
+ * checkpoint.h, gst.h.
  *
  * Internal functions shared between these files are named pc_tr_*.
  */
@@ -25,7 +28,8 @@
 #include "perfcast/dataset.h"
 #include "perfcast/dist.h"
 #include "perfcast/metrics.h"
-#include "train/gst.h"
+#include "model/gst.h"
+#include "model/infer.h"
 #include "train/train.h"
 
 /* ---- loaded graphs (train_data.c) ----------------------------------------- */
@@ -43,10 +47,7 @@ typedef struct tgraph {
     size_t gi;         /* index of the file in its split (all ranks agree) */
     int64_t *cand;     /* training candidates: one config per duplicate group (--dedup) */
     int64_t ncand;     /* candidates (c without --dedup) */
-    /* inference over distinct configs (train_eval.c): the first config of each
-       group of identical ones, each config's group; NULL when all differ */
-    int64_t *ufirst, *umap, nu;
-    int uniq_done;
+    pc_infer_uniq uniq; /* inference over distinct configs (src/model/infer.h) */
 } tgraph;
 
 /* This rank's graphs of one split. */
@@ -62,33 +63,13 @@ void pc_tr_set_free(tset *s);
  */
 pc_status pc_tr_set_load(const pc_dataset *d, int coll, int split, int threads, size_t mod,
                          size_t lo_lane, size_t hi_lane, tset *s, pc_error *err);
-/* The GST options a model records (its segmentation). */
-pc_gst_opts pc_tr_gst_opts(const pc_model *m);
 /* Model inputs of every graph; GST models also segment them (with a table if `table`). */
 pc_status pc_tr_set_build(const pc_model *m, tset *s, int table, pc_error *err);
 
-/* ---- scratch (train_data.c) ----------------------------------------------- */
+/* ---- scratch: the inference buffers (src/model/infer.h), shared by the steps */
 
-/* A float buffer that only grows. */
-typedef struct fbuf {
-    float *p;
-    size_t cap;
-} fbuf;
-
-/* Buffers of a step or of a graph's scoring, grown to the largest use. */
-typedef struct scratch {
-    fbuf raw, cfg, s, ds; /* raw and preprocessed config rows, scores, their gradient */
-    double *pred, *yk;    /* predicted scores; targets of the sampled configs */
-    int64_t *ids;         /* config ids of a step or a chunk */
-    size_t icap;          /* capacity of ids, pred and yk */
-} scratch;
-
-int pc_tr_fgrow(fbuf *b, size_t n); /* 0: out of memory */
-void pc_tr_scratch_free(scratch *x);
-int pc_tr_scratch_ids(scratch *x, size_t n); /* ids, pred and yk for n; 0: out of memory */
-/* Preprocessed config features of configs ids[0..K) into x->cfg. */
-pc_status pc_tr_gather_cfg(const pc_model *m, tgraph *t, const int64_t *ids, int K, scratch *x,
-                           pc_error *err);
+typedef pc_fbuf fbuf;
+typedef pc_infer_scratch scratch;
 
 /* ---- the trainer ---------------------------------------------------------- */
 
@@ -196,10 +177,6 @@ double pc_tr_now(void);
 void pc_tr_logf(pc_train_log_fn log, void *user, const char *fmt, ...) PC_PRINTF(3, 4);
 
 /* train_eval.c */
-/* Chunk size: about `budget` configs, whole attention groups. */
-int64_t pc_tr_chunk_of(const pc_model *m, int64_t budget);
-/* Configs per chunk of full-graph inference of t. */
-int64_t pc_tr_infer_chunk(const pc_model *m, const tgraph *t);
 /* Validates, keeps the best parameters (and writes them), counts patience. */
 pc_status pc_tr_end_epoch(trainer *t, pc_error *err);
 

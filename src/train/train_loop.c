@@ -36,7 +36,7 @@ static void trainer_free(trainer *t) {
     free(t->topo.lane_off);
     free(t->topo.local_of);
     free(t->perm);
-    pc_tr_scratch_free(&t->x);
+    pc_infer_scratch_free(&t->x);
     pc_model_ws_free(t->ws);
     pc_gst_ctx_free(t->gx);
     pc_model_free(t->m);
@@ -85,10 +85,10 @@ static pc_status init_step(trainer *t, pc_error *err) {
     for (size_t i = 0; i < t->tr.n; i++) maxc = t->tr.v[i].c > maxc ? t->tr.v[i].c : maxc;
     t->ws = pc_model_ws_new();
     t->perm = malloc((size_t)maxc * sizeof *t->perm);
-    if (!t->ws || !t->perm || !pc_tr_scratch_ids(&t->x, (size_t)maxc + 1) ||
-        !pc_tr_fgrow(&t->x.s, (size_t)t->o.configs) || !pc_tr_fgrow(&t->x.ds, (size_t)t->o.configs))
+    if (!t->ws || !t->perm || !pc_infer_scratch_ids(&t->x, (size_t)maxc + 1) ||
+        !pc_fbuf_grow(&t->x.s, (size_t)t->o.configs) || !pc_fbuf_grow(&t->x.ds, (size_t)t->o.configs))
         return pc_fail(err, PC_ERR_NOMEM, "train: out of memory");
-    t->gsto = pc_tr_gst_opts(t->m);
+    t->gsto = pc_gst_opts_of(t->m);
     if (t->o.gst_train_segs > 0) t->gsto.train_segs = t->o.gst_train_segs;
     if (t->o.gst_keep >= 0) t->gsto.keep = t->o.gst_keep;
     t->ac = pc_adam_cfg_default();
@@ -128,7 +128,7 @@ static pc_status graph_grad(trainer *t, tgraph *g, uint64_t *rng, int head_only,
                             pc_error *err) {
     int K = pc_tr_sample_configs(t, g, rng);
     scratch *x = &t->x;
-    pc_status st = pc_tr_gather_cfg(t->m, g, x->ids, K, x, err);
+    pc_status st = pc_infer_gather_cfg(t->m, g->g, x->ids, K, x, err);
     uint64_t dseed = *rng ^ 0xd50u;
     if (!st && head_only)
         st = pc_gst_score(t->m, t->gx, g->gst, x->cfg.p, K, x->s.p, err);

@@ -72,7 +72,7 @@ static double inputs_bytes(const pc_model *m, const tgraph *g) {
     return b;
 }
 
-/* Scratch of pc_tr_gather_cfg for K configs of g: raw and preprocessed config rows. */
+/* Scratch of pc_infer_gather_cfg for K configs of g: raw and preprocessed config rows. */
 static double cfg_scratch_bytes(const pc_model *m, const pc_graph *g, int64_t K) {
     if (m->opts.kind == PC_KIND_TILE)
         return (double)K * ((double)pc_graph_config_dim(g) + m->cfg_dim) * 4;
@@ -84,7 +84,7 @@ static double cfg_scratch_bytes(const pc_model *m, const pc_graph *g, int64_t K)
 #define PROCESS_BASE_BYTES (16.0 * 1048576.0)
 
 /*
- * Workspaces grow (pc_tr_fgrow, by 1.5x at least) as graphs of other sizes come,
+ * Workspaces grow (pc_fbuf_grow, by 1.5x at least) as graphs of other sizes come,
  * freeing the old buffer. glibc serves buffers under its mmap threshold
  * (at most 32 MiB) from the heap, which keeps freed copies resident: with
  * graphs (or GST segments) of several sizes, measured peaks were 1.1-1.3x the
@@ -128,7 +128,7 @@ static double full_graph_act(const trainer *t, double *scr, const tgraph **big) 
     }
     for (size_t i = 0; i < t->va.n; i++) {
         const tgraph *g = &t->va.v[i];
-        int64_t ch = pc_tr_infer_chunk(m, g);
+        int64_t ch = pc_infer_chunk(m, &g->d.g);
         if (ch > g->c) ch = g->c > 0 ? g->c : 1;
         double f = pc_model_pass_bytes(m, g->d.g.n, g->d.g.nc, ch, 0);
         fwd_valid = f > fwd_valid ? f : fwd_valid;
@@ -163,7 +163,7 @@ static double gst_act(const trainer *t, double *scr, const tgraph **big) {
             }
             double tr = k == 0 ? slots * pc_model_pass_bytes(m, sn, snc, K, 1) +
                                      pc_model_pass_bytes(m, sn, snc, K, 0) : 0;
-            double inf = pc_model_pass_bytes(m, sn, snc, pc_tr_chunk_of(m, 64), 0);
+            double inf = pc_model_pass_bytes(m, sn, snc, pc_infer_chunk_of(m, 64), 0);
             if (tr > fwd_train) fwd_train = tr, *big = g;
             fwd_valid = inf > fwd_valid ? inf : fwd_valid;
             double sc = cfg_scratch_bytes(m, g->g, k == 0 ? K : 64) * 2;

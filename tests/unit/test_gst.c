@@ -20,7 +20,7 @@
 
 #include <cmocka.h>
 
-#include "train/gst.h"
+#include "model/gst.h"
 
 #define NOPS 8
 #define F 5

@@ -21,8 +21,8 @@
  * Memory: one segment's activations for K configs instead of the graph's,
  * plus the table (configs x segments x R floats per graph).
  */
-#ifndef PC_TRAIN_GST_H
-#define PC_TRAIN_GST_H
+#ifndef PC_MODEL_GST_H
+#define PC_MODEL_GST_H
 
 #include "graph/graph.h"
 #include "model/model.h"
@@ -38,6 +38,8 @@ pc_gst_opts pc_gst_opts_default(void);
 /* CLI and checkpoint names: "contiguous", "splits", "metis". */
 const char *pc_gst_method_name(pc_seg_method m);
 int pc_gst_method_find(const char *name); /* -1 if unknown */
+/* The segmentation a GST model records (its method and segment size). */
+pc_gst_opts pc_gst_opts_of(const pc_model *m);
 
 /* One graph cut into segments, with its embedding table. */
 typedef struct pc_gst_graph pc_gst_graph;
@@ -85,4 +87,4 @@ pc_status pc_gst_score(const pc_model *m, pc_gst_ctx *cx, pc_gst_graph *gg, cons
 pc_status pc_gst_head_backward(pc_model *m, pc_gst_ctx *cx, const float *dscores,
                                pc_error *err);
 
-#endif /* PC_TRAIN_GST_H */
+#endif /* PC_MODEL_GST_H */

@@ -4,7 +4,9 @@
 #include <string.h>
 
 #include "common/util.h"
-#include "train/train.h"
+#include "model/checkpoint.h"
+#include "model/infer.h"
+#include "perfcast/predict.h"
 
 struct pc_predictor {
     pc_model *m;
@@ -55,5 +57,5 @@ pc_status pc_predictor_score(pc_predictor *p, pc_graph *g, double *scores, pc_er
     if (pc_graph_node_feat_dim(g) != PC_NODE_FEAT_DIM || pc_graph_config_dim(g) != cdim)
         return pc_fail(err, PC_ERR_FORMAT, "%s: feature widths differ from %d / %d",
                        pc_graph_path(g), PC_NODE_FEAT_DIM, cdim);
-    return pc_train_score_graph(p->m, p->ws, g, scores, err);
+    return pc_infer_score_graph(p->m, p->ws, g, scores, err);
 }

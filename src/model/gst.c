@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "common/util.h"
-#include "train/gst.h"
+#include "model/gst.h"
 
 static const char *const seg_names[] = {"contiguous", "splits", "metis"};
 static const pc_seg_method seg_methods[] = {PC_SEG_CONTIGUOUS, PC_SEG_NODE_SPLITS, PC_SEG_METIS};
@@ -16,6 +16,13 @@ pc_gst_opts pc_gst_opts_default(void) {
     o.seg_size = 1000;
     o.train_segs = 1;
     o.keep = 0.5f;
+    return o;
+}
+
+pc_gst_opts pc_gst_opts_of(const pc_model *m) {
+    pc_gst_opts o = pc_gst_opts_default();
+    o.method = (pc_seg_method)m->opts.seg_method;
+    o.seg_size = m->opts.seg_size;
     return o;
 }
 

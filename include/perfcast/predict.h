@@ -1,0 +1,61 @@
+/*
+ * Scoring graphs with a trained checkpoint (`perfcast predict`, `rank` and
+ * `eval`): the GNN cost models' inference (src/model/), which needs nothing
+ * of the trainer. perfcast/train.h includes this header.
+ */
+#ifndef PERFCAST_PREDICT_H
+#define PERFCAST_PREDICT_H
+
+#include "perfcast/dataset.h"
+#include "perfcast/perfcast.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct pc_dist; /* perfcast/dist.h */
+
+typedef struct pc_eval_result {
+    int collection;   /* index as pc_collection_name */
+    int tile;         /* 1 for the tile collection */
+    int graphs;       /* graphs scored */
+    double metric;    /* tile: mean tile score; layout: mean Kendall tau-b */
+    double tau;       /* mean Kendall tau-b (both kinds; NaN graphs skipped) */
+    double opa;       /* mean ordered-pair accuracy */
+    double slowdown[3]; /* tile: mean top-1/5/10 slowdown; layout: NaN */
+} pc_eval_result;
+
+/* Scores every graph of `split` ("valid" by default when NULL). */
+PC_API pc_status pc_eval_run(const char *model_path, const char *data_dir, const char *split,
+                             int threads, pc_eval_result *res, pc_error *err);
+/* The same over the ranks of dist: each scores graphs i % ranks == rank; every
+   rank gets the means over all graphs. */
+PC_API pc_status pc_eval_run_dist(const char *model_path, const char *data_dir, const char *split,
+                                  int threads, const struct pc_dist *dist, pc_eval_result *res,
+                                  pc_error *err);
+
+/*
+ * A loaded checkpoint for scoring graphs (`perfcast predict` / `rank`).
+ * Scores follow the metrics convention: lower = predicted faster. Every
+ * config of a graph is scored in chunks over the model's shared prefix, the
+ * same code path as pc_eval_run, so the scores are identical to eval's.
+ */
+typedef struct pc_predictor pc_predictor;
+
+/* Loads a checkpoint; threads > 0 sets the OpenMP thread count. */
+PC_API pc_status pc_predictor_open(const char *model_path, int threads, pc_predictor **out,
+                                   pc_error *err);
+PC_API void pc_predictor_free(pc_predictor *p);
+/* The model's collection index (as pc_collection_name). */
+PC_API int pc_predictor_collection(const pc_predictor *p);
+/*
+ * Scores all pc_graph_num_configs(g) configs of g into scores[]. g must be
+ * of the model's kind (PC_ERR_ARG otherwise) with the model's feature widths.
+ */
+PC_API pc_status pc_predictor_score(pc_predictor *p, pc_graph *g, double *scores, pc_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PERFCAST_PREDICT_H */

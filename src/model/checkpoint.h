@@ -1,0 +1,28 @@
+/*
+ * Model checkpoints (safetensors): tensors "param.<name>" (F32, the model
+ * parameters) and "prep.{node,cfg}.{keep,logt,mean,std}" (the preprocessing),
+ * metadata key "perfcast" holding a JSON object with the format and version,
+ * the collection, the architecture and (written by the trainer) the training
+ * options and best validation metric.
+ *
+ * The reader is here, with the model, because inference (predict, rank, eval)
+ * needs it and must not depend on the trainer; the writer records training
+ * options and the resume state and is src/train/checkpoint.c (pc_ckpt_save).
+ */
+#ifndef PC_MODEL_CHECKPOINT_H
+#define PC_MODEL_CHECKPOINT_H
+
+#include "model/model.h"
+
+#define PC_CKPT_FORMAT "perfcast-model"
+#define PC_CKPT_VERSION 1
+
+/* Metadata names of pc_model_opts.pool, .join and .act, by value. */
+extern const char *const pc_ckpt_pool_names[4];
+extern const char *const pc_ckpt_join_names[2];
+extern const char *const pc_ckpt_act_names[3];
+
+/* Loads a model; *collection receives the collection index. */
+pc_status pc_ckpt_load(const char *path, pc_model **out, int *collection, pc_error *err);
+
+#endif /* PC_MODEL_CHECKPOINT_H */

@@ -1,0 +1,219 @@
+/*
+ * Evaluation (src/model/eval.h): the metrics of a graph's scores, and
+ * pc_eval_run, `perfcast eval` over a split.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/util.h"
+#include "model/checkpoint.h"
+#include "model/eval.h"
+#include "perfcast/predict.h"
+
+void pc_eval_sum_init(pc_eval_sum *e) {
+    memset(e, 0, sizeof *e);
+    pc_metric_mean_init(&e->metric);
+    pc_metric_mean_init(&e->tau);
+    pc_metric_mean_init(&e->opa);
+    for (int k = 0; k < 3; k++) pc_metric_mean_init(&e->sd[k]);
+}
+
+/* Sums of a pc_metric_mean over ranks. */
+static void mean_pack(const pc_metric_mean *m, double *v) {
+    v[0] = m->sum, v[1] = (double)m->count, v[2] = (double)m->nan_count;
+}
+static void mean_unpack(pc_metric_mean *m, const double *v) {
+    m->sum = v[0], m->count = (uint64_t)v[1], m->nan_count = (uint64_t)v[2];
+}
+
+void pc_eval_sum_reduce(const pc_dist *d, pc_eval_sum *e) {
+    if (pc_dist_size(d) <= 1) return;
+    pc_metric_mean *ms[6] = {&e->metric, &e->tau, &e->opa, &e->sd[0], &e->sd[1], &e->sd[2]};
+    double v[19];
+    for (int i = 0; i < 6; i++) mean_pack(ms[i], v + 3 * i);
+    v[18] = e->graphs;
+    pc_dist_sum_f64(d, v, 19);
+    for (int i = 0; i < 6; i++) mean_unpack(ms[i], v + 3 * i);
+    e->graphs = (int)v[18];
+}
+
+pc_status pc_eval_graph(const pc_model *m, pc_model_ws *ws, pc_graph *g, const pc_model_gdata *d,
+                        pc_gst_graph *gst, pc_infer_uniq *u, const double *rt, const double *norm,
+                        pc_infer_scratch *x, pc_eval_sum *e, pc_error *err) {
+    static const size_t ks[3] = {1, 5, 10};
+    int64_t nc = pc_graph_num_configs(g);
+    if (nc < 1) return PC_OK;
+    pc_status st = pc_infer_all(m, ws, g, d, gst, u, x, err);
+    if (st) return st;
+    size_t c = (size_t)nc;
+    double tau, opa, v;
+    if ((st = pc_kendall_tau_b(x->pred, rt, c, &tau, err)) ||
+        (st = pc_ordered_pair_accuracy(x->pred, rt, c, &opa, err)))
+        goto fail;
+    pc_metric_mean_add(&e->tau, tau);
+    pc_metric_mean_add(&e->opa, opa);
+    if (m->opts.kind == PC_KIND_TILE) {
+        if ((st = pc_tile_score(x->pred, rt, norm, c, &v, err))) goto fail;
+        pc_metric_mean_add(&e->metric, v);
+        for (int k = 0; k < 3; k++) {
+            if ((st = pc_topk_slowdown(x->pred, rt, norm, c, ks[k], &v, err))) goto fail;
+            pc_metric_mean_add(&e->sd[k], v);
+        }
+    } else {
+        pc_metric_mean_add(&e->metric, tau);
+    }
+    e->graphs++;
+    return PC_OK;
+fail:
+    pc_error_prefix(err, "%s: ", pc_graph_path(g));
+    return st;
+}
+
+/* ---- evaluation of a checkpoint (perfcast eval) -------------------------------- */
+
+/* One graph of the split with its runtimes and model input. */
+typedef struct egraph {
+    pc_graph *g;
+    pc_model_gdata d;
+    pc_gst_graph *gst;
+    pc_infer_uniq u;
+    double *rt, *norm; /* runtimes; tile normalizers (NULL for layout) */
+} egraph;
+
+typedef struct eset {
+    egraph *v;
+    size_t n;
+} eset;
+
+static void eset_free(eset *s) {
+    for (size_t i = 0; i < s->n; i++) {
+        pc_model_gdata_free(&s->v[i].d);
+        pc_graph_free(s->v[i].g);
+        free(s->v[i].rt);
+        free(s->v[i].norm);
+        pc_gst_graph_free(s->v[i].gst);
+        pc_infer_uniq_free(&s->v[i].u);
+    }
+    free(s->v);
+    s->v = NULL;
+    s->n = 0;
+}
+
+/* The graphs of a split whose index i has i % W == R (a rank's share). */
+static pc_status eset_load(const pc_dataset *d, int coll, int split, int threads, size_t W,
+                           size_t R, eset *s, pc_error *err) {
+    size_t n = pc_dataset_num_files(d, coll, split);
+    s->n = 0;
+    s->v = calloc(n ? n : 1, sizeof *s->v);
+    if (!s->v) return pc_fail(err, PC_ERR_NOMEM, "train: out of memory");
+    pc_load_opts lo = pc_load_opts_default();
+    lo.kind = pc_collection_kind(coll);
+    lo.threads = threads;
+    for (size_t i = 0; i < n; i++) {
+        if (i % W != R) continue;
+        egraph *t = &s->v[s->n];
+        pc_status st = pc_graph_load(pc_dataset_file(d, coll, split, i), &lo, &t->g, err);
+        if (st) return st;
+        s->n++;
+        int64_t c0 = pc_graph_num_configs(t->g);
+        const int64_t *rt = pc_graph_config_runtime(t->g);
+        const int64_t *nz = pc_graph_runtime_normalizers(t->g);
+        size_t c = (size_t)(c0 > 0 ? c0 : 1);
+        t->rt = malloc(c * sizeof(double));
+        t->norm = nz ? malloc(c * sizeof(double)) : NULL;
+        if (!t->rt || (nz && !t->norm)) return pc_fail(err, PC_ERR_NOMEM, "train: out of memory");
+        for (int64_t k = 0; k < c0; k++) {
+            t->rt[k] = (double)rt[k];
+            if (nz) t->norm[k] = (double)nz[k];
+        }
+    }
+    return PC_OK;
+}
+
+/* Metrics need measured runtimes; test splits carry zeros. Refuse up front. */
+static pc_status require_runtimes(const eset *s, pc_error *err) {
+    for (size_t i = 0; i < s->n; i++) {
+        const pc_graph *g = s->v[i].g;
+        const int64_t *rt = pc_graph_config_runtime(g);
+        int64_t c = pc_graph_num_configs(g), k = 0;
+        while (k < c && rt[k] > 0) k++;
+        if (k < c)
+            return pc_fail(err, PC_ERR_INVALID, "eval: %s: config_runtime[%lld] = %lld; eval needs "
+                           "positive runtimes (test splits carry none: evaluate on valid, or use "
+                           "'perfcast predict')", pc_graph_path(g), (long long)k, (long long)rt[k]);
+    }
+    return PC_OK;
+}
+
+/* Model inputs of every graph; GST models also segment them (no table). */
+static pc_status eset_build(const pc_model *m, eset *s, pc_error *err) {
+    for (size_t i = 0; i < s->n; i++) {
+        pc_status st = pc_model_gdata_build(m, s->v[i].g, &s->v[i].d, err);
+        if (!st && m->opts.gst) {
+            pc_gst_opts go = pc_gst_opts_of(m);
+            st = pc_gst_graph_build(m, &s->v[i].d, &go, 0, &s->v[i].gst, err);
+        }
+        if (st) {
+            pc_error_prefix(err, "%s: ", pc_graph_path(s->v[i].g));
+            return st;
+        }
+    }
+    return PC_OK;
+}
+
+pc_status pc_eval_run(const char *model_path, const char *data_dir, const char *split,
+                      int threads, pc_eval_result *res, pc_error *err) {
+    return pc_eval_run_dist(model_path, data_dir, split, threads, NULL, res, err);
+}
+
+pc_status pc_eval_run_dist(const char *model_path, const char *data_dir, const char *split,
+                           int threads, const pc_dist *dist, pc_eval_result *res, pc_error *err) {
+    pc_error local;
+    if (!err) err = &local;
+    pc_error_clear(err);
+    int sp = pc_split_find(split ? split : "valid");
+    if (sp < 0) return pc_fail(err, PC_ERR_ARG, "eval: unknown split '%s'", split);
+    pc_nn_set_threads(threads);
+    pc_model *m = NULL;
+    pc_dataset *ds = NULL;
+    pc_model_ws *ws = NULL;
+    eset s = {0};
+    pc_infer_scratch x;
+    memset(&x, 0, sizeof x);
+    int coll = -1;
+    pc_status st = pc_ckpt_load(model_path, &m, &coll, err);
+    if (!st) st = pc_dataset_open(data_dir, &ds, err);
+    int W = pc_dist_size(dist), R = pc_dist_rank(dist);
+    if (!st) st = eset_load(ds, coll, sp, threads, (size_t)W, (size_t)R, &s, err);
+    if (!st && pc_dataset_num_files(ds, coll, sp) == 0)
+        st = pc_fail(err, PC_ERR_NOTFOUND, "eval: no %s graphs of %s under %s", pc_split_name(sp),
+                     pc_collection_name(coll), data_dir);
+    if (!st) st = require_runtimes(&s, err);
+    if (!st) st = eset_build(m, &s, err);
+    if (!st && !(ws = pc_model_ws_new())) st = pc_fail(err, PC_ERR_NOMEM, "out of memory");
+    pc_eval_sum e;
+    pc_eval_sum_init(&e);
+    for (size_t i = 0; i < s.n && !st; i++) {
+        egraph *t = &s.v[i];
+        st = pc_eval_graph(m, ws, t->g, &t->d, t->gst, &t->u, t->rt, t->norm, &x, &e, err);
+    }
+    if (st && W > 1) pc_dist_abort(dist, err->msg); /* the other ranks must not wait */
+    if (!st) pc_eval_sum_reduce(dist, &e);
+    if (!st) {
+        memset(res, 0, sizeof *res);
+        res->collection = coll;
+        res->tile = m->opts.kind == PC_KIND_TILE;
+        res->graphs = e.graphs;
+        res->metric = pc_metric_mean_value(&e.metric);
+        res->tau = pc_metric_mean_value(&e.tau);
+        res->opa = pc_metric_mean_value(&e.opa);
+        for (int k = 0; k < 3; k++) res->slowdown[k] = pc_metric_mean_value(&e.sd[k]);
+    }
+    pc_infer_scratch_free(&x);
+    pc_model_ws_free(ws);
+    eset_free(&s);
+    pc_dataset_free(ds);
+    pc_model_free(m);
+    return st;
+}

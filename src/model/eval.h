@@ -1,0 +1,33 @@
+/*
+ * Evaluation: every config of a graph scored (src/model/infer.h) and compared
+ * with its measured runtimes (tile: Kaggle tile score and top-K slowdowns;
+ * both kinds: Kendall tau-b and ordered-pair accuracy). `perfcast eval`
+ * (pc_eval_run, src/model/eval.c) and the trainer's validation share it.
+ */
+#ifndef PC_MODEL_EVAL_H
+#define PC_MODEL_EVAL_H
+
+#include "model/infer.h"
+#include "perfcast/dist.h"
+#include "perfcast/metrics.h"
+
+/* Means over the graphs evaluated so far. */
+typedef struct pc_eval_sum {
+    pc_metric_mean metric, tau, opa, sd[3]; /* sd: top-1/5/10 slowdown (tile) */
+    int graphs;
+} pc_eval_sum;
+
+void pc_eval_sum_init(pc_eval_sum *e);
+/* Every rank evaluated its own graphs: the means over all of them, on every rank. */
+void pc_eval_sum_reduce(const pc_dist *d, pc_eval_sum *e);
+
+/*
+ * Scores every config of g (its model input d, segments gst, distinct configs
+ * u as pc_infer_all) and adds its metrics against rt (runtimes) and norm
+ * (tile normalizers, NULL for layout) to e. A graph without configs is skipped.
+ */
+pc_status pc_eval_graph(const pc_model *m, pc_model_ws *ws, pc_graph *g, const pc_model_gdata *d,
+                        pc_gst_graph *gst, pc_infer_uniq *u, const double *rt, const double *norm,
+                        pc_infer_scratch *x, pc_eval_sum *e, pc_error *err);
+
+#endif /* PC_MODEL_EVAL_H */

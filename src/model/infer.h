@@ -1,0 +1,80 @@
+/*
+ * Inference: scoring every configuration of a graph with a model, as
+ * `perfcast predict`, `rank` and `eval` and the trainer's validation do.
+ *
+ * The graph's shared prefix (the GNN up to the config join) runs once and the
+ * configurations are scored in chunks over it (GST models: every segment
+ * fresh, chunks of 64 configs). Identical configurations are scored once
+ * (pc_infer_uniq), so they get identical scores. Models with cross-config
+ * attention score whole groups of configs (the last one padded cyclically
+ * from config 0) and score every config.
+ */
+#ifndef PC_MODEL_INFER_H
+#define PC_MODEL_INFER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "model/gst.h"
+#include "model/model.h"
+
+/* A float buffer that only grows. */
+typedef struct pc_fbuf {
+    float *p;
+    size_t cap;
+} pc_fbuf;
+
+int pc_fbuf_grow(pc_fbuf *b, size_t n); /* 0: out of memory */
+
+/*
+ * Buffers of a graph's scoring, grown to the largest use. The trainer shares
+ * one with its steps, which also use ds (score gradients) and yk (targets).
+ */
+typedef struct pc_infer_scratch {
+    pc_fbuf raw, cfg, s, ds; /* raw and preprocessed config rows, scores, their gradient */
+    double *pred, *yk;       /* predicted scores; targets of the sampled configs */
+    int64_t *ids;            /* config ids of a step or a chunk */
+    size_t icap;             /* capacity of ids, pred and yk */
+} pc_infer_scratch;
+
+void pc_infer_scratch_free(pc_infer_scratch *x);
+/* ids, pred and yk for n; 0: out of memory */
+int pc_infer_scratch_ids(pc_infer_scratch *x, size_t n);
+/* Preprocessed config features of configs ids[0..K) of g into x->cfg. */
+pc_status pc_infer_gather_cfg(const pc_model *m, pc_graph *g, const int64_t *ids, int K,
+                              pc_infer_scratch *x, pc_error *err);
+
+/*
+ * The distinct configurations of a graph, computed once (done): the first
+ * config of each group of identical ones, each config's group; first NULL
+ * when every config is scored.
+ */
+typedef struct pc_infer_uniq {
+    int64_t *first, *map, n;
+    int done;
+} pc_infer_uniq;
+
+void pc_infer_uniq_free(pc_infer_uniq *u);
+
+/* Chunk size: about `budget` configs, whole attention groups. */
+int64_t pc_infer_chunk_of(const pc_model *m, int64_t budget);
+/* Configs per chunk of full-graph inference on g: a chunk's activations near 256 MiB. */
+int64_t pc_infer_chunk(const pc_model *m, const pc_model_graph *g);
+
+/*
+ * Scores every config of g into x->pred[0 .. pc_graph_num_configs(g)): d is
+ * g's model input (pc_model_gdata_build), gst its segments (GST models; NULL
+ * otherwise), u its distinct configs (filled on first use). ws is the
+ * caller's workspace.
+ */
+pc_status pc_infer_all(const pc_model *m, pc_model_ws *ws, pc_graph *g, const pc_model_gdata *d,
+                       pc_gst_graph *gst, pc_infer_uniq *u, pc_infer_scratch *x, pc_error *err);
+
+/*
+ * Scores every config of g into scores[0 .. pc_graph_num_configs(g)),
+ * building g's model input (and segments) for the call.
+ */
+pc_status pc_infer_score_graph(const pc_model *m, pc_model_ws *ws, pc_graph *g, double *scores,
+                               pc_error *err);
+
+#endif /* PC_MODEL_INFER_H */
