@@ -54,8 +54,8 @@ typedef struct bcase {
 
 static int run_case(pc_chipdb *db, const bcase *c, double seconds) {
     pc_error e;
-    pc_model_cfg m;
-    if (pc_model_preset(c->model, &m, &e) != PC_OK) {
+    pc_tfm_cfg m;
+    if (pc_tfm_preset(c->model, &m, &e) != PC_OK) {
         fprintf(stderr, "%s\n", e.msg);
         return 1;
     }

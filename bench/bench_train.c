@@ -22,7 +22,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "model/model.h"
+#include "gnn/gnn.h"
 #include "common/util.h"
 #include "nn/nn.h"
 #include "perfcast/dataset.h"
@@ -37,7 +37,7 @@ static double now_s(void) {
 
 typedef struct tg {
     pc_graph *g;
-    pc_model_gdata d;
+    pc_gnn_gdata d;
     int64_t c;
     double *y;
 } tg;
@@ -58,7 +58,7 @@ int main(int argc, char **argv) {
     pc_nn_set_threads(threads);
     pc_error err;
     pc_error_clear(&err);
-    pc_model *m = NULL;
+    pc_gnn *m = NULL;
     int coll = -1;
     if (pc_ckpt_load(model_path, &m, &coll, &err)) die(&err, model_path);
     if (coll != pc_collection_find(cname)) {
@@ -75,7 +75,7 @@ int main(int argc, char **argv) {
     int64_t maxc = 1, maxrows = 1;
     for (size_t i = 0; i < n; i++) {
         if (pc_graph_load(pc_dataset_file(ds, coll, sp, i), &lo, &v[i].g, &err)) die(&err, "load");
-        if (pc_model_gdata_build(m, v[i].g, &v[i].d, &err)) die(&err, "gdata");
+        if (pc_gnn_gdata_build(m, v[i].g, &v[i].d, &err)) die(&err, "gdata");
         v[i].c = pc_graph_num_configs(v[i].g);
         const int64_t *rt = pc_graph_config_runtime(v[i].g);
         const int64_t *nz = pc_graph_runtime_normalizers(v[i].g);
@@ -94,7 +94,7 @@ int main(int argc, char **argv) {
     int64_t *perm = malloc((size_t)maxc * sizeof *perm), *ids = malloc((size_t)configs * sizeof *ids);
     double *yk = malloc((size_t)configs * sizeof(double));
     size_t *order = malloc(n * sizeof *order);
-    pc_model_ws *ws = pc_model_ws_new();
+    pc_gnn_ws *ws = pc_gnn_ws_new();
 
     pc_loss_cfg lc = pc_loss_cfg_default();
     if (!tile) {
@@ -146,13 +146,13 @@ int main(int argc, char **argv) {
             const float *cf = pc_graph_config_feat(t->g);
             for (int k = 0; k < K; k++)
                 memcpy(raw + (size_t)k * D0, cf + ids[k] * D0, (size_t)D0 * sizeof(float));
-            pc_model_prep_configs(m, raw, K, cfg, NULL);
+            pc_gnn_prep_configs(m, raw, K, cfg, NULL);
         } else {
             int64_t rows = (int64_t)K * pc_graph_num_config_nodes(t->g);
             if (pc_graph_config_feat_gather(t->g, ids, K, raw, &err)) die(&err, "gather");
-            pc_model_prep_configs(m, raw, rows, cfg, NULL);
+            pc_gnn_prep_configs(m, raw, rows, cfg, NULL);
         }
-        if (pc_model_forward(m, ws, &t->d.g, cfg, K, NULL, s, &err)) die(&err, "forward");
+        if (pc_gnn_forward(m, ws, &t->d.g, cfg, K, NULL, s, &err)) die(&err, "forward");
         memset(dsc, 0, (size_t)K * sizeof(float));
         double L = pc_loss_combo(dsc, s, yk, K, &lc, 1.0f, NULL);
         if (!isfinite(L)) {
@@ -160,7 +160,7 @@ int main(int argc, char **argv) {
             return 1;
         }
         pc_params_zero_grad(&m->params);
-        if (pc_model_backward(m, ws, dsc, &err)) die(&err, "backward");
+        if (pc_gnn_backward(m, ws, dsc, &err)) die(&err, "backward");
         pc_clip_grad_norm(m->params.grad, m->params.numel, 1.0f);
         float lr = pc_lr_cosine(step, 1e-3f, 1e-3f * 0.05f, warmup, total);
         pc_params_adam_step(&m->params, &ac, step + 1, lr);
@@ -172,7 +172,7 @@ int main(int argc, char **argv) {
            "mean_loss %.4f\n",
            cname, threads, steps, samples, dt, (double)samples / dt, lsum / (double)steps);
     for (size_t i = 0; i < n; i++) {
-        pc_model_gdata_free(&v[i].d);
+        pc_gnn_gdata_free(&v[i].d);
         pc_graph_free(v[i].g);
         free(v[i].y);
     }
@@ -185,8 +185,8 @@ int main(int argc, char **argv) {
     free(ids);
     free(yk);
     free(order);
-    pc_model_ws_free(ws);
-    pc_model_free(m);
+    pc_gnn_ws_free(ws);
+    pc_gnn_free(m);
     pc_dataset_free(ds);
     return 0;
 }

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Independent numpy implementation of perfcast's feature encodings.
 
-Written from the SPEC in src/model/encode.h (pad_minus1, dim_encodings,
-layout_categories), not from src/model/encode.c; tests/scripts/
+Written from the SPEC in src/gnn/encode.h (pad_minus1, dim_encodings,
+layout_categories), not from src/gnn/encode.c; tests/scripts/
 test_encode_numpy.py compares the two. Test/bench-only: the product never
 imports this file. Needs only numpy.
 

@@ -9,7 +9,7 @@ configs c. One epoch = one training step per train graph (as train.c and
 bench/bench_train.c), with k = min(c, K) sampled configs. Per step, every
 linear layer (out = in @ w^T, rows x IC -> OC) costs 2*rows*IC*OC flops
 forward, the same again for dW and again for dX where train.c computes it
-(see src/model/model.c):
+(see src/gnn/gnn.c):
   input projection   rows n,        IC F+E, OC H:  fwd, dX, dW
   config projection  rows k*nc (layout) or k (tile early join), IC D, OC H: fwd, dW
   GNN layer (x L)    rows k*n,      IC 3H,  OC H:  fwd, dX, dW

@@ -35,7 +35,7 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from prune_stats import khop  # noqa: E402  (the same numpy re-implementation of src/graph's rule)
-import encode_np  # noqa: E402  (numpy re-implementation of src/model/encode.h's encodings)
+import encode_np  # noqa: E402  (numpy re-implementation of src/gnn/encode.h's encodings)
 
 LEAKY = 0.01
 

@@ -1,10 +1,10 @@
 /*
  * Fuzz target: the analytic model's readers of outside text. The first byte
  * picks the reader, the rest is its input:
- *   0: chip JSON (pc_chipdb_load_json)      1: HF config.json (pc_model_from_hf_json)
+ *   0: chip JSON (pc_chipdb_load_json)      1: HF config.json (pc_tfm_from_hf_json)
  *   2: op descriptions, text or JSON (pc_ops_parse)
  * Whatever is accepted must keep the readers' promises: chips validate and
- * are found by name, models pass pc_model_check and give finite, non-negative
+ * are found by name, models pass pc_tfm_check and give finite, non-negative
  * counts, ops cost finite, non-negative FLOPs and bytes. A rejected input
  * must come with a message; a failed chip load leaves the database as it was.
  */
@@ -47,27 +47,27 @@ static void fuzz_chips(const char *text, size_t len) {
 }
 
 static void fuzz_model(const char *text, size_t len) {
-    pc_model_cfg m;
+    pc_tfm_cfg m;
     pc_error err;
-    pc_status st = pc_model_from_hf_json(text, len, "fuzz", &m, &err);
+    pc_status st = pc_tfm_from_hf_json(text, len, "fuzz", &m, &err);
     if (st != PC_OK) {
         check(err.msg[0] != '\0');
         return;
     }
-    pc_model_cfg again = m;
-    check(pc_model_check(&again, &err) == PC_OK);
+    pc_tfm_cfg again = m;
+    check(pc_tfm_check(&again, &err) == PC_OK);
     pc_param_counts p;
-    pc_model_params(&m, &p);
+    pc_tfm_params(&m, &p);
     check(finite_nonneg(p.total) && finite_nonneg(p.active) && p.active <= p.total);
     pc_flop_counts f;
-    pc_model_flops(&m, 4096, 0, PC_REMAT_FULL, &f);
+    pc_tfm_flops(&m, 4096, 0, PC_REMAT_FULL, &f);
     check(finite_nonneg(f.train) && finite_nonneg(f.train_remat));
     pc_mem_opts mo = pc_mem_opts_default();
     mo.tokens = 4096;
     pc_train_memory mem;
-    check(pc_model_memory(&m, &mo, &mem, &err) == PC_OK);
+    check(pc_tfm_memory(&m, &mo, &mem, &err) == PC_OK);
     check(finite_nonneg(mem.total));
-    check(finite_nonneg(pc_model_kv_bytes_per_token(&m, PC_PREC_BF16)));
+    check(finite_nonneg(pc_tfm_kv_bytes_per_token(&m, PC_PREC_BF16)));
 }
 
 static void fuzz_ops(const char *text, size_t len) {

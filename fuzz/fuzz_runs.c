@@ -8,7 +8,7 @@
  *    resolves, degrees are positive and multiply to the chips, a training
  *    run's batch splits exactly (gbs = mbs x dp x fsdp x ga) and has a
  *    positive step time and sequence length, a serving run positive lengths
- *    and throughput, its model passes pc_model_check; good runs' ids are
+ *    and throughput, its model passes pc_tfm_check; good runs' ids are
  *    unique.
  */
 #include <math.h>
@@ -32,9 +32,9 @@ static void check_good_run(const pc_run *r) {
           (unsigned)r->kv_prec < PC_PREC_COUNT);
     check((unsigned)r->remat < PC_RRM_COUNT && (unsigned)r->framework < PC_FW_COUNT);
     check(isfinite(r->measured_value) && r->measured_value > 0);
-    pc_model_cfg m = r->model;
+    pc_tfm_cfg m = r->model;
     pc_error err;
-    check(pc_model_check(&m, &err) == PC_OK);
+    check(pc_tfm_check(&m, &err) == PC_OK);
     if (r->kind == PC_RUN_TRAIN) {
         check(r->global_batch_size >= 1 && r->micro_batch_size >= 1 && r->grad_accum >= 1);
         check(r->global_batch_size == r->micro_batch_size * r->dp * r->fsdp * r->grad_accum);

@@ -17,7 +17,7 @@
  *                 config.json, a preset, or given field by field.
  *
  * Every evaluation function (pc_roofline_eval, pc_op_cost, pc_collective_cost,
- * pc_model_params, pc_model_flops, pc_model_memory, ...) is pure: no
+ * pc_tfm_params, pc_tfm_flops, pc_tfm_memory, ...) is pure: no
  * allocation, no I/O, no global state, safe to call from many threads and
  * millions of times in a planner's search loop. Only loaders (chip JSON, op
  * files, HF configs) allocate.
@@ -365,7 +365,7 @@ PC_API pc_status pc_parse_bytes(const char *s, double *out, pc_error *err);
 /* Transformer math                                                    */
 /* ------------------------------------------------------------------ */
 
-typedef struct pc_model_cfg {
+typedef struct pc_tfm_cfg {
     char name[64];
     char arch[32];       /* HF model_type: llama, mistral, mixtral, qwen2, gemma, gpt2, ... */
     int64_t layers;      /* L */
@@ -398,7 +398,7 @@ typedef struct pc_model_cfg {
     int64_t moe_every;    /* interleave_moe_layer_step (llama4) / decoder_sparse_step
                              (qwen*_moe); 0 -> 1 (every layer) */
     int64_t moe_layers;   /* layers with experts; 0 -> counted from the two above by
-                             pc_model_check (a config's mlp_only_layers sets it directly) */
+                             pc_tfm_check (a config's mlp_only_layers sets it directly) */
     int64_t mtp_layers;   /* num_nextn_predict_layers (deepseek_v3): multi-token-prediction
                              modules, each one block (an MoE layer) + eh_proj [2D, D] + 3
                              norms, sharing the embedding and output head; in total params,
@@ -423,7 +423,7 @@ typedef struct pc_model_cfg {
     int64_t attn_chunk;     /* C; 0: no chunking (at most one of the two) */
     int64_t global_every;   /* 0 or 1: every layer local */
     int64_t local_layers;   /* layers with the window/chunk; 0 -> counted from global_every
-                               by pc_model_check (a config's layer_types sets it directly) */
+                               by pc_tfm_check (a config's layer_types sets it directly) */
     int attn_sink;          /* gpt_oss: a learned sink logit per query head and layer */
     int v_norm;             /* RMSNorm on v over head_dim (MaxText 2023 decoder): H per layer */
     int64_t stated_params;  /* a parameter count stated in the config (MaxText's
@@ -431,7 +431,7 @@ typedef struct pc_model_cfg {
     char act[24];           /* hidden_act as read ("silu", "relu2", ...); "" if not given */
     pc_prec weight_prec;    /* torch_dtype, default bf16 */
     char note[512];         /* assumptions made while reading a config */
-} pc_model_cfg;
+} pc_tfm_cfg;
 
 /* Fills defaults (kv_heads, head_dim, norms, d_ff_expert, moe_layers,
  * local_layers, MLA head_dim) and checks the shape: positive sizes, heads
@@ -439,7 +439,7 @@ typedef struct pc_model_cfg {
  * experts_per_token <= experts, layer counts <= layers, MLA widths given,
  * not both sliding_window and attn_chunk. The message says which field to
  * change. */
-PC_API pc_status pc_model_check(pc_model_cfg *cfg, pc_error *err);
+PC_API pc_status pc_tfm_check(pc_tfm_cfg *cfg, pc_error *err);
 
 /* Hugging Face config.json (llama, mistral, mixtral, qwen2, qwen2_moe, qwen3,
  * qwen3_moe, gemma, gemma2, gemma3 (text_config), llama4 / llama4_text,
@@ -448,16 +448,16 @@ PC_API pc_status pc_model_check(pc_model_cfg *cfg, pc_error *err);
  * absent take the family's default, said in `note`; unknown model types are
  * read as llama-like, with a note. An unknown hidden_act or a bad size fails
  * naming the field. Result is checked. */
-PC_API pc_status pc_model_from_hf_json(const char *text, size_t len, const char *origin,
-                                       pc_model_cfg *out, pc_error *err);
-PC_API pc_status pc_model_load_hf(const char *path, pc_model_cfg *out, pc_error *err);
+PC_API pc_status pc_tfm_from_hf_json(const char *text, size_t len, const char *origin,
+                                       pc_tfm_cfg *out, pc_error *err);
+PC_API pc_status pc_tfm_load_hf(const char *path, pc_tfm_cfg *out, pc_error *err);
 
 /* Presets from the models' published config.json files: llama3-8b,
  * llama3-70b, llama3-405b, llama2-13b, mistral-7b, mixtral-8x7b, gemma-7b,
  * gpt2, gpt2-xl. */
-PC_API int pc_model_preset_count(void);
-PC_API const char *pc_model_preset_name(int i);
-PC_API pc_status pc_model_preset(const char *name, pc_model_cfg *out, pc_error *err);
+PC_API int pc_tfm_preset_count(void);
+PC_API const char *pc_tfm_preset_name(int i);
+PC_API pc_status pc_tfm_preset(const char *name, pc_tfm_cfg *out, pc_error *err);
 
 typedef struct pc_param_counts {
     double embedding;     /* V*D input embedding */
@@ -476,7 +476,7 @@ typedef struct pc_param_counts {
     double mtp;           /* multi-token-prediction modules (in total and non_embedding;
                              not in active or matmul_active); 0 without */
 } pc_param_counts;
-PC_API void pc_model_params(const pc_model_cfg *cfg, pc_param_counts *out);
+PC_API void pc_tfm_params(const pc_tfm_cfg *cfg, pc_param_counts *out);
 
 typedef enum pc_remat {
     PC_REMAT_NONE = 0,    /* save every activation the backward needs */
@@ -524,7 +524,7 @@ typedef struct pc_flop_counts {
  * attention as in the book (every token attends T keys, i.e. decode at
  * context T); `causal` = 1 averages over the positions 1..T (T/2 keys
  * without a window). Windows and chunks cap the keys of local layers. */
-PC_API void pc_model_flops(const pc_model_cfg *cfg, double seq, int causal, pc_remat remat,
+PC_API void pc_tfm_flops(const pc_tfm_cfg *cfg, double seq, int causal, pc_remat remat,
                            pc_flop_counts *out);
 
 typedef enum pc_optimizer {
@@ -550,18 +550,18 @@ typedef struct pc_train_memory {
     double weights, grads, optimizer, activations, total; /* bytes, whole job */
     double act_elems_per_token_layer;                     /* saved elements per token per layer */
 } pc_train_memory;
-PC_API pc_status pc_model_memory(const pc_model_cfg *cfg, const pc_mem_opts *opts,
+PC_API pc_status pc_tfm_memory(const pc_tfm_cfg *cfg, const pc_mem_opts *opts,
                                  pc_train_memory *out, pc_error *err);
 
 /* KV cache bytes per token while the sequence is shorter than any window:
  * 2 * L * K * H * bytes(prec); MLA: L * (kv_lora_rank + qk_rope_head_dim) *
  * bytes. With windows the cache stops growing on local layers: use
- * pc_model_kv_bytes_per_seq. */
-PC_API double pc_model_kv_bytes_per_token(const pc_model_cfg *cfg, pc_prec prec);
+ * pc_tfm_kv_bytes_per_seq. */
+PC_API double pc_tfm_kv_bytes_per_token(const pc_tfm_cfg *cfg, pc_prec prec);
 /* KV cache bytes of one sequence of S tokens: per layer bytes x S on global
  * layers, x min(S, W) on sliding-window layers, x min(S, C) on chunked
  * layers (the most a chunk holds). Without windows: per token x S. */
-PC_API double pc_model_kv_bytes_per_seq(const pc_model_cfg *cfg, pc_prec prec, double S);
+PC_API double pc_tfm_kv_bytes_per_seq(const pc_tfm_cfg *cfg, pc_prec prec, double S);
 
 /* The dense critical batch (scaling_book.md §2, §7): a matmul with weights of
  * `weight_prec` computed at `act_prec` is compute-bound above
@@ -572,7 +572,7 @@ PC_API double pc_chip_critical_batch(const pc_chip *chip, pc_prec weight_prec, p
  * a MoE layer is compute-bound when the total batch exceeds B_crit x E / k
  * (the invented model E=16, k=2 on v5e: 1920; int8 DeepSeek E=256, k=8: 3840).
  * 0 for dense models. */
-PC_API double pc_model_moe_critical_batch(const pc_model_cfg *cfg, const pc_chip *chip,
+PC_API double pc_tfm_moe_critical_batch(const pc_tfm_cfg *cfg, const pc_chip *chip,
                                           pc_prec weight_prec, pc_prec act_prec);
 
 /* ------------------------------------------------------------------ */
@@ -604,7 +604,7 @@ typedef struct pc_mfu {
     double mfu;             /* achieved / peak */
     double hfu;             /* with the remat policy's recomputation */
 } pc_mfu;
-PC_API pc_status pc_model_mfu(const pc_model_cfg *cfg, const pc_chip *chip, pc_prec prec,
+PC_API pc_status pc_tfm_mfu(const pc_tfm_cfg *cfg, const pc_chip *chip, pc_prec prec,
                               double seq, pc_attn_flops attention, pc_remat remat, double tokens,
                               double chip_seconds, pc_mfu *out, pc_error *err);
 
@@ -773,13 +773,13 @@ typedef struct pc_train_search {
  * HBM in best[] (fastest first). Fails only on bad arguments; no plan
  * fitting is reported by out->nbest == 0 (see out->least_memory).
  */
-PC_API pc_status pc_plan_train(const pc_chip *chip, const pc_model_cfg *model, const pc_mesh *slice,
+PC_API pc_status pc_plan_train(const pc_chip *chip, const pc_tfm_cfg *model, const pc_mesh *slice,
                                const pc_plan_train_opts *opts, pc_train_plan *best, int nbest,
                                pc_train_search *out, pc_error *err);
 
 /* Evaluates one layout (axis[], zero, remat, micro of *plan) on the slice;
  * fills the rest of *plan. Fails if the layout does not map. */
-PC_API pc_status pc_plan_train_eval(const pc_chip *chip, const pc_model_cfg *model,
+PC_API pc_status pc_plan_train_eval(const pc_chip *chip, const pc_tfm_cfg *model,
                                     const pc_mesh *slice, const pc_plan_train_opts *opts,
                                     pc_train_plan *plan, pc_error *err);
 
@@ -831,17 +831,17 @@ typedef struct pc_serve_summary {
     double tp_limit_decode;    /* M_Y F / (B beta), beta = W_hbm/W_ici, at batch max_batch */
     double efficiency, price_per_hour;
     double moe_batch; /* MoE: total decode batch above which the experts are compute-bound,
-                         pc_model_moe_critical_batch (0: dense) */
+                         pc_tfm_moe_critical_batch (0: dense) */
 } pc_serve_summary;
 
 /* Checks the sharding (tensor degree = chips must divide query heads and
  * d_ff; KV heads must divide it or be a multiple of it) and fills *sum.
  * Fails with PC_ERR_INVALID naming the divisor to use. */
-PC_API pc_status pc_plan_serve_setup(const pc_chip *chip, const pc_model_cfg *model,
+PC_API pc_status pc_plan_serve_setup(const pc_chip *chip, const pc_tfm_cfg *model,
                                      const pc_mesh *slice, const pc_serve_opts *opts,
                                      pc_serve_summary *sum, pc_error *err);
 /* Prefill and decode at one batch size (after pc_plan_serve_setup). Pure. */
-PC_API pc_status pc_plan_serve_eval(const pc_chip *chip, const pc_model_cfg *model,
+PC_API pc_status pc_plan_serve_eval(const pc_chip *chip, const pc_tfm_cfg *model,
                                     const pc_mesh *slice, const pc_serve_opts *opts, double batch,
                                     pc_serve_point *out, pc_error *err);
 

@@ -67,7 +67,7 @@ typedef struct pc_run {
     pc_framework framework;
     int flags_ga_inconsistent; /* flags: ["ga_inconsistent"] */
 
-    pc_model_cfg model; /* from the "model" object (HF config.json style) */
+    pc_tfm_cfg model; /* from the "model" object (HF config.json style) */
 
     /* hardware */
     char chip_name[PC_CHIP_NAME_MAX]; /* as given: "h100-sxm", "tpu-v5e", ... */
@@ -219,7 +219,7 @@ PC_API pc_status pc_run_predict_on(const pc_run *run, const pc_chip *chip, const
  * split over a whole number of data shards read as cp). Returns 0, or -1 when
  * the plan cannot be expressed as a run (a batch of fractional sequences, a
  * split that is not whole, cp that does not divide the data ranks). */
-PC_API int pc_run_from_plan(const pc_chip *chip, const pc_model_cfg *model, const pc_mesh *slice,
+PC_API int pc_run_from_plan(const pc_chip *chip, const pc_tfm_cfg *model, const pc_mesh *slice,
                             const pc_plan_train_opts *opts, const pc_train_plan *plan, pc_run *out);
 
 /* ------------------------------------------------------------------ */

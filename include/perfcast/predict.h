@@ -1,6 +1,6 @@
 /*
  * Scoring graphs with a trained checkpoint (`perfcast predict`, `rank` and
- * `eval`): the GNN cost models' inference (src/model/), which needs nothing
+ * `eval`): the GNN cost models' inference (src/gnn/), which needs nothing
  * of the trainer. perfcast/train.h includes this header.
  */
 #ifndef PERFCAST_PREDICT_H

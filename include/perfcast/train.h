@@ -1,5 +1,5 @@
 /*
- * Training of the learned cost models (the GNNs of src/model/), as used by
+ * Training of the learned cost models (the GNNs of src/gnn/), as used by
  * `perfcast train`. Scoring with a checkpoint (`perfcast eval`, `predict`,
  * `rank`) is perfcast/predict.h, included below.
  *

@@ -38,7 +38,7 @@ pc_status pc_serve_predict(const pc_run *run, const pc_chip *chip, const pc_cali
 /* The run a planner plan stands for, in two parts (plan_calib.c): the
  * layout-independent base once per search, then each plan's layout into the
  * same run (-1: the plan cannot be expressed as a run). */
-void pc_plan_run_base(const pc_chip *chip, const pc_model_cfg *model, const pc_mesh *slice,
+void pc_plan_run_base(const pc_chip *chip, const pc_tfm_cfg *model, const pc_mesh *slice,
                       const pc_plan_train_opts *o, pc_run *r);
 int pc_plan_run_layout(const pc_chip *chip, const pc_plan_train_opts *o, const pc_train_plan *pl,
                        pc_run *r);

@@ -29,7 +29,7 @@ static void copy_str(char *dst, size_t cap, const char *src) {
     dst[n] = '\0';
 }
 
-void pc_plan_run_base(const pc_chip *chip, const pc_model_cfg *model, const pc_mesh *slice,
+void pc_plan_run_base(const pc_chip *chip, const pc_tfm_cfg *model, const pc_mesh *slice,
                       const pc_plan_train_opts *o, pc_run *r) {
     memset(r, 0, sizeof *r);
     copy_str(r->id, sizeof r->id, "plan");
@@ -98,7 +98,7 @@ int pc_plan_run_layout(const pc_chip *chip, const pc_plan_train_opts *o, const p
     return 0;
 }
 
-int pc_run_from_plan(const pc_chip *chip, const pc_model_cfg *model, const pc_mesh *slice,
+int pc_run_from_plan(const pc_chip *chip, const pc_tfm_cfg *model, const pc_mesh *slice,
                      const pc_plan_train_opts *o, const pc_train_plan *pl, pc_run *out) {
     pc_plan_run_base(chip, model, slice, o, out);
     return pc_plan_run_layout(chip, o, pl, out);

@@ -36,7 +36,7 @@ typedef struct sjob {
     unsigned mask;
 } sjob;
 
-static pc_status serve_prepare(const pc_chip *chip, const pc_model_cfg *m, const pc_mesh *slice,
+static pc_status serve_prepare(const pc_chip *chip, const pc_tfm_cfg *m, const pc_mesh *slice,
                                const pc_serve_opts *o, sjob *j, pc_error *err) {
     memset(j, 0, sizeof *j);
     if (!chip || !m || !slice || !o) return pc_fail(err, PC_ERR_ARG, "planner: NULL argument");
@@ -81,14 +81,14 @@ static pc_status serve_prepare(const pc_chip *chip, const pc_model_cfg *m, const
     j->K = (double)K;
     j->kvh = (double)(tp < K ? tp : K);
     pc_param_counts p;
-    pc_model_params(m, &p);
+    pc_tfm_params(m, &p);
     j->wbytes = p.total * pc_prec_bytes(o->weight_prec);
-    j->kv_tok = pc_model_kv_bytes_per_token(m, kvp);
+    j->kv_tok = pc_tfm_kv_bytes_per_token(m, kvp);
     j->S = o->context;
     j->P = o->prefill_tokens > 0 ? o->prefill_tokens : o->context;
     j->G = o->decode_tokens > 0 ? o->decode_tokens : 512;
-    j->kv_seq = pc_model_kv_bytes_per_seq(m, kvp, j->S);
-    j->kv_seq_p = pc_model_kv_bytes_per_seq(m, kvp, j->P);
+    j->kv_seq = pc_tfm_kv_bytes_per_seq(m, kvp, j->S);
+    j->kv_seq_p = pc_tfm_kv_bytes_per_seq(m, kvp, j->P);
     /* compute at the weights' precision when the chip has it (int8 x int8), else bf16 */
     j->peak = pc_chip_flops(chip, o->act_prec);
     if (!(j->peak > 0))
@@ -110,7 +110,7 @@ static pc_status serve_prepare(const pc_chip *chip, const pc_model_cfg *m, const
 }
 
 /* The book's decode TP limit M_Y F / (B beta), beta = W_hbm / W_ici (§7). */
-static double decode_tp_limit(const pc_chip *chip, const pc_model_cfg *model, const sjob *j,
+static double decode_tp_limit(const pc_chip *chip, const pc_tfm_cfg *model, const sjob *j,
                               double batch) {
     double W = pc_chip_link_bw(chip, chip->kind == PC_CHIP_GPU ? PC_LINK_NVLINK : PC_LINK_ICI);
     double F = (double)(model->experts > 0 ? model->d_ff_expert : model->d_ff);
@@ -125,7 +125,7 @@ static double kv_per_chip(const sjob *j, double batch) {
     return batch * j->kv_seq / (j->kvh * bsh);
 }
 
-pc_status pc_plan_serve_setup(const pc_chip *chip, const pc_model_cfg *model, const pc_mesh *slice,
+pc_status pc_plan_serve_setup(const pc_chip *chip, const pc_tfm_cfg *model, const pc_mesh *slice,
                               const pc_serve_opts *opts, pc_serve_summary *sum, pc_error *err) {
     memset(sum, 0, sizeof *sum);
     sjob j;
@@ -165,7 +165,7 @@ pc_status pc_plan_serve_setup(const pc_chip *chip, const pc_model_cfg *model, co
     if (W > 0) sum->tp_limit_prefill = j.m_y * F * W / j.peak;
     sum->tp_limit_decode =
         decode_tp_limit(chip, model, &j, sum->max_batch > 0 ? (double)sum->max_batch : 1);
-    sum->moe_batch = pc_model_moe_critical_batch(model, chip, opts->weight_prec, opts->act_prec);
+    sum->moe_batch = pc_tfm_moe_critical_batch(model, chip, opts->weight_prec, opts->act_prec);
     sum->efficiency = j.C / j.peak;
     sum->price_per_hour = j.price;
     return PC_OK;
@@ -175,7 +175,7 @@ static pc_bound argmax3(double a, double b, double c) {
     return a >= b && a >= c ? PC_BOUND_COMPUTE : b >= c ? PC_BOUND_MEMORY : PC_BOUND_COMM;
 }
 
-pc_status pc_plan_serve_eval(const pc_chip *chip, const pc_model_cfg *model, const pc_mesh *slice,
+pc_status pc_plan_serve_eval(const pc_chip *chip, const pc_tfm_cfg *model, const pc_mesh *slice,
                              const pc_serve_opts *opts, double batch, pc_serve_point *o,
                              pc_error *err) {
     memset(o, 0, sizeof *o);
@@ -197,7 +197,7 @@ pc_status pc_plan_serve_eval(const pc_chip *chip, const pc_model_cfg *model, con
     /* decode: one token per sequence against a context of S */
     pc_flop_counts fd, fp;
     int no_attn = opts->attention == PC_ATTN_NONE;
-    pc_model_flops(model, no_attn ? 0 : j.S, 0, PC_REMAT_NONE, &fd);
+    pc_tfm_flops(model, no_attn ? 0 : j.S, 0, PC_REMAT_NONE, &fd);
     o->dec_kv = o->mem_kv / j.hbm_bw;
     o->dec_weights = o->mem_weights / j.hbm_bw;
     o->dec_math = batch * fd.decode / j.tp / j.C;
@@ -217,7 +217,7 @@ pc_status pc_plan_serve_eval(const pc_chip *chip, const pc_model_cfg *model, con
     o->dec_tok_s_chip = o->dec_tok_s / j.tp;
     o->qps_per_chip = o->dec_tok_s / j.G / j.tp;
     /* prefill: batch prompts of P tokens, causal attention */
-    pc_model_flops(model, no_attn ? 0 : j.P, opts->attention == PC_ATTN_CAUSAL, PC_REMAT_NONE, &fp);
+    pc_tfm_flops(model, no_attn ? 0 : j.P, opts->attention == PC_ATTN_CAUSAL, PC_REMAT_NONE, &fp);
     double ptok = batch * j.P;
     o->pre_math = ptok * fp.prefill / j.tp / j.C;
     o->pre_hbm = (o->mem_weights + batch * j.kv_seq_p / (j.kvh * (j.tp / j.kvh))) / j.hbm_bw;

@@ -327,7 +327,7 @@ typedef struct tlayout {
     double p2p_bw, p2p_lat;
 } tlayout;
 
-static pc_status prepare_job(const pc_chip *chip, const pc_model_cfg *m, const pc_mesh *slice,
+static pc_status prepare_job(const pc_chip *chip, const pc_tfm_cfg *m, const pc_mesh *slice,
                              const pc_plan_train_opts *o, tjob *j, pc_error *err) {
     memset(j, 0, sizeof *j);
     if (!chip || !m || !slice || !o) return pc_fail(err, PC_ERR_ARG, "planner: NULL argument");
@@ -385,7 +385,7 @@ static pc_status prepare_job(const pc_chip *chip, const pc_model_cfg *m, const p
     j->k = j->moe ? (double)m->experts_per_token : 1;
     j->F = (double)(j->moe ? m->d_ff_expert : m->d_ff);
     pc_param_counts p;
-    pc_model_params(m, &p);
+    pc_tfm_params(m, &p);
     j->P_total = p.total;
     if (j->moe && j->E > j->k) {
         double one = (p.mlp - p.mlp_active) / (j->E - j->k); /* all layers, one expert */
@@ -405,7 +405,7 @@ static pc_status prepare_job(const pc_chip *chip, const pc_model_cfg *m, const p
     int causal = o->attention == PC_ATTN_CAUSAL;
     for (int r = 0; r < PC_REMAT_COUNT; r++) {
         pc_flop_counts fl;
-        pc_model_flops(m, seq_f, causal, (pc_remat)r, &fl);
+        pc_tfm_flops(m, seq_f, causal, (pc_remat)r, &fl);
         j->f_train[r] = fl.train_remat;
         if (r == 0) j->f_model = fl.train;
         pc_mem_opts mo = pc_mem_opts_default();
@@ -413,7 +413,7 @@ static pc_status prepare_job(const pc_chip *chip, const pc_model_cfg *m, const p
         mo.remat = (pc_remat)r;
         mo.remat_tensors = o->remat_tensors > 0 ? o->remat_tensors : 1;
         pc_train_memory tm;
-        pc_status st = pc_model_memory(m, &mo, &tm, err);
+        pc_status st = pc_tfm_memory(m, &mo, &tm, err);
         if (st) return st;
         j->units[r] = tm.act_elems_per_token_layer;
         j->refwd[r] = r == PC_REMAT_FULL || r == PC_REMAT_TENSORS ? 1 : 0;
@@ -441,7 +441,7 @@ static pc_status prepare_job(const pc_chip *chip, const pc_model_cfg *m, const p
 }
 
 /* Why a layout does not fit the model; NULL if it does. */
-static const char *layout_model_problem(const tjob *j, const pc_model_cfg *m, const int64_t *a) {
+static const char *layout_model_problem(const tjob *j, const pc_tfm_cfg *m, const int64_t *a) {
     int64_t tp = a[PC_PAR_TP], pp = a[PC_PAR_PP], ep = a[PC_PAR_EP];
     int64_t K = m->kv_heads ? m->kv_heads : m->heads;
     int64_t F = j->moe ? m->d_ff_expert : m->d_ff;
@@ -755,7 +755,7 @@ static void eval_plan(const tjob *j, const tlayout *lay, int zero, pc_remat r, i
 
 /* ---------------- thresholds ---------------- */
 
-static void thresholds(const tjob *j, const pc_model_cfg *m, const pc_train_plan *pl,
+static void thresholds(const tjob *j, const pc_tfm_cfg *m, const pc_train_plan *pl,
                        const tlayout *lay, pc_train_thresholds *t) {
     memset(t, 0, sizeof *t);
     const pc_chip *c = j->chip;
@@ -795,7 +795,7 @@ static void thresholds(const tjob *j, const pc_model_cfg *m, const pc_train_plan
     mo.remat = pl ? pl->remat : PC_REMAT_FULL;
     mo.remat_tensors = j->o->remat_tensors > 0 ? j->o->remat_tensors : 1;
     pc_train_memory tm;
-    if (pc_model_memory(m, &mo, &tm, NULL) == PC_OK) {
+    if (pc_tfm_memory(m, &mo, &tm, NULL) == PC_OK) {
         t->job_memory = tm.total;
         t->min_chips_memory = tm.total / j->hbm;
     }
@@ -921,7 +921,7 @@ static pc_status check_fixed(const pc_plan_train_opts *o, int64_t chips, pc_erro
     return PC_OK;
 }
 
-pc_status pc_plan_train(const pc_chip *chip, const pc_model_cfg *model, const pc_mesh *slice,
+pc_status pc_plan_train(const pc_chip *chip, const pc_tfm_cfg *model, const pc_mesh *slice,
                         const pc_plan_train_opts *opts, pc_train_plan *best, int nbest,
                         pc_train_search *out, pc_error *err) {
     memset(out, 0, sizeof *out);
@@ -1031,7 +1031,7 @@ pc_status pc_plan_train(const pc_chip *chip, const pc_model_cfg *model, const pc
     return PC_OK;
 }
 
-pc_status pc_plan_train_eval(const pc_chip *chip, const pc_model_cfg *model, const pc_mesh *slice,
+pc_status pc_plan_train_eval(const pc_chip *chip, const pc_tfm_cfg *model, const pc_mesh *slice,
                              const pc_plan_train_opts *opts, pc_train_plan *plan, pc_error *err) {
     tjob j;
     pc_status st = prepare_job(chip, model, slice, opts, &j, err);

@@ -327,10 +327,10 @@ static void read_model(run_ctx *c, const cJSON *obj, const char *origin) {
     snprintf(where, sizeof where, "%.300s: run '%s': model", origin, r->id);
     pc_error err;
     pc_error_clear(&err);
-    pc_status st = pc_model_from_hf_json(text, strlen(text), where, &r->model, &err);
+    pc_status st = pc_tfm_from_hf_json(text, strlen(text), where, &r->model, &err);
     free(text);
     if (st != PC_OK) {
-        /* the reader names `where` (and pc_model_check the model, named
+        /* the reader names `where` (and pc_tfm_check the model, named
          * after `where` too): keep the message in this file's form */
         char tag[PC_RUN_ID_MAX + 24];
         snprintf(tag, sizeof tag, "run '%s': model: ", r->id);

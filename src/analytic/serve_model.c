@@ -150,7 +150,7 @@ static pc_status serve_check(const pc_run *r, const pc_chip *chip, pc_error *err
  * = tp); embeddings / unembedding stay bf16 (ModelOpt keeps them unquantized)
  * and are vocab-split over tp (replicated under attention DP). */
 static void serve_weights(const pc_run *r, const pc_param_counts *p, sjob *j) {
-    const pc_model_cfg *m = &r->model;
+    const pc_tfm_cfg *m = &r->model;
     double wb = serve_weight_bytes(r);
     double D = (double)m->d_model;
     double Fe = (double)(m->d_ff_expert ? m->d_ff_expert : m->d_ff);
@@ -187,7 +187,7 @@ static pc_status serve_prepare(const pc_run *r, const pc_chip *chip, sjob *j, pc
     memset(j, 0, sizeof *j);
     pc_status st = serve_check(r, chip, err);
     if (st) return st;
-    const pc_model_cfg *m = &r->model;
+    const pc_tfm_cfg *m = &r->model;
     j->in = r->input_len;
     j->out = r->output_len;
     j->ctx = r->input_len + r->output_len / 2;
@@ -209,20 +209,20 @@ static pc_status serve_prepare(const pc_run *r, const pc_chip *chip, sjob *j, pc
     j->k = (double)m->experts_per_token;
     const double K = (double)(m->kv_heads ? m->kv_heads : m->heads);
     pc_param_counts p;
-    pc_model_params(m, &p);
+    pc_tfm_params(m, &p);
     pc_flop_counts fd, fp;
     /* windows (sliding / chunked local layers) cap the keys and the cache */
-    pc_model_flops(m, j->ctx, 0, PC_REMAT_NONE, &fd);
-    pc_model_flops(m, j->in, 1, PC_REMAT_NONE, &fp);
+    pc_tfm_flops(m, j->ctx, 0, PC_REMAT_NONE, &fd);
+    pc_tfm_flops(m, j->in, 1, PC_REMAT_NONE, &fp);
     j->head_flops_tok = fd.fwd_unembed;
     j->mm_flops_tok = fd.matmul - fd.fwd_unembed;
     j->exp_flops_tok = fd.fwd_experts;
     j->att_dec = fd.attention_fwd;
     j->att_pre = fp.attention_fwd;
     j->kvp = serve_kv_prec(r);
-    j->kv_tok = pc_model_kv_bytes_per_token(m, j->kvp);
-    j->kv_avg = pc_model_kv_bytes_per_seq(m, j->kvp, j->ctx);
-    j->kv_max = pc_model_kv_bytes_per_seq(m, j->kvp, j->seq);
+    j->kv_tok = pc_tfm_kv_bytes_per_token(m, j->kvp);
+    j->kv_avg = pc_tfm_kv_bytes_per_seq(m, j->kvp, j->ctx);
+    j->kv_max = pc_tfm_kv_bytes_per_seq(m, j->kvp, j->seq);
     /* TP: KV heads split up to K ways (replicated beyond; an MLA latent is
      * replicated on every rank); attention DP: each rank holds whole
      * sequences; pp splits the layers. */

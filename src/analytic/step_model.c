@@ -148,7 +148,7 @@ static const char *prepare(sjob *j, const pc_run *r, const pc_chip *c, const pc_
     j->maxtext = r->framework == PC_FW_MAXTEXT || (r->framework == PC_FW_OTHER && !j->gpu);
     j->mcore = !strcmp(r->framework_name, "nemo") || !strcmp(r->framework_name, "megatron-bridge");
     j->mm_dim = coef(j, PC_COEF_TR_MM_DIM);
-    const pc_model_cfg *m = &r->model;
+    const pc_tfm_cfg *m = &r->model;
     j->L = (double)m->layers, j->D = (double)m->d_model, j->N = (double)m->heads;
     j->K = (double)(m->kv_heads ? m->kv_heads : m->heads);
     j->H = (double)(m->head_dim ? m->head_dim : m->d_model / (m->heads ? m->heads : 1));
@@ -157,7 +157,7 @@ static const char *prepare(sjob *j, const pc_run *r, const pc_chip *c, const pc_
     /* weights by kind, from the forward matmul FLOPs per token (2 per weight
      * a token passes); routed experts: all of them, of which a token uses k/E */
     pc_flop_counts fl;
-    pc_model_flops(m, j->T, 1, PC_REMAT_NONE, &fl);
+    pc_tfm_flops(m, j->T, 1, PC_REMAT_NONE, &fl);
     j->Pa = fl.fwd_attn_proj / 2;
     j->Pd = (fl.fwd_dense_mlp + fl.fwd_shared + fl.fwd_router) / 2;
     j->Pemb = (fl.fwd_unembed + fl.fwd_mtp) / 2; /* last stage: output head (+ MTP modules) */

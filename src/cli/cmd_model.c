@@ -100,7 +100,7 @@ static int parse_prec_opt(const char *flag, const char *v, pc_prec *out) {
     return -1;
 }
 
-static cJSON *cfg_json(const pc_model_cfg *m) {
+static cJSON *cfg_json(const pc_tfm_cfg *m) {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "name", m->name);
     cJSON_AddStringToObject(o, "arch", m->arch);
@@ -173,7 +173,7 @@ static int parse_mfu_arg(int c, const char *v, mfu_args *a) {
     return -1;
 }
 
-/* Checks the MFU flags; *tokens and *chip_s get what pc_model_mfu needs (0: no MFU). */
+/* Checks the MFU flags; *tokens and *chip_s get what pc_tfm_mfu needs (0: no MFU). */
 static int mfu_inputs(const mfu_args *a, double batch, const char *chip_s, double *tokens,
                       double *chip_s_out) {
     *tokens = 0;
@@ -226,7 +226,7 @@ static void add_mfu_json(cJSON *o, const pc_mfu *f, pc_attn_flops a, const char 
     cJSON_AddNumberToObject(j, "hfu", f->hfu);
 }
 
-static void print_moe(const pc_model_cfg *m, const pc_chip *chip, double moe_b,
+static void print_moe(const pc_tfm_cfg *m, const pc_chip *chip, double moe_b,
                       const pc_mem_opts *mo) {
     double ek = (double)m->experts / (double)m->experts_per_token;
     if (!chip) {
@@ -398,7 +398,7 @@ static int model_opt(model_args *a, int c, const char *v, char **argv) {
     case O_OPT: return pc_acli_parse_optimizer("model", v, &a->mo.optimizer);
     case O_MASTER: a->mo.master_weights = 1; return -1;
     case O_LIST:
-        for (int i = 0; i < pc_model_preset_count(); i++) puts(pc_model_preset_name(i));
+        for (int i = 0; i < pc_tfm_preset_count(); i++) puts(pc_tfm_preset_name(i));
         return PC_EXIT_OK;
     case O_TIED: a->tied = 1; return -1;
     case O_UNTIED: a->tied = 0; return -1;
@@ -437,12 +437,12 @@ static int model_parse(int argc, char **argv, model_args *a) {
 /* ---------------- the model ---------------- */
 
 /* The config.json, the preset, or a bare model the flags fill in. */
-static int model_source(const model_args *a, pc_model_cfg *m, pc_error *e) {
+static int model_source(const model_args *a, pc_tfm_cfg *m, pc_error *e) {
     memset(m, 0, sizeof *m);
     if (a->config) {
-        if (pc_model_load_hf(a->config, m, e) != PC_OK) return pc_cli_fail(e);
+        if (pc_tfm_load_hf(a->config, m, e) != PC_OK) return pc_cli_fail(e);
     } else if (a->preset) {
-        if (pc_model_preset(a->preset, m, e) != PC_OK)
+        if (pc_tfm_preset(a->preset, m, e) != PC_OK)
             return pc_cli_usage_error("model", "%s", e->msg);
     } else {
         const long long *f = a->f;
@@ -459,7 +459,7 @@ static int model_source(const model_args *a, pc_model_cfg *m, pc_error *e) {
 }
 
 /* The field flags over the loaded model; returns whether any changed it. */
-static int model_apply_flags(const model_args *a, pc_model_cfg *m) {
+static int model_apply_flags(const model_args *a, pc_tfm_cfg *m) {
     const long long *f = a->f;
     int changed = 0;
     int derived_hd = m->heads > 0 && m->head_dim * m->heads == m->d_model; /* head_dim = D / N */
@@ -486,7 +486,7 @@ static int model_apply_flags(const model_args *a, pc_model_cfg *m) {
 }
 
 /* The model the command line describes, checked. Returns -1 or an exit code. */
-static int model_build(const model_args *a, pc_model_cfg *m) {
+static int model_build(const model_args *a, pc_tfm_cfg *m) {
     pc_error e;
     pc_error_clear(&e);
     int rc;
@@ -497,7 +497,7 @@ static int model_build(const model_args *a, pc_model_cfg *m) {
         size_t l = strlen(m->name);
         snprintf(m->name + l, sizeof m->name - l, "%s", l + 10 < sizeof m->name ? " (edited)" : "");
     }
-    if (pc_model_check(m, &e) != PC_OK) {
+    if (pc_tfm_check(m, &e) != PC_OK) {
         if (from_flags || changed) return pc_cli_usage_error("model", "%s", e.msg);
         return pc_cli_fail(&e);
     }
@@ -508,7 +508,7 @@ static int model_build(const model_args *a, pc_model_cfg *m) {
 
 /* Everything perfcast model reports. */
 typedef struct model_report {
-    pc_model_cfg m;
+    pc_tfm_cfg m;
     pc_mem_opts mo; /* with the tokens and remat of the command line */
     pc_param_counts p;
     pc_flop_counts fl;
@@ -532,7 +532,7 @@ static int model_chip_and_mfu(const model_args *a, model_report *r) {
     if (a->chip && (rc = pc_acli_open_chip("model", a->chips_file, a->chip, &r->db, &r->chip)) >= 0)
         return rc;
     r->attn = a->no_attn ? PC_ATTN_NONE : a->causal ? PC_ATTN_CAUSAL : PC_ATTN_FULL;
-    if (r->mfu_tokens > 0 && pc_model_mfu(&r->m, r->chip, r->mo.act_prec, a->seq, r->attn,
+    if (r->mfu_tokens > 0 && pc_tfm_mfu(&r->m, r->chip, r->mo.act_prec, a->seq, r->attn,
                                           a->remat, r->mfu_tokens, mfu_cs, &r->mfu, &e) != PC_OK) {
         pc_chipdb_free(r->db);
         return pc_cli_fail(&e);
@@ -550,16 +550,16 @@ static int model_compute(const model_args *a, model_report *r) {
     mo->tokens = a->batch > 0 ? a->batch : a->seq;
     mo->remat = a->remat;
     mo->remat_tensors = a->remat_k;
-    pc_model_params(&r->m, &r->p);
-    pc_model_flops(&r->m, a->no_attn ? 0 : a->seq, a->causal, a->remat, &r->fl);
-    if (pc_model_memory(&r->m, mo, &r->mem, &e) != PC_OK)
+    pc_tfm_params(&r->m, &r->p);
+    pc_tfm_flops(&r->m, a->no_attn ? 0 : a->seq, a->causal, a->remat, &r->fl);
+    if (pc_tfm_memory(&r->m, mo, &r->mem, &e) != PC_OK)
         return pc_cli_usage_error("model", "%s", e.msg);
     int rc = model_chip_and_mfu(a, r);
     if (rc >= 0) return rc;
-    r->moe_b = r->chip ? pc_model_moe_critical_batch(&r->m, r->chip, mo->weight_prec, mo->act_prec)
+    r->moe_b = r->chip ? pc_tfm_moe_critical_batch(&r->m, r->chip, mo->weight_prec, mo->act_prec)
                        : 0;
-    r->kvb = pc_model_kv_bytes_per_token(&r->m, a->kv);
-    r->kvs = pc_model_kv_bytes_per_seq(&r->m, a->kv, a->seq);
+    r->kvb = pc_tfm_kv_bytes_per_token(&r->m, a->kv);
+    r->kvs = pc_tfm_kv_bytes_per_seq(&r->m, a->kv, a->seq);
     if (a->remat == PC_REMAT_TENSORS)
         snprintf(r->remat_s, sizeof r->remat_s, "tensors:%g", a->remat_k);
     else
@@ -654,7 +654,7 @@ static void model_print_json(const model_args *a, const model_report *r) {
 /* ---------------- text ---------------- */
 
 /* The shape line and the architecture lines under it. */
-static void print_config(const pc_model_cfg *m) {
+static void print_config(const pc_tfm_cfg *m) {
     printf("%s (%s): L=%lld D=%lld F=%lld N=%lld K=%lld H=%lld V=%lld", m->name, m->arch,
            (long long)m->layers, (long long)m->d_model, (long long)m->d_ff, (long long)m->heads,
            (long long)m->kv_heads, (long long)m->head_dim, (long long)m->vocab);

@@ -71,7 +71,7 @@ typedef struct serve_cal_req {
 
 /* The serving run plan serve's inputs stand for: model parallel over tp
  * chips, chips / tp replicas, prompt P and generated G tokens per request. */
-static void serve_cal_run(const serve_cal_req *q, const pc_model_cfg *m, const pc_chip *chip,
+static void serve_cal_run(const serve_cal_req *q, const pc_tfm_cfg *m, const pc_chip *chip,
                           const pc_serve_opts *o, double P, double G, pc_run *r) {
     pc_run_serve_init(r);
     snprintf(r->id, sizeof r->id, "plan-serve");
@@ -203,7 +203,7 @@ static cJSON *serve_cal_json(const serve_cal_req *q, const serve_cal_out *c, con
 
 /* The calibrated block of one context: printed, or a "calibrated" object in
  * jc (JSON); nothing but a note under --calibration none. */
-static void serve_cal_context(const serve_cal_req *q, const pc_model_cfg *m, const pc_chip *chip,
+static void serve_cal_context(const serve_cal_req *q, const pc_tfm_cfg *m, const pc_chip *chip,
                               const pc_serve_opts *o, double P, double G, const char *origin,
                               cJSON *jc) {
     if (!q->cal) {
@@ -242,7 +242,7 @@ static int serve_replica_slice(const pc_chip *chip, const pc_mesh *slice, const 
 /* tp x replicas = chips (pipeline 1): --tp and --replicas, either or both;
  * default tp = all chips. tp must divide the query heads. Returns -1 or an
  * exit code. */
-static int serve_resolve_tp(const pc_model_cfg *m, int64_t chips, long long tp_flag,
+static int serve_resolve_tp(const pc_tfm_cfg *m, int64_t chips, long long tp_flag,
                             long long repl_flag, serve_cal_req *q) {
     q->chips = chips;
     if (tp_flag > 0 && repl_flag > 0 && tp_flag * repl_flag != chips)
@@ -473,7 +473,7 @@ static int parse_contexts(const char *ctx_s, double *ctxs, int *nctx) {
 
 /* What plan serve works on once the command line checks out. */
 typedef struct serve_job {
-    pc_model_cfg m;
+    pc_tfm_cfg m;
     double ctxs[16];
     int nctx;
     pc_chipdb *db;

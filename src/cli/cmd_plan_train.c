@@ -117,7 +117,7 @@ static const char *layout_str(const pc_train_plan *p, char *buf, size_t cap) {
 }
 
 /* The chosen mesh as a JAX snippet. */
-static void jax_snippet(const pc_train_plan *p, const pc_model_cfg *m, double seqs, double rk,
+static void jax_snippet(const pc_train_plan *p, const pc_tfm_cfg *m, double seqs, double rk,
                         char *buf, size_t cap) {
     size_t u = 0;
 #define OUT(...)                                                                                   \
@@ -553,7 +553,7 @@ static int train_pinned(const pc_plan_train_opts *o) {
 
 /* What plan train works on once the command line checks out. */
 typedef struct train_job {
-    pc_model_cfg m;
+    pc_tfm_cfg m;
     pc_calib *cal;
     pc_chipdb *db;
     const pc_chip *chip;
@@ -633,7 +633,7 @@ static int train_search(const train_args *a, const train_job *j, train_result *r
     r->secs = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
     if (st) return st == PC_ERR_ARG ? pc_cli_usage_error(CMD_TRAIN, "%s", e.msg) : pc_cli_fail(&e);
     pc_param_counts pcnt;
-    pc_model_params(&j->m, &pcnt);
+    pc_tfm_params(&j->m, &pcnt);
     r->params = pcnt.total;
     r->seqs = a->o.batch_tokens / a->o.seq;
     pc_pcli_mesh_str(&j->slice, r->slice, sizeof r->slice);

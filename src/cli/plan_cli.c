@@ -87,7 +87,7 @@ static int file_exists(const char *p) {
 }
 
 /* --model X: a config.json path or a preset name. Returns -1 or an exit code. */
-int pc_pcli_load_model(const char *cmd, const char *model, const char *preset, pc_model_cfg *m) {
+int pc_pcli_load_model(const char *cmd, const char *model, const char *preset, pc_tfm_cfg *m) {
     pc_error e;
     pc_error_clear(&e);
     if (model && preset) return pc_cli_usage_error(cmd, "give --model or --preset, not both");
@@ -96,10 +96,10 @@ int pc_pcli_load_model(const char *cmd, const char *model, const char *preset, p
                                        "(e.g. --preset llama3-70b)");
     const char *name = preset ? preset : model;
     if (model && (file_exists(model) || strchr(model, '/') || strstr(model, ".json"))) {
-        if (pc_model_load_hf(model, m, &e) != PC_OK) return pc_cli_fail(&e);
+        if (pc_tfm_load_hf(model, m, &e) != PC_OK) return pc_cli_fail(&e);
         return -1;
     }
-    if (pc_model_preset(name, m, &e) != PC_OK)
+    if (pc_tfm_preset(name, m, &e) != PC_OK)
         return pc_cli_usage_error(cmd, "%s (or give a config.json path)", e.msg);
     return -1;
 }

@@ -76,7 +76,7 @@ int pc_pcli_parse_attention(const char *cmd, const char *v, pc_attn_flops *out);
 
 /* --model X (a config.json path or a preset name) or --preset NAME. Returns
  * -1 or an exit code. */
-int pc_pcli_load_model(const char *cmd, const char *model, const char *preset, pc_model_cfg *m);
+int pc_pcli_load_model(const char *cmd, const char *model, const char *preset, pc_tfm_cfg *m);
 /* Resolves --chips / --slice into a checked mesh. Returns -1 or an exit code. */
 int pc_pcli_resolve_slice(const char *cmd, const pc_chip *chip, long long chips,
                           const char *slice_s, pc_mesh *mesh);

@@ -1,7 +1,7 @@
 /*
  * Writing model checkpoints (parameters, preprocessing, the architecture and
  * the training options as metadata) and reading back the resume state. The
- * format and its reader, which inference needs, are src/model/checkpoint.c.
+ * format and its reader, which inference needs, are src/gnn/checkpoint.c.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
@@ -14,9 +14,9 @@
 #include "common/util.h"
 #include "perfcast/dataset.h"
 #include "perfcast/safetensors.h"
-#include "model/checkpoint.h"
-#include "model/encode.h"
-#include "model/gst.h"
+#include "gnn/checkpoint.h"
+#include "gnn/encode.h"
+#include "gnn/gst.h"
 #include "train/train.h"
 
 
@@ -34,7 +34,7 @@ static pc_status add_prep(pc_st_writer *w, const char *which, const pc_prep *p, 
     return pc_st_writer_add(w, name, PC_DTYPE_F32, 1, shape, p->std, err);
 }
 
-static pc_status add_state(pc_st_writer *w, const pc_model *m, const pc_ckpt_info *info,
+static pc_status add_state(pc_st_writer *w, const pc_gnn *m, const pc_ckpt_info *info,
                            pc_error *err) {
     int64_t n[1] = {(int64_t)m->params.numel}, no[1] = {info->norder};
     pc_status st = pc_st_writer_add(w, "state.adam_m", PC_DTYPE_F32, 1, n, info->adam_m, err);
@@ -45,10 +45,10 @@ static pc_status add_state(pc_st_writer *w, const pc_model *m, const pc_ckpt_inf
     return st;
 }
 
-static char *meta_json(const pc_model *m, const pc_ckpt_info *info) {
+static char *meta_json(const pc_gnn *m, const pc_ckpt_info *info) {
     cJSON *root = cJSON_CreateObject();
     if (!root) return NULL;
-    const pc_model_opts *o = &m->opts;
+    const pc_gnn_opts *o = &m->opts;
     cJSON_AddStringToObject(root, "format", PC_CKPT_FORMAT);
     cJSON_AddNumberToObject(root, "version", PC_CKPT_VERSION);
     cJSON_AddStringToObject(root, "collection", pc_collection_name(info->collection));
@@ -112,7 +112,7 @@ static char *meta_json(const pc_model *m, const pc_ckpt_info *info) {
     return s;
 }
 
-pc_status pc_ckpt_save(const pc_model *m, const pc_ckpt_info *info, const char *path,
+pc_status pc_ckpt_save(const pc_gnn *m, const pc_ckpt_info *info, const char *path,
                        pc_error *err) {
     pc_st_writer *w = pc_st_writer_new();
     if (!w) return pc_fail(err, PC_ERR_NOMEM, "checkpoint: out of memory");
@@ -153,7 +153,7 @@ static pc_status read_into(const pc_st *r, const char *name, pc_dtype t, int64_t
     return PC_OK;
 }
 
-pc_status pc_ckpt_load_state(const char *path, pc_model *m, float *best, int64_t *order,
+pc_status pc_ckpt_load_state(const char *path, pc_gnn *m, float *best, int64_t *order,
                              int64_t norder, char **state_json, pc_error *err) {
     *state_json = NULL;
     pc_st *r = NULL;

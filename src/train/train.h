@@ -2,8 +2,8 @@
 #ifndef PC_TRAIN_INTERNAL_H
 #define PC_TRAIN_INTERNAL_H
 
-#include "model/checkpoint.h"
-#include "model/model.h"
+#include "gnn/checkpoint.h"
+#include "gnn/gnn.h"
 #include "perfcast/train.h"
 
 /* Layout collections keep the configurable nodes and their k-hop
@@ -43,7 +43,7 @@ typedef struct pc_ckpt_info {
     const char *state_json;
 } pc_ckpt_info;
 
-pc_status pc_ckpt_save(const pc_model *m, const pc_ckpt_info *info, const char *path,
+pc_status pc_ckpt_save(const pc_gnn *m, const pc_ckpt_info *info, const char *path,
                        pc_error *err);
 
 /*
@@ -52,7 +52,7 @@ pc_status pc_ckpt_save(const pc_model *m, const pc_ckpt_info *info, const char *
  * best (numel floats) and order (norder int64); *state_json receives a
  * malloc'ed copy of the "perfcast_state" metadata.
  */
-pc_status pc_ckpt_load_state(const char *path, pc_model *m, float *best, int64_t *order,
+pc_status pc_ckpt_load_state(const char *path, pc_gnn *m, float *best, int64_t *order,
                              int64_t norder, char **state_json, pc_error *err);
 
 #endif

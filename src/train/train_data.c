@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/encode.h"
+#include "gnn/encode.h"
 #include "train/train_internal.h"
 
 static uint64_t rand_below(uint64_t *s, uint64_t n) { return pc_splitmix64(s) % n; }
@@ -18,7 +18,7 @@ static uint64_t rand_below(uint64_t *s, uint64_t n) { return pc_splitmix64(s) % 
 
 void pc_tr_set_free(tset *s) {
     for (size_t i = 0; i < s->n; i++) {
-        pc_model_gdata_free(&s->v[i].d);
+        pc_gnn_gdata_free(&s->v[i].d);
         pc_graph_free(s->v[i].g);
         free(s->v[i].rt);
         free(s->v[i].norm);
@@ -73,9 +73,9 @@ pc_status pc_tr_set_load(const pc_dataset *d, int coll, int split, int threads, 
 
 
 /* Model inputs of every graph; GST models also segment them (with a table if `table`). */
-pc_status pc_tr_set_build(const pc_model *m, tset *s, int table, pc_error *err) {
+pc_status pc_tr_set_build(const pc_gnn *m, tset *s, int table, pc_error *err) {
     for (size_t i = 0; i < s->n; i++) {
-        pc_status st = pc_model_gdata_build(m, s->v[i].g, &s->v[i].d, err);
+        pc_status st = pc_gnn_gdata_build(m, s->v[i].g, &s->v[i].d, err);
         if (!st && m->opts.gst) {
             pc_gst_opts go = pc_gst_opts_of(m);
             st = pc_gst_graph_build(m, &s->v[i].d, &go, table ? s->v[i].c : 0, &s->v[i].gst,

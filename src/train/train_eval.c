@@ -1,6 +1,6 @@
 /*
  * perfcast train: the validation at the end of each training epoch, with the
- * model's evaluation (src/model/eval.h, which also has pc_eval_run).
+ * model's evaluation (src/gnn/eval.h, which also has pc_eval_run).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
@@ -8,13 +8,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/eval.h"
+#include "gnn/eval.h"
 #include "train/train_internal.h"
 
 /* ---- scoring every config of a graph ------------------------------------------ */
 
 /* Scores every graph of s and sums its metrics into e. */
-static pc_status evaluate(const pc_model *m, pc_model_ws *ws, tset *s, scratch *x,
+static pc_status evaluate(const pc_gnn *m, pc_gnn_ws *ws, tset *s, scratch *x,
                           pc_eval_sum *e, pc_error *err) {
     pc_eval_sum_init(e);
     for (size_t i = 0; i < s->n; i++) {

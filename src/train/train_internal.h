@@ -13,7 +13,7 @@
  *   checkpoint.c    writing safetensors checkpoints, reading the resume state
  *
  * Scoring every config of a graph (inference), evaluation (and pc_eval_run),
- * the checkpoint reader and GST are the model's: src/model/infer.h, eval.h,
+ * the checkpoint reader and GST are the model's: src/gnn/infer.h, eval.h,
  * checkpoint.h, gst.h.
  *
  * Internal functions shared between these files are named pc_tr_*.
@@ -28,8 +28,8 @@
 #include "perfcast/dataset.h"
 #include "perfcast/dist.h"
 #include "perfcast/metrics.h"
-#include "model/gst.h"
-#include "model/infer.h"
+#include "gnn/gst.h"
+#include "gnn/infer.h"
 #include "train/train.h"
 
 /* ---- loaded graphs (train_data.c) ----------------------------------------- */
@@ -37,7 +37,7 @@
 /* One graph of a split with what training and scoring keep beside it. */
 typedef struct tgraph {
     pc_graph *g;
-    pc_model_gdata d;
+    pc_gnn_gdata d;
     int64_t c;
     double *rt;   /* runtime (c) */
     double *norm; /* tile normalizers (c), NULL for layout */
@@ -47,7 +47,7 @@ typedef struct tgraph {
     size_t gi;         /* index of the file in its split (all ranks agree) */
     int64_t *cand;     /* training candidates: one config per duplicate group (--dedup) */
     int64_t ncand;     /* candidates (c without --dedup) */
-    pc_infer_uniq uniq; /* inference over distinct configs (src/model/infer.h) */
+    pc_infer_uniq uniq; /* inference over distinct configs (src/gnn/infer.h) */
 } tgraph;
 
 /* This rank's graphs of one split. */
@@ -64,9 +64,9 @@ void pc_tr_set_free(tset *s);
 pc_status pc_tr_set_load(const pc_dataset *d, int coll, int split, int threads, size_t mod,
                          size_t lo_lane, size_t hi_lane, tset *s, pc_error *err);
 /* Model inputs of every graph; GST models also segment them (with a table if `table`). */
-pc_status pc_tr_set_build(const pc_model *m, tset *s, int table, pc_error *err);
+pc_status pc_tr_set_build(const pc_gnn *m, tset *s, int table, pc_error *err);
 
-/* ---- scratch: the inference buffers (src/model/infer.h), shared by the steps */
+/* ---- scratch: the inference buffers (src/gnn/infer.h), shared by the steps */
 
 typedef pc_fbuf fbuf;
 typedef pc_infer_scratch scratch;
@@ -139,8 +139,8 @@ typedef struct trainer {
     tset tr, va;
     size_t ntrain, nvalid;
     /* the model, its workspaces and the step's buffers */
-    pc_model *m;
-    pc_model_ws *ws;
+    pc_gnn *m;
+    pc_gnn_ws *ws;
     pc_gst_ctx *gx;   /* GST training context (GST models only) */
     pc_gst_opts gsto; /* GST training options */
     scratch x;
@@ -153,7 +153,7 @@ typedef struct trainer {
 /* train_opts.c: checks t->o and fills coll, kind, fast, lc, loss_desc, state_path. */
 pc_status pc_tr_check_opts(trainer *t, pc_error *err);
 /* The model options t->o asks for. */
-pc_status pc_tr_model_opts(const trainer *t, pc_model_opts *mo, pc_error *err);
+pc_status pc_tr_model_opts(const trainer *t, pc_gnn_opts *mo, pc_error *err);
 
 /* train_data.c */
 /* Graphs in lane l (global indices l, l + G, ...). */

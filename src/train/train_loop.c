@@ -37,9 +37,9 @@ static void trainer_free(trainer *t) {
     free(t->topo.local_of);
     free(t->perm);
     pc_infer_scratch_free(&t->x);
-    pc_model_ws_free(t->ws);
+    pc_gnn_ws_free(t->ws);
     pc_gst_ctx_free(t->gx);
-    pc_model_free(t->m);
+    pc_gnn_free(t->m);
     pc_tr_set_free(&t->tr);
     pc_tr_set_free(&t->va);
 }
@@ -64,11 +64,11 @@ static void init_topology(trainer *t) {
 static pc_status init_model(trainer *t, pc_error *err) {
     if (t->o.resume) return pc_tr_resume(t, err);
     pc_prep np = {0}, cp = {0};
-    pc_model_opts mo;
+    pc_gnn_opts mo;
     pc_status st = pc_tr_model_opts(t, &mo, err);
     if (!st) st = pc_tr_fit_prep(&t->tr, t->kind, mo.encode, t->topo.dist, &np, &cp, err);
-    if (!st) st = pc_model_new(&mo, np.out_dim, cp.out_dim, t->o.seed, &t->m, err);
-    if (!st) st = pc_model_set_prep(t->m, &np, &cp, err);
+    if (!st) st = pc_gnn_new(&mo, np.out_dim, cp.out_dim, t->o.seed, &t->m, err);
+    if (!st) st = pc_gnn_set_prep(t->m, &np, &cp, err);
     pc_prep_free(&np);
     pc_prep_free(&cp);
     if (st) return st;
@@ -83,7 +83,7 @@ static pc_status init_model(trainer *t, pc_error *err) {
 static pc_status init_step(trainer *t, pc_error *err) {
     int64_t maxc = 1;
     for (size_t i = 0; i < t->tr.n; i++) maxc = t->tr.v[i].c > maxc ? t->tr.v[i].c : maxc;
-    t->ws = pc_model_ws_new();
+    t->ws = pc_gnn_ws_new();
     t->perm = malloc((size_t)maxc * sizeof *t->perm);
     if (!t->ws || !t->perm || !pc_infer_scratch_ids(&t->x, (size_t)maxc + 1) ||
         !pc_fbuf_grow(&t->x.s, (size_t)t->o.configs) || !pc_fbuf_grow(&t->x.ds, (size_t)t->o.configs))
@@ -135,7 +135,7 @@ static pc_status graph_grad(trainer *t, tgraph *g, uint64_t *rng, int head_only,
     else if (!st && t->m->opts.gst)
         st = pc_gst_forward(t->m, t->gx, g->gst, x->ids, x->cfg.p, K, &t->gsto, rng, x->s.p, err);
     else if (!st)
-        st = pc_model_forward(t->m, t->ws, &g->d.g, x->cfg.p, K,
+        st = pc_gnn_forward(t->m, t->ws, &g->d.g, x->cfg.p, K,
                               t->m->opts.dropout > 0 ? &dseed : NULL, x->s.p, err);
     if (st) return st;
     memset(x->ds.p, 0, (size_t)K * sizeof(float));
@@ -145,7 +145,7 @@ static pc_status graph_grad(trainer *t, tgraph *g, uint64_t *rng, int head_only,
                        t->state.epoch, pc_graph_path(g->g));
     if (head_only) st = pc_gst_head_backward(t->m, t->gx, x->ds.p, err);
     else if (t->m->opts.gst) st = pc_gst_backward(t->m, t->gx, g->gst, x->ds.p, err);
-    else st = pc_model_backward(t->m, t->ws, x->ds.p, err);
+    else st = pc_gnn_backward(t->m, t->ws, x->ds.p, err);
     t->clock.samples_run += (size_t)K;
     *loss = L;
     return st;
@@ -157,7 +157,7 @@ static pc_status graph_grad(trainer *t, tgraph *g, uint64_t *rng, int head_only,
  * AdamW (head parameters only in GST's fine-tuning) on every rank alike.
  */
 static pc_status train_group(trainer *t, int head_only, pc_error *err) {
-    pc_model *m = t->m;
+    pc_gnn *m = t->m;
     const tr_topo *p = &t->topo;
     tr_state *r = &t->state;
     double agg[2] = {0, 0}; /* loss sum, graphs */
@@ -238,7 +238,7 @@ static void report_progress(trainer *t, int force) {
  * stale embeddings left in it. Learning rate: a tenth of the peak.
  */
 static pc_status gst_finetune(trainer *t, pc_error *err) {
-    pc_model *m = t->m;
+    pc_gnn *m = t->m;
     memcpy(m->params.data, t->state.best, m->params.numel * sizeof(float));
     pc_tr_logf(t->log, t->user, "gst: fine-tuning the head for %d epochs", t->o.gst_finetune);
     pc_status st = PC_OK;

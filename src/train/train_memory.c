@@ -12,7 +12,7 @@
 #include "train/train_internal.h"
 
 /* The GNN runs once per graph (late join), not once per config. */
-static int shared_gnn_of(const pc_model_opts *mo) { return mo->join == PC_JOIN_LATE; }
+static int shared_gnn_of(const pc_gnn_opts *mo) { return mo->join == PC_JOIN_LATE; }
 
 /* MemAvailable from /proc/meminfo in bytes, 0 if unknown. */
 static double mem_available(void) {
@@ -57,15 +57,15 @@ static double graph_bytes(const pc_graph *g) {
 
 /* What pc_tr_set_load and pc_tr_set_build add per graph: targets, model inputs, GST
    segments + table. */
-static double inputs_bytes(const pc_model *m, const tgraph *g) {
-    const pc_model_gdata *d = &g->d;
+static double inputs_bytes(const pc_gnn *m, const tgraph *g) {
+    const pc_gnn_gdata *d = &g->d;
     double n = d->g.n, c = (double)g->c, e = (double)d->m;
     double b = 4 * c * 8;                                       /* rt, y, norm, by_speed */
     b += n * m->feat_dim * 4 + (2 * (n + 1) + 2 * e) * 4;       /* x, CSR */
     if (d->own_op) b += n * 4 + d->g.nc * 4.0 + e * 8 + d->nsplits * 8.0; /* pruned copies */
     if (g->gst) {
         int S = pc_gst_graph_segments(g->gst);
-        double R = pc_model_readout_width(m);
+        double R = pc_gnn_readout_width(m);
         b += n * m->feat_dim * 4 + n * 4 * 2 + (2.0 * (n + S) + 2 * e) * 4; /* segment copies */
         b += c * S * (R * 4 + 1) + S * (R * 4 + 1);             /* table (fills as it is used) */
     }
@@ -73,7 +73,7 @@ static double inputs_bytes(const pc_model *m, const tgraph *g) {
 }
 
 /* Scratch of pc_infer_gather_cfg for K configs of g: raw and preprocessed config rows. */
-static double cfg_scratch_bytes(const pc_model *m, const pc_graph *g, int64_t K) {
+static double cfg_scratch_bytes(const pc_gnn *m, const pc_graph *g, int64_t K) {
     if (m->opts.kind == PC_KIND_TILE)
         return (double)K * ((double)pc_graph_config_dim(g) + m->cfg_dim) * 4;
     return (double)K * (double)pc_graph_num_config_nodes(g) *
@@ -115,13 +115,13 @@ typedef struct mem_est {
  * the train graph whose pass dominates.
  */
 static double full_graph_act(const trainer *t, double *scr, const tgraph **big) {
-    const pc_model *m = t->m;
+    const pc_gnn *m = t->m;
     int64_t K = t->o.configs;
     double fwd_train = 0, bwd_train = 0, fwd_valid = 0;
     for (size_t i = 0; i < t->tr.n; i++) {
         const tgraph *g = &t->tr.v[i];
-        double fb = pc_model_pass_bytes(m, g->d.g.n, g->d.g.nc, K, 1);
-        double f = pc_model_pass_bytes(m, g->d.g.n, g->d.g.nc, K, 0);
+        double fb = pc_gnn_pass_bytes(m, g->d.g.n, g->d.g.nc, K, 1);
+        double f = pc_gnn_pass_bytes(m, g->d.g.n, g->d.g.nc, K, 0);
         if (fb > fwd_train + bwd_train) fwd_train = f, bwd_train = fb - f, *big = g;
         double sc = cfg_scratch_bytes(m, g->g, K);
         *scr = sc > *scr ? sc : *scr;
@@ -130,7 +130,7 @@ static double full_graph_act(const trainer *t, double *scr, const tgraph **big) 
         const tgraph *g = &t->va.v[i];
         int64_t ch = pc_infer_chunk(m, &g->d.g);
         if (ch > g->c) ch = g->c > 0 ? g->c : 1;
-        double f = pc_model_pass_bytes(m, g->d.g.n, g->d.g.nc, ch, 0);
+        double f = pc_gnn_pass_bytes(m, g->d.g.n, g->d.g.nc, ch, 0);
         fwd_valid = f > fwd_valid ? f : fwd_valid;
         double sc = cfg_scratch_bytes(m, g->g, ch);
         *scr = sc > *scr ? sc : *scr;
@@ -146,7 +146,7 @@ static double full_graph_act(const trainer *t, double *scr, const tgraph **big) 
  * inference's own context (chunks of 64 configs).
  */
 static double gst_act(const trainer *t, double *scr, const tgraph **big) {
-    const pc_model *m = t->m;
+    const pc_gnn *m = t->m;
     const tset *sets[2] = {&t->tr, &t->va};
     int64_t K = t->o.configs;
     double fwd_train = 0, fwd_valid = 0;
@@ -161,9 +161,9 @@ static double gst_act(const trainer *t, double *scr, const tgraph **big) {
                 sn = a > sn ? a : sn;
                 snc = b > snc ? b : snc;
             }
-            double tr = k == 0 ? slots * pc_model_pass_bytes(m, sn, snc, K, 1) +
-                                     pc_model_pass_bytes(m, sn, snc, K, 0) : 0;
-            double inf = pc_model_pass_bytes(m, sn, snc, pc_infer_chunk_of(m, 64), 0);
+            double tr = k == 0 ? slots * pc_gnn_pass_bytes(m, sn, snc, K, 1) +
+                                     pc_gnn_pass_bytes(m, sn, snc, K, 0) : 0;
+            double inf = pc_gnn_pass_bytes(m, sn, snc, pc_infer_chunk_of(m, 64), 0);
             if (tr > fwd_train) fwd_train = tr, *big = g;
             fwd_valid = inf > fwd_valid ? inf : fwd_valid;
             double sc = cfg_scratch_bytes(m, g->g, k == 0 ? K : 64) * 2;
@@ -181,7 +181,7 @@ static double gst_act(const trainer *t, double *scr, const tgraph **big) {
 static mem_est estimate_memory(const trainer *t) {
     mem_est e;
     memset(&e, 0, sizeof e);
-    const pc_model *m = t->m;
+    const pc_gnn *m = t->m;
     const tset *sets[2] = {&t->tr, &t->va};
     double scr = 0;
     for (int k = 0; k < 2; k++)
@@ -224,7 +224,7 @@ pc_status pc_tr_check_memory(trainer *t, pc_error *err) {
     }
     if (!(limit > 0) || e.total <= limit) return PC_OK;
     fmt_bytes(limit, lim, sizeof lim);
-    const pc_model_opts *mo = &t->m->opts;
+    const pc_gnn_opts *mo = &t->m->opts;
     const char *big = e.big ? pc_graph_path(e.big->g) : "";
     long long nb = e.big ? (long long)e.big->d.g.n : 0;
     const char *cap = t->o.max_memory_gib > 0 ? "allowed by --max-memory" : "available";

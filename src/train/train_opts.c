@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/encode.h"
+#include "gnn/encode.h"
 #include "train/train_internal.h"
 
 pc_train_opts pc_train_opts_default(void) {
@@ -119,7 +119,7 @@ static pc_status parse_encode(const char *enc, unsigned *bits, pc_error *err) {
 }
 
 /* --gst and its segmentation into mo (layout collections only). */
-static pc_status gst_model_opts(const trainer *t, pc_model_opts *mo, pc_error *err) {
+static pc_status gst_model_opts(const trainer *t, pc_gnn_opts *mo, pc_error *err) {
     const pc_train_opts *o = &t->o;
     int sm = o->seg_method ? pc_gst_method_find(o->seg_method) : PC_SEG_CONTIGUOUS;
     if (sm < 0) return pc_fail(err, PC_ERR_ARG, "train: --segments expects contiguous, "
@@ -133,12 +133,12 @@ static pc_status gst_model_opts(const trainer *t, pc_model_opts *mo, pc_error *e
     return PC_OK;
 }
 
-pc_status pc_tr_model_opts(const trainer *t, pc_model_opts *mo, pc_error *err) {
+pc_status pc_tr_model_opts(const trainer *t, pc_gnn_opts *mo, pc_error *err) {
     static const char *const pools[] = {"mean", "max", "sum", "meanmax"};
     static const char *const joins[] = {"early", "late"};
     static const char *const acts[] = {"leaky_relu", "relu", "gelu"};
     const pc_train_opts *o = &t->o;
-    *mo = pc_model_opts_default(t->kind);
+    *mo = pc_gnn_opts_default(t->kind);
     if (t->kind == PC_KIND_LAYOUT) mo->join = PC_TRAIN_DEFAULT_LAYOUT_JOIN;
     int pool = name_in(o->pool, pools, 4, (int)mo->pool);
     int join = name_in(o->join, joins, 2, (int)mo->join);

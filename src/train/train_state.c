@@ -112,9 +112,9 @@ static pc_status load_state_arrays(trainer *t, char **js, pc_error *err) {
     fclose(f);
     pc_status st = pc_ckpt_load(t->state_path, &t->m, &coll, err);
     if (st) return st;
-    pc_model_opts mo;
+    pc_gnn_opts mo;
     if ((st = pc_tr_model_opts(t, &mo, err))) return st;
-    const pc_model_opts *a = &t->m->opts;
+    const pc_gnn_opts *a = &t->m->opts;
     if (coll != t->coll || a->hidden != mo.hidden || a->layers != mo.layers ||
         a->emb_dim != mo.emb_dim || a->pool != mo.pool || a->join != mo.join ||
         a->act != mo.act || a->layernorm != mo.layernorm || a->dropout != mo.dropout)

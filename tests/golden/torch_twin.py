@@ -1,7 +1,7 @@
 """
 PyTorch twin of perfcast's learned cost models and ranking losses (test-only).
 
-Written from the math in src/model/model.h and src/nn/nn.h, not from the C
+Written from the math in src/gnn/gnn.h and src/nn/nn.h, not from the C
 code: dense adjacency matrices instead of CSR, autograd instead of
 hand-written backward passes, float64 throughout. It is the oracle behind
 the golden test (tests/unit/test_golden.c); tests/golden/make_golden.py

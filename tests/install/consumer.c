@@ -44,10 +44,10 @@ int main(void) {
         fprintf(stderr, "consumer: no built-in chip h100\n");
         return 1;
     }
-    pc_model_cfg model;
-    if (pc_model_preset("llama3-8b", &model, &err) != PC_OK) return fail("pc_model_preset", &err);
+    pc_tfm_cfg model;
+    if (pc_tfm_preset("llama3-8b", &model, &err) != PC_OK) return fail("pc_tfm_preset", &err);
     pc_param_counts params;
-    pc_model_params(&model, &params);
+    pc_tfm_params(&model, &params);
 
     /* A measured run from a JSON string, predicted with the built-in calibration. */
     pc_runs *runs = NULL;

@@ -53,10 +53,10 @@ int main() {
         std::fprintf(stderr, "consumer++: no built-in chip h100\n");
         return 1;
     }
-    pc_model_cfg model;
-    if (pc_model_preset("llama3-8b", &model, &err) != PC_OK) return fail("pc_model_preset", err);
+    pc_tfm_cfg model;
+    if (pc_tfm_preset("llama3-8b", &model, &err) != PC_OK) return fail("pc_tfm_preset", err);
     pc_param_counts params;
-    pc_model_params(&model, &params);
+    pc_tfm_params(&model, &params);
 
     const std::string json = CONSUMER_RUN_JSON;
     pc_runs *raw_runs = nullptr;

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""perfcast's feature encodings (src/model/encode.c) against bench/encode_np.py.
+"""perfcast's feature encodings (src/gnn/encode.c) against bench/encode_np.py.
 
 bench/encode_np.py is an independent numpy implementation written from the
-spec in src/model/encode.h. For every option bits value 0..7 and the three
+spec in src/gnn/encode.h. For every option bits value 0..7 and the three
 kinds (node, tile, layout) both are run on
   (a) the real feature rows of a tiny synthetic dataset (perfcast synth):
       node_feat of all graphs, tile config_feat, layout node_config_feat

@@ -197,7 +197,7 @@ def main():
                 fail("%s: #include \"%s\": %s (floor %d) -> %s (floor %d), %s of the layering "
                      "table (CONTRIBUTING.md)" % (rel, inc, mod, floor, target, tfloor, how))
     # No stale entries: each listed module is reached by the module's includes, directly
-    # or through the headers they include (train uses nn through model/model.h).
+    # or through the headers they include (train uses nn through gnn/gnn.h).
     reach = reach_by_module(files, rows)
     for mod, (_, deps, _) in rows.items():
         if deps == "public":

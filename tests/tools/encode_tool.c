@@ -1,5 +1,5 @@
 /*
- * pc_encode_tool: runs the internal feature encodings (src/model/encode.h)
+ * pc_encode_tool: runs the internal feature encodings (src/gnn/encode.h)
  * on one array so tests/scripts/test_encode_numpy.py can compare them with
  * the independent numpy implementation in bench/encode_np.py.
  *
@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/encode.h"
+#include "gnn/encode.h"
 #include "perfcast/npz.h"
 
 static int fail(const pc_error *err) {

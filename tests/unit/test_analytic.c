@@ -46,11 +46,11 @@ static const pc_chip *chip(pc_chipdb *db, const char *name) {
     return c;
 }
 
-static pc_model_cfg preset(const char *name) {
-    pc_model_cfg m;
+static pc_tfm_cfg preset(const char *name) {
+    pc_tfm_cfg m;
     pc_error e;
-    if (pc_model_preset(name, &m, &e) != PC_OK) print_error("%s\n", e.msg);
-    assert_int_equal(pc_model_preset(name, &m, &e), PC_OK);
+    if (pc_tfm_preset(name, &m, &e) != PC_OK) print_error("%s\n", e.msg);
+    assert_int_equal(pc_tfm_preset(name, &m, &e), PC_OK);
     return m;
 }
 
@@ -406,11 +406,11 @@ static void test_model_mfu(void **state) {
     (void)state;
     pc_chipdb *db = db_open();
     const pc_chip *v5p = chip(db, "v5p"), *h100 = chip(db, "h100");
-    pc_model_cfg m = preset("llama2-13b");
+    pc_tfm_cfg m = preset("llama2-13b");
     const double N = 12851609600.0;
     pc_mfu f;
     pc_error e;
-    assert_int_equal(pc_model_mfu(&m, v5p, PC_PREC_BF16, 4096, PC_ATTN_NONE, PC_REMAT_NONE, 3e6,
+    assert_int_equal(pc_tfm_mfu(&m, v5p, PC_PREC_BF16, 4096, PC_ATTN_NONE, PC_REMAT_NONE, 3e6,
                                   0.3 * 4096, &f, &e),
                      PC_OK);
     check_rel(f.flops_per_token, 6 * N, 1e-12, "MFU: 6N FLOPs per token");
@@ -420,11 +420,11 @@ static void test_model_mfu(void **state) {
     check_rel(f.achieved, 3e6 * 6 * N / (4096 * 0.3), 1e-12, "achieved FLOP/s per chip");
     /* attention: full 12 L N H T (40 x 40 x 128 x 4096 x 12), causal half of it */
     const double att = 12.0 * 40 * 40 * 128 * 4096;
-    assert_int_equal(pc_model_mfu(&m, v5p, PC_PREC_BF16, 4096, PC_ATTN_FULL, PC_REMAT_NONE, 3e6,
+    assert_int_equal(pc_tfm_mfu(&m, v5p, PC_PREC_BF16, 4096, PC_ATTN_FULL, PC_REMAT_NONE, 3e6,
                                   0.3 * 4096, &f, &e),
                      PC_OK);
     check_rel(f.flops_per_token, 6 * N + att, 1e-12, "MFU: 6N + 12 L N H T (full)");
-    assert_int_equal(pc_model_mfu(&m, v5p, PC_PREC_BF16, 4096, PC_ATTN_CAUSAL, PC_REMAT_FULL, 3e6,
+    assert_int_equal(pc_tfm_mfu(&m, v5p, PC_PREC_BF16, 4096, PC_ATTN_CAUSAL, PC_REMAT_FULL, 3e6,
                                   0.3 * 4096, &f, &e),
                      PC_OK);
     check_rel(f.flops_per_token, 6 * N + att / 2, 1e-12, "MFU: causal halves attention");
@@ -434,17 +434,17 @@ static void test_model_mfu(void **state) {
     /* GPU-hours: §6 H100: 15T tokens of LLaMA-3 70B (N = 69,501,714,432) in 3.93e6 GPU-hours
      * -> 15e12 x 6N / (3.93e6 x 3600 x 9.89e14) = 44.7% (the book's 4096 H100 x 40 days at
      * 45% MFU with N ~ 70e9) */
-    pc_model_cfg l = preset("llama3-70b");
-    assert_int_equal(pc_model_mfu(&l, h100, PC_PREC_BF16, 4096, PC_ATTN_NONE, PC_REMAT_NONE,
+    pc_tfm_cfg l = preset("llama3-70b");
+    assert_int_equal(pc_tfm_mfu(&l, h100, PC_PREC_BF16, 4096, PC_ATTN_NONE, PC_REMAT_NONE,
                                   15e12, 3.93e6 * 3600, &f, &e),
                      PC_OK);
     check_rel(f.mfu, 15e12 * 6 * 69501714432.0 / (3.93e6 * 3600 * 9.89e14), 1e-12,
               "MFU from GPU-hours");
     check_rel(f.mfu, 0.45, 0.01, "scaling_book.md §6: ~45% MFU");
-    assert_int_equal(pc_model_mfu(&l, h100, PC_PREC_BF16, 4096, PC_ATTN_NONE, PC_REMAT_NONE, 1, 0,
+    assert_int_equal(pc_tfm_mfu(&l, h100, PC_PREC_BF16, 4096, PC_ATTN_NONE, PC_REMAT_NONE, 1, 0,
                                   &f, &e),
                      PC_ERR_ARG);
-    assert_int_equal(pc_model_mfu(&l, v5p, PC_PREC_FP32, 4096, PC_ATTN_NONE, PC_REMAT_NONE, 1, 1,
+    assert_int_equal(pc_tfm_mfu(&l, v5p, PC_PREC_FP32, 4096, PC_ATTN_NONE, PC_REMAT_NONE, 1, 1,
                                   &f, &e),
                      PC_ERR_UNSUPPORTED);
     pc_chipdb_free(db);
@@ -618,9 +618,9 @@ static void test_gpu_collectives(void **state) {
 
 static void test_llama3_70b(void **state) {
     (void)state;
-    pc_model_cfg m = preset("llama3-70b");
+    pc_tfm_cfg m = preset("llama3-70b");
     pc_param_counts p;
-    pc_model_params(&m, &p);
+    pc_tfm_params(&m, &p);
     /* §6: "FFW 56.3e9, vocab 2.1e9, attention 12e9, total ~ 70.4e9 (exact formula 70.55e9)" */
     check_rel(p.mlp, 56.3e9, 0.002, "scaling_book.md §6: LLaMA-3 70B FFW params 56.3e9");
     check_rel(p.embedding + p.unembedding, 2.1e9, 0.003, "scaling_book.md §6: vocab params 2.1e9");
@@ -630,7 +630,7 @@ static void test_llama3_70b(void **state) {
     /* §6: "FLOPs/token = 6 * 70e9 = 4.2e11; 15T tokens -> 6.3e24; full v5p pod at 40% MFU ->
      * 3.8e6 s ~ 44 days" */
     pc_flop_counts f;
-    pc_model_flops(&m, 0, 0, PC_REMAT_NONE, &f);
+    pc_tfm_flops(&m, 0, 0, PC_REMAT_NONE, &f);
     check_rel(f.six_n, 4.2e11, 0.008, "scaling_book.md §6: 6N = 4.2e11 FLOPs/token");
     check_rel(f.train, 4.2e11, 0.008, "scaling_book.md §6: 6 x matmul params (T -> 0)");
     double total = f.six_n * 15e12;
@@ -652,7 +652,7 @@ static void test_llama3_70b(void **state) {
     mo.remat_tensors = 4;
     pc_train_memory mem;
     pc_error e;
-    assert_int_equal(pc_model_memory(&m, &mo, &mem, &e), PC_OK);
+    assert_int_equal(pc_tfm_memory(&m, &mo, &mem, &e), PC_OK);
     /* (the book rounds params to 70e9: perfcast's 70.55e9 gives 0.8% more) */
     check_rel(mem.weights, 140e9, 0.01, "scaling_book.md §6: bf16 params 140 GB");
     check_rel(mem.optimizer, 560e9, 0.01, "scaling_book.md §6: Adam state 560 GB");
@@ -662,15 +662,15 @@ static void test_llama3_70b(void **state) {
     check_rel(mem.grads, 141.1e9, 0.001, "bf16 gradients perfcast adds to the total");
     check_rel(book_total / 96e9, 225, 0.005, "scaling_book.md §6: >= 225 v5p chips");
     /* §7: KV bytes per token 2 L K H: int8 163,840 B (book "160kB"), bf16 327,680 */
-    assert_true(pc_model_kv_bytes_per_token(&m, PC_PREC_INT8) == 163840.0);
-    assert_true(pc_model_kv_bytes_per_token(&m, PC_PREC_BF16) == 327680.0);
+    assert_true(pc_tfm_kv_bytes_per_token(&m, PC_PREC_INT8) == 163840.0);
+    assert_true(pc_tfm_kv_bytes_per_token(&m, PC_PREC_BF16) == 327680.0);
     /* "32k seq -> 5.3 GB; batch 240 -> 1.3 TB" */
-    double seq32k = pc_model_kv_bytes_per_token(&m, PC_PREC_INT8) * 32768;
+    double seq32k = pc_tfm_kv_bytes_per_token(&m, PC_PREC_INT8) * 32768;
     check_rel(seq32k, 5.3e9, 0.015, "scaling_book.md §7: 32k-token int8 KV cache 5.3 GB");
     check_rel(seq32k * 240, 1.3e12, 0.01, "scaling_book.md §7: batch 240 -> 1.3 TB");
     /* applied-inference: batch 32 x 8192 ctx int8 KV = 41.9 GB, from "160kB" = 160,000 B/token;
      * the exact 163,840 B gives 42.9 GB (+2.5%) */
-    check_rel(pc_model_kv_bytes_per_token(&m, PC_PREC_INT8) * 8192 * 32, 41.9e9, 0.026,
+    check_rel(pc_tfm_kv_bytes_per_token(&m, PC_PREC_INT8) * 8192 * 32, 41.9e9, 0.026,
               "scaling_book.md §7: LLaMA-3 70B batch-32 KV 41.9 GB");
     /* §7: "Prefill 8192 tokens on 16 v5e at 40% MFU ~ 0.91 s" (2 * params FLOPs per token) */
     check_rel(f.six_n / 3 * 8192 / (16 * 1.97e14 * 0.4), 0.91, 0.01,
@@ -679,9 +679,9 @@ static void test_llama3_70b(void **state) {
 
 static void test_llama2_13b(void **state) {
     (void)state;
-    pc_model_cfg m = preset("llama2-13b");
+    pc_tfm_cfg m = preset("llama2-13b");
     pc_param_counts p;
-    pc_model_params(&m, &p);
+    pc_tfm_params(&m, &p);
     /* §6: "8.5e9 FFW + 4.2e9 attn + 0.33e9 vocab = 13.0e9" */
     check_rel(p.mlp, 8.5e9, 0.002, "scaling_book.md §6: LLaMA-2 13B FFW 8.5e9");
     check_rel(p.attention, 4.2e9, 0.003, "scaling_book.md §6: LLaMA-2 13B attention 4.2e9");
@@ -694,11 +694,11 @@ static void test_llama2_13b(void **state) {
     mo.tokens = 16e6;
     mo.remat = PC_REMAT_TENSORS;
     mo.remat_tensors = (5120.0 + 2 * 13824) / 5120; /* "3 checkpoints/layer: 2 L B (D + 2F)" */
-    assert_int_equal(pc_model_memory(&m, &mo, &mem, &e), PC_OK);
+    assert_int_equal(pc_tfm_memory(&m, &mo, &mem, &e), PC_OK);
     check_rel(mem.weights + mem.optimizer, 130e9, 0.002, "scaling_book.md §6: params+Adam 130 GB");
     check_rel(mem.activations, 42e12, 0.003, "scaling_book.md §6: activations 42 TB");
     /* §7: "LLaMA-2 13B (MHA) 8192-token seq bf16 = 6.7 GB" */
-    double kv_seq = pc_model_kv_bytes_per_token(&m, PC_PREC_BF16) * 8192;
+    double kv_seq = pc_tfm_kv_bytes_per_token(&m, PC_PREC_BF16) * 8192;
     check_rel(kv_seq, 6.7e9, 0.002, "scaling_book.md §7: LLaMA-2 13B 8k KV 6.7 GB");
     /* §7: on 8x v5e (6.56e12 B/s): step = B KV/BW + max(2 B N/C, N bytes/BW):
      * batch 1 -> 4.98 ms, 240 -> 249.09 ms (963.5 tok/s); with 8 KV heads 4.17 ms at batch 1 */
@@ -709,7 +709,7 @@ static void test_llama2_13b(void **state) {
     check_rel(step240, 249.09e-3, 0.003, "scaling_book.md §7: decode step, batch 240");
     check_rel(240 / step240, 963.5, 0.003, "scaling_book.md §7: 963.5 tokens/s at batch 240");
     m.kv_heads = 8;
-    double kv8 = pc_model_kv_bytes_per_token(&m, PC_PREC_BF16) * 8192;
+    double kv8 = pc_tfm_kv_bytes_per_token(&m, PC_PREC_BF16) * 8192;
     check_rel(kv8 / bw + 2 * p.total / bw, 4.17e-3, 0.003,
               "scaling_book.md §7: 8 KV heads -> 4.17 ms at batch 1");
 }
@@ -719,7 +719,7 @@ static void test_invented_model(void **state) {
     /* §7 quizzes: L=64, D=4096, F=16384, N=32, K=8, H=256, V=32,128, tied: 18.4e9 params; KV
      * 262 kB/token int8; full param load (int8) on v5e 4x4 1.4 ms; as MoE E=16, k=2: 212e9 total,
      * 31.2e9 active */
-    pc_model_cfg m = {.name = "invented",
+    pc_tfm_cfg m = {.name = "invented",
                       .layers = 64,
                       .d_model = 4096,
                       .d_ff = 16384,
@@ -730,11 +730,11 @@ static void test_invented_model(void **state) {
                       .tied = 1,
                       .gated = 1};
     pc_error e;
-    assert_int_equal(pc_model_check(&m, &e), PC_OK);
+    assert_int_equal(pc_tfm_check(&m, &e), PC_OK);
     pc_param_counts p;
-    pc_model_params(&m, &p);
+    pc_tfm_params(&m, &p);
     check_rel(p.total, 18.4e9, 0.002, "scaling_book.md §7: invented model 18.4e9 params");
-    check_rel(pc_model_kv_bytes_per_token(&m, PC_PREC_INT8), 262e3, 0.001,
+    check_rel(pc_tfm_kv_bytes_per_token(&m, PC_PREC_INT8), 262e3, 0.001,
               "scaling_book.md §7: invented model KV 262 kB/token int8");
     pc_chipdb *db = db_open();
     pc_op load = pc_op_init(PC_OP_RAW);
@@ -744,13 +744,13 @@ static void test_invented_model(void **state) {
     pc_chipdb_free(db);
     m.experts = 16;
     m.experts_per_token = 2;
-    assert_int_equal(pc_model_check(&m, &e), PC_OK);
-    pc_model_params(&m, &p);
+    assert_int_equal(pc_tfm_check(&m, &e), PC_OK);
+    pc_tfm_params(&m, &p);
     check_rel(p.total, 212e9, 0.002, "scaling_book.md §7: MoE E=16 total 212e9");
     check_rel(p.active, 31.2e9, 0.004, "scaling_book.md §7: MoE k=2 active 31.2e9");
     /* §4: "MoE: params x E, FLOPs x k": 6N uses active params */
     pc_flop_counts f;
-    pc_model_flops(&m, 0, 0, PC_REMAT_NONE, &f);
+    pc_tfm_flops(&m, 0, 0, PC_REMAT_NONE, &f);
     check_rel(f.six_n, 6 * p.active, 1e-12, "scaling_book.md §4: MoE FLOPs use active params");
 }
 
@@ -758,23 +758,23 @@ static void test_kv_and_memory_rules(void **state) {
     (void)state;
     pc_error e;
     /* §4: "8k ctx, 64 layers, K*H = 8192, int8 -> 8 GiB per sequence" */
-    pc_model_cfg m = {.layers = 64,
+    pc_tfm_cfg m = {.layers = 64,
                       .d_model = 8192,
                       .d_ff = 32768,
                       .heads = 64,
                       .kv_heads = 64,
                       .vocab = 32000,
                       .gated = 1};
-    assert_int_equal(pc_model_check(&m, &e), PC_OK);
-    check_rel(pc_model_kv_bytes_per_token(&m, PC_PREC_INT8) * 8192, 8.0 * (1 << 30), 1e-12,
+    assert_int_equal(pc_tfm_check(&m, &e), PC_OK);
+    check_rel(pc_tfm_kv_bytes_per_token(&m, PC_PREC_INT8) * 8192, 8.0 * (1 << 30), 1e-12,
               "scaling_book.md §4: KV cache 8 GiB per 8k sequence");
     /* §4: "training memory: bf16 params + fp32 Adam = 10 bytes/param; pure-DP limit HBM/10,
      * v5p ~ 9B" */
     pc_mem_opts mo = pc_mem_opts_default();
     pc_train_memory mem;
-    assert_int_equal(pc_model_memory(&m, &mo, &mem, &e), PC_OK);
+    assert_int_equal(pc_tfm_memory(&m, &mo, &mem, &e), PC_OK);
     pc_param_counts p;
-    pc_model_params(&m, &p);
+    pc_tfm_params(&m, &p);
     check_rel((mem.weights + mem.optimizer) / p.total, 10, 1e-12,
               "scaling_book.md §4: 10 bytes per parameter");
     check_rel(96e9 / 10, 9e9, 0.07, "scaling_book.md §4: v5p pure-DP limit ~9B params");
@@ -782,28 +782,28 @@ static void test_kv_and_memory_rules(void **state) {
      * perfcast lists the saved tensors; for a gated MLP with F=4D, MHA it keeps 4D + 2D + 2D +
      * N + 4F = 24 D + N per layer (the book's ~20 is its round figure) */
     mo.tokens = 4e6;
-    assert_int_equal(pc_model_memory(&m, &mo, &mem, &e), PC_OK);
+    assert_int_equal(pc_tfm_memory(&m, &mo, &mem, &e), PC_OK);
     check_rel(mem.activations, 84e12, 0.21, "scaling_book.md §4: ~84 TB without remat");
     check_rel(mem.act_elems_per_token_layer, 24 * 8192 + 64, 1e-12, "saved tensors, no remat");
     /* LLaMA-3 70B keeps 20.25 D per layer: the book's ~20 */
-    pc_model_cfg l70 = preset("llama3-70b");
-    assert_int_equal(pc_model_memory(&l70, &mo, &mem, &e), PC_OK);
+    pc_tfm_cfg l70 = preset("llama3-70b");
+    assert_int_equal(pc_tfm_memory(&l70, &mo, &mem, &e), PC_OK);
     check_rel(mem.act_elems_per_token_layer / 8192, 20, 0.015,
               "scaling_book.md §4: ~20 saved D-sized tensors per layer");
     /* "Block remat (save only layer input) -> ~4.2 TB" */
     mo.remat = PC_REMAT_FULL;
-    assert_int_equal(pc_model_memory(&m, &mo, &mem, &e), PC_OK);
+    assert_int_equal(pc_tfm_memory(&m, &mo, &mem, &e), PC_OK);
     check_rel(mem.activations, 4.2e12, 0.003, "scaling_book.md §4: block remat ~4.2 TB");
     /* '"Big matmuls only" policy: ~7 saved tensors per layer instead of ~20' (q, k, v, o, gate,
      * up, down outputs) */
     mo.remat = PC_REMAT_BIG_MATMULS;
-    assert_int_equal(pc_model_memory(&l70, &mo, &mem, &e), PC_OK);
+    assert_int_equal(pc_tfm_memory(&l70, &mo, &mem, &e), PC_OK);
     double units = mem.act_elems_per_token_layer;
     check_rel(units, 8192 + 2 * 1024 + 8192 + 2 * 28672 + 8192, 1e-12,
               "scaling_book.md §4: big-matmuls policy keeps the 7 matmul outputs");
     /* "FLOPs rise from 6N to ~8N per token" with block remat */
     pc_flop_counts f;
-    pc_model_flops(&m, 0, 0, PC_REMAT_FULL, &f);
+    pc_tfm_flops(&m, 0, 0, PC_REMAT_FULL, &f);
     check_rel(f.train_remat / f.train, 8.0 / 6.0, 1e-12, "scaling_book.md §4: block remat 8N");
 }
 
@@ -811,7 +811,7 @@ static void test_attention_flops(void **state) {
     (void)state;
     /* §4: attention/matmul train FLOPs = T/(8D) for gated F=4D, D=NH, N=K; attention dominates
      * when T > 8D (D = 8k -> ~64k tokens) */
-    pc_model_cfg m = {.layers = 10,
+    pc_tfm_cfg m = {.layers = 10,
                       .d_model = 8192,
                       .d_ff = 4 * 8192,
                       .heads = 64,
@@ -819,12 +819,12 @@ static void test_attention_flops(void **state) {
                       .vocab = 1,
                       .gated = 1};
     pc_error e;
-    assert_int_equal(pc_model_check(&m, &e), PC_OK);
+    assert_int_equal(pc_tfm_check(&m, &e), PC_OK);
     pc_param_counts p;
-    pc_model_params(&m, &p);
+    pc_tfm_params(&m, &p);
     for (double T = 4096; T <= 65536 * 2; T *= 4) {
         pc_flop_counts f;
-        pc_model_flops(&m, T, 0, PC_REMAT_NONE, &f);
+        pc_tfm_flops(&m, T, 0, PC_REMAT_NONE, &f);
         double attn = 3 * f.attention_fwd;
         double mm = 6 * (p.matmul_active - p.embedding); /* the book's ratio leaves out vocab */
         check_rel(attn / mm, T / (8 * 8192), 1e-12,
@@ -833,15 +833,15 @@ static void test_attention_flops(void **state) {
         check_rel(attn, 12 * T * 64 * 128 * 10, 1e-12, "scaling_book.md §4: 12 T N H per layer");
     }
     /* §4: per layer, gated MLP, GQA: MLP params 3DF, attention 2D(N+K)H */
-    pc_model_cfg g = preset("llama3-8b");
-    pc_model_params(&g, &p);
+    pc_tfm_cfg g = preset("llama3-8b");
+    pc_tfm_params(&g, &p);
     check_rel(p.mlp, 32 * 3.0 * 4096 * 14336, 1e-12, "scaling_book.md §4: MLP params 3DF");
     check_rel(p.attention, 32 * 2.0 * 4096 * (32 + 8) * 128, 1e-12,
               "scaling_book.md §4: attention params 2D(N+K)H");
     /* causal halves the attention term */
     pc_flop_counts a, b;
-    pc_model_flops(&g, 8192, 0, PC_REMAT_NONE, &a);
-    pc_model_flops(&g, 8192, 1, PC_REMAT_NONE, &b);
+    pc_tfm_flops(&g, 8192, 0, PC_REMAT_NONE, &a);
+    pc_tfm_flops(&g, 8192, 1, PC_REMAT_NONE, &b);
     check_rel(b.attention_fwd, a.attention_fwd / 2, 1e-12, "causal mask halves attention");
 }
 
@@ -859,17 +859,17 @@ static void test_presets_public_counts(void **state) {
                  {"gemma-7b", 8537680896.0, 8537680896.0},
                  {"gpt2-xl", 1557611200.0, 1557611200.0}};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        pc_model_cfg m = preset(cases[i].name);
+        pc_tfm_cfg m = preset(cases[i].name);
         pc_param_counts p;
-        pc_model_params(&m, &p);
+        pc_tfm_params(&m, &p);
         char what[96];
         snprintf(what, sizeof what, "%s published parameter count", cases[i].name);
         check_rel(p.total, cases[i].total, 0, what);
         check_rel(p.active, cases[i].active, 0, what);
     }
-    pc_model_cfg m;
+    pc_tfm_cfg m;
     pc_error e;
-    assert_int_equal(pc_model_preset("llama9", &m, &e), PC_ERR_NOTFOUND);
+    assert_int_equal(pc_tfm_preset("llama9", &m, &e), PC_ERR_NOTFOUND);
     assert_non_null(strstr(e.msg, "llama3-8b"));
 }
 
@@ -907,37 +907,37 @@ static const char QWEN2[] =
 
 static void test_hf_configs(void **state) {
     (void)state;
-    pc_model_cfg m, ref;
+    pc_tfm_cfg m, ref;
     pc_error e;
     pc_param_counts p, pr;
-    assert_int_equal(pc_model_from_hf_json(LLAMA3_8B, strlen(LLAMA3_8B), "llama.json", &m, &e),
+    assert_int_equal(pc_tfm_from_hf_json(LLAMA3_8B, strlen(LLAMA3_8B), "llama.json", &m, &e),
                      PC_OK);
     ref = preset("llama3-8b");
-    pc_model_params(&m, &p);
-    pc_model_params(&ref, &pr);
+    pc_tfm_params(&m, &p);
+    pc_tfm_params(&ref, &pr);
     assert_true(p.total == pr.total && m.kv_heads == 8 && m.head_dim == 128 && !m.tied);
     assert_int_equal(m.weight_prec, PC_PREC_BF16);
-    assert_int_equal(pc_model_from_hf_json(GPT2, strlen(GPT2), "gpt2.json", &m, &e), PC_OK);
-    pc_model_params(&m, &p);
+    assert_int_equal(pc_tfm_from_hf_json(GPT2, strlen(GPT2), "gpt2.json", &m, &e), PC_OK);
+    pc_tfm_params(&m, &p);
     check_rel(p.total, 124439808.0, 0, "gpt2 config.json: 124,439,808 parameters");
     assert_true(m.tied && !m.gated && m.layernorm && m.d_ff == 3072 && m.positions == 1024);
-    assert_int_equal(pc_model_from_hf_json(MIXTRAL, strlen(MIXTRAL), "mixtral.json", &m, &e),
+    assert_int_equal(pc_tfm_from_hf_json(MIXTRAL, strlen(MIXTRAL), "mixtral.json", &m, &e),
                      PC_OK);
-    pc_model_params(&m, &p);
+    pc_tfm_params(&m, &p);
     check_rel(p.total, 46702792704.0, 0, "mixtral config.json total");
     check_rel(p.active, 12879925248.0, 0, "mixtral config.json active");
-    assert_int_equal(pc_model_from_hf_json(GEMMA, strlen(GEMMA), "gemma.json", &m, &e), PC_OK);
-    pc_model_params(&m, &p);
+    assert_int_equal(pc_tfm_from_hf_json(GEMMA, strlen(GEMMA), "gemma.json", &m, &e), PC_OK);
+    pc_tfm_params(&m, &p);
     check_rel(p.total, 8537680896.0, 0, "gemma config.json total (tied by default)");
-    assert_int_equal(pc_model_from_hf_json(QWEN2, strlen(QWEN2), "qwen2.json", &m, &e), PC_OK);
-    pc_model_params(&m, &p);
+    assert_int_equal(pc_tfm_from_hf_json(QWEN2, strlen(QWEN2), "qwen2.json", &m, &e), PC_OK);
+    pc_tfm_params(&m, &p);
     check_rel(p.total, 494032768.0, 0, "Qwen2-0.5B published count 494,032,768");
     assert_true(m.qkv_bias && m.tied);
     /* errors say which field to change */
     const char *bad_heads = "{\"model_type\": \"llama\", \"hidden_size\": 4096, "
                             "\"intermediate_size\": 100, \"num_attention_heads\": 30, "
                             "\"num_hidden_layers\": 2, \"vocab_size\": 10}";
-    assert_int_equal(pc_model_from_hf_json(bad_heads, strlen(bad_heads), "x.json", &m, &e),
+    assert_int_equal(pc_tfm_from_hf_json(bad_heads, strlen(bad_heads), "x.json", &m, &e),
                      PC_ERR_INVALID);
     assert_non_null(strstr(e.msg, "does not divide"));
     assert_non_null(strstr(e.msg, "head_dim"));
@@ -945,33 +945,33 @@ static void test_hf_configs(void **state) {
         "{\"model_type\": \"llama\", \"hidden_size\": 4096, "
         "\"intermediate_size\": 100, \"num_attention_heads\": 32, "
         "\"num_key_value_heads\": 5, \"num_hidden_layers\": 2, \"vocab_size\": 10}";
-    assert_int_equal(pc_model_from_hf_json(bad_kv, strlen(bad_kv), "x.json", &m, &e),
+    assert_int_equal(pc_tfm_from_hf_json(bad_kv, strlen(bad_kv), "x.json", &m, &e),
                      PC_ERR_INVALID);
     assert_non_null(strstr(e.msg, "kv_heads"));
     const char *missing = "{\"model_type\": \"llama\", \"hidden_size\": 4096}";
-    assert_int_equal(pc_model_from_hf_json(missing, strlen(missing), "x.json", &m, &e),
+    assert_int_equal(pc_tfm_from_hf_json(missing, strlen(missing), "x.json", &m, &e),
                      PC_ERR_INVALID);
     assert_non_null(strstr(e.msg, "num_hidden_layers"));
     const char *neg = "{\"model_type\": \"llama\", \"hidden_size\": -5}";
-    assert_int_equal(pc_model_from_hf_json(neg, strlen(neg), "x.json", &m, &e), PC_ERR_INVALID);
+    assert_int_equal(pc_tfm_from_hf_json(neg, strlen(neg), "x.json", &m, &e), PC_ERR_INVALID);
     const char *mla =
         "{\"model_type\": \"deepseek_v3\", \"kv_lora_rank\": 512, \"hidden_size\": 7168}";
     /* MLA is modelled (tests/unit/test_model_cfg.c); an incomplete config names what is missing */
-    assert_int_equal(pc_model_from_hf_json(mla, strlen(mla), "x.json", &m, &e), PC_ERR_INVALID);
+    assert_int_equal(pc_tfm_from_hf_json(mla, strlen(mla), "x.json", &m, &e), PC_ERR_INVALID);
     assert_non_null(strstr(e.msg, "num_hidden_layers"));
-    assert_int_equal(pc_model_from_hf_json("[1,2]", 5, "x.json", &m, &e), PC_ERR_FORMAT);
-    assert_int_equal(pc_model_from_hf_json("{", 1, "x.json", &m, &e), PC_ERR_FORMAT);
+    assert_int_equal(pc_tfm_from_hf_json("[1,2]", 5, "x.json", &m, &e), PC_ERR_FORMAT);
+    assert_int_equal(pc_tfm_from_hf_json("{", 1, "x.json", &m, &e), PC_ERR_FORMAT);
     /* unknown model types are read llama-like, with a note */
     const char *odd =
         "{\"model_type\": \"weird\", \"hidden_size\": 64, \"intermediate_size\": 128, "
         "\"num_attention_heads\": 4, \"num_hidden_layers\": 2, \"vocab_size\": 10, "
         "\"tie_word_embeddings\": false}";
-    assert_int_equal(pc_model_from_hf_json(odd, strlen(odd), "x.json", &m, &e), PC_OK);
+    assert_int_equal(pc_tfm_from_hf_json(odd, strlen(odd), "x.json", &m, &e), PC_OK);
     assert_non_null(strstr(m.note, "unknown model_type"));
     /* MoE shape errors */
-    pc_model_cfg bad = preset("mixtral-8x7b");
+    pc_tfm_cfg bad = preset("mixtral-8x7b");
     bad.experts_per_token = 9;
-    assert_int_equal(pc_model_check(&bad, &e), PC_ERR_INVALID);
+    assert_int_equal(pc_tfm_check(&bad, &e), PC_ERR_INVALID);
     assert_non_null(strstr(e.msg, "experts_per_token"));
 }
 

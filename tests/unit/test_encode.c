@@ -1,5 +1,5 @@
 /*
- * Feature encodings (src/model/encode.h): widths, option bits, node rank
+ * Feature encodings (src/gnn/encode.h): widths, option bits, node rank
  * derivation, -1 padding (hand-checked, idempotent), dimension encodings,
  * layout indicator columns and category ids (hand-checked; the ids of all
  * permutations of rank <= 6 are exactly 0..873), config transforms, and
@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "model/encode.h"
+#include "gnn/encode.h"
 
 #define NF PC_NODE_FEAT_DIM
 #define NODE_ALL (NF + PC_ENCODE_NODE_DIM_COLS + PC_ENCODE_LAYOUT_COLS)

@@ -29,7 +29,7 @@
 
 #include <cmocka.h>
 
-#include "model/model.h"
+#include "gnn/gnn.h"
 #include "perfcast/npz.h"
 
 #define GOLD_RTOL 1e-4
@@ -106,7 +106,7 @@ static void run_case(const char *name) {
     const int32_t *mt = meta.data;
     assert_int_equal(pc_array_count(&meta), 12);
     int layout = mt[0], F = mt[9], D = mt[10], steps = mt[11];
-    pc_model_opts o = pc_model_opts_default(layout ? PC_KIND_LAYOUT : PC_KIND_TILE);
+    pc_gnn_opts o = pc_gnn_opts_default(layout ? PC_KIND_LAYOUT : PC_KIND_TILE);
     o.hidden = mt[1];
     o.layers = mt[2];
     o.emb_dim = mt[3];
@@ -121,8 +121,8 @@ static void run_case(const char *name) {
     assert_int_equal(pc_array_count(&stepref), steps + 1);
 
     pc_error err;
-    pc_model *m = NULL;
-    assert_int_equal(pc_model_new(&o, F, D, 1, &m, &err), PC_OK);
+    pc_gnn *m = NULL;
+    assert_int_equal(pc_gnn_new(&o, F, D, 1, &m, &err), PC_OK);
     /* parameters by name; every arena tensor must be in the file and vice versa */
     int nfile = 0;
     for (int i = 0; i < pc_npz_count(f.z); i++)
@@ -140,13 +140,13 @@ static void run_case(const char *name) {
     }
     pc_csr csr = {0};
     assert_int_equal(pc_csr_build(&csr, edges.data, (int)edges.shape[0], n, &err), PC_OK);
-    pc_model_graph g = {.n = n, .x = x.data, .opcode = opc.data, .csr = &csr, .nc = nc,
+    pc_gnn_graph g = {.n = n, .x = x.data, .opcode = opc.data, .csr = &csr, .nc = nc,
                         .cfg_ids = nc ? ids.data : NULL};
     const double *lc = lcfg.data;
     pc_loss_cfg loss_cfg = {.w_listmle = (float)lc[0], .w_hinge = (float)lc[1],
                             .w_mse = (float)lc[2], .listmle_temperature = (float)lc[3],
                             .hinge_margin = (float)lc[4], .hinge_temperature = (float)lc[5]};
-    pc_model_ws *ws = pc_model_ws_new();
+    pc_gnn_ws *ws = pc_gnn_ws_new();
     assert_non_null(ws);
     float *s = calloc((size_t)K, sizeof(float)), *ds = calloc((size_t)K, sizeof(float));
     assert_true(s && ds);
@@ -155,9 +155,9 @@ static void run_case(const char *name) {
     int ok = 1;
     double maxrel = 0.0;
     pc_params_zero_grad(&m->params);
-    assert_int_equal(pc_model_forward(m, ws, &g, cfg.data, K, NULL, s, &err), PC_OK);
+    assert_int_equal(pc_gnn_forward(m, ws, &g, cfg.data, K, NULL, s, &err), PC_OK);
     double L = pc_loss_combo(ds, s, y.data, K, &loss_cfg, 1.0f, NULL);
-    assert_int_equal(pc_model_backward(m, ws, ds, &err), PC_OK);
+    assert_int_equal(pc_gnn_backward(m, ws, ds, &err), PC_OK);
     ok &= compare("scores", s, sref.data, K, &maxrel);
     float Lf = (float)L;
     ok &= compare("loss", &Lf, lref.data, 1, &maxrel);
@@ -187,7 +187,7 @@ static void run_case(const char *name) {
     for (int t = 0; t <= steps; t++) {
         pc_params_zero_grad(&m->params);
         memset(ds, 0, (size_t)K * sizeof(float));
-        assert_int_equal(pc_model_forward(m, ws, &g, cfg.data, K, NULL, s, &err), PC_OK);
+        assert_int_equal(pc_gnn_forward(m, ws, &g, cfg.data, K, NULL, s, &err), PC_OK);
         double Lt = pc_loss_combo(ds, s, y.data, K, &loss_cfg, 1.0f, NULL);
         double rel = fabs(Lt - sr[t]) / fabs(sr[t]);
         steprel = fmax(steprel, rel);
@@ -195,7 +195,7 @@ static void run_case(const char *name) {
                       rel);
         if (!(rel <= STEP_RTOL)) ok = 0;
         if (t == steps) break;
-        assert_int_equal(pc_model_backward(m, ws, ds, &err), PC_OK);
+        assert_int_equal(pc_gnn_backward(m, ws, ds, &err), PC_OK);
         pc_clip_grad_norm(m->params.grad, m->params.numel, (float)ad[4]);
         pc_params_adam_step(&m->params, &ac, t + 1, ((const float *)lrs.data)[t]);
     }
@@ -203,9 +203,9 @@ static void run_case(const char *name) {
 
     free(s);
     free(ds);
-    pc_model_ws_free(ws);
+    pc_gnn_ws_free(ws);
     pc_csr_free(&csr);
-    pc_model_free(m);
+    pc_gnn_free(m);
     pc_array *all[] = {&meta, &x,    &opc, &edges, &ids,  &cfg,   &y,
                        &lcfg, &adam, &lrs, &sref,  &lref, &stepref};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) pc_array_free(all[i]);

@@ -20,7 +20,7 @@
 
 #include <cmocka.h>
 
-#include "model/gst.h"
+#include "gnn/gst.h"
 
 #define NOPS 8
 #define F 5
@@ -36,9 +36,9 @@ static float unif(uint64_t *s, float a) {
     return (float)(((double)(rnd(s) >> 11) * 0x1.0p-53 * 2.0 - 1.0) * a);
 }
 
-/* A random DAG as pc_model_gdata_build would make it. */
+/* A random DAG as pc_gnn_gdata_build would make it. */
 typedef struct tg {
-    pc_model_gdata d;
+    pc_gnn_gdata d;
     float *x;
     int32_t *op, *edges, *ids;
 } tg;
@@ -74,15 +74,15 @@ static void tg_free(tg *t) {
     free(t->x), free(t->op), free(t->edges), free(t->ids);
 }
 
-static pc_model *model(uint64_t seed) {
-    pc_model_opts o = pc_model_opts_default(PC_KIND_LAYOUT);
+static pc_gnn *model(uint64_t seed) {
+    pc_gnn_opts o = pc_gnn_opts_default(PC_KIND_LAYOUT);
     o.hidden = 6;
     o.layers = 2;
     o.emb_dim = 3;
     o.num_opcodes = NOPS;
     o.act = PC_ACT_GELU;
-    pc_model *m = NULL;
-    assert_int_equal(pc_model_new(&o, F, D, seed, &m, NULL), PC_OK);
+    pc_gnn *m = NULL;
+    assert_int_equal(pc_gnn_new(&o, F, D, seed, &m, NULL), PC_OK);
     uint64_t s = seed * 3 + 1;
     for (size_t i = 0; i < m->params.numel; i++) m->params.data[i] += unif(&s, 0.3f);
     return m;
@@ -105,7 +105,7 @@ static void test_one_segment_is_the_model(void **state) {
     (void)state;
     tg t;
     tg_make(&t, 1, 30, 45, 6);
-    pc_model *m = model(2);
+    pc_gnn *m = model(2);
     float *cfg = configs(3, 4, 6);
     pc_gst_opts o = pc_gst_opts_default();
     o.seg_size = 1000;
@@ -113,16 +113,16 @@ static void test_one_segment_is_the_model(void **state) {
     assert_int_equal(pc_gst_graph_build(m, &t.d, &o, 0, &gg, NULL), PC_OK);
     assert_int_equal(pc_gst_graph_segments(gg), 1);
     pc_gst_ctx *cx = pc_gst_ctx_new(1);
-    pc_model_ws *ws = pc_model_ws_new();
+    pc_gnn_ws *ws = pc_gnn_ws_new();
     float a[4], b[4];
     assert_int_equal(pc_gst_score(m, cx, gg, cfg, 4, a, NULL), PC_OK);
-    assert_int_equal(pc_model_forward(m, ws, &t.d.g, cfg, 4, NULL, b, NULL), PC_OK);
+    assert_int_equal(pc_gnn_forward(m, ws, &t.d.g, cfg, 4, NULL, b, NULL), PC_OK);
     close_to(a, b, 4, 1e-5);
-    pc_model_ws_free(ws);
+    pc_gnn_ws_free(ws);
     pc_gst_ctx_free(cx);
     pc_gst_graph_free(gg);
     free(cfg);
-    pc_model_free(m);
+    pc_gnn_free(m);
     tg_free(&t);
 }
 
@@ -130,7 +130,7 @@ static void test_segments_cover_nodes(void **state) {
     (void)state;
     tg t;
     tg_make(&t, 4, 53, 80, 7);
-    pc_model *m = model(5);
+    pc_gnn *m = model(5);
     for (int method = 0; method < 3; method++) {
         pc_gst_opts o = pc_gst_opts_default();
         o.method = method == 0 ? PC_SEG_CONTIGUOUS : method == 1 ? PC_SEG_NODE_SPLITS
@@ -151,7 +151,7 @@ static void test_segments_cover_nodes(void **state) {
         assert_int_equal(tc, 7);
         pc_gst_graph_free(gg);
     }
-    pc_model_free(m);
+    pc_gnn_free(m);
     tg_free(&t);
 }
 
@@ -160,7 +160,7 @@ static void test_fresh_table_matches_inference(void **state) {
     (void)state;
     tg t;
     tg_make(&t, 7, 60, 90, 9);
-    pc_model *m = model(8);
+    pc_gnn *m = model(8);
     const int C = 5, K = 3;
     float *cfg = configs(9, C, 9);
     pc_gst_opts o = pc_gst_opts_default();
@@ -191,7 +191,7 @@ static void test_fresh_table_matches_inference(void **state) {
     assert_int_equal(pc_gst_backward(m, cx, gg, ds, NULL), PC_OK);
     for (int s = 0; s < S; s++) assert_non_null(pc_gst_table_entry(gg, 4, s));
     /* the table is stale by design: new parameters do not change stored entries */
-    int R = pc_model_readout_width(m);
+    int R = pc_gnn_readout_width(m);
     float *before = malloc(sizeof(float) * (size_t)R);
     memcpy(before, pc_gst_table_entry(gg, 0, S - 1), sizeof(float) * (size_t)R);
     for (size_t i = 0; i < m->params.numel; i++) m->params.data[i] *= 1.1f;
@@ -211,12 +211,12 @@ static void test_fresh_table_matches_inference(void **state) {
     pc_gst_graph_free(gg);
     free(sel);
     free(cfg);
-    pc_model_free(m);
+    pc_gnn_free(m);
     tg_free(&t);
 }
 
 /* loss = sum_k score_k * r_k with the segment sample and table fixed */
-static double step_loss(pc_model *m, pc_gst_ctx *cx, pc_gst_graph *gg, const int64_t *ids,
+static double step_loss(pc_gnn *m, pc_gst_ctx *cx, pc_gst_graph *gg, const int64_t *ids,
                         const float *sel, int K, const pc_gst_opts *o, const float *r) {
     uint64_t rng = 5;
     float sc[4];
@@ -230,7 +230,7 @@ static void test_gst_gradients(void **state) {
     (void)state;
     tg t;
     tg_make(&t, 12, 40, 60, 6);
-    pc_model *m = model(13);
+    pc_gnn *m = model(13);
     const int K = 3;
     float *sel = configs(14, K, 6);
     int64_t ids[3] = {0, 1, 2};
@@ -282,7 +282,7 @@ static void test_gst_gradients(void **state) {
     pc_gst_ctx_free(cx);
     pc_gst_graph_free(gg);
     free(sel);
-    pc_model_free(m);
+    pc_gnn_free(m);
     tg_free(&t);
 }
 
@@ -290,7 +290,7 @@ static void test_bad_args(void **state) {
     (void)state;
     tg t;
     tg_make(&t, 21, 20, 30, 3);
-    pc_model *m = model(22);
+    pc_gnn *m = model(22);
     pc_gst_opts o = pc_gst_opts_default();
     o.seg_size = 0;
     pc_gst_graph *gg = NULL;
@@ -298,15 +298,15 @@ static void test_bad_args(void **state) {
     assert_int_not_equal(pc_gst_graph_build(m, &t.d, &o, 2, &gg, &e), PC_OK);
     assert_null(gg);
     assert_non_null(strstr(e.msg, "target"));
-    pc_model_free(m);
-    pc_model_opts mo = pc_model_opts_default(PC_KIND_LAYOUT);
+    pc_gnn_free(m);
+    pc_gnn_opts mo = pc_gnn_opts_default(PC_KIND_LAYOUT);
     mo.num_opcodes = NOPS;
     mo.pool = PC_POOL_MAX;
-    assert_int_equal(pc_model_new(&mo, F, D, 1, &m, NULL), PC_OK);
+    assert_int_equal(pc_gnn_new(&mo, F, D, 1, &m, NULL), PC_OK);
     o.seg_size = 5;
     assert_int_equal(pc_gst_graph_build(m, &t.d, &o, 2, &gg, &e), PC_ERR_ARG);
     assert_non_null(strstr(e.msg, "mean or sum"));
-    pc_model_free(m);
+    pc_gnn_free(m);
     tg_free(&t);
 }
 

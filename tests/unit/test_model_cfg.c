@@ -56,11 +56,11 @@ static void check_published_at(double actual, double published, double unit, con
 }
 #define check_published(a, p, unit, what) check_published_at((a), (p), (unit), (what), __LINE__)
 
-static pc_model_cfg load_at(const char *json, const char *origin, int line) {
-    pc_model_cfg m;
+static pc_tfm_cfg load_at(const char *json, const char *origin, int line) {
+    pc_tfm_cfg m;
     pc_error e;
     memset(&e, 0, sizeof e);
-    if (pc_model_from_hf_json(json, strlen(json), origin, &m, &e) != PC_OK) {
+    if (pc_tfm_from_hf_json(json, strlen(json), origin, &m, &e) != PC_OK) {
         print_error("line %d: %s did not load: %s\n", line, origin, e.msg);
         fail();
     }
@@ -68,17 +68,17 @@ static pc_model_cfg load_at(const char *json, const char *origin, int line) {
 }
 #define load(json, origin) load_at((json), (origin), __LINE__)
 
-static pc_model_cfg preset(const char *name) {
-    pc_model_cfg m;
+static pc_tfm_cfg preset(const char *name) {
+    pc_tfm_cfg m;
     pc_error e;
-    assert_int_equal(pc_model_preset(name, &m, &e), PC_OK);
+    assert_int_equal(pc_tfm_preset(name, &m, &e), PC_OK);
     return m;
 }
 
 /* The split of the forward matmul FLOPs adds up to matmul. */
-static void check_split(const pc_model_cfg *m) {
+static void check_split(const pc_tfm_cfg *m) {
     pc_flop_counts f;
-    pc_model_flops(m, 4096, 1, PC_REMAT_NONE, &f);
+    pc_tfm_flops(m, 4096, 1, PC_REMAT_NONE, &f);
     double sum = f.fwd_attn_proj + f.fwd_dense_mlp + f.fwd_experts + f.fwd_shared + f.fwd_router +
                  f.fwd_unembed;
     check_rel(sum, f.matmul, 1e-12, "matmul split sums to matmul");
@@ -223,8 +223,8 @@ static void test_published_counts(void **state) {
         double total;
     } llama[] = {{"llama3-8b", 8.03e9}, {"llama3-70b", 70.6e9}, {"llama3-405b", 405.9e9}};
     for (size_t i = 0; i < 3; i++) {
-        pc_model_cfg m = preset(llama[i].name);
-        pc_model_params(&m, &p);
+        pc_tfm_cfg m = preset(llama[i].name);
+        pc_tfm_params(&m, &p);
         check_published(p.total, llama[i].total, 0.1e9, llama[i].name);
         check_split(&m);
     }
@@ -234,8 +234,8 @@ static void test_published_counts(void **state) {
      * main model + 14B MTP, the 14B being one MoE block + eh_proj + norms
      * (11.6B) and its own copies of the embedding and output head (1.85B),
      * which the architecture shares and perfcast does not count twice. */
-    pc_model_cfg ds = load(DEEPSEEK_V3, "deepseek_v3.json");
-    pc_model_params(&ds, &p);
+    pc_tfm_cfg ds = load(DEEPSEEK_V3, "deepseek_v3.json");
+    pc_tfm_params(&ds, &p);
     assert_int_equal(ds.mtp_layers, 1);
     assert_int_equal(ds.moe_layers, 58);
     assert_int_equal(ds.dense_layers, 3);
@@ -248,20 +248,20 @@ static void test_published_counts(void **state) {
     check_published(p.active, 37e9, 1e9, "DeepSeek-V3 active");
     check_split(&ds);
     pc_flop_counts f;
-    pc_model_flops(&ds, 4096, 1, PC_REMAT_NONE, &f);
+    pc_tfm_flops(&ds, 4096, 1, PC_REMAT_NONE, &f);
     assert_true(f.fwd_mtp > 0 && f.fwd_dense_mlp > 0 && f.fwd_experts > 0 && f.fwd_shared > 0);
 
     /* Mixtral 8x7B: 46.7B / 12.9B (Mistral AI; HF 46,702,792,704) */
-    pc_model_cfg mx = load(MIXTRAL, "mixtral.json");
-    pc_model_params(&mx, &p);
+    pc_tfm_cfg mx = load(MIXTRAL, "mixtral.json");
+    pc_tfm_params(&mx, &p);
     check_rel(p.total, 46702792704.0, 0, "Mixtral 8x7B total (HF)");
     check_published(p.active, 12.9e9, 0.1e9, "Mixtral 8x7B active");
     assert_int_equal(mx.sliding_window, 0); /* "sliding_window": null = no window */
 
     /* Qwen3 (Qwen3 technical report, arXiv 2505.09388, and model cards):
      * 30.5B / 3.3B (3.353e9 truncated) and 235B / 22B */
-    pc_model_cfg q = load(QWEN3_30B, "qwen3_30b.json");
-    pc_model_params(&q, &p);
+    pc_tfm_cfg q = load(QWEN3_30B, "qwen3_30b.json");
+    pc_tfm_params(&q, &p);
     check_rel(p.total, 30532122624.0, 0, "Qwen3-30B-A3B total (HF safetensors)");
     check_published(p.total, 30.5e9, 0.1e9, "Qwen3-30B-A3B total");
     check_published(p.active, 3.3e9, 0.1e9, "Qwen3-30B-A3B active");
@@ -269,14 +269,14 @@ static void test_published_counts(void **state) {
     assert_int_equal(q.sliding_window, 0); /* use_sliding_window false */
     check_split(&q);
     q = load(QWEN3_235B, "qwen3_235b.json");
-    pc_model_params(&q, &p);
+    pc_tfm_params(&q, &p);
     check_published(p.total, 235e9, 1e9, "Qwen3-235B-A22B total");
     check_published(p.active, 22e9, 1e9, "Qwen3-235B-A22B active");
 
     /* GPT-OSS-120B: 116.83B total, 5.13B active (OpenAI gpt-oss model card;
      * active excludes the input embedding, the unembedding counted) */
-    pc_model_cfg go = load(gptoss_json(), "gpt_oss.json");
-    pc_model_params(&go, &p);
+    pc_tfm_cfg go = load(gptoss_json(), "gpt_oss.json");
+    pc_tfm_params(&go, &p);
     check_published(p.total, 116.83e9, 0.01e9, "GPT-OSS-120B total");
     check_published(p.active - p.embedding, 5.13e9, 0.01e9, "GPT-OSS-120B active");
     assert_int_equal(go.local_layers, 18);
@@ -287,8 +287,8 @@ static void test_published_counts(void **state) {
     /* Llama 4 (Meta model cards): Scout 109B / 17B, Maverick 400B / 17B. The
      * totals are the multimodal checkpoints; the text model plus the vision
      * tower (from its vision_config) gives HF's 108,641,793,536 for Scout. */
-    pc_model_cfg sc = load(LLAMA4_SCOUT, "llama4_scout.json");
-    pc_model_params(&sc, &p);
+    pc_tfm_cfg sc = load(LLAMA4_SCOUT, "llama4_scout.json");
+    pc_tfm_params(&sc, &p);
     assert_int_equal(sc.moe_layers, 48);
     assert_int_equal(sc.shared_experts, 1);
     assert_int_equal(sc.attn_chunk, 8192);
@@ -298,22 +298,22 @@ static void test_published_counts(void **state) {
     check_published(p.total + llama4_vision_params(), 109e9, 1e9, "Llama 4 Scout total");
     check_published(p.active, 17e9, 1e9, "Llama 4 Scout active");
     check_split(&sc);
-    pc_model_cfg mv = load(LLAMA4_MAVERICK, "llama4_maverick.json");
-    pc_model_params(&mv, &p);
+    pc_tfm_cfg mv = load(LLAMA4_MAVERICK, "llama4_maverick.json");
+    pc_tfm_params(&mv, &p);
     assert_int_equal(mv.moe_layers, 24);
     assert_int_equal(mv.d_ff, 16384);
     assert_int_equal(mv.d_ff_expert, 8192);
     check_published(p.total, 400e9, 1e9, "Llama 4 Maverick total");
     check_published(p.active, 17e9, 1e9, "Llama 4 Maverick active");
-    pc_model_flops(&mv, 4096, 1, PC_REMAT_NONE, &f);
+    pc_tfm_flops(&mv, 4096, 1, PC_REMAT_NONE, &f);
     check_rel(f.fwd_dense_mlp, 2 * 24 * 3 * 5120.0 * 16384, 1e-12, "Maverick dense layers");
     check_rel(f.fwd_shared, 2 * 24 * 3 * 5120.0 * 8192, 1e-12, "Maverick shared expert");
     check_rel(f.fwd_experts, 2 * 24 * 3 * 5120.0 * 8192, 1e-12, "Maverick one routed expert");
     check_split(&mv);
 
     /* Gemma 3 27B (Google model card: 27B; the HF total 27.4B adds SigLIP) */
-    pc_model_cfg g = load(GEMMA3_27B, "gemma3_27b.json");
-    pc_model_params(&g, &p);
+    pc_tfm_cfg g = load(GEMMA3_27B, "gemma3_27b.json");
+    pc_tfm_params(&g, &p);
     check_published(p.total, 27e9, 1e9, "Gemma 3 27B total");
 }
 
@@ -321,41 +321,41 @@ static void test_published_counts(void **state) {
 
 static void test_mla(void **state) {
     (void)state;
-    pc_model_cfg ds = load(DEEPSEEK_V3, "deepseek_v3.json");
+    pc_tfm_cfg ds = load(DEEPSEEK_V3, "deepseek_v3.json");
     assert_int_equal(ds.kv_lora_rank, 512);
     assert_int_equal(ds.q_lora_rank, 1536);
     assert_int_equal(ds.head_dim, 192); /* nope + rope */
     /* cache: kv_lora_rank + qk_rope_head_dim per token per layer (the paper's
      * (d_c + d_h^R) l elements): 61 x 576 x 2 bytes */
-    check_rel(pc_model_kv_bytes_per_token(&ds, PC_PREC_BF16), 61 * 576 * 2.0, 0,
+    check_rel(pc_tfm_kv_bytes_per_token(&ds, PC_PREC_BF16), 61 * 576 * 2.0, 0,
               "DeepSeek-V3 KV bf16/token");
-    check_rel(pc_model_kv_bytes_per_token(&ds, PC_PREC_FP8), 61 * 576.0, 0,
+    check_rel(pc_tfm_kv_bytes_per_token(&ds, PC_PREC_FP8), 61 * 576.0, 0,
               "DeepSeek-V3 KV fp8/token");
-    check_rel(pc_model_kv_bytes_per_seq(&ds, PC_PREC_BF16, 32768), 70272.0 * 32768, 0,
+    check_rel(pc_tfm_kv_bytes_per_seq(&ds, PC_PREC_BF16, 32768), 70272.0 * 32768, 0,
               "DeepSeek-V3 KV per 32k sequence");
     /* projections: q_a [7168,1536], q_b [1536,128*192], kv_a [7168,576],
      * kv_b [512,128*256], o [128*128,7168]; + q_a and kv_a norms */
     double attn_w = 7168.0 * 1536 + 1536.0 * 128 * 192 + 7168.0 * 576 + 512.0 * 128 * 256 +
                     128.0 * 128 * 7168;
     pc_param_counts p;
-    pc_model_params(&ds, &p);
+    pc_tfm_params(&ds, &p);
     check_rel(p.attention, 61 * attn_w, 0, "DeepSeek-V3 MLA attention params");
     pc_flop_counts f;
-    pc_model_flops(&ds, 4096, 0, PC_REMAT_NONE, &f);
+    pc_tfm_flops(&ds, 4096, 0, PC_REMAT_NONE, &f);
     check_rel(f.fwd_attn_proj, 2 * 61 * attn_w, 0, "DeepSeek-V3 MLA projection FLOPs");
     /* core: scores over nope + rope = 192, values over v = 128 */
     check_rel(f.attention_fwd, 61 * 2.0 * 128 * (192 + 128) * 4096, 0,
               "DeepSeek-V3 attention core at T=4096");
-    pc_model_flops(&ds, 4096, 1, PC_REMAT_NONE, &f);
+    pc_tfm_flops(&ds, 4096, 1, PC_REMAT_NONE, &f);
     check_rel(f.attention_fwd, 61 * 2.0 * 128 * (192 + 128) * 2048, 0, "causal halves it");
 
     /* DeepSeek-V2-Lite: q projected directly; 27 x 576 x 2 bytes per token */
-    pc_model_cfg lite = load(DEEPSEEK_V2_LITE, "deepseek_v2_lite.json");
+    pc_tfm_cfg lite = load(DEEPSEEK_V2_LITE, "deepseek_v2_lite.json");
     assert_int_equal(lite.q_lora_rank, 0);
     assert_non_null(strstr(lite.note, "q_lora_rank"));
-    check_rel(pc_model_kv_bytes_per_token(&lite, PC_PREC_BF16), 27 * 576 * 2.0, 0,
+    check_rel(pc_tfm_kv_bytes_per_token(&lite, PC_PREC_BF16), 27 * 576 * 2.0, 0,
               "DeepSeek-V2-Lite KV bf16/token");
-    pc_model_params(&lite, &p);
+    pc_tfm_params(&lite, &p);
     check_rel(p.total, 15.7e9, 0.01, "DeepSeek-V2-Lite 15.7B total (model card)");
     /* 2.45e9 without the input embedding (2.66e9 with): "2.4B" truncated */
     check_published(p.active - p.embedding, 2.4e9, 0.1e9, "DeepSeek-V2-Lite 2.4B active");
@@ -367,58 +367,58 @@ static void test_mla(void **state) {
 
 static void test_sliding_window(void **state) {
     (void)state;
-    pc_model_cfg m = load(MISTRAL_V01, "mistral_v01.json");
+    pc_tfm_cfg m = load(MISTRAL_V01, "mistral_v01.json");
     assert_int_equal(m.sliding_window, 4096);
     assert_int_equal(m.local_layers, 32);
     /* 2 x 32 layers x 8 KV heads x 128 x 2 bytes = 131072 B/token; the window
      * holds 4096 tokens: 32k context -> 8x smaller than without it */
-    double tok = pc_model_kv_bytes_per_token(&m, PC_PREC_BF16);
+    double tok = pc_tfm_kv_bytes_per_token(&m, PC_PREC_BF16);
     check_rel(tok, 131072, 0, "Mistral 7B KV/token");
-    double seq = pc_model_kv_bytes_per_seq(&m, PC_PREC_BF16, 32768);
+    double seq = pc_tfm_kv_bytes_per_seq(&m, PC_PREC_BF16, 32768);
     check_rel(seq, 131072.0 * 4096, 0, "Mistral 7B v0.1 KV at 32k (window 4096)");
     check_rel(tok * 32768 / seq, 8, 0, "window: 8x smaller KV at 32k");
-    check_rel(pc_model_kv_bytes_per_seq(&m, PC_PREC_BF16, 1000), 131072.0 * 1000, 0,
+    check_rel(pc_tfm_kv_bytes_per_seq(&m, PC_PREC_BF16, 1000), 131072.0 * 1000, 0,
               "under the window the cache grows per token");
-    pc_model_cfg nowin = m;
+    pc_tfm_cfg nowin = m;
     nowin.sliding_window = 0, nowin.local_layers = 0;
-    check_rel(pc_model_kv_bytes_per_seq(&nowin, PC_PREC_BF16, 32768), 131072.0 * 32768, 0,
+    check_rel(pc_tfm_kv_bytes_per_seq(&nowin, PC_PREC_BF16, 32768), 131072.0 * 32768, 0,
               "no window");
 
     /* attention FLOPs: decode at 32k attends 4096 keys; causal prefill of
      * 32768 tokens averages W - W^2/(2T) = 4096 - 256 = 3840 keys */
     pc_flop_counts f;
-    pc_model_flops(&m, 32768, 0, PC_REMAT_NONE, &f);
+    pc_tfm_flops(&m, 32768, 0, PC_REMAT_NONE, &f);
     check_rel(f.keys_local, 4096, 0, "decode keys under the window");
     check_rel(f.attention_fwd, 4.0 * 32 * 32 * 128 * 4096, 0, "decode attention at 32k");
-    pc_model_flops(&m, 32768, 1, PC_REMAT_NONE, &f);
+    pc_tfm_flops(&m, 32768, 1, PC_REMAT_NONE, &f);
     check_rel(f.keys_local, 3840, 0, "causal keys under the window");
     check_rel(f.attention_fwd, 4.0 * 32 * 32 * 128 * 3840, 0, "causal attention at 32k");
     check_rel(f.attn_core_layer_local, 4.0 * 32 * 128 * 3840, 0, "one local layer");
-    pc_model_flops(&m, 2048, 1, PC_REMAT_NONE, &f);
+    pc_tfm_flops(&m, 2048, 1, PC_REMAT_NONE, &f);
     check_rel(f.attention_fwd, 4.0 * 32 * 32 * 128 * 1024, 0, "inside the window: T/2");
 
     /* Gemma 2: every other layer local */
-    pc_model_cfg g2 = load(GEMMA2_9B, "gemma2.json");
+    pc_tfm_cfg g2 = load(GEMMA2_9B, "gemma2.json");
     assert_int_equal(g2.local_layers, 21);
     double per_layer = 2 * 8 * 256 * 2.0;
-    check_rel(pc_model_kv_bytes_per_seq(&g2, PC_PREC_BF16, 8192),
+    check_rel(pc_tfm_kv_bytes_per_seq(&g2, PC_PREC_BF16, 8192),
               per_layer * (21 * 8192.0 + 21 * 4096.0), 0, "Gemma 2 KV at 8k");
-    pc_model_flops(&g2, 8192, 0, PC_REMAT_NONE, &f);
+    pc_tfm_flops(&g2, 8192, 0, PC_REMAT_NONE, &f);
     check_rel(f.attention_fwd, 4.0 * 16 * 256 * (21 * 8192.0 + 21 * 4096.0), 0,
               "Gemma 2 decode attention at 8k");
 
     /* Llama 4 chunked attention, chunk 8192: causal T = 20000 = 2 C + 3616:
      * (2 C^2/2 + 3616^2/2) / T keys; decode at 20000 attends 3616 */
-    pc_model_cfg sc = load(LLAMA4_SCOUT, "llama4_scout.json");
-    pc_model_flops(&sc, 20000, 1, PC_REMAT_NONE, &f);
+    pc_tfm_cfg sc = load(LLAMA4_SCOUT, "llama4_scout.json");
+    pc_tfm_flops(&sc, 20000, 1, PC_REMAT_NONE, &f);
     double kl = (2 * 8192.0 * 8192 / 2 + 3616.0 * 3616 / 2) / 20000;
     check_rel(f.keys_local, kl, 1e-12, "chunked causal keys");
     check_rel(f.keys_global, 10000, 0, "global causal keys");
     check_rel(f.attention_fwd, 4.0 * 40 * 128 * (12 * 10000 + 36 * kl), 1e-12,
               "Llama 4 Scout causal attention at 20000");
-    pc_model_flops(&sc, 20000, 0, PC_REMAT_NONE, &f);
+    pc_tfm_flops(&sc, 20000, 0, PC_REMAT_NONE, &f);
     check_rel(f.keys_local, 3616, 0, "chunked decode keys");
-    check_rel(pc_model_kv_bytes_per_seq(&sc, PC_PREC_BF16, 131072),
+    check_rel(pc_tfm_kv_bytes_per_seq(&sc, PC_PREC_BF16, 131072),
               2 * 8 * 128 * 2.0 * (12 * 131072.0 + 36 * 8192.0), 0, "Llama 4 KV at 128k");
 
     /* serving: the largest batch follows the window */
@@ -445,7 +445,7 @@ static void test_sliding_window(void **state) {
 
 static void test_gemma3_text_config(void **state) {
     (void)state;
-    pc_model_cfg g = load(GEMMA3_27B, "gemma3_27b.json");
+    pc_tfm_cfg g = load(GEMMA3_27B, "gemma3_27b.json");
     assert_string_equal(g.arch, "gemma3_text");
     assert_int_equal(g.vocab, 262208);
     assert_non_null(strstr(g.note, "vocab_size not stated"));
@@ -455,14 +455,14 @@ static void test_gemma3_text_config(void **state) {
     assert_int_equal(g.local_layers, 52); /* 5 local : 1 global over 62 layers */
     assert_true(g.tied && g.qk_norm && g.norms_per_layer == 4);
     double per_layer = 2 * 16 * 128 * 2.0;
-    check_rel(pc_model_kv_bytes_per_seq(&g, PC_PREC_BF16, 32768),
+    check_rel(pc_tfm_kv_bytes_per_seq(&g, PC_PREC_BF16, 32768),
               per_layer * (10 * 32768.0 + 52 * 1024.0), 0, "Gemma 3 27B KV at 32k");
     /* a text_config without head_dim takes Gemma3TextConfig's 256 */
     const char *small = "{\"model_type\": \"gemma3\", \"text_config\": {\"hidden_size\": 2560,"
                         " \"intermediate_size\": 10240, \"num_attention_heads\": 8,"
                         " \"num_hidden_layers\": 34, \"num_key_value_heads\": 4,"
                         " \"model_type\": \"gemma3_text\"}}";
-    pc_model_cfg s = load(small, "gemma3_4b.json");
+    pc_tfm_cfg s = load(small, "gemma3_4b.json");
     assert_int_equal(s.head_dim, 256);
     assert_int_equal(s.sliding_window, 4096);
     assert_non_null(strstr(s.note, "head_dim not stated"));
@@ -507,10 +507,10 @@ static void test_errors(void **state) {
          " \"sliding_window\": -1}",
          "sliding_window"},
     };
-    pc_model_cfg m;
+    pc_tfm_cfg m;
     pc_error e;
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        pc_status st = pc_model_from_hf_json(bad[i].json, strlen(bad[i].json), "bad.json", &m, &e);
+        pc_status st = pc_tfm_from_hf_json(bad[i].json, strlen(bad[i].json), "bad.json", &m, &e);
         if (st == PC_OK || !strstr(e.msg, bad[i].needle) || !strstr(e.msg, "bad.json")) {
             print_error("case %zu: status %d, message '%s' should name %s\n", i, (int)st,
                         st ? e.msg : "", bad[i].needle);
@@ -518,13 +518,13 @@ static void test_errors(void **state) {
         }
     }
     /* hand-built shapes */
-    pc_model_cfg c = preset("llama3-8b");
+    pc_tfm_cfg c = preset("llama3-8b");
     c.sliding_window = 4096, c.attn_chunk = 8192;
-    assert_int_equal(pc_model_check(&c, &e), PC_ERR_INVALID);
+    assert_int_equal(pc_tfm_check(&c, &e), PC_ERR_INVALID);
     assert_non_null(strstr(e.msg, "attn_chunk"));
     c = preset("llama3-8b");
     c.v_head_dim = 128;
-    assert_int_equal(pc_model_check(&c, &e), PC_ERR_INVALID);
+    assert_int_equal(pc_tfm_check(&c, &e), PC_ERR_INVALID);
     assert_non_null(strstr(e.msg, "kv_lora_rank"));
     /* unknown types: llama-like with a note; Megatron GPT's null vocabulary */
     const char *odd = "{\"model_type\": \"weird\", \"hidden_size\": 64, \"intermediate_size\": 128,"
@@ -556,7 +556,7 @@ static void test_errors(void **state) {
     m = load(qm, "qwen2_moe.json");
     assert_int_equal(m.moe_layers, 2);
     pc_param_counts p;
-    pc_model_params(&m, &p);
+    pc_tfm_params(&m, &p);
     check_rel(p.mlp, 6 * 3 * 64.0 * 128 + 2 * (4 * 3 * 64.0 * 16 + 3 * 64.0 * 32 + 64), 0,
               "dense + MoE layers (with the shared expert and its gate)");
 }
@@ -628,17 +628,17 @@ static void test_calibration_models(void **state) {
             assert_true(cJSON_IsString(id) && cJSON_IsObject(model));
             char *js = cJSON_PrintUnformatted(model);
             assert_non_null(js);
-            pc_model_cfg m;
+            pc_tfm_cfg m;
             pc_error e;
             memset(&e, 0, sizeof e);
-            pc_status st = pc_model_from_hf_json(js, strlen(js), id->valuestring, &m, &e);
+            pc_status st = pc_tfm_from_hf_json(js, strlen(js), id->valuestring, &m, &e);
             free(js);
             if (st != PC_OK) {
                 print_error("%s: %s\n", files[fi], e.msg);
                 fail();
             }
             pc_param_counts p;
-            pc_model_params(&m, &p);
+            pc_tfm_params(&m, &p);
             assert_true(p.total > 1e9 && p.active <= p.total && p.matmul_active > 0);
             if (m.stated_params > 0) { /* MaxText's own count: the same shape, the same sum */
                 check_rel(p.total, (double)m.stated_params, 0, id->valuestring);

@@ -49,10 +49,10 @@ static const pc_chip *chip(const char *name) {
     return c;
 }
 
-static pc_model_cfg preset(const char *name) {
-    pc_model_cfg m;
+static pc_tfm_cfg preset(const char *name) {
+    pc_tfm_cfg m;
     pc_error e;
-    assert_int_equal(pc_model_preset(name, &m, &e), PC_OK);
+    assert_int_equal(pc_tfm_preset(name, &m, &e), PC_OK);
     return m;
 }
 
@@ -73,7 +73,7 @@ static pc_mesh slice_shape(const pc_chip *c, const char *s) {
     return m;
 }
 
-static pc_train_search search(const pc_chip *c, const pc_model_cfg *m, const pc_mesh *s,
+static pc_train_search search(const pc_chip *c, const pc_tfm_cfg *m, const pc_mesh *s,
                               const pc_plan_train_opts *o, pc_train_plan *best, int nbest) {
     pc_train_search r;
     pc_error e;
@@ -83,7 +83,7 @@ static pc_train_search search(const pc_chip *c, const pc_model_cfg *m, const pc_
     return r;
 }
 
-static pc_serve_point serve(const pc_chip *c, const pc_model_cfg *m, const pc_mesh *s,
+static pc_serve_point serve(const pc_chip *c, const pc_tfm_cfg *m, const pc_mesh *s,
                             const pc_serve_opts *o, double batch) {
     pc_serve_point p;
     pc_error e;
@@ -93,7 +93,7 @@ static pc_serve_point serve(const pc_chip *c, const pc_model_cfg *m, const pc_me
     return p;
 }
 
-static pc_serve_summary serve_setup(const pc_chip *c, const pc_model_cfg *m, const pc_mesh *s,
+static pc_serve_summary serve_setup(const pc_chip *c, const pc_tfm_cfg *m, const pc_mesh *s,
                                     const pc_serve_opts *o) {
     pc_serve_summary r;
     pc_error e;
@@ -199,7 +199,7 @@ static pc_plan_train_opts llama70_opts(void) {
  * 3.8e6 s ~ 44 days; 6N with N ~ 70e9 (perfcast's N of 6N is the 69.5e9 matmul weights). */
 static void test_train_llama3_70b_days(void **state) {
     (void)state;
-    pc_model_cfg m = preset("llama3-70b");
+    pc_tfm_cfg m = preset("llama3-70b");
     pc_mesh s = slice_chips(chip("v5p"), 8960);
     pc_plan_train_opts o = llama70_opts();
     o.efficiency = 0.4;
@@ -222,7 +222,7 @@ static void test_train_llama3_70b_days(void **state) {
  * data sharding (8960 = 2240 x 4; sequences split over ~2 shards). */
 static void test_train_llama3_70b_layout(void **state) {
     (void)state;
-    pc_model_cfg m = preset("llama3-70b");
+    pc_tfm_cfg m = preset("llama3-70b");
     pc_mesh s = slice_chips(chip("v5p"), 8960);
     pc_plan_train_opts o = llama70_opts();
     pc_train_plan best[5];
@@ -271,7 +271,7 @@ static void test_train_llama3_70b_layout(void **state) {
  * gradients (141 GB), so 21.8 TB and 227 chips (+0.9%). */
 static void test_train_chips_to_fit(void **state) {
     (void)state;
-    pc_model_cfg m = preset("llama3-70b");
+    pc_tfm_cfg m = preset("llama3-70b");
     pc_mesh s = slice_chips(chip("v5p"), 8960);
     pc_plan_train_opts o = llama70_opts();
     o.batch_tokens = 4e6;
@@ -291,7 +291,7 @@ static void test_train_chips_to_fit(void **state) {
  * threshold is 235/chip; ~1024 FSDP x 4 TP takes ~300 ms a step at 40% MFU. */
 static void test_train_llama2_13b(void **state) {
     (void)state;
-    pc_model_cfg m = preset("llama2-13b");
+    pc_tfm_cfg m = preset("llama2-13b");
     pc_mesh s = slice_shape(chip("v5p"), "16x16x16");
     pc_plan_train_opts o = pc_plan_train_opts_default();
     o.batch_tokens = 3e6;
@@ -344,7 +344,7 @@ static void test_train_llama2_13b(void **state) {
  * tokens/GPU is below the 2475 critical batch. */
 static void test_train_h100(void **state) {
     (void)state;
-    pc_model_cfg m = preset("llama3-70b");
+    pc_tfm_cfg m = preset("llama3-70b");
     pc_mesh s = slice_chips(chip("h100"), 4096);
     pc_plan_train_opts o = llama70_opts();
     o.batch_tokens = 4e6;
@@ -374,7 +374,7 @@ static void test_train_h100(void **state) {
  * (here 17,920 chips, two pods: 17 x 18823/17920 = 17.9 days). */
 static void test_train_dcn(void **state) {
     (void)state;
-    pc_model_cfg m = preset("llama3-70b");
+    pc_tfm_cfg m = preset("llama3-70b");
     pc_mesh s = slice_chips(chip("v5p"), 17920);
     pc_plan_train_opts o = llama70_opts();
     o.batch_tokens = 16e6;
@@ -396,7 +396,7 @@ static void test_train_dcn(void **state) {
  * activations (1F1B: min(m, p)). MoE: expert parallelism pays AllToAlls. */
 static void test_train_pipeline_and_moe(void **state) {
     (void)state;
-    pc_model_cfg m = preset("llama3-70b");
+    pc_tfm_cfg m = preset("llama3-70b");
     pc_mesh s = slice_shape(chip("v5p"), "4x4x4");
     pc_plan_train_opts o = pc_plan_train_opts_default();
     o.batch_tokens = 1 << 20;
@@ -419,7 +419,7 @@ static void test_train_pipeline_and_moe(void **state) {
         assert_true(p.t_pp > 0);
     }
     /* Mixtral with 8-way expert parallelism pays AllToAlls; the search still returns plans */
-    pc_model_cfg x = preset("mixtral-8x7b");
+    pc_tfm_cfg x = preset("mixtral-8x7b");
     pc_mesh s2 = slice_shape(chip("v5p"), "4x4x8");
     pc_train_plan p;
     memset(&p, 0, sizeof p);
@@ -449,7 +449,7 @@ static void test_train_pipeline_and_moe(void **state) {
  * (1 + (p-1)/(p v)) x the in-flight activations (Korthikanti et al. 2022, §4.2.3). */
 static void test_train_interleaved_bubble(void **state) {
     (void)state;
-    pc_model_cfg m = preset("llama3-70b"); /* 80 layers */
+    pc_tfm_cfg m = preset("llama3-70b"); /* 80 layers */
     pc_mesh s = slice_shape(chip("v5p"), "4x4x4");
     pc_error e;
     pc_train_plan base;
@@ -512,7 +512,7 @@ static void test_train_interleaved_bubble(void **state) {
  * sequences per shard is searched, not only powers of two. */
 static void test_train_pinned_micro(void **state) {
     (void)state;
-    pc_model_cfg m = preset("llama3-8b");
+    pc_tfm_cfg m = preset("llama3-8b");
     const pc_chip *h = chip("h100");
     pc_mesh s = slice_chips(h, 64);
     pc_plan_train_opts o = pc_plan_train_opts_default();
@@ -566,7 +566,7 @@ static void test_train_pinned_micro(void **state) {
  * accepted; the slowest stage holds ceil(126/16) = 8 layers. */
 static void test_train_uneven_stages(void **state) {
     (void)state;
-    pc_model_cfg m = preset("llama3-405b");
+    pc_tfm_cfg m = preset("llama3-405b");
     assert_int_equal(m.layers, 126);
     const pc_chip *h = chip("h100");
     pc_mesh s = slice_chips(h, 16384);
@@ -596,7 +596,7 @@ static void test_train_uneven_stages(void **state) {
  * activations. */
 static void test_train_remat(void **state) {
     (void)state;
-    pc_model_cfg m = preset("llama3-70b");
+    pc_tfm_cfg m = preset("llama3-70b");
     pc_mesh s = slice_shape(chip("v5p"), "8x8x8");
     pc_plan_train_opts o = pc_plan_train_opts_default();
     o.batch_tokens = 1 << 20;
@@ -621,7 +621,7 @@ static void test_train_remat(void **state) {
 /* Bad input: clear errors; nothing fitting is not an error but an empty result. */
 static void test_train_bad_input(void **state) {
     (void)state;
-    pc_model_cfg m = preset("llama3-70b");
+    pc_tfm_cfg m = preset("llama3-70b");
     pc_mesh s = slice_chips(chip("v5e"), 16);
     pc_plan_train_opts o = pc_plan_train_opts_default();
     o.batch_tokens = 1024; /* less than one 4096-token sequence */
@@ -644,9 +644,9 @@ static void test_train_bad_input(void **state) {
     p.axis[PC_PAR_PP] = p.axis[PC_PAR_DP] = p.axis[PC_PAR_EP] = p.axis[PC_PAR_FSDP] = 1;
     p.axis[PC_PAR_TP] = 16;
     p.micro = 1;
-    pc_model_cfg odd = m;
+    pc_tfm_cfg odd = m;
     odd.heads = 40, odd.kv_heads = 8, odd.head_dim = 128;
-    assert_int_equal(pc_model_check(&odd, &e), PC_OK);
+    assert_int_equal(pc_tfm_check(&odd, &e), PC_OK);
     assert_int_equal(pc_plan_train_eval(chip("v5e"), &odd, &s, &o, &p, &e), PC_ERR_INVALID);
     assert_non_null(strstr(e.msg, "heads"));
     p.axis[PC_PAR_TP] = 8; /* 8 x 1 != 16 chips */
@@ -661,7 +661,7 @@ static void test_train_bad_input(void **state) {
  * attention none). */
 static void test_serve_llama2_13b(void **state) {
     (void)state;
-    pc_model_cfg m = preset("llama2-13b");
+    pc_tfm_cfg m = preset("llama2-13b");
     pc_mesh s = slice_chips(chip("v5e"), 8);
     pc_serve_opts o = pc_serve_opts_default();
     o.context = 8192;
@@ -685,7 +685,7 @@ static void test_serve_llama2_13b(void **state) {
     /* 5x smaller KV (8 KV heads): 4.17 ms at batch 1, 17.04 ms at 64, 4529 tok/s at 240. The
      * book keeps the 13B weights; with K = 8 the k/v projections also shrink (1.7e9 fewer
      * params), so the comparison puts the 13B weight load back. */
-    pc_model_cfg g = m;
+    pc_tfm_cfg g = m;
     g.kv_heads = 8;
     static const double gb[] = {1, 64, 240};
     static const double gstep[] = {4.17e-3, 17.04e-3, 240 / 4529.0};
@@ -709,7 +709,7 @@ static void test_serve_llama2_13b(void **state) {
  * params to 70e9; perfcast: 163,840 B and 70.55e9, so 1.5-2.5% apart.) */
 static void test_serve_llama3_70b(void **state) {
     (void)state;
-    pc_model_cfg m = preset("llama3-70b");
+    pc_tfm_cfg m = preset("llama3-70b");
     pc_serve_opts o = pc_serve_opts_default();
     o.context = 8192;
     o.weight_prec = PC_PREC_INT8;
@@ -766,13 +766,13 @@ static void test_serve_llama3_70b(void **state) {
  * nearest, perfcast floors: 6 and 55); full parameter load 1.4 ms. */
 static void test_serve_invented_model(void **state) {
     (void)state;
-    pc_model_cfg m;
+    pc_tfm_cfg m;
     memset(&m, 0, sizeof m);
     snprintf(m.name, sizeof m.name, "invented");
     m.layers = 64, m.d_model = 4096, m.d_ff = 16384, m.heads = 32, m.kv_heads = 8;
     m.head_dim = 256, m.vocab = 32128, m.tied = 1, m.gated = 1;
     pc_error e;
-    assert_int_equal(pc_model_check(&m, &e), PC_OK);
+    assert_int_equal(pc_tfm_check(&m, &e), PC_OK);
     pc_mesh s = slice_shape(chip("v5e"), "4x4");
     pc_serve_opts o = pc_serve_opts_default();
     o.context = 131072;
@@ -789,7 +789,7 @@ static void test_serve_invented_model(void **state) {
 
 static void test_serve_bad_input(void **state) {
     (void)state;
-    pc_model_cfg m = preset("llama3-70b");
+    pc_tfm_cfg m = preset("llama3-70b");
     pc_serve_opts o = pc_serve_opts_default();
     o.context = 8192;
     pc_serve_summary sum;
@@ -798,7 +798,7 @@ static void test_serve_bad_input(void **state) {
     assert_int_equal(pc_plan_serve_setup(chip("v5e"), &m, &s6, &o, &sum, &e), PC_ERR_INVALID);
     assert_non_null(strstr(e.msg, "use one of"));
     /* KV heads must divide the chips or be divided: 12 chips vs 8 KV heads */
-    pc_model_cfg g = preset("llama2-13b"); /* 40 heads */
+    pc_tfm_cfg g = preset("llama2-13b"); /* 40 heads */
     g.kv_heads = 8;
     pc_mesh s = slice_shape(chip("h100"), "20");
     g.d_ff = 13840;
@@ -816,14 +816,14 @@ static void test_serve_bad_input(void **state) {
     assert_int_equal(pc_plan_serve_setup(chip("v5e"), &m, &s2, &o, &sum, &e), PC_ERR_ARG);
 }
 
-static pc_model_cfg invented_model(void) {
-    pc_model_cfg m;
+static pc_tfm_cfg invented_model(void) {
+    pc_tfm_cfg m;
     memset(&m, 0, sizeof m);
     snprintf(m.name, sizeof m.name, "invented");
     m.layers = 64, m.d_model = 4096, m.d_ff = 16384, m.heads = 32, m.kv_heads = 8;
     m.head_dim = 256, m.vocab = 32128, m.tied = 1, m.gated = 1;
     pc_error e;
-    assert_int_equal(pc_model_check(&m, &e), PC_OK);
+    assert_int_equal(pc_tfm_check(&m, &e), PC_OK);
     return m;
 }
 
@@ -833,7 +833,7 @@ static pc_model_cfg invented_model(void) {
 static void test_serve_decode_tp_limit_at_batch(void **state) {
     (void)state;
     const double beta = 8.2e11 / 9e10;
-    pc_model_cfg m = preset("llama3-70b");
+    pc_tfm_cfg m = preset("llama3-70b");
     pc_serve_opts o = pc_serve_opts_default();
     o.context = 8192;
     o.weight_prec = PC_PREC_INT8;
@@ -845,7 +845,7 @@ static void test_serve_decode_tp_limit_at_batch(void **state) {
     pc_mesh sq = slice_shape(chip("v5e"), "4x4"); /* two axes: M_Y = 2 */
     check_rel(serve(chip("v5e"), &m, &sq, &o, 64).tp_limit_decode, 2 * 28672 / (64 * beta), 1e-12,
               "decode TP limit M_Y F/(B beta), M_Y = 2");
-    pc_model_cfg inv = invented_model();
+    pc_tfm_cfg inv = invented_model();
     check_rel(serve(chip("v5e"), &inv, &ring, &o, 32).tp_limit_decode * beta / 8, 64, 1e-9,
               "scaling_book.md §7: F = 16384, B = 32 -> 64-way (beta 8)");
     /* the summary's limit is the same formula at the largest batch */
@@ -859,7 +859,7 @@ static void test_serve_decode_tp_limit_at_batch(void **state) {
  * no TP AllReduces; prefill AllReduces priced V/W. */
 static void test_serve_book_convention(void **state) {
     (void)state;
-    pc_model_cfg m = preset("llama3-70b");
+    pc_tfm_cfg m = preset("llama3-70b");
     pc_serve_opts o = pc_serve_opts_default();
     o.context = 8192;
     o.weight_prec = PC_PREC_INT8;
@@ -892,18 +892,18 @@ static void test_moe_critical_batch(void **state) {
               "scaling_book.md §2: int8 weights, bf16 compute -> 120");
     check_rel(pc_chip_critical_batch(v5e, PC_PREC_INT8, PC_PREC_INT8), 240, 0.002,
               "scaling_book.md §2: int8 weights and compute -> 240");
-    pc_model_cfg m = invented_model();
-    assert_true(pc_model_moe_critical_batch(&m, v5e, PC_PREC_BF16, PC_PREC_BF16) == 0);
+    pc_tfm_cfg m = invented_model();
+    assert_true(pc_tfm_moe_critical_batch(&m, v5e, PC_PREC_BF16, PC_PREC_BF16) == 0);
     m.experts = 16, m.experts_per_token = 2, m.d_ff_expert = 16384;
     pc_error e;
-    assert_int_equal(pc_model_check(&m, &e), PC_OK);
-    check_rel(pc_model_moe_critical_batch(&m, v5e, PC_PREC_BF16, PC_PREC_BF16), bc * 8, 1e-12,
+    assert_int_equal(pc_tfm_check(&m, &e), PC_OK);
+    check_rel(pc_tfm_moe_critical_batch(&m, v5e, PC_PREC_BF16, PC_PREC_BF16), bc * 8, 1e-12,
               "B_crit E/k");
-    check_rel(pc_model_moe_critical_batch(&m, v5e, PC_PREC_BF16, PC_PREC_BF16), 1920, 0.002,
+    check_rel(pc_tfm_moe_critical_batch(&m, v5e, PC_PREC_BF16, PC_PREC_BF16), 1920, 0.002,
               "scaling_book.md §7: invented MoE B_crit 240 E/k = 1920");
-    pc_model_cfg ds = m;
+    pc_tfm_cfg ds = m;
     ds.experts = 256, ds.experts_per_token = 8;
-    check_rel(pc_model_moe_critical_batch(&ds, v5e, PC_PREC_INT8, PC_PREC_BF16), 3840, 0.002,
+    check_rel(pc_tfm_moe_critical_batch(&ds, v5e, PC_PREC_INT8, PC_PREC_BF16), 3840, 0.002,
               "scaling_book.md §4: int8 DeepSeek E=256 k=8 -> 3840");
     /* plan serve reports it for MoE models */
     pc_serve_opts o = pc_serve_opts_default();
@@ -917,7 +917,7 @@ static void test_moe_critical_batch(void **state) {
  * book's V/W_ici, 16/15 of the exact ring. */
 static void test_train_book_convention(void **state) {
     (void)state;
-    pc_model_cfg m = preset("llama3-8b");
+    pc_tfm_cfg m = preset("llama3-8b");
     pc_mesh s = slice_shape(chip("v5e"), "16");
     pc_plan_train_opts o = pc_plan_train_opts_default();
     o.batch_tokens = 16 * 4096;

@@ -63,12 +63,12 @@ static pc_run tiny_run(void) {
     pc_run r;
     pc_run_serve_init(&r);
     snprintf(r.id, sizeof r.id, "tiny");
-    pc_model_cfg *m = &r.model;
+    pc_tfm_cfg *m = &r.model;
     snprintf(m->name, sizeof m->name, "tiny");
     m->layers = 2, m->d_model = 64, m->heads = 4, m->kv_heads = 2, m->head_dim = 16;
     m->d_ff = 128, m->vocab = 100, m->gated = 1;
     pc_error e;
-    assert_int_equal(pc_model_check(m, &e), PC_OK);
+    assert_int_equal(pc_tfm_check(m, &e), PC_OK);
     r.input_len = 100;
     r.output_len = 50;
     r.output_tokens_per_s = 1000;
@@ -139,7 +139,7 @@ static void test_kv_capacity(void **state) {
     r = tiny_run();
     r.model.sliding_window = 50;
     r.model.global_every = 2;
-    assert_int_equal(pc_model_check(&r.model, &e), PC_OK);
+    assert_int_equal(pc_tfm_check(&r.model, &e), PC_OK);
     assert_int_equal(pc_serve_explain(&r, &chip, &cal, 1, &d, &e), PC_OK);
     check_rel(d.kv_bytes_seq, TINY_KV_TOK / 2 * (150 + 50), 1e-12, "windowed KV of a sequence");
 }
@@ -180,7 +180,7 @@ static void test_moe_distinct_experts(void **state) {
     r.model.experts_per_token = 2;
     r.model.d_ff_expert = 32;
     pc_error e;
-    assert_int_equal(pc_model_check(&r.model, &e), PC_OK);
+    assert_int_equal(pc_tfm_check(&r.model, &e), PC_OK);
     pc_serve_detail d;
     for (double B = 1; B <= 16; B *= 2) {
         assert_int_equal(pc_serve_explain(&r, &chip, NULL, B, &d, &e), PC_OK);
@@ -213,7 +213,7 @@ static void test_tp_allreduce(void **state) {
     r.model.experts_per_token = 2;
     r.model.d_ff_expert = 32;
     r.attention_dp = 1;
-    assert_int_equal(pc_model_check(&r.model, &e), PC_OK);
+    assert_int_equal(pc_tfm_check(&r.model, &e), PC_OK);
     assert_int_equal(pc_serve_explain(&r, &chip, &cal, B, &d, &e), PC_OK);
     double a2a = 3 * B / 2 * 2 * 64 * 2 * 0.5; /* T/tp tokens x k copies x D x 2 B x (ep-1)/ep */
     check_rel(d.t_comm, 2 * 2 * (a2a / (1e11 * bw) + 1e-6), 1e-12, "expert dispatch + combine");
@@ -247,7 +247,7 @@ static void test_best_batch_is_argmax(void **state) {
         if (moe == 2) cal.c[PC_COEF_SERVE_SEQ_OVERHEAD] = 0; /* no host plateau: GPU-bound */
         if (moe == 1) { /* saturating expert reads make tokens/s less regular */
             r.model.experts = 64, r.model.experts_per_token = 2, r.model.d_ff_expert = 1024;
-            assert_int_equal(pc_model_check(&r.model, &e), PC_OK);
+            assert_int_equal(pc_tfm_check(&r.model, &e), PC_OK);
             chip.hbm_bytes = 2.07e9;
         }
         assert_int_equal(pc_serve_explain(&r, &chip, &cal, 0, &best, &e), PC_OK);

@@ -177,7 +177,7 @@ static void test_dcn_by_hand(void **state) {
     pc_run run;
     pc_run_pred p = predict(j, cal, &run);
     pc_flop_counts fl;
-    pc_model_flops(&run.model, 2048, 1, PC_REMAT_NONE, &fl);
+    pc_tfm_flops(&run.model, 2048, 1, PC_REMAT_NONE, &fl);
     double P = (fl.fwd_attn_proj + fl.fwd_dense_mlp + fl.fwd_shared + fl.fwd_router +
                 fl.fwd_unembed) /
                2;
@@ -199,7 +199,7 @@ static void test_dcn_by_hand(void **state) {
 /* Forward matmul weights of the model (what FSDP gathers): FLOPs / 2. */
 static double matmul_params(const pc_run *run) {
     pc_flop_counts fl;
-    pc_model_flops(&run->model, 2048, 1, PC_REMAT_NONE, &fl);
+    pc_tfm_flops(&run->model, 2048, 1, PC_REMAT_NONE, &fl);
     return (fl.fwd_attn_proj + fl.fwd_dense_mlp + fl.fwd_shared + fl.fwd_router +
             fl.fwd_unembed) /
            2;

@@ -19,7 +19,7 @@
 
 typedef struct preset {
     const char *name;
-    pc_model_cfg cfg;
+    pc_tfm_cfg cfg;
 } preset;
 
 #define LLAMA(nm, L, D, F, N, K, V)                                                                \
@@ -105,16 +105,16 @@ static const preset presets[] = {
 };
 #define NUM_PRESETS ((int)(sizeof presets / sizeof presets[0]))
 
-int pc_model_preset_count(void) { return NUM_PRESETS; }
-const char *pc_model_preset_name(int i) {
+int pc_tfm_preset_count(void) { return NUM_PRESETS; }
+const char *pc_tfm_preset_name(int i) {
     return i >= 0 && i < NUM_PRESETS ? presets[i].name : NULL;
 }
 
-pc_status pc_model_preset(const char *name, pc_model_cfg *out, pc_error *err) {
+pc_status pc_tfm_preset(const char *name, pc_tfm_cfg *out, pc_error *err) {
     for (int i = 0; name && i < NUM_PRESETS; i++)
         if (pc_ascii_ieq(name, presets[i].name)) {
             *out = presets[i].cfg;
-            return pc_model_check(out, err);
+            return pc_tfm_check(out, err);
         }
     char list[512];
     size_t used = 0;
@@ -129,7 +129,7 @@ pc_status pc_model_preset(const char *name, pc_model_cfg *out, pc_error *err) {
 
 /* Layers with experts: moe_layers, else those i >= dense_layers with
  * (i + 1) % moe_every == 0. */
-static int64_t count_moe_layers(const pc_model_cfg *c) {
+static int64_t count_moe_layers(const pc_tfm_cfg *c) {
     if (c->experts <= 0) return 0;
     if (c->moe_layers > 0) return c->moe_layers;
     int64_t L = c->layers, d = c->dense_layers < 0 ? 0 : c->dense_layers;
@@ -140,13 +140,13 @@ static int64_t count_moe_layers(const pc_model_cfg *c) {
 
 /* Layers with a sliding window or chunk: local_layers, else all but every
  * global_every-th. */
-static int64_t count_local_layers(const pc_model_cfg *c) {
+static int64_t count_local_layers(const pc_tfm_cfg *c) {
     if (c->sliding_window <= 0 && c->attn_chunk <= 0) return 0;
     if (c->local_layers > 0) return c->local_layers;
     return c->global_every > 1 ? c->layers - c->layers / c->global_every : c->layers;
 }
 
-pc_status pc_model_check(pc_model_cfg *c, pc_error *err) {
+pc_status pc_tfm_check(pc_tfm_cfg *c, pc_error *err) {
     const char *nm = c->name[0] ? c->name : "model";
     const struct {
         const char *what;
@@ -285,7 +285,7 @@ pc_status pc_model_check(pc_model_cfg *c, pc_error *err) {
 
 /* ---------------- parameters, FLOPs, memory ---------------- */
 
-static double mlp_params(const pc_model_cfg *c, double D, double F) {
+static double mlp_params(const pc_tfm_cfg *c, double D, double F) {
     double p = (c->gated ? 3.0 : 2.0) * D * F;
     if (c->mlp_bias) p += (c->gated ? 2.0 : 1.0) * F + D;
     return p;
@@ -312,7 +312,7 @@ typedef struct shape {
     double layer_norms;    /* norm params per layer */
 } shape;
 
-static void get_shape(const pc_model_cfg *c, shape *s) {
+static void get_shape(const pc_tfm_cfg *c, shape *s) {
     memset(s, 0, sizeof *s);
     s->L = (double)c->layers, s->D = (double)c->d_model, s->N = (double)c->heads;
     s->K = (double)(c->kv_heads ? c->kv_heads : c->heads);
@@ -365,7 +365,7 @@ static void get_shape(const pc_model_cfg *c, shape *s) {
     s->layer_norms = npl * s->nv * D + s->attn_norms;
 }
 
-void pc_model_params(const pc_model_cfg *c, pc_param_counts *o) {
+void pc_tfm_params(const pc_tfm_cfg *c, pc_param_counts *o) {
     memset(o, 0, sizeof *o);
     shape s;
     get_shape(c, &s);
@@ -423,11 +423,11 @@ static double keys_chunk(double T, double C, int causal) {
     return (q * C * C / 2 + r * r / 2) / T;
 }
 
-void pc_model_flops(const pc_model_cfg *c, double seq, int causal, pc_remat remat,
+void pc_tfm_flops(const pc_tfm_cfg *c, double seq, int causal, pc_remat remat,
                     pc_flop_counts *o) {
     memset(o, 0, sizeof *o);
     pc_param_counts p;
-    pc_model_params(c, &p);
+    pc_tfm_params(c, &p);
     shape s;
     get_shape(c, &s);
     double T = seq > 0 && isfinite(seq) ? seq : 0;
@@ -477,10 +477,10 @@ pc_mem_opts pc_mem_opts_default(void) {
     return m;
 }
 
-pc_status pc_model_memory(const pc_model_cfg *c, const pc_mem_opts *m, pc_train_memory *o,
+pc_status pc_tfm_memory(const pc_tfm_cfg *c, const pc_mem_opts *m, pc_train_memory *o,
                           pc_error *err) {
     memset(o, 0, sizeof *o);
-    if (!c || !m) return pc_fail(err, PC_ERR_ARG, "pc_model_memory: NULL argument");
+    if (!c || !m) return pc_fail(err, PC_ERR_ARG, "pc_tfm_memory: NULL argument");
     if (!isfinite(m->tokens) || m->tokens < 0)
         return pc_fail(err, PC_ERR_ARG, "tokens per batch must be finite and >= 0");
     if ((unsigned)m->weight_prec >= PC_PREC_COUNT || (unsigned)m->grad_prec >= PC_PREC_COUNT ||
@@ -492,7 +492,7 @@ pc_status pc_model_memory(const pc_model_cfg *c, const pc_mem_opts *m, pc_train_
                        "remat policy 'tensors' needs a positive number of [tokens, D] tensors "
                        "saved per layer");
     pc_param_counts p;
-    pc_model_params(c, &p);
+    pc_tfm_params(c, &p);
     shape s;
     get_shape(c, &s);
     const double D = s.D, N = s.N;
@@ -532,13 +532,13 @@ pc_status pc_model_memory(const pc_model_cfg *c, const pc_mem_opts *m, pc_train_
     return PC_OK;
 }
 
-double pc_model_kv_bytes_per_token(const pc_model_cfg *c, pc_prec prec) {
+double pc_tfm_kv_bytes_per_token(const pc_tfm_cfg *c, pc_prec prec) {
     shape s;
     get_shape(c, &s);
     return s.L * s.kv_elems * pc_prec_bytes(prec);
 }
 
-double pc_model_kv_bytes_per_seq(const pc_model_cfg *c, pc_prec prec, double S) {
+double pc_tfm_kv_bytes_per_seq(const pc_tfm_cfg *c, pc_prec prec, double S) {
     if (!(S > 0) || !isfinite(S)) return 0;
     shape s;
     get_shape(c, &s);
@@ -559,18 +559,18 @@ double pc_chip_critical_batch(const pc_chip *chip, pc_prec weight_prec, pc_prec 
            2;
 }
 
-double pc_model_moe_critical_batch(const pc_model_cfg *cfg, const pc_chip *chip,
+double pc_tfm_moe_critical_batch(const pc_tfm_cfg *cfg, const pc_chip *chip,
                                    pc_prec weight_prec, pc_prec act_prec) {
     if (!cfg || cfg->experts <= 0 || cfg->experts_per_token <= 0) return 0;
     return pc_chip_critical_batch(chip, weight_prec, act_prec) * (double)cfg->experts /
            (double)cfg->experts_per_token;
 }
 
-pc_status pc_model_mfu(const pc_model_cfg *cfg, const pc_chip *chip, pc_prec prec, double seq,
+pc_status pc_tfm_mfu(const pc_tfm_cfg *cfg, const pc_chip *chip, pc_prec prec, double seq,
                        pc_attn_flops attention, pc_remat remat, double tokens, double chip_seconds,
                        pc_mfu *out, pc_error *err) {
     memset(out, 0, sizeof *out);
-    if (!cfg || !chip) return pc_fail(err, PC_ERR_ARG, "pc_model_mfu: NULL argument");
+    if (!cfg || !chip) return pc_fail(err, PC_ERR_ARG, "pc_tfm_mfu: NULL argument");
     if (!(tokens > 0) || !isfinite(tokens))
         return pc_fail(err, PC_ERR_ARG, "MFU: tokens must be finite and > 0");
     if (!(chip_seconds > 0) || !isfinite(chip_seconds))
@@ -583,7 +583,7 @@ pc_status pc_model_mfu(const pc_model_cfg *cfg, const pc_chip *chip, pc_prec pre
         return pc_fail(err, PC_ERR_UNSUPPORTED, "chip %s has no %s FLOP/s; add flops.%s in a "
                        "--chips-file", chip->name, pc_prec_name(prec), pc_prec_name(prec));
     pc_flop_counts fl;
-    pc_model_flops(cfg, attention == PC_ATTN_NONE ? 0 : seq, attention == PC_ATTN_CAUSAL, remat,
+    pc_tfm_flops(cfg, attention == PC_ATTN_NONE ? 0 : seq, attention == PC_ATTN_CAUSAL, remat,
                    &fl);
     out->flops_per_token = fl.train;
     out->flops = tokens * fl.train;
@@ -662,8 +662,8 @@ static int arch_in(const char *arch, const char *const *list) {
     return 0;
 }
 
-static void add_note(pc_model_cfg *c, const char *fmt, ...) PC_PRINTF(2, 3);
-static void add_note(pc_model_cfg *c, const char *fmt, ...) {
+static void add_note(pc_tfm_cfg *c, const char *fmt, ...) PC_PRINTF(2, 3);
+static void add_note(pc_tfm_cfg *c, const char *fmt, ...) {
     size_t l = strlen(c->note);
     if (l + 3 >= sizeof c->note) return;
     if (l) {
@@ -678,7 +678,7 @@ static void add_note(pc_model_cfg *c, const char *fmt, ...) {
 }
 
 /* Sets *field to v when the config did not state it, with a note. */
-static void fam_default(pc_model_cfg *c, int64_t *field, const char *key, int64_t v,
+static void fam_default(pc_tfm_cfg *c, int64_t *field, const char *key, int64_t v,
                         const char *family) {
     if (*field) return;
     *field = v;
@@ -730,7 +730,7 @@ static int64_t count_layer_types(hf_ctx *h, const cJSON *arr, int64_t layers, pc
     return n;
 }
 
-pc_status pc_model_from_hf_json(const char *text, size_t len, const char *origin, pc_model_cfg *out,
+pc_status pc_tfm_from_hf_json(const char *text, size_t len, const char *origin, pc_tfm_cfg *out,
                                 pc_error *err) {
     memset(out, 0, sizeof *out);
     if (!origin) origin = "config.json";
@@ -745,7 +745,7 @@ pc_status pc_model_from_hf_json(const char *text, size_t len, const char *origin
     hf_ctx h = {root, root, origin, err};
     const cJSON *tc = cJSON_GetObjectItemCaseSensitive(root, "text_config");
     if (cJSON_IsObject(tc)) h.obj = tc; /* multimodal configs (gemma3, llama4, qwen-vl, ...) */
-    pc_model_cfg c;
+    pc_tfm_cfg c;
     memset(&c, 0, sizeof c);
     pc_status st = PC_OK;
     const cJSON *mt = cJSON_GetObjectItemCaseSensitive(h.obj, "model_type");
@@ -1084,7 +1084,7 @@ pc_status pc_model_from_hf_json(const char *text, size_t len, const char *origin
     if (missing)
         return pc_fail(err, PC_ERR_INVALID, "%s: no %s field: is this a transformer config.json?",
                        origin, missing);
-    st = pc_model_check(&c, err);
+    st = pc_tfm_check(&c, err);
     if (st) {
         pc_error_prefix(err, "%s", origin);
         return st;
@@ -1093,12 +1093,12 @@ pc_status pc_model_from_hf_json(const char *text, size_t len, const char *origin
     return PC_OK;
 }
 
-pc_status pc_model_load_hf(const char *path, pc_model_cfg *out, pc_error *err) {
+pc_status pc_tfm_load_hf(const char *path, pc_tfm_cfg *out, pc_error *err) {
     char *text;
     size_t len;
     pc_status st = pc_analytic_read_text(path, 4u << 20, &text, &len, err);
     if (st) return st;
-    st = pc_model_from_hf_json(text, len, path, out, err);
+    st = pc_tfm_from_hf_json(text, len, path, out, err);
     free(text);
     return st;
 }

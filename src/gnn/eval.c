@@ -1,5 +1,5 @@
 /*
- * Evaluation (src/model/eval.h): the metrics of a graph's scores, and
+ * Evaluation (src/gnn/eval.h): the metrics of a graph's scores, and
  * pc_eval_run, `perfcast eval` over a split.
  */
 #define _POSIX_C_SOURCE 200809L
@@ -7,8 +7,8 @@
 #include <string.h>
 
 #include "common/util.h"
-#include "model/checkpoint.h"
-#include "model/eval.h"
+#include "gnn/checkpoint.h"
+#include "gnn/eval.h"
 #include "perfcast/predict.h"
 
 void pc_eval_sum_init(pc_eval_sum *e) {
@@ -38,7 +38,7 @@ void pc_eval_sum_reduce(const pc_dist *d, pc_eval_sum *e) {
     e->graphs = (int)v[18];
 }
 
-pc_status pc_eval_graph(const pc_model *m, pc_model_ws *ws, pc_graph *g, const pc_model_gdata *d,
+pc_status pc_eval_graph(const pc_gnn *m, pc_gnn_ws *ws, pc_graph *g, const pc_gnn_gdata *d,
                         pc_gst_graph *gst, pc_infer_uniq *u, const double *rt, const double *norm,
                         pc_infer_scratch *x, pc_eval_sum *e, pc_error *err) {
     static const size_t ks[3] = {1, 5, 10};
@@ -75,7 +75,7 @@ fail:
 /* One graph of the split with its runtimes and model input. */
 typedef struct egraph {
     pc_graph *g;
-    pc_model_gdata d;
+    pc_gnn_gdata d;
     pc_gst_graph *gst;
     pc_infer_uniq u;
     double *rt, *norm; /* runtimes; tile normalizers (NULL for layout) */
@@ -88,7 +88,7 @@ typedef struct eset {
 
 static void eset_free(eset *s) {
     for (size_t i = 0; i < s->n; i++) {
-        pc_model_gdata_free(&s->v[i].d);
+        pc_gnn_gdata_free(&s->v[i].d);
         pc_graph_free(s->v[i].g);
         free(s->v[i].rt);
         free(s->v[i].norm);
@@ -147,9 +147,9 @@ static pc_status require_runtimes(const eset *s, pc_error *err) {
 }
 
 /* Model inputs of every graph; GST models also segment them (no table). */
-static pc_status eset_build(const pc_model *m, eset *s, pc_error *err) {
+static pc_status eset_build(const pc_gnn *m, eset *s, pc_error *err) {
     for (size_t i = 0; i < s->n; i++) {
-        pc_status st = pc_model_gdata_build(m, s->v[i].g, &s->v[i].d, err);
+        pc_status st = pc_gnn_gdata_build(m, s->v[i].g, &s->v[i].d, err);
         if (!st && m->opts.gst) {
             pc_gst_opts go = pc_gst_opts_of(m);
             st = pc_gst_graph_build(m, &s->v[i].d, &go, 0, &s->v[i].gst, err);
@@ -175,9 +175,9 @@ pc_status pc_eval_run_dist(const char *model_path, const char *data_dir, const c
     int sp = pc_split_find(split ? split : "valid");
     if (sp < 0) return pc_fail(err, PC_ERR_ARG, "eval: unknown split '%s'", split);
     pc_nn_set_threads(threads);
-    pc_model *m = NULL;
+    pc_gnn *m = NULL;
     pc_dataset *ds = NULL;
-    pc_model_ws *ws = NULL;
+    pc_gnn_ws *ws = NULL;
     eset s = {0};
     pc_infer_scratch x;
     memset(&x, 0, sizeof x);
@@ -191,7 +191,7 @@ pc_status pc_eval_run_dist(const char *model_path, const char *data_dir, const c
                      pc_collection_name(coll), data_dir);
     if (!st) st = require_runtimes(&s, err);
     if (!st) st = eset_build(m, &s, err);
-    if (!st && !(ws = pc_model_ws_new())) st = pc_fail(err, PC_ERR_NOMEM, "out of memory");
+    if (!st && !(ws = pc_gnn_ws_new())) st = pc_fail(err, PC_ERR_NOMEM, "out of memory");
     pc_eval_sum e;
     pc_eval_sum_init(&e);
     for (size_t i = 0; i < s.n && !st; i++) {
@@ -211,9 +211,9 @@ pc_status pc_eval_run_dist(const char *model_path, const char *data_dir, const c
         for (int k = 0; k < 3; k++) res->slowdown[k] = pc_metric_mean_value(&e.sd[k]);
     }
     pc_infer_scratch_free(&x);
-    pc_model_ws_free(ws);
+    pc_gnn_ws_free(ws);
     eset_free(&s);
     pc_dataset_free(ds);
-    pc_model_free(m);
+    pc_gnn_free(m);
     return st;
 }

@@ -1,13 +1,13 @@
 /*
- * Evaluation: every config of a graph scored (src/model/infer.h) and compared
+ * Evaluation: every config of a graph scored (src/gnn/infer.h) and compared
  * with its measured runtimes (tile: Kaggle tile score and top-K slowdowns;
  * both kinds: Kendall tau-b and ordered-pair accuracy). `perfcast eval`
- * (pc_eval_run, src/model/eval.c) and the trainer's validation share it.
+ * (pc_eval_run, src/gnn/eval.c) and the trainer's validation share it.
  */
 #ifndef PC_MODEL_EVAL_H
 #define PC_MODEL_EVAL_H
 
-#include "model/infer.h"
+#include "gnn/infer.h"
 #include "perfcast/dist.h"
 #include "perfcast/metrics.h"
 
@@ -26,7 +26,7 @@ void pc_eval_sum_reduce(const pc_dist *d, pc_eval_sum *e);
  * u as pc_infer_all) and adds its metrics against rt (runtimes) and norm
  * (tile normalizers, NULL for layout) to e. A graph without configs is skipped.
  */
-pc_status pc_eval_graph(const pc_model *m, pc_model_ws *ws, pc_graph *g, const pc_model_gdata *d,
+pc_status pc_eval_graph(const pc_gnn *m, pc_gnn_ws *ws, pc_graph *g, const pc_gnn_gdata *d,
                         pc_gst_graph *gst, pc_infer_uniq *u, const double *rt, const double *norm,
                         pc_infer_scratch *x, pc_eval_sum *e, pc_error *err);
 

@@ -41,8 +41,8 @@
  * tile LATE also the whole GNN and pooling. For EARLY and layout the GNN
  * layers see config features from layer 0 on, so they run once per config
  * (K copies of the node tensor); restricting them to the k-hop neighbourhood
- * of configurable nodes is not done. pc_model_prefix computes the shared
- * part once and pc_model_score_configs then scores any number of config
+ * of configurable nodes is not done. pc_gnn_prefix computes the shared
+ * part once and pc_gnn_score_configs then scores any number of config
  * chunks against it (inference).
  *
  * Memory: the workspace holds about (10 + 4L) * H floats per node and
@@ -115,7 +115,7 @@ typedef enum pc_pool_kind { PC_POOL_MEAN, PC_POOL_MAX, PC_POOL_SUM, PC_POOL_MEAN
 typedef enum pc_join { PC_JOIN_EARLY, PC_JOIN_LATE } pc_join;
 typedef enum pc_act { PC_ACT_LEAKY_RELU, PC_ACT_RELU, PC_ACT_GELU } pc_act;
 
-typedef struct pc_model_opts {
+typedef struct pc_gnn_opts {
     pc_kind kind;      /* PC_KIND_TILE or PC_KIND_LAYOUT */
     int hidden;        /* H, default 64 */
     int layers;        /* L GNN layers, default 3 (0 allowed) */
@@ -126,7 +126,7 @@ typedef struct pc_model_opts {
     pc_act act;        /* default LEAKY_RELU (slope 0.01) */
     int layernorm;     /* pre-norm in each layer, default 1 */
     float dropout;     /* on each layer's update, training only; default 0 */
-    /* Graph Segment Training (src/model/gst.h): the graph is read as segments
+    /* Graph Segment Training (src/gnn/gst.h): the graph is read as segments
        with the edges between them dropped; the model code itself ignores these */
     /* cross-configuration attention before the head: the K configs of a graph
        attend to each other (src/nn/attention.c); 0 = off (default). Scores
@@ -139,14 +139,14 @@ typedef struct pc_model_opts {
     int gst;           /* 0 = whole graph (default) */
     int seg_method;    /* pc_seg_method */
     int seg_size;      /* target nodes per segment */
-} pc_model_opts;
+} pc_gnn_opts;
 
-pc_model_opts pc_model_opts_default(pc_kind kind);
+pc_gnn_opts pc_gnn_opts_default(pc_kind kind);
 
 /* ---- the model ------------------------------------------------------------ */
 
-typedef struct pc_model {
-    pc_model_opts opts;
+typedef struct pc_gnn {
+    pc_gnn_opts opts;
     int feat_dim, cfg_dim; /* F, D: model input widths (after preprocessing) */
     pc_params params;
     /* stored with the model; identity until set (out_dim must equal F, D) */
@@ -157,7 +157,7 @@ typedef struct pc_model {
     int p_at[10]; /* attention: ln_g, ln_b, wq, wk, wv, wo, bq, bk, bv, bo; -1 without */
     int *p_ln_g, *p_ln_b, *p_w, *p_b;            /* (layers) each; ln -1 without norm */
     int p_h1_w, p_h1_b, p_h2_w, p_h2_b;
-} pc_model;
+} pc_gnn;
 
 /*
  * Registers and initializes all parameters from seed (Xavier-uniform
@@ -165,26 +165,26 @@ typedef struct pc_model {
  * same seed gives bitwise the same model. cfg_dim is 24-ish for tile and
  * 18-ish for layout, after preprocessing.
  */
-pc_status pc_model_new(const pc_model_opts *opts, int feat_dim, int cfg_dim, uint64_t seed,
-                       pc_model **out, pc_error *err);
-void pc_model_free(pc_model *m);
+pc_status pc_gnn_new(const pc_gnn_opts *opts, int feat_dim, int cfg_dim, uint64_t seed,
+                       pc_gnn **out, pc_error *err);
+void pc_gnn_free(pc_gnn *m);
 /* Stores copies of the preprocessing (out dims must match F and D). */
-pc_status pc_model_set_prep(pc_model *m, const pc_prep *node, const pc_prep *cfg,
+pc_status pc_gnn_set_prep(pc_gnn *m, const pc_prep *node, const pc_prep *cfg,
                             pc_error *err);
 
 /* One graph as the model reads it (borrowed pointers). */
-typedef struct pc_model_graph {
+typedef struct pc_gnn_graph {
     int n;                  /* nodes */
     const float *x;         /* (n, F), preprocessed */
     const int32_t *opcode;  /* (n), in [0, num_opcodes) */
     const pc_csr *csr;      /* adjacency, csr->n == n */
     int nc;                 /* layout: configurable nodes, else 0 */
     const int32_t *cfg_ids; /* (nc), distinct, in [0, n) */
-} pc_model_graph;
+} pc_gnn_graph;
 
 /* Owning version built from a dataset graph with the model's node_prep. */
-typedef struct pc_model_gdata {
-    pc_model_graph g;
+typedef struct pc_gnn_gdata {
+    pc_gnn_graph g;
     float *x;
     pc_csr csr;
     /* the graph as read (after pruning when the model prunes): edges (m, 2),
@@ -197,7 +197,7 @@ typedef struct pc_model_gdata {
     int64_t m_orig;  /* edges before pruning */
     int32_t *own_op, *own_cfg, *own_edges;
     int64_t *own_splits;
-} pc_model_gdata;
+} pc_gnn_gdata;
 
 /*
  * Checks opcodes and dims, applies node_prep, builds the CSR. A layout model
@@ -206,77 +206,77 @@ typedef struct pc_model_gdata {
  * opts.collapse_chains); configs keep their layout since configurable nodes
  * keep their order.
  */
-pc_status pc_model_gdata_build(const pc_model *m, const pc_graph *graph, pc_model_gdata *out,
+pc_status pc_gnn_gdata_build(const pc_gnn *m, const pc_graph *graph, pc_gnn_gdata *out,
                                pc_error *err);
-void pc_model_gdata_free(pc_model_gdata *d);
+void pc_gnn_gdata_free(pc_gnn_gdata *d);
 /* Encodes (opts.encode) and applies cfg_prep: rows (rows, raw config dim) -> (rows, D). */
-pc_status pc_model_prep_configs(const pc_model *m, const float *raw, int64_t rows, float *out,
+pc_status pc_gnn_prep_configs(const pc_gnn *m, const float *raw, int64_t rows, float *out,
                                 pc_error *err);
 
 /*
  * Activations of the last forward, owned by the caller; buffers grow as
  * needed and are reused across calls (one workspace per thread).
  */
-typedef struct pc_model_ws pc_model_ws;
-pc_model_ws *pc_model_ws_new(void);
-void pc_model_ws_free(pc_model_ws *ws);
+typedef struct pc_gnn_ws pc_gnn_ws;
+pc_gnn_ws *pc_gnn_ws_new(void);
+void pc_gnn_ws_free(pc_gnn_ws *ws);
 
 /*
  * Scores K configs of g: cfg is (K, D) for tile, (K, nc, D) for layout, both
  * preprocessed. dropout_seed NULL = evaluation; else training with
  * opts.dropout, the seed advanced per mask. g and cfg must stay valid until
- * pc_model_backward.
+ * pc_gnn_backward.
  */
-pc_status pc_model_forward(const pc_model *m, pc_model_ws *ws, const pc_model_graph *g,
+pc_status pc_gnn_forward(const pc_gnn *m, pc_gnn_ws *ws, const pc_gnn_graph *g,
                            const float *cfg, int K, uint64_t *dropout_seed, float *scores,
                            pc_error *err);
 /*
  * Accumulates into m->params.grad from dscores (K), for the last forward
- * (pc_model_forward, or pc_model_score_configs after a prefix). All scratch
+ * (pc_gnn_forward, or pc_gnn_score_configs after a prefix). All scratch
  * is allocated before any gradient is touched, so a PC_ERR_NOMEM leaves the
  * gradients unchanged.
  */
-pc_status pc_model_backward(pc_model *m, pc_model_ws *ws, const float *dscores, pc_error *err);
+pc_status pc_gnn_backward(pc_gnn *m, pc_gnn_ws *ws, const float *dscores, pc_error *err);
 
 /*
- * Inference with reuse: pc_model_prefix computes the config-independent part
- * of g once (evaluation mode); then each pc_model_score_configs call scores a
- * chunk of configs against it, giving the same scores as pc_model_forward.
- * A later pc_model_forward or pc_model_prefix replaces the prefix.
+ * Inference with reuse: pc_gnn_prefix computes the config-independent part
+ * of g once (evaluation mode); then each pc_gnn_score_configs call scores a
+ * chunk of configs against it, giving the same scores as pc_gnn_forward.
+ * A later pc_gnn_forward or pc_gnn_prefix replaces the prefix.
  */
-pc_status pc_model_prefix(const pc_model *m, pc_model_ws *ws, const pc_model_graph *g,
+pc_status pc_gnn_prefix(const pc_gnn *m, pc_gnn_ws *ws, const pc_gnn_graph *g,
                           pc_error *err);
-pc_status pc_model_score_configs(const pc_model *m, pc_model_ws *ws, const float *cfg, int K,
+pc_status pc_gnn_score_configs(const pc_gnn *m, pc_gnn_ws *ws, const float *cfg, int K,
                                  float *scores, pc_error *err);
 /*
- * The model in two parts, for Graph Segment Training (src/model/gst.c), which
+ * The model in two parts, for Graph Segment Training (src/gnn/gst.c), which
  * combines the readouts of several segments before the head:
- *  - pc_model_readout: like pc_model_forward but stops at the head's input
- *    r (K, R), R = pc_model_readout_width (layout: [mean over nodes || mean
- *    over configurable nodes], each of pool width); pc_model_readout_backward
+ *  - pc_gnn_readout: like pc_gnn_forward but stops at the head's input
+ *    r (K, R), R = pc_gnn_readout_width (layout: [mean over nodes || mean
+ *    over configurable nodes], each of pool width); pc_gnn_readout_backward
  *    takes dr (K, R) and accumulates the gradients of everything below the head.
- *  - pc_model_head_forward / _backward: the head alone on a given r; backward
+ *  - pc_gnn_head_forward / _backward: the head alone on a given r; backward
  *    accumulates the head's gradients and returns dr (may be NULL).
- * pc_model_forward == head(readout(...)) exactly.
+ * pc_gnn_forward == head(readout(...)) exactly.
  */
-pc_status pc_model_readout(const pc_model *m, pc_model_ws *ws, const pc_model_graph *g,
+pc_status pc_gnn_readout(const pc_gnn *m, pc_gnn_ws *ws, const pc_gnn_graph *g,
                            const float *cfg, int K, uint64_t *dropout_seed, float *r,
                            pc_error *err);
-pc_status pc_model_readout_backward(pc_model *m, pc_model_ws *ws, const float *dr,
+pc_status pc_gnn_readout_backward(pc_gnn *m, pc_gnn_ws *ws, const float *dr,
                                     pc_error *err);
-int pc_model_readout_width(const pc_model *m);
-pc_status pc_model_head_forward(const pc_model *m, pc_model_ws *ws, const float *r, int K,
+int pc_gnn_readout_width(const pc_gnn *m);
+pc_status pc_gnn_head_forward(const pc_gnn *m, pc_gnn_ws *ws, const float *r, int K,
                                 float *scores, pc_error *err);
-pc_status pc_model_head_backward(pc_model *m, pc_model_ws *ws, const float *dscores, float *dr,
+pc_status pc_gnn_head_backward(pc_gnn *m, pc_gnn_ws *ws, const float *dscores, float *dr,
                                  pc_error *err);
 
 /* Workspace bytes one more config adds to a score_configs call (for chunking). */
-size_t pc_model_bytes_per_config(const pc_model *m, const pc_model_graph *g);
+size_t pc_gnn_bytes_per_config(const pc_gnn *m, const pc_gnn_graph *g);
 /*
  * Resident bytes of the workspace buffers one pass over K configs of a graph
  * with n nodes (nc configurable) writes: the forward, plus the backward when
  * train. For memory estimates before training (src/train/train_memory.c).
  */
-double pc_model_pass_bytes(const pc_model *m, int64_t n, int64_t nc, int64_t K, int train);
+double pc_gnn_pass_bytes(const pc_gnn *m, int64_t n, int64_t nc, int64_t K, int train);
 
 #endif /* PC_MODEL_H */

@@ -25,7 +25,7 @@
 #define PC_MODEL_GST_H
 
 #include "graph/graph.h"
-#include "model/model.h"
+#include "gnn/gnn.h"
 
 typedef struct pc_gst_opts {
     pc_seg_method method; /* PC_SEG_CONTIGUOUS (default), _NODE_SPLITS or _METIS */
@@ -39,17 +39,17 @@ pc_gst_opts pc_gst_opts_default(void);
 const char *pc_gst_method_name(pc_seg_method m);
 int pc_gst_method_find(const char *name); /* -1 if unknown */
 /* The segmentation a GST model records (its method and segment size). */
-pc_gst_opts pc_gst_opts_of(const pc_model *m);
+pc_gst_opts pc_gst_opts_of(const pc_gnn *m);
 
 /* One graph cut into segments, with its embedding table. */
 typedef struct pc_gst_graph pc_gst_graph;
 
 /*
- * Segments the graph (model kind layout only; d as pc_model_gdata_build made
+ * Segments the graph (model kind layout only; d as pc_gnn_gdata_build made
  * it, pruned if the model prunes) and allocates the table for `configs` configs
  * (0: no table, inference only).
  */
-pc_status pc_gst_graph_build(const pc_model *m, const pc_model_gdata *d, const pc_gst_opts *o,
+pc_status pc_gst_graph_build(const pc_gnn *m, const pc_gnn_gdata *d, const pc_gst_opts *o,
                              int64_t configs, pc_gst_graph **out, pc_error *err);
 void pc_gst_graph_free(pc_gst_graph *gg);
 int pc_gst_graph_segments(const pc_gst_graph *gg);
@@ -70,21 +70,21 @@ void pc_gst_ctx_free(pc_gst_ctx *cx);
  * features are cfg (K, nc, D) in the full graph's configurable-node order.
  * rng drives the segment sample and the dropout.
  */
-pc_status pc_gst_forward(const pc_model *m, pc_gst_ctx *cx, pc_gst_graph *gg, const int64_t *ids,
+pc_status pc_gst_forward(const pc_gnn *m, pc_gst_ctx *cx, pc_gst_graph *gg, const int64_t *ids,
                          const float *cfg, int K, const pc_gst_opts *o, uint64_t *rng,
                          float *scores, pc_error *err);
 /* Accumulates gradients for the last pc_gst_forward and refreshes its table rows. */
-pc_status pc_gst_backward(pc_model *m, pc_gst_ctx *cx, pc_gst_graph *gg, const float *dscores,
+pc_status pc_gst_backward(pc_gnn *m, pc_gst_ctx *cx, pc_gst_graph *gg, const float *dscores,
                           pc_error *err);
 /*
  * Inference: every segment fresh; readout r (K, R) (may be NULL) and scores.
- * With head_only_train set, also keeps what pc_model_head_backward needs (for
+ * With head_only_train set, also keeps what pc_gnn_head_backward needs (for
  * the head fine-tuning phase) in cx.
  */
-pc_status pc_gst_score(const pc_model *m, pc_gst_ctx *cx, pc_gst_graph *gg, const float *cfg,
+pc_status pc_gst_score(const pc_gnn *m, pc_gst_ctx *cx, pc_gst_graph *gg, const float *cfg,
                        int K, float *scores, pc_error *err);
 /* Head-only backward after pc_gst_score (fine-tuning phase). */
-pc_status pc_gst_head_backward(pc_model *m, pc_gst_ctx *cx, const float *dscores,
+pc_status pc_gst_head_backward(pc_gnn *m, pc_gst_ctx *cx, const float *dscores,
                                pc_error *err);
 
 #endif /* PC_MODEL_GST_H */

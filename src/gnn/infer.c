@@ -1,5 +1,5 @@
 /*
- * Inference (src/model/infer.h): every configuration of a graph scored in
+ * Inference (src/gnn/infer.h): every configuration of a graph scored in
  * chunks over the shared prefix, distinct configurations once.
  */
 #include <stdlib.h>
@@ -7,7 +7,7 @@
 
 #include "common/util.h"
 #include "dataset/config_pack.h"
-#include "model/infer.h"
+#include "gnn/infer.h"
 
 /* ---- buffers ------------------------------------------------------------------ */
 
@@ -44,7 +44,7 @@ int pc_infer_scratch_ids(pc_infer_scratch *x, size_t n) {
     return 1;
 }
 
-pc_status pc_infer_gather_cfg(const pc_model *m, pc_graph *g, const int64_t *ids, int K,
+pc_status pc_infer_gather_cfg(const pc_gnn *m, pc_graph *g, const int64_t *ids, int K,
                               pc_infer_scratch *x, pc_error *err) {
     if (m->opts.kind == PC_KIND_TILE) {
         const float *cf = pc_graph_config_feat(g);
@@ -54,7 +54,7 @@ pc_status pc_infer_gather_cfg(const pc_model *m, pc_graph *g, const int64_t *ids
             return pc_fail(err, PC_ERR_NOMEM, "train: out of memory");
         for (int k = 0; k < K; k++)
             memcpy(x->raw.p + (size_t)k * D0, cf + ids[k] * D0, (size_t)D0 * sizeof(float));
-        return pc_model_prep_configs(m, x->raw.p, K, x->cfg.p, err);
+        return pc_gnn_prep_configs(m, x->raw.p, K, x->cfg.p, err);
     }
     size_t nc = (size_t)pc_graph_num_config_nodes(g);
     size_t rows = (size_t)K * nc;
@@ -63,7 +63,7 @@ pc_status pc_infer_gather_cfg(const pc_model *m, pc_graph *g, const int64_t *ids
         return pc_fail(err, PC_ERR_NOMEM, "train: out of memory");
     pc_status st = pc_graph_config_feat_gather(g, ids, K, x->raw.p, err);
     if (st) return st;
-    return pc_model_prep_configs(m, x->raw.p, (int64_t)rows, x->cfg.p, err);
+    return pc_gnn_prep_configs(m, x->raw.p, (int64_t)rows, x->cfg.p, err);
 }
 
 void pc_infer_uniq_free(pc_infer_uniq *u) {
@@ -77,7 +77,7 @@ void pc_infer_uniq_free(pc_infer_uniq *u) {
 /* What one scoring of a graph works on. */
 typedef struct igraph {
     pc_graph *g;
-    const pc_model_gdata *d;
+    const pc_gnn_gdata *d;
     pc_gst_graph *gst;
     int64_t c;
     pc_infer_uniq *u;
@@ -89,7 +89,7 @@ typedef struct igraph {
  * attention, since its scores are only defined per group. Returns the padded
  * count.
  */
-static int chunk_ids(const pc_model *m, const igraph *t, int64_t c0, int64_t chunk, int *real,
+static int chunk_ids(const pc_gnn *m, const igraph *t, int64_t c0, int64_t chunk, int *real,
                      pc_infer_scratch *x) {
     const pc_infer_uniq *u = t->u;
     int64_t n = u->first ? u->n : t->c; /* configs to score */
@@ -114,7 +114,7 @@ static int chunk_ids(const pc_model *m, const igraph *t, int64_t c0, int64_t chu
  * If the grouping cannot be computed (out of memory, layout values the packer
  * refuses) or would need over 256 MiB of layout codes, every config is scored.
  */
-static void uniq_build(const pc_model *m, const igraph *t) {
+static void uniq_build(const pc_gnn *m, const igraph *t) {
     pc_infer_uniq *u = t->u;
     if (u->done) return;
     u->done = 1;
@@ -142,14 +142,14 @@ static void expand_uniq(const igraph *t, pc_infer_scratch *x) {
     for (int64_t c = t->c - 1; c >= 0; c--) x->pred[c] = x->pred[t->u->map[c]];
 }
 
-int64_t pc_infer_chunk_of(const pc_model *m, int64_t budget) {
+int64_t pc_infer_chunk_of(const pc_gnn *m, int64_t budget) {
     int g = m->opts.attn_heads > 0 ? m->opts.attn_group : 1;
     if (budget < g) budget = g;
     return budget / g * g;
 }
 
 /* GST models: every segment fresh, chunks of configs. */
-static pc_status infer_all_gst(const pc_model *m, const igraph *t, pc_infer_scratch *x,
+static pc_status infer_all_gst(const pc_gnn *m, const igraph *t, pc_infer_scratch *x,
                                pc_error *err) {
     pc_gst_ctx *cx = pc_gst_ctx_new(1);
     int64_t chunk = pc_infer_chunk_of(m, 64);
@@ -171,22 +171,22 @@ static pc_status infer_all_gst(const pc_model *m, const igraph *t, pc_infer_scra
     return st;
 }
 
-int64_t pc_infer_chunk(const pc_model *m, const pc_model_graph *g) {
-    double per = (double)pc_model_bytes_per_config(m, g);
+int64_t pc_infer_chunk(const pc_gnn *m, const pc_gnn_graph *g) {
+    double per = (double)pc_gnn_bytes_per_config(m, g);
     int64_t chunk = (int64_t)(268435456.0 / per);
     if (chunk < 1) chunk = 1;
     if (chunk > 1024) chunk = 1024;
     return pc_infer_chunk_of(m, chunk);
 }
 
-pc_status pc_infer_all(const pc_model *m, pc_model_ws *ws, pc_graph *g, const pc_model_gdata *d,
+pc_status pc_infer_all(const pc_gnn *m, pc_gnn_ws *ws, pc_graph *g, const pc_gnn_gdata *d,
                        pc_gst_graph *gst, pc_infer_uniq *u, pc_infer_scratch *x, pc_error *err) {
     igraph t = {g, d, gst, pc_graph_num_configs(g), u};
     if (!pc_infer_scratch_ids(x, (size_t)t.c + 1))
         return pc_fail(err, PC_ERR_NOMEM, "out of memory");
     uniq_build(m, &t);
     if (m->opts.gst) return infer_all_gst(m, &t, x, err);
-    pc_status st = pc_model_prefix(m, ws, &d->g, err);
+    pc_status st = pc_gnn_prefix(m, ws, &d->g, err);
     if (st) return st;
     int64_t chunk = pc_infer_chunk(m, &d->g);
     if (!pc_fbuf_grow(&x->s, (size_t)chunk) || !pc_infer_scratch_ids(x, (size_t)(t.c + chunk)))
@@ -195,25 +195,25 @@ pc_status pc_infer_all(const pc_model *m, pc_model_ws *ws, pc_graph *g, const pc
     for (int64_t c0 = 0; c0 < n; c0 += chunk) {
         int K, Kp = chunk_ids(m, &t, c0, chunk, &K, x);
         if ((st = pc_infer_gather_cfg(m, g, x->ids, Kp, x, err))) return st;
-        if ((st = pc_model_score_configs(m, ws, x->cfg.p, Kp, x->s.p, err))) return st;
+        if ((st = pc_gnn_score_configs(m, ws, x->cfg.p, Kp, x->s.p, err))) return st;
         for (int k = 0; k < K; k++) x->pred[c0 + k] = (double)x->s.p[k];
     }
     expand_uniq(&t, x);
     return PC_OK;
 }
 
-pc_status pc_infer_score_graph(const pc_model *m, pc_model_ws *ws, pc_graph *g, double *scores,
+pc_status pc_infer_score_graph(const pc_gnn *m, pc_gnn_ws *ws, pc_graph *g, double *scores,
                                pc_error *err) {
     int64_t c = pc_graph_num_configs(g);
     if (c < 1) return PC_OK;
-    pc_model_gdata d;
+    pc_gnn_gdata d;
     memset(&d, 0, sizeof d);
     pc_gst_graph *gst = NULL;
     pc_infer_uniq u;
     memset(&u, 0, sizeof u);
     pc_infer_scratch x;
     memset(&x, 0, sizeof x);
-    pc_status st = pc_model_gdata_build(m, g, &d, err);
+    pc_status st = pc_gnn_gdata_build(m, g, &d, err);
     if (!st && m->opts.gst) {
         pc_gst_opts go = pc_gst_opts_of(m);
         st = pc_gst_graph_build(m, &d, &go, 0, &gst, err);
@@ -221,7 +221,7 @@ pc_status pc_infer_score_graph(const pc_model *m, pc_model_ws *ws, pc_graph *g, 
     if (!st) st = pc_infer_all(m, ws, g, &d, gst, &u, &x, err);
     if (!st) memcpy(scores, x.pred, (size_t)c * sizeof(double));
     else pc_error_prefix(err, "%s: ", pc_graph_path(g));
-    pc_model_gdata_free(&d);
+    pc_gnn_gdata_free(&d);
     pc_gst_graph_free(gst);
     pc_infer_uniq_free(&u);
     pc_infer_scratch_free(&x);

@@ -1,5 +1,5 @@
 /*
- * Reading model checkpoints (src/model/checkpoint.h): what inference (predict,
+ * Reading model checkpoints (src/gnn/checkpoint.h): what inference (predict,
  * rank, eval) and a resumed training run load. The writer records training
  * options and resume state, so it lives with the trainer (src/train/checkpoint.c).
  */
@@ -12,9 +12,9 @@
 #include <cjson/cJSON.h>
 
 #include "common/util.h"
-#include "model/checkpoint.h"
-#include "model/encode.h"
-#include "model/gst.h"
+#include "gnn/checkpoint.h"
+#include "gnn/encode.h"
+#include "gnn/gst.h"
 #include "perfcast/dataset.h"
 #include "perfcast/safetensors.h"
 
@@ -83,14 +83,14 @@ static pc_status load_prep(const pc_st *r, const char *which, int in_dim, int ou
     return st;
 }
 
-pc_status pc_ckpt_load(const char *path, pc_model **out, int *collection, pc_error *err) {
+pc_status pc_ckpt_load(const char *path, pc_gnn **out, int *collection, pc_error *err) {
     pc_error local;
     if (!err) err = &local;
     *out = NULL;
     pc_st *r = NULL;
     pc_status st = pc_st_open(path, &r, err);
     if (st) return st;
-    pc_model *m = NULL;
+    pc_gnn *m = NULL;
     pc_prep np = {0}, cp = {0};
     const char *meta = pc_st_meta(r, "perfcast");
     cJSON *root = meta ? cJSON_Parse(meta) : NULL;
@@ -109,7 +109,7 @@ pc_status pc_ckpt_load(const char *path, pc_model **out, int *collection, pc_err
         goto done;
     }
     int coll = pc_collection_find(jstr(root, "collection") ? jstr(root, "collection") : "");
-    pc_model_opts o = pc_model_opts_default(PC_KIND_TILE);
+    pc_gnn_opts o = pc_gnn_opts_default(PC_KIND_TILE);
     int feat_dim, cfg_dim, node_in, cfg_in;
     const cJSON *dj = cJSON_GetObjectItemCaseSensitive(a, "dropout");
     int pool = name_index(pc_ckpt_pool_names, 4, jstr(a, "pool"));
@@ -162,7 +162,7 @@ pc_status pc_ckpt_load(const char *path, pc_model **out, int *collection, pc_err
             goto done;
         }
     }
-    if ((st = pc_model_new(&o, feat_dim, cfg_dim, 0, &m, err))) {
+    if ((st = pc_gnn_new(&o, feat_dim, cfg_dim, 0, &m, err))) {
         pc_error_prefix(err, "%s: ", path);
         goto done;
     }
@@ -186,7 +186,7 @@ pc_status pc_ckpt_load(const char *path, pc_model **out, int *collection, pc_err
     }
     if ((st = load_prep(r, "node", node_in, feat_dim, &np, path, err)) ||
         (st = load_prep(r, "cfg", cfg_in, cfg_dim, &cp, path, err)) ||
-        (st = pc_model_set_prep(m, &np, &cp, err)))
+        (st = pc_gnn_set_prep(m, &np, &cp, err)))
         goto done;
     *collection = coll;
     *out = m;
@@ -194,7 +194,7 @@ pc_status pc_ckpt_load(const char *path, pc_model **out, int *collection, pc_err
 done:
     pc_prep_free(&np);
     pc_prep_free(&cp);
-    pc_model_free(m);
+    pc_gnn_free(m);
     cJSON_Delete(root);
     pc_st_close(r);
     return st;

@@ -7,16 +7,16 @@
 
 #include "common/util.h"
 #include "graph/graph.h"
-#include "model/encode.h"
-#include "model/model.h"
+#include "gnn/encode.h"
+#include "gnn/gnn.h"
 
 #define LEAKY_SLOPE 0.01f
 #define LN_EPS 1e-5f
 
 /* ---- options and parameters ------------------------------------------------- */
 
-pc_model_opts pc_model_opts_default(pc_kind kind) {
-    pc_model_opts o;
+pc_gnn_opts pc_gnn_opts_default(pc_kind kind) {
+    pc_gnn_opts o;
     memset(&o, 0, sizeof o);
     o.kind = kind;
     o.hidden = 64;
@@ -33,20 +33,20 @@ pc_model_opts pc_model_opts_default(pc_kind kind) {
 }
 
 /* Tile late join: the GNN is config-independent and the config meets the pooled graph. */
-static int is_late(const pc_model *m) {
+static int is_late(const pc_gnn *m) {
     return m->opts.kind == PC_KIND_TILE && m->opts.join == PC_JOIN_LATE;
 }
 /* Layout late join: the GNN is config-independent; configs meet configurable nodes' embeddings. */
-static int layout_late(const pc_model *m) {
+static int layout_late(const pc_gnn *m) {
     return m->opts.kind == PC_KIND_LAYOUT && m->opts.join == PC_JOIN_LATE;
 }
 /* The GNN and graph pooling run once per graph, not once per config. */
-static int shared_gnn(const pc_model *m) { return is_late(m) || layout_late(m); }
-static int pool_width(const pc_model *m) {
+static int shared_gnn(const pc_gnn *m) { return is_late(m) || layout_late(m); }
+static int pool_width(const pc_gnn *m) {
     return m->opts.pool == PC_POOL_MEANMAX ? 2 * m->opts.hidden : m->opts.hidden;
 }
 /* Width of the head input. */
-static int readout_width(const pc_model *m) {
+static int readout_width(const pc_gnn *m) {
     int P = pool_width(m);
     if (m->opts.kind == PC_KIND_LAYOUT) return 2 * P;
     return is_late(m) ? P + m->cfg_dim : P;
@@ -57,13 +57,13 @@ static float unif(uint64_t *s, float a) { /* U(-a, a) */
     return (float)((2.0 * u - 1.0) * a);
 }
 
-static pc_status add(pc_model *m, const char *name, int d0, int d1, int *idx, pc_error *err) {
+static pc_status add(pc_gnn *m, const char *name, int d0, int d1, int *idx, pc_error *err) {
     int shape[2] = {d0, d1};
     return pc_params_add(&m->params, name, d1 > 0 ? 2 : 1, shape, idx, err);
 }
 
 /* Xavier-uniform fill of a (OC, IC) weight. */
-static void xavier(pc_model *m, int idx, uint64_t *s) {
+static void xavier(pc_gnn *m, int idx, uint64_t *s) {
     const pc_param_info *t = &m->params.info[idx];
     int oc = t->shape[0], ic = t->ndim > 1 ? t->shape[1] : 1;
     float a = sqrtf(6.0f / (float)(oc + ic));
@@ -71,10 +71,10 @@ static void xavier(pc_model *m, int idx, uint64_t *s) {
     for (size_t i = 0; i < t->numel; i++) w[i] = unif(s, a);
 }
 
-pc_status pc_model_new(const pc_model_opts *opts, int feat_dim, int cfg_dim, uint64_t seed,
-                       pc_model **out, pc_error *err) {
+pc_status pc_gnn_new(const pc_gnn_opts *opts, int feat_dim, int cfg_dim, uint64_t seed,
+                       pc_gnn **out, pc_error *err) {
     *out = NULL;
-    const pc_model_opts *o = opts;
+    const pc_gnn_opts *o = opts;
     if (o->kind != PC_KIND_TILE && o->kind != PC_KIND_LAYOUT)
         return pc_fail(err, PC_ERR_ARG, "model: kind must be tile or layout");
     if (o->hidden < 1 || o->layers < 0 || o->emb_dim < 1 || o->num_opcodes < 1 ||
@@ -88,7 +88,7 @@ pc_status pc_model_new(const pc_model_opts *opts, int feat_dim, int cfg_dim, uin
         return pc_fail(err, PC_ERR_ARG, "model: bad pool/join/activation option");
     if (!(o->dropout >= 0.0f && o->dropout < 1.0f))
         return pc_fail(err, PC_ERR_ARG, "model: dropout %g not in [0, 1)", (double)o->dropout);
-    pc_model *m = calloc(1, sizeof *m);
+    pc_gnn *m = calloc(1, sizeof *m);
     if (!m) return pc_fail(err, PC_ERR_NOMEM, "model: out of memory");
     m->opts = *o;
     m->feat_dim = feat_dim;
@@ -175,11 +175,11 @@ pc_status pc_model_new(const pc_model_opts *opts, int feat_dim, int cfg_dim, uin
     *out = m;
     return PC_OK;
 fail:
-    pc_model_free(m);
+    pc_gnn_free(m);
     return st;
 }
 
-void pc_model_free(pc_model *m) {
+void pc_gnn_free(pc_gnn *m) {
     if (!m) return;
     pc_params_free(&m->params);
     pc_prep_free(&m->node_prep);
@@ -191,7 +191,7 @@ void pc_model_free(pc_model *m) {
     free(m);
 }
 
-pc_status pc_model_set_prep(pc_model *m, const pc_prep *node, const pc_prep *cfg,
+pc_status pc_gnn_set_prep(pc_gnn *m, const pc_prep *node, const pc_prep *cfg,
                             pc_error *err) {
     if (node->out_dim != m->feat_dim || cfg->out_dim != m->cfg_dim)
         return pc_fail(err, PC_ERR_ARG,
@@ -215,19 +215,19 @@ pc_status pc_model_set_prep(pc_model *m, const pc_prep *node, const pc_prep *cfg
 
 /* ---- graphs ------------------------------------------------------------------- */
 
-static pc_encode_opts enc_opts(const pc_model *m) {
+static pc_encode_opts enc_opts(const pc_gnn *m) {
     pc_encode_opts eo = pc_encode_opts_none();
     pc_encode_opts_from_bits(m->opts.encode, &eo, NULL); /* checked at load */
     return eo;
 }
 
 /* Raw width of a config row the model takes (cfg_prep reads the encoded row). */
-static int raw_cfg_dim(const pc_model *m) {
+static int raw_cfg_dim(const pc_gnn *m) {
     return m->opts.kind == PC_KIND_TILE ? PC_TILE_CONFIG_DIM : PC_LAYOUT_CONFIG_DIM;
 }
 
 /* Replaces d's graph by its pruned version (rows of x, opcodes, edges, ids, splits). */
-static pc_status gdata_prune(const pc_model *m, pc_model_gdata *d, pc_error *err) {
+static pc_status gdata_prune(const pc_gnn *m, pc_gnn_gdata *d, pc_error *err) {
     pc_prune_opts po = pc_prune_opts_default();
     po.hops = m->opts.prune_hops;
     po.collapse_chains = m->opts.collapse_chains;
@@ -277,7 +277,7 @@ static pc_status gdata_prune(const pc_model *m, pc_model_gdata *d, pc_error *err
     return PC_OK;
 }
 
-pc_status pc_model_gdata_build(const pc_model *m, const pc_graph *graph, pc_model_gdata *out,
+pc_status pc_gnn_gdata_build(const pc_gnn *m, const pc_graph *graph, pc_gnn_gdata *out,
                                pc_error *err) {
     memset(out, 0, sizeof *out);
     if (pc_graph_kind(graph) != m->opts.kind)
@@ -310,7 +310,7 @@ pc_status pc_model_gdata_build(const pc_model *m, const pc_graph *graph, pc_mode
         if (!es) pc_prep_apply(&m->node_prep, enc, n, out->x);
         free(enc);
         if (es) {
-            pc_model_gdata_free(out);
+            pc_gnn_gdata_free(out);
             return es;
         }
     } else {
@@ -318,7 +318,7 @@ pc_status pc_model_gdata_build(const pc_model *m, const pc_graph *graph, pc_mode
     }
     pc_status st = pc_csr_build(&out->csr, pc_graph_edge_index(graph), (int)e, (int)n, err);
     if (st) {
-        pc_model_gdata_free(out);
+        pc_gnn_gdata_free(out);
         return st;
     }
     out->g.n = (int)n;
@@ -335,21 +335,21 @@ pc_status pc_model_gdata_build(const pc_model *m, const pc_graph *graph, pc_mode
         const int32_t *ids = pc_graph_node_config_ids(graph);
         for (int64_t j = 0; j < nc; j++)
             if (ids[j] < 0 || ids[j] >= n) {
-                pc_model_gdata_free(out);
+                pc_gnn_gdata_free(out);
                 return pc_fail(err, PC_ERR_RANGE, "model: config node id %d out of range",
                                (int)ids[j]);
             }
         out->g.nc = (int)nc;
         out->g.cfg_ids = ids;
         if (m->opts.prune_hops >= 0 && (st = gdata_prune(m, out, err))) {
-            pc_model_gdata_free(out);
+            pc_gnn_gdata_free(out);
             return st;
         }
     }
     return PC_OK;
 }
 
-void pc_model_gdata_free(pc_model_gdata *d) {
+void pc_gnn_gdata_free(pc_gnn_gdata *d) {
     if (!d) return;
     free(d->own_op);
     free(d->own_cfg);
@@ -360,7 +360,7 @@ void pc_model_gdata_free(pc_model_gdata *d) {
     memset(d, 0, sizeof *d);
 }
 
-pc_status pc_model_prep_configs(const pc_model *m, const float *raw, int64_t rows, float *out,
+pc_status pc_gnn_prep_configs(const pc_gnn *m, const float *raw, int64_t rows, float *out,
                                 pc_error *err) {
     if (!m->opts.encode) {
         pc_prep_apply(&m->cfg_prep, raw, rows, out);
@@ -418,9 +418,9 @@ typedef struct lbuf {
     ubuf mask;
 } lbuf;
 
-struct pc_model_ws {
+struct pc_gnn_ws {
     /* what the last forward saw */
-    pc_model_graph g;
+    pc_gnn_graph g;
     const float *cfg;
     int K, S, train, have_prefix;
     /* prefix, n rows */
@@ -436,14 +436,14 @@ struct pc_model_ws {
     /* layout late join: hn @ late.w^T (nc, H); u, act(u) (K*nc, H) */
     fbuf ljp, lu, la, dla, dlu, dljp;
     int fused; /* the last layout-late scoring skipped the buffers backward needs */
-    int hK;    /* configs of the last pc_model_head_forward */
+    int hK;    /* configs of the last pc_gnn_head_forward */
     fbuf ra, acache, dra, ascratch; /* cross-config attention */
     /* backward scratch */
     fbuf dh, dt, du, dcat, dz, dao, dau, dpre, dbase, dx0, demb, dinj, dr, dh1, da1, dpa, dpb,
         dgath, dpooled, dcpooled;
 };
 
-pc_model_ws *pc_model_ws_new(void) { return calloc(1, sizeof(pc_model_ws)); }
+pc_gnn_ws *pc_gnn_ws_new(void) { return calloc(1, sizeof(pc_gnn_ws)); }
 
 static void lbuf_free(lbuf *l) {
     fbuf *fs[] = {&l->z, &l->lnm, &l->lnr, &l->ao, &l->au, &l->cat, &l->u, &l->a, &l->d, &l->hout};
@@ -451,7 +451,7 @@ static void lbuf_free(lbuf *l) {
     free(l->mask.p);
 }
 
-void pc_model_ws_free(pc_model_ws *ws) {
+void pc_gnn_ws_free(pc_gnn_ws *ws) {
     if (!ws) return;
     fbuf *fs[] = {&ws->emb, &ws->x0,  &ws->base,  &ws->pre0, &ws->inj,     &ws->h0,
                   &ws->pa,  &ws->pb,  &ws->pooled, &ws->gath, &ws->cpa,     &ws->cpb,
@@ -517,14 +517,14 @@ static pc_status nomem(pc_error *err) {
 
 /* ---- small helpers -------------------------------------------------------------- */
 
-static void act_fwd(const pc_model *m, float *out, const float *in, size_t n) {
+static void act_fwd(const pc_gnn *m, float *out, const float *in, size_t n) {
     switch (m->opts.act) {
     case PC_ACT_RELU: pc_relu_forward(out, in, n); break;
     case PC_ACT_GELU: pc_gelu_forward(out, in, n); break;
     default: pc_leaky_relu_forward(out, in, LEAKY_SLOPE, n); break;
     }
 }
-static void act_bwd(const pc_model *m, float *dinp, const float *dout, const float *in,
+static void act_bwd(const pc_gnn *m, float *dinp, const float *dout, const float *in,
                     size_t n) {
     switch (m->opts.act) {
     case PC_ACT_RELU: pc_relu_backward(dinp, dout, in, n); break;
@@ -533,11 +533,11 @@ static void act_bwd(const pc_model *m, float *dinp, const float *dout, const flo
     }
 }
 
-static float *P(const pc_model *m, int i) { return pc_params_data(&m->params, i); }
-static float *G(const pc_model *m, int i) { return pc_params_grad(&m->params, i); }
+static float *P(const pc_gnn *m, int i) { return pc_params_data(&m->params, i); }
+static float *G(const pc_gnn *m, int i) { return pc_params_grad(&m->params, i); }
 
 /* out (G, P) from x over segments off; pa, pb, am: scratch of G*H each, sized. */
-static void pool_rows(const pc_model *m, float *out, float *pa, float *pb, int32_t *am,
+static void pool_rows(const pc_gnn *m, float *out, float *pa, float *pb, int32_t *am,
                       const float *x, const int32_t *off, int Gs, int H) {
     switch (m->opts.pool) {
     case PC_POOL_SUM: pc_pool_forward(out, NULL, x, off, Gs, H, PC_REDUCE_SUM); break;
@@ -555,7 +555,7 @@ static void pool_rows(const pc_model *m, float *out, float *pa, float *pb, int32
 }
 
 /* out (G, P) from x over segments off; pa, pb, am are grown scratch (G, H). */
-static int pool_fwd(const pc_model *m, fbuf *out, fbuf *pa, fbuf *pb, ibuf *am, const float *x,
+static int pool_fwd(const pc_gnn *m, fbuf *out, fbuf *pa, fbuf *pb, ibuf *am, const float *x,
                     const int32_t *off, int Gs, int H) {
     size_t gh = (size_t)Gs * (size_t)H;
     if (!fgrow(out, (size_t)Gs * (size_t)pool_width(m)) || !igrow(am, gh) || !fgrow(pa, gh) ||
@@ -566,7 +566,7 @@ static int pool_fwd(const pc_model *m, fbuf *out, fbuf *pa, fbuf *pb, ibuf *am, 
 }
 
 /* dx += pool backward of dout (G, P); dpa, dpb scratch. */
-static void pool_bwd(const pc_model *m, float *dx, const float *dout, fbuf *dpa, fbuf *dpb,
+static void pool_bwd(const pc_gnn *m, float *dx, const float *dout, fbuf *dpa, fbuf *dpb,
                     const ibuf *am, const int32_t *off, int Gs, int H) {
     switch (m->opts.pool) {
     case PC_POOL_SUM: pc_pool_backward(dx, dout, NULL, off, Gs, H, PC_REDUCE_SUM); break;
@@ -594,23 +594,23 @@ static int offsets(ibuf *b, int Gs, int step) {
 
 /* ---- GNN over S segments -------------------------------------------------------- */
 
-static float *layer_in(pc_model_ws *ws, int l) { return l == 0 ? ws->h0.p : ws->lay[l - 1].hout.p; }
-static float *layer_z(const pc_model *m, pc_model_ws *ws, int l) {
+static float *layer_in(pc_gnn_ws *ws, int l) { return l == 0 ? ws->h0.p : ws->lay[l - 1].hout.p; }
+static float *layer_z(const pc_gnn *m, pc_gnn_ws *ws, int l) {
     return m->opts.layernorm ? ws->lay[l].z.p : layer_in(ws, l);
 }
-static int use_dropout(const pc_model *m, const pc_model_ws *ws) {
+static int use_dropout(const pc_gnn *m, const pc_gnn_ws *ws) {
     return ws->train && m->opts.dropout > 0.0f;
 }
-static float *layer_d(const pc_model *m, pc_model_ws *ws, int l) {
+static float *layer_d(const pc_gnn *m, pc_gnn_ws *ws, int l) {
     return use_dropout(m, ws) ? ws->lay[l].d.p : ws->lay[l].a.p;
 }
 /* The final node tensor h_L. */
-static float *gnn_out(const pc_model *m, pc_model_ws *ws) {
+static float *gnn_out(const pc_gnn *m, pc_gnn_ws *ws) {
     return m->opts.layers ? ws->lay[m->opts.layers - 1].hout.p : ws->h0.p;
 }
 
 /* h0 = act(pre0), then the L layers, over S segments of n rows. */
-static pc_status gnn_forward(const pc_model *m, pc_model_ws *ws, int S, uint64_t *seed,
+static pc_status gnn_forward(const pc_gnn *m, pc_gnn_ws *ws, int S, uint64_t *seed,
                              pc_error *err) {
     int n = ws->g.n, H = m->opts.hidden, L = m->opts.layers;
     int N = S * n;
@@ -659,7 +659,7 @@ static pc_status gnn_forward(const pc_model *m, pc_model_ws *ws, int S, uint64_t
 }
 
 /* ws->dh (S*n, H) holds dL/dh_L (it is consumed); leaves dL/dpre0 in ws->dpre. */
-static void gnn_backward(pc_model *m, pc_model_ws *ws, int S) {
+static void gnn_backward(pc_gnn *m, pc_gnn_ws *ws, int S) {
     int n = ws->g.n, H = m->opts.hidden, L = m->opts.layers;
     int N = S * n;
     size_t NH = (size_t)N * (size_t)H;
@@ -703,7 +703,7 @@ static void gnn_backward(pc_model *m, pc_model_ws *ws, int S) {
 
 /* ---- forward -------------------------------------------------------------------- */
 
-static pc_status check_graph(const pc_model *m, const pc_model_graph *g, pc_error *err) {
+static pc_status check_graph(const pc_gnn *m, const pc_gnn_graph *g, pc_error *err) {
     if (!g || g->n < 1 || !g->x || !g->opcode || !g->csr || g->csr->n != g->n)
         return pc_fail(err, PC_ERR_ARG, "model: bad graph (no nodes or CSR mismatch)");
     if (m->opts.kind == PC_KIND_LAYOUT && (g->nc < 0 || (g->nc > 0 && !g->cfg_ids)))
@@ -711,7 +711,7 @@ static pc_status check_graph(const pc_model *m, const pc_model_graph *g, pc_erro
     return PC_OK;
 }
 
-static pc_status prefix_impl(const pc_model *m, pc_model_ws *ws, const pc_model_graph *g,
+static pc_status prefix_impl(const pc_gnn *m, pc_gnn_ws *ws, const pc_gnn_graph *g,
                              int train, uint64_t *seed, pc_error *err) {
     pc_status st = check_graph(m, g, err);
     if (st) return st;
@@ -759,7 +759,7 @@ static pc_status prefix_impl(const pc_model *m, pc_model_ws *ws, const pc_model_
  * (K*nc, H) buffers of the training path never exist and each config's rows
  * stay in cache. Same ops in the same order per config as the batched path.
  */
-static pc_status layout_late_fused(const pc_model *m, pc_model_ws *ws, const float *cfg, int K,
+static pc_status layout_late_fused(const pc_gnn *m, pc_gnn_ws *ws, const float *cfg, int K,
                                    pc_error *err) {
     int H = m->opts.hidden, D = m->cfg_dim, nc = ws->g.nc, Pw = pool_width(m);
     int T = omp_get_max_threads();
@@ -785,7 +785,7 @@ static pc_status layout_late_fused(const pc_model *m, pc_model_ws *ws, const flo
 }
 
 /* scores (K) from the readout ws->r (K, R): Linear -> act -> Linear. */
-static pc_cfg_attn_params attn_params(const pc_model *m) {
+static pc_cfg_attn_params attn_params(const pc_gnn *m) {
     pc_cfg_attn_params p = {P(m, m->p_at[0]), P(m, m->p_at[1]), P(m, m->p_at[2]),
                             P(m, m->p_at[3]), P(m, m->p_at[4]), P(m, m->p_at[5]),
                             P(m, m->p_at[6]), P(m, m->p_at[7]), P(m, m->p_at[8]),
@@ -794,17 +794,17 @@ static pc_cfg_attn_params attn_params(const pc_model *m) {
 }
 
 /* Attention groups of K rows: attn_group configs each (one group when K is smaller). */
-static int attn_groups(const pc_model *m, int K, int *group) {
+static int attn_groups(const pc_gnn *m, int K, int *group) {
     *group = K < m->opts.attn_group ? K : m->opts.attn_group;
     return K % *group ? -1 : K / *group;
 }
 
 /* The head's input: r itself, or r after cross-config attention (ws->ra). */
-static const float *head_in(const pc_model *m, const pc_model_ws *ws) {
+static const float *head_in(const pc_gnn *m, const pc_gnn_ws *ws) {
     return m->opts.attn_heads > 0 ? ws->ra.p : ws->r.p;
 }
 
-static pc_status attn_fwd(const pc_model *m, pc_model_ws *ws, int K, pc_error *err) {
+static pc_status attn_fwd(const pc_gnn *m, pc_gnn_ws *ws, int K, pc_error *err) {
     int R = readout_width(m), grp, G = attn_groups(m, K, &grp);
     if (G < 0)
         return pc_fail(err, PC_ERR_ARG, "model: %d configs are not whole attention groups of "
@@ -818,7 +818,7 @@ static pc_status attn_fwd(const pc_model *m, pc_model_ws *ws, int K, pc_error *e
     return PC_OK;
 }
 
-static pc_status head_fwd(const pc_model *m, pc_model_ws *ws, int K, float *scores,
+static pc_status head_fwd(const pc_gnn *m, pc_gnn_ws *ws, int K, float *scores,
                           pc_error *err) {
     int H = m->opts.hidden, R = readout_width(m);
     if (!fgrow(&ws->h1, (size_t)K * H) || !fgrow(&ws->a1, (size_t)K * H)) return nomem(err);
@@ -833,7 +833,7 @@ static pc_status head_fwd(const pc_model *m, pc_model_ws *ws, int K, float *scor
 }
 
 /* Head backward: parameter gradients accumulate; ws->dr (K, R) is overwritten. */
-static pc_status head_bwd(pc_model *m, pc_model_ws *ws, int K, const float *dscores,
+static pc_status head_bwd(pc_gnn *m, pc_gnn_ws *ws, int K, const float *dscores,
                           pc_error *err) {
     int H = m->opts.hidden, R = readout_width(m);
     if (!fgrow(&ws->da1, (size_t)K * H) || !fgrow(&ws->dh1, (size_t)K * H) ||
@@ -868,7 +868,7 @@ static pc_status head_bwd(pc_model *m, pc_model_ws *ws, int K, const float *dsco
 }
 
 /* Readout ws->r (K, R) of K configs against the prefix, then scores (unless NULL). */
-static pc_status configs_impl(const pc_model *m, pc_model_ws *ws, const float *cfg, int K,
+static pc_status configs_impl(const pc_gnn *m, pc_gnn_ws *ws, const float *cfg, int K,
                               uint64_t *seed, int fused, float *scores, pc_error *err) {
     if (!ws->have_prefix) return pc_fail(err, PC_ERR_ARG, "model: no prefix computed");
     if (K < 1 || !cfg) return pc_fail(err, PC_ERR_ARG, "model: need K >= 1 configs");
@@ -962,7 +962,7 @@ static pc_status configs_impl(const pc_model *m, pc_model_ws *ws, const float *c
     return scores ? head_fwd(m, ws, K, scores, err) : PC_OK;
 }
 
-pc_status pc_model_forward(const pc_model *m, pc_model_ws *ws, const pc_model_graph *g,
+pc_status pc_gnn_forward(const pc_gnn *m, pc_gnn_ws *ws, const pc_gnn_graph *g,
                            const float *cfg, int K, uint64_t *dropout_seed, float *scores,
                            pc_error *err) {
     int train = dropout_seed != NULL;
@@ -971,7 +971,7 @@ pc_status pc_model_forward(const pc_model *m, pc_model_ws *ws, const pc_model_gr
     return st;
 }
 
-size_t pc_model_bytes_per_config(const pc_model *m, const pc_model_graph *g) {
+size_t pc_gnn_bytes_per_config(const pc_gnn *m, const pc_gnn_graph *g) {
     size_t H = (size_t)m->opts.hidden, L = (size_t)m->opts.layers;
     size_t rows = (size_t)(m->opts.kind == PC_KIND_LAYOUT ? g->nc : 0) + 1;
     if (!shared_gnn(m)) rows += (size_t)g->n * (10 + 4 * L); /* a GNN pass per config */
@@ -985,7 +985,7 @@ size_t pc_model_bytes_per_config(const pc_model *m, const pc_model_graph *g) {
  * outside layout late join) are never touched and cost no resident memory;
  * fgrow's 1.5x slack is not touched either.
  */
-double pc_model_pass_bytes(const pc_model *m, int64_t n, int64_t nc, int64_t K, int train) {
+double pc_gnn_pass_bytes(const pc_gnn *m, int64_t n, int64_t nc, int64_t K, int train) {
     double H = m->opts.hidden, L = m->opts.layers, F = m->feat_dim, E = m->opts.emb_dim;
     double Pw = pool_width(m), R = readout_width(m), Kd = (double)(K > 0 ? K : 1);
     int layout = m->opts.kind == PC_KIND_LAYOUT, late = shared_gnn(m);
@@ -1014,12 +1014,12 @@ double pc_model_pass_bytes(const pc_model *m, int64_t n, int64_t nc, int64_t K, 
     return f * (double)sizeof(float);
 }
 
-pc_status pc_model_prefix(const pc_model *m, pc_model_ws *ws, const pc_model_graph *g,
+pc_status pc_gnn_prefix(const pc_gnn *m, pc_gnn_ws *ws, const pc_gnn_graph *g,
                           pc_error *err) {
     return prefix_impl(m, ws, g, 0, NULL, err);
 }
 
-pc_status pc_model_score_configs(const pc_model *m, pc_model_ws *ws, const float *cfg, int K,
+pc_status pc_gnn_score_configs(const pc_gnn *m, pc_gnn_ws *ws, const float *cfg, int K,
                                  float *scores, pc_error *err) {
     if (ws->train) return pc_fail(err, PC_ERR_ARG, "model: prefix was computed for training");
     return configs_impl(m, ws, cfg, K, NULL, 1, scores, err);
@@ -1028,7 +1028,7 @@ pc_status pc_model_score_configs(const pc_model *m, pc_model_ws *ws, const float
 /* ---- backward ------------------------------------------------------------------- */
 
 /* Grows every backward buffer before any gradient is touched. */
-static int bwd_grow(const pc_model *m, pc_model_ws *ws) {
+static int bwd_grow(const pc_gnn *m, pc_gnn_ws *ws) {
     size_t n = (size_t)ws->g.n, H = (size_t)m->opts.hidden, K = (size_t)ws->K;
     size_t S = (size_t)ws->S, nc = (size_t)ws->g.nc, NH = S * n * H;
     size_t Pw = (size_t)pool_width(m), R = (size_t)readout_width(m);
@@ -1046,7 +1046,7 @@ static int bwd_grow(const pc_model *m, pc_model_ws *ws) {
 }
 
 /* Layout late join, from ws->dr down to ws->dh (n, H) of the shared GNN's output. */
-static void layout_late_backward(pc_model *m, pc_model_ws *ws) {
+static void layout_late_backward(pc_gnn *m, pc_gnn_ws *ws) {
     int n = ws->g.n, H = m->opts.hidden, D = m->cfg_dim, nc = ws->g.nc, K = ws->K;
     int Pw = pool_width(m);
     size_t nh = (size_t)nc * H, KN = (size_t)K * nc;
@@ -1074,9 +1074,9 @@ static void layout_late_backward(pc_model *m, pc_model_ws *ws) {
     pc_gather_backward(ws->dh.p, ws->dgath.p, ws->g.cfg_ids, nc, n, H);
 }
 
-static pc_status readout_bwd(pc_model *m, pc_model_ws *ws, pc_error *err);
+static pc_status readout_bwd(pc_gnn *m, pc_gnn_ws *ws, pc_error *err);
 
-pc_status pc_model_backward(pc_model *m, pc_model_ws *ws, const float *dscores, pc_error *err) {
+pc_status pc_gnn_backward(pc_gnn *m, pc_gnn_ws *ws, const float *dscores, pc_error *err) {
     if (!ws->have_prefix || ws->K < 1)
         return pc_fail(err, PC_ERR_ARG, "model: backward without a forward");
     if (!bwd_grow(m, ws)) return nomem(err);
@@ -1089,7 +1089,7 @@ pc_status pc_model_backward(pc_model *m, pc_model_ws *ws, const float *dscores, 
     return readout_bwd(m, ws, err);
 }
 
-pc_status pc_model_readout(const pc_model *m, pc_model_ws *ws, const pc_model_graph *g,
+pc_status pc_gnn_readout(const pc_gnn *m, pc_gnn_ws *ws, const pc_gnn_graph *g,
                            const float *cfg, int K, uint64_t *dropout_seed, float *r,
                            pc_error *err) {
     pc_status st = prefix_impl(m, ws, g, dropout_seed != NULL, dropout_seed, err);
@@ -1098,7 +1098,7 @@ pc_status pc_model_readout(const pc_model *m, pc_model_ws *ws, const pc_model_gr
     return st;
 }
 
-pc_status pc_model_readout_backward(pc_model *m, pc_model_ws *ws, const float *dr,
+pc_status pc_gnn_readout_backward(pc_gnn *m, pc_gnn_ws *ws, const float *dr,
                                     pc_error *err) {
     if (!ws->have_prefix || ws->K < 1)
         return pc_fail(err, PC_ERR_ARG, "model: backward without a forward");
@@ -1107,9 +1107,9 @@ pc_status pc_model_readout_backward(pc_model *m, pc_model_ws *ws, const float *d
     return readout_bwd(m, ws, err);
 }
 
-int pc_model_readout_width(const pc_model *m) { return readout_width(m); }
+int pc_gnn_readout_width(const pc_gnn *m) { return readout_width(m); }
 
-pc_status pc_model_head_forward(const pc_model *m, pc_model_ws *ws, const float *r, int K,
+pc_status pc_gnn_head_forward(const pc_gnn *m, pc_gnn_ws *ws, const float *r, int K,
                                 float *scores, pc_error *err) {
     if (K < 1) return pc_fail(err, PC_ERR_ARG, "model: need K >= 1 configs");
     size_t n = (size_t)K * readout_width(m);
@@ -1119,7 +1119,7 @@ pc_status pc_model_head_forward(const pc_model *m, pc_model_ws *ws, const float 
     return head_fwd(m, ws, K, scores, err);
 }
 
-pc_status pc_model_head_backward(pc_model *m, pc_model_ws *ws, const float *dscores, float *dr,
+pc_status pc_gnn_head_backward(pc_gnn *m, pc_gnn_ws *ws, const float *dscores, float *dr,
                                  pc_error *err) {
     if (ws->hK < 1) return pc_fail(err, PC_ERR_ARG, "model: head backward without a forward");
     pc_status st = head_bwd(m, ws, ws->hK, dscores, err);
@@ -1128,7 +1128,7 @@ pc_status pc_model_head_backward(pc_model *m, pc_model_ws *ws, const float *dsco
 }
 
 /* From ws->dr (K, R) down to the parameters. */
-static pc_status readout_bwd(pc_model *m, pc_model_ws *ws, pc_error *err) {
+static pc_status readout_bwd(pc_gnn *m, pc_gnn_ws *ws, pc_error *err) {
     (void)err;
     int n = ws->g.n, H = m->opts.hidden, D = m->cfg_dim, nc = ws->g.nc, K = ws->K, S = ws->S;
     int F = m->feat_dim, E = m->opts.emb_dim;

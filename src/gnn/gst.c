@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "common/util.h"
-#include "model/gst.h"
+#include "gnn/gst.h"
 
 static const char *const seg_names[] = {"contiguous", "splits", "metis"};
 static const pc_seg_method seg_methods[] = {PC_SEG_CONTIGUOUS, PC_SEG_NODE_SPLITS, PC_SEG_METIS};
@@ -19,7 +19,7 @@ pc_gst_opts pc_gst_opts_default(void) {
     return o;
 }
 
-pc_gst_opts pc_gst_opts_of(const pc_model *m) {
+pc_gst_opts pc_gst_opts_of(const pc_gnn *m) {
     pc_gst_opts o = pc_gst_opts_default();
     o.method = (pc_seg_method)m->opts.seg_method;
     o.seg_size = m->opts.seg_size;
@@ -47,7 +47,7 @@ typedef struct seg {
     int32_t *cfg_local; /* (nc) configurable nodes, local ids */
     int32_t *cfg_j;     /* (nc) their index in the graph's configurable-node list */
     pc_csr csr;
-    pc_model_graph g;
+    pc_gnn_graph g;
 } seg;
 
 struct pc_gst_graph {
@@ -101,7 +101,7 @@ void pc_gst_segment_size(const pc_gst_graph *gg, int s, int *nodes, int *config_
 }
 
 /* seg_of (n) by the chosen method (src/graph/segment.c). */
-static pc_status segment_nodes(const pc_model_gdata *d, const pc_gst_opts *o, int32_t *seg_of,
+static pc_status segment_nodes(const pc_gnn_gdata *d, const pc_gst_opts *o, int32_t *seg_of,
                                int *S, pc_error *err) {
     int64_t n = d->g.n, m = d->m, k = d->nsplits;
     const int32_t *edges = d->edges;
@@ -127,7 +127,7 @@ static pc_status segment_nodes(const pc_model_gdata *d, const pc_gst_opts *o, in
 }
 
 /* Builds segment s's induced subgraph from the full graph. */
-static pc_status seg_build(seg *sg, const pc_model_graph *g, const int32_t *edges, int64_t m,
+static pc_status seg_build(seg *sg, const pc_gnn_graph *g, const int32_t *edges, int64_t m,
                            const int32_t *seg_of, int s, int32_t *local, int F, pc_error *err) {
     int n = 0;
     for (int i = 0; i < g->n; i++)
@@ -179,9 +179,9 @@ static pc_status seg_build(seg *sg, const pc_model_graph *g, const int32_t *edge
     return PC_OK;
 }
 
-pc_status pc_gst_graph_build(const pc_model *m, const pc_model_gdata *d, const pc_gst_opts *o,
+pc_status pc_gst_graph_build(const pc_gnn *m, const pc_gnn_gdata *d, const pc_gst_opts *o,
                              int64_t configs, pc_gst_graph **out, pc_error *err) {
-    const pc_model_graph *g = &d->g;
+    const pc_gnn_graph *g = &d->g;
     *out = NULL;
     if (m->opts.kind != PC_KIND_LAYOUT)
         return pc_fail(err, PC_ERR_ARG, "gst: Graph Segment Training is for layout graphs");
@@ -197,7 +197,7 @@ pc_status pc_gst_graph_build(const pc_model *m, const pc_model_gdata *d, const p
     }
     gg->n = g->n;
     gg->nc = g->nc;
-    gg->R = pc_model_readout_width(m);
+    gg->R = pc_gnn_readout_width(m);
     if ((st = segment_nodes(d, o, seg_of, &gg->S, err))) goto done;
     gg->seg = calloc((size_t)gg->S, sizeof *gg->seg);
     if (!gg->seg) {
@@ -232,7 +232,7 @@ done:
 
 struct pc_gst_ctx {
     int slots;                 /* trained segments per step */
-    pc_model_ws **tws, *ews, *hws;
+    pc_gnn_ws **tws, *ews, *hws;
     float **tcfg, **tr;        /* per slot: segment configs, readout (K, R) */
     size_t *tcfg_cap, *tr_cap;
     int *tseg;                 /* per slot: its segment */
@@ -258,11 +258,11 @@ pc_gst_ctx *pc_gst_ctx_new(int train_segs) {
     cx->tcfg_cap = calloc((size_t)train_segs, sizeof *cx->tcfg_cap);
     cx->tr_cap = calloc((size_t)train_segs, sizeof *cx->tr_cap);
     cx->tseg = calloc((size_t)train_segs, sizeof *cx->tseg);
-    cx->ews = pc_model_ws_new();
-    cx->hws = pc_model_ws_new();
+    cx->ews = pc_gnn_ws_new();
+    cx->hws = pc_gnn_ws_new();
     int ok = cx->tws && cx->tcfg && cx->tr && cx->tcfg_cap && cx->tr_cap && cx->tseg &&
              cx->ews && cx->hws;
-    for (int i = 0; ok && i < train_segs; i++) ok = (cx->tws[i] = pc_model_ws_new()) != NULL;
+    for (int i = 0; ok && i < train_segs; i++) ok = (cx->tws[i] = pc_gnn_ws_new()) != NULL;
     if (!ok) {
         pc_gst_ctx_free(cx);
         return NULL;
@@ -273,7 +273,7 @@ pc_gst_ctx *pc_gst_ctx_new(int train_segs) {
 void pc_gst_ctx_free(pc_gst_ctx *cx) {
     if (!cx) return;
     for (int i = 0; i < cx->slots; i++) {
-        if (cx->tws) pc_model_ws_free(cx->tws[i]);
+        if (cx->tws) pc_gnn_ws_free(cx->tws[i]);
         if (cx->tcfg) free(cx->tcfg[i]);
         if (cx->tr) free(cx->tr[i]);
     }
@@ -283,8 +283,8 @@ void pc_gst_ctx_free(pc_gst_ctx *cx) {
     free(cx->tcfg_cap);
     free(cx->tr_cap);
     free(cx->tseg);
-    pc_model_ws_free(cx->ews);
-    pc_model_ws_free(cx->hws);
+    pc_gnn_ws_free(cx->ews);
+    pc_gnn_ws_free(cx->hws);
     free(cx->ecfg);
     free(cx->er);
     free(cx->r);
@@ -315,17 +315,17 @@ static void seg_cfg(const seg *sg, const float *cfg, int K, int nc, int D, float
 }
 
 /* Readouts of segment s for K configs, fresh (evaluation workspace) into out (K, R). */
-static pc_status seg_fresh(const pc_model *m, pc_gst_ctx *cx, pc_gst_graph *gg, int s,
+static pc_status seg_fresh(const pc_gnn *m, pc_gst_ctx *cx, pc_gst_graph *gg, int s,
                            const float *cfg, int K, int D, float *out, pc_error *err) {
     const seg *sg = &gg->seg[s];
     if (!grow(&cx->ecfg, &cx->ecfg_cap, (size_t)K * sg->nc * D + 1))
         return pc_fail(err, PC_ERR_NOMEM, "gst: out of memory");
     seg_cfg(sg, cfg, K, gg->nc, D, cx->ecfg);
-    return pc_model_readout(m, cx->ews, &sg->g, cx->ecfg, K, NULL, out, err);
+    return pc_gnn_readout(m, cx->ews, &sg->g, cx->ecfg, K, NULL, out, err);
 }
 
 /* Weight of segment s's two readout halves in the graph's readout. */
-static void seg_weights(const pc_model *m, const pc_gst_graph *gg, const seg *sg, float wn_sum,
+static void seg_weights(const pc_gnn *m, const pc_gst_graph *gg, const seg *sg, float wn_sum,
                         float wc_sum, float *wn, float *wc) {
     int mean = m->opts.pool == PC_POOL_MEAN;
     *wn = wn_sum > 0 ? (mean ? (float)sg->n : (float)gg->n) / wn_sum : 0.0f;
@@ -344,7 +344,7 @@ static void accumulate(float *r, const float *rs, int K, int R, float wn, float 
 }
 
 /* Stale readouts of segment s for the K configs (computing what the table lacks). */
-static pc_status stale(const pc_model *m, pc_gst_ctx *cx, pc_gst_graph *gg, int s,
+static pc_status stale(const pc_gnn *m, pc_gst_ctx *cx, pc_gst_graph *gg, int s,
                        const float *cfg, int K, int D, pc_error *err) {
     const seg *sg = &gg->seg[s];
     int R = gg->R;
@@ -368,7 +368,7 @@ static pc_status stale(const pc_model *m, pc_gst_ctx *cx, pc_gst_graph *gg, int 
     for (int i = 0; i < Km; i++)
         seg_cfg(sg, cfg + (size_t)cx->miss[i] * gg->nc * D, 1, gg->nc, D,
                 cx->ecfg + (size_t)i * sg->nc * D);
-    pc_status st = pc_model_readout(m, cx->ews, &sg->g, cx->ecfg, Km, NULL, cx->er, err);
+    pc_status st = pc_gnn_readout(m, cx->ews, &sg->g, cx->ecfg, Km, NULL, cx->er, err);
     if (st) return st;
     for (int i = 0; i < Km; i++) {
         int64_t c = cx->ids[cx->miss[i]];
@@ -379,7 +379,7 @@ static pc_status stale(const pc_model *m, pc_gst_ctx *cx, pc_gst_graph *gg, int 
     return PC_OK;
 }
 
-pc_status pc_gst_forward(const pc_model *m, pc_gst_ctx *cx, pc_gst_graph *gg, const int64_t *ids,
+pc_status pc_gst_forward(const pc_gnn *m, pc_gst_ctx *cx, pc_gst_graph *gg, const int64_t *ids,
                          const float *cfg, int K, const pc_gst_opts *o, uint64_t *rng,
                          float *scores, pc_error *err) {
     int S = gg->S, R = gg->R, D = m->cfg_dim;
@@ -441,7 +441,7 @@ pc_status pc_gst_forward(const pc_model *m, pc_gst_ctx *cx, pc_gst_graph *gg, co
             !grow(&cx->tr[i], &cx->tr_cap[i], (size_t)K * R))
             return pc_fail(err, PC_ERR_NOMEM, "gst: out of memory");
         seg_cfg(sg, cfg, K, gg->nc, D, cx->tcfg[i]);
-        if ((st = pc_model_readout(m, cx->tws[i], &sg->g, cx->tcfg[i], K, NULL, cx->tr[i], err)))
+        if ((st = pc_gnn_readout(m, cx->tws[i], &sg->g, cx->tcfg[i], K, NULL, cx->tr[i], err)))
             return st;
         float wn, wc;
         seg_weights(m, gg, sg, wn_sum, wc_sum, &wn, &wc);
@@ -462,16 +462,16 @@ pc_status pc_gst_forward(const pc_model *m, pc_gst_ctx *cx, pc_gst_graph *gg, co
             accumulate(cx->r + (size_t)k * R, gg->table + (size_t)ids[k] * SR + (size_t)s * R, 1,
                        R, wn, wc, 0);
     }
-    return pc_model_head_forward(m, cx->hws, cx->r, K, scores, err);
+    return pc_gnn_head_forward(m, cx->hws, cx->r, K, scores, err);
 }
 
-pc_status pc_gst_backward(pc_model *m, pc_gst_ctx *cx, pc_gst_graph *gg, const float *dscores,
+pc_status pc_gst_backward(pc_gnn *m, pc_gst_ctx *cx, pc_gst_graph *gg, const float *dscores,
                           pc_error *err) {
     int K = cx->K, R = gg->R, Pw = R / 2;
     size_t SR = (size_t)gg->S * R;
     if (!grow(&cx->dr, &cx->dr_cap, (size_t)K * R) || !grow(&cx->drs, &cx->drs_cap, (size_t)K * R))
         return pc_fail(err, PC_ERR_NOMEM, "gst: out of memory");
-    pc_status st = pc_model_head_backward(m, cx->hws, dscores, cx->dr, err);
+    pc_status st = pc_gnn_head_backward(m, cx->hws, dscores, cx->dr, err);
     for (int i = 0; i < cx->ntrained && !st; i++) {
         int s = cx->tseg[i];
         const seg *sg = &gg->seg[s];
@@ -480,7 +480,7 @@ pc_status pc_gst_backward(pc_model *m, pc_gst_ctx *cx, pc_gst_graph *gg, const f
         for (int k = 0; k < K; k++)
             for (int c = 0; c < R; c++)
                 cx->drs[(size_t)k * R + c] = (c < Pw ? wn : wc) * cx->dr[(size_t)k * R + c];
-        st = pc_model_readout_backward(m, cx->tws[i], cx->drs, err);
+        st = pc_gnn_readout_backward(m, cx->tws[i], cx->drs, err);
         /* the table takes the fresh readouts */
         if (sg->nc == 0) {
             memcpy(gg->shared + (size_t)s * R, cx->tr[i], (size_t)R * sizeof(float));
@@ -496,7 +496,7 @@ pc_status pc_gst_backward(pc_model *m, pc_gst_ctx *cx, pc_gst_graph *gg, const f
     return st;
 }
 
-pc_status pc_gst_score(const pc_model *m, pc_gst_ctx *cx, pc_gst_graph *gg, const float *cfg,
+pc_status pc_gst_score(const pc_gnn *m, pc_gst_ctx *cx, pc_gst_graph *gg, const float *cfg,
                        int K, float *scores, pc_error *err) {
     int R = gg->R, D = m->cfg_dim;
     if (!grow(&cx->r, &cx->r_cap, (size_t)K * R) || !grow(&cx->er, &cx->er_cap, (size_t)K * R))
@@ -513,10 +513,10 @@ pc_status pc_gst_score(const pc_model *m, pc_gst_ctx *cx, pc_gst_graph *gg, cons
         accumulate(cx->r, cx->er, K, R, wn, wc, shared);
     }
     cx->K = K;
-    return pc_model_head_forward(m, cx->hws, cx->r, K, scores, err);
+    return pc_gnn_head_forward(m, cx->hws, cx->r, K, scores, err);
 }
 
-pc_status pc_gst_head_backward(pc_model *m, pc_gst_ctx *cx, const float *dscores,
+pc_status pc_gst_head_backward(pc_gnn *m, pc_gst_ctx *cx, const float *dscores,
                                pc_error *err) {
-    return pc_model_head_backward(m, cx->hws, dscores, NULL, err);
+    return pc_gnn_head_backward(m, cx->hws, dscores, NULL, err);
 }

@@ -4,13 +4,13 @@
 #include <string.h>
 
 #include "common/util.h"
-#include "model/checkpoint.h"
-#include "model/infer.h"
+#include "gnn/checkpoint.h"
+#include "gnn/infer.h"
 #include "perfcast/predict.h"
 
 struct pc_predictor {
-    pc_model *m;
-    pc_model_ws *ws;
+    pc_gnn *m;
+    pc_gnn_ws *ws;
     int collection;
 };
 
@@ -25,7 +25,7 @@ pc_status pc_predictor_open(const char *model_path, int threads, pc_predictor **
     pc_predictor *p = calloc(1, sizeof *p);
     if (!p) return pc_fail(err, PC_ERR_NOMEM, "out of memory");
     pc_status st = pc_ckpt_load(model_path, &p->m, &p->collection, err);
-    if (!st && !(p->ws = pc_model_ws_new())) st = pc_fail(err, PC_ERR_NOMEM, "out of memory");
+    if (!st && !(p->ws = pc_gnn_ws_new())) st = pc_fail(err, PC_ERR_NOMEM, "out of memory");
     if (st) {
         pc_predictor_free(p);
         return st;
@@ -36,8 +36,8 @@ pc_status pc_predictor_open(const char *model_path, int threads, pc_predictor **
 
 void pc_predictor_free(pc_predictor *p) {
     if (!p) return;
-    pc_model_ws_free(p->ws);
-    pc_model_free(p->m);
+    pc_gnn_ws_free(p->ws);
+    pc_gnn_free(p->m);
     free(p);
 }
 

@@ -12,17 +12,17 @@
 #ifndef PC_MODEL_CHECKPOINT_H
 #define PC_MODEL_CHECKPOINT_H
 
-#include "model/model.h"
+#include "gnn/gnn.h"
 
 #define PC_CKPT_FORMAT "perfcast-model"
 #define PC_CKPT_VERSION 1
 
-/* Metadata names of pc_model_opts.pool, .join and .act, by value. */
+/* Metadata names of pc_gnn_opts.pool, .join and .act, by value. */
 extern const char *const pc_ckpt_pool_names[4];
 extern const char *const pc_ckpt_join_names[2];
 extern const char *const pc_ckpt_act_names[3];
 
 /* Loads a model; *collection receives the collection index. */
-pc_status pc_ckpt_load(const char *path, pc_model **out, int *collection, pc_error *err);
+pc_status pc_ckpt_load(const char *path, pc_gnn **out, int *collection, pc_error *err);
 
 #endif /* PC_MODEL_CHECKPOINT_H */

@@ -15,8 +15,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "model/gst.h"
-#include "model/model.h"
+#include "gnn/gst.h"
+#include "gnn/gnn.h"
 
 /* A float buffer that only grows. */
 typedef struct pc_fbuf {
@@ -41,7 +41,7 @@ void pc_infer_scratch_free(pc_infer_scratch *x);
 /* ids, pred and yk for n; 0: out of memory */
 int pc_infer_scratch_ids(pc_infer_scratch *x, size_t n);
 /* Preprocessed config features of configs ids[0..K) of g into x->cfg. */
-pc_status pc_infer_gather_cfg(const pc_model *m, pc_graph *g, const int64_t *ids, int K,
+pc_status pc_infer_gather_cfg(const pc_gnn *m, pc_graph *g, const int64_t *ids, int K,
                               pc_infer_scratch *x, pc_error *err);
 
 /*
@@ -57,24 +57,24 @@ typedef struct pc_infer_uniq {
 void pc_infer_uniq_free(pc_infer_uniq *u);
 
 /* Chunk size: about `budget` configs, whole attention groups. */
-int64_t pc_infer_chunk_of(const pc_model *m, int64_t budget);
+int64_t pc_infer_chunk_of(const pc_gnn *m, int64_t budget);
 /* Configs per chunk of full-graph inference on g: a chunk's activations near 256 MiB. */
-int64_t pc_infer_chunk(const pc_model *m, const pc_model_graph *g);
+int64_t pc_infer_chunk(const pc_gnn *m, const pc_gnn_graph *g);
 
 /*
  * Scores every config of g into x->pred[0 .. pc_graph_num_configs(g)): d is
- * g's model input (pc_model_gdata_build), gst its segments (GST models; NULL
+ * g's model input (pc_gnn_gdata_build), gst its segments (GST models; NULL
  * otherwise), u its distinct configs (filled on first use). ws is the
  * caller's workspace.
  */
-pc_status pc_infer_all(const pc_model *m, pc_model_ws *ws, pc_graph *g, const pc_model_gdata *d,
+pc_status pc_infer_all(const pc_gnn *m, pc_gnn_ws *ws, pc_graph *g, const pc_gnn_gdata *d,
                        pc_gst_graph *gst, pc_infer_uniq *u, pc_infer_scratch *x, pc_error *err);
 
 /*
  * Scores every config of g into scores[0 .. pc_graph_num_configs(g)),
  * building g's model input (and segments) for the call.
  */
-pc_status pc_infer_score_graph(const pc_model *m, pc_model_ws *ws, pc_graph *g, double *scores,
+pc_status pc_infer_score_graph(const pc_gnn *m, pc_gnn_ws *ws, pc_graph *g, double *scores,
                                pc_error *err);
 
 #endif /* PC_MODEL_INFER_H */

@@ -1,5 +1,5 @@
 /* Feature encodings of raw node and config features (column layouts in encode.h). */
-#include "model/encode.h"
+#include "gnn/encode.h"
 
 #include <math.h>
 #include <string.h>

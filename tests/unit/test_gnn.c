@@ -1,12 +1,12 @@
 /*
- * Unit tests for the learned cost models (src/model/): whole-model gradient
+ * Unit tests for the learned cost models (src/gnn/): whole-model gradient
  * checks by central finite differences, K-config batches against single
  * configs, prefix reuse at inference, seed determinism, and preprocessing.
  *
  * Gradient checks: the loss is L = sum_k score_k * r_k (r random), computed
  * from the float model (sums in double). Every parameter element is moved
  * by +-FD_EPS and (L+ - L-) / (2 FD_EPS) is compared with the analytic
- * gradient from pc_model_backward(dscores = r). Since the forward is float
+ * gradient from pc_gnn_backward(dscores = r). Since the forward is float
  * (relative rounding ~1e-7 on an O(1) loss, so ~1e-5 noise in the numeric
  * derivative at eps 1e-2, ~1e-4 at 1e-3) and eps is not tiny (truncation
  * ~eps^2), the check per element is |a - n| <= FD_ATOL + FD_RTOL *
@@ -29,8 +29,8 @@
 #include <cmocka.h>
 
 #include "common/util.h"
-#include "model/encode.h"
-#include "model/model.h"
+#include "gnn/encode.h"
+#include "gnn/gnn.h"
 
 #define FD_EPS 1e-2f     /* smooth models */
 #define FD_EPS_MAX 1e-3f /* max pooling: smaller steps keep argmax switches out of reach */
@@ -58,7 +58,7 @@ static float unif(trng *r, float lo, float hi) {
 #define NOPS 8
 
 typedef struct tgraph {
-    pc_model_graph g;
+    pc_gnn_graph g;
     float *x;
     int32_t *op, *edges, *ids;
     pc_csr csr;
@@ -98,8 +98,8 @@ static void tgraph_free(tgraph *t) {
     pc_csr_free(&t->csr);
 }
 
-static pc_model_opts small_opts(pc_kind kind, pc_join join, pc_pool_kind pool) {
-    pc_model_opts o = pc_model_opts_default(kind);
+static pc_gnn_opts small_opts(pc_kind kind, pc_join join, pc_pool_kind pool) {
+    pc_gnn_opts o = pc_gnn_opts_default(kind);
     o.hidden = 6;
     o.layers = 2;
     o.emb_dim = 3;
@@ -110,9 +110,9 @@ static pc_model_opts small_opts(pc_kind kind, pc_join join, pc_pool_kind pool) {
     return o;
 }
 
-static pc_model *new_model(const pc_model_opts *o, int F, int D, uint64_t seed, trng *r) {
-    pc_model *m = NULL;
-    assert_int_equal(pc_model_new(o, F, D, seed, &m, NULL), PC_OK);
+static pc_gnn *new_model(const pc_gnn_opts *o, int F, int D, uint64_t seed, trng *r) {
+    pc_gnn *m = NULL;
+    assert_int_equal(pc_gnn_new(o, F, D, seed, &m, NULL), PC_OK);
     /* move every parameter off its init (biases 0, gamma 1) so all are exercised */
     if (r)
         for (size_t i = 0; i < m->params.numel; i++) m->params.data[i] += unif(r, -0.3f, 0.3f);
@@ -127,32 +127,32 @@ static float *config_block(trng *r, int K, int nc, int D) {
     return c;
 }
 
-static double loss(const pc_model *m, pc_model_ws *ws, const pc_model_graph *g, const float *cfg,
+static double loss(const pc_gnn *m, pc_gnn_ws *ws, const pc_gnn_graph *g, const float *cfg,
                    int K, const float *rr) {
     float sc[16];
-    assert_int_equal(pc_model_forward(m, ws, g, cfg, K, NULL, sc, NULL), PC_OK);
+    assert_int_equal(pc_gnn_forward(m, ws, g, cfg, K, NULL, sc, NULL), PC_OK);
     double L = 0;
     for (int k = 0; k < K; k++) L += (double)sc[k] * rr[k];
     return L;
 }
 
-static void grad_check(const char *name, const pc_model_opts *o, int n, int medges, int nc) {
+static void grad_check(const char *name, const pc_gnn_opts *o, int n, int medges, int nc) {
     const float eps =
         o->pool == PC_POOL_MAX || o->pool == PC_POOL_MEANMAX ? FD_EPS_MAX : FD_EPS;
     trng r = {42 + (uint64_t)o->kind * 7 + (uint64_t)o->join * 3 + (uint64_t)o->pool};
     const int F = 5, D = o->kind == PC_KIND_LAYOUT ? 3 : 4, K = 3;
     tgraph t;
     tgraph_make(&t, &r, n, medges, F, nc);
-    pc_model *m = new_model(o, F, D, 7, &r);
+    pc_gnn *m = new_model(o, F, D, 7, &r);
     float *cfg = config_block(&r, K, o->kind == PC_KIND_LAYOUT ? nc : 1, D);
     float rr[3];
     for (int k = 0; k < K; k++) rr[k] = unif(&r, -1.0f, 1.0f);
-    pc_model_ws *ws = pc_model_ws_new();
+    pc_gnn_ws *ws = pc_gnn_ws_new();
     assert_non_null(ws);
 
     (void)loss(m, ws, &t.g, cfg, K, rr);
     pc_params_zero_grad(&m->params);
-    assert_int_equal(pc_model_backward(m, ws, rr, NULL), PC_OK);
+    assert_int_equal(pc_gnn_backward(m, ws, rr, NULL), PC_OK);
     size_t N = m->params.numel;
     float *ga = malloc(N * sizeof(float));
     memcpy(ga, m->params.grad, N * sizeof(float));
@@ -204,14 +204,14 @@ static void grad_check(const char *name, const pc_model_opts *o, int n, int medg
     }
     free(ga);
     free(cfg);
-    pc_model_ws_free(ws);
-    pc_model_free(m);
+    pc_gnn_ws_free(ws);
+    pc_gnn_free(m);
     tgraph_free(&t);
 }
 
 static void test_grad_tile_early(void **state) {
     (void)state;
-    pc_model_opts o = small_opts(PC_KIND_TILE, PC_JOIN_EARLY, PC_POOL_MEAN);
+    pc_gnn_opts o = small_opts(PC_KIND_TILE, PC_JOIN_EARLY, PC_POOL_MEAN);
     grad_check("tile-early/mean", &o, 8, 11, 0);
     o.pool = PC_POOL_SUM;
     o.layernorm = 0;
@@ -220,7 +220,7 @@ static void test_grad_tile_early(void **state) {
 
 static void test_grad_tile_late(void **state) {
     (void)state;
-    pc_model_opts o = small_opts(PC_KIND_TILE, PC_JOIN_LATE, PC_POOL_MEANMAX);
+    pc_gnn_opts o = small_opts(PC_KIND_TILE, PC_JOIN_LATE, PC_POOL_MEANMAX);
     grad_check("tile-late/meanmax", &o, 9, 12, 0);
     o.pool = PC_POOL_MEAN;
     o.layers = 0;
@@ -229,7 +229,7 @@ static void test_grad_tile_late(void **state) {
 
 static void test_grad_layout(void **state) {
     (void)state;
-    pc_model_opts o = small_opts(PC_KIND_LAYOUT, PC_JOIN_EARLY, PC_POOL_MEAN);
+    pc_gnn_opts o = small_opts(PC_KIND_LAYOUT, PC_JOIN_EARLY, PC_POOL_MEAN);
     grad_check("layout/mean", &o, 10, 14, 3);
     o.pool = PC_POOL_MAX;
     grad_check("layout/max", &o, 9, 12, 4);
@@ -243,7 +243,7 @@ static void close_arrays(const float *a, const float *b, int n, double tol) {
 
 static void test_grad_attention(void **state) {
     (void)state;
-    pc_model_opts o = small_opts(PC_KIND_LAYOUT, PC_JOIN_EARLY, PC_POOL_MEAN);
+    pc_gnn_opts o = small_opts(PC_KIND_LAYOUT, PC_JOIN_EARLY, PC_POOL_MEAN);
     o.attn_heads = 2;
     o.attn_group = 3;
     grad_check("layout/attention", &o, 10, 14, 3);
@@ -257,39 +257,39 @@ static void test_grad_attention(void **state) {
 static void test_attention_groups(void **state) {
     (void)state;
     trng r = {77};
-    pc_model_opts o = small_opts(PC_KIND_LAYOUT, PC_JOIN_LATE, PC_POOL_MEAN);
+    pc_gnn_opts o = small_opts(PC_KIND_LAYOUT, PC_JOIN_LATE, PC_POOL_MEAN);
     o.attn_heads = 2;
     o.attn_group = 2;
     tgraph t;
     tgraph_make(&t, &r, 12, 16, 5, 3);
-    pc_model *m = new_model(&o, 5, 3, 3, &r);
+    pc_gnn *m = new_model(&o, 5, 3, 3, &r);
     float *wo = pc_params_data(&m->params, m->p_at[5]); /* non-zero: attention mixes */
     for (size_t j = 0; j < m->params.info[m->p_at[5]].numel; j++) wo[j] = unif(&r, -0.5f, 0.5f);
     float *cfg = config_block(&r, 4, 3, 3);
-    pc_model_ws *ws = pc_model_ws_new();
+    pc_gnn_ws *ws = pc_gnn_ws_new();
     float all[4], two[2], swapped[2];
-    assert_int_equal(pc_model_prefix(m, ws, &t.g, NULL), PC_OK);
-    assert_int_equal(pc_model_score_configs(m, ws, cfg, 4, all, NULL), PC_OK);
-    assert_int_equal(pc_model_score_configs(m, ws, cfg + 2 * 3 * 3, 2, two, NULL), PC_OK);
+    assert_int_equal(pc_gnn_prefix(m, ws, &t.g, NULL), PC_OK);
+    assert_int_equal(pc_gnn_score_configs(m, ws, cfg, 4, all, NULL), PC_OK);
+    assert_int_equal(pc_gnn_score_configs(m, ws, cfg + 2 * 3 * 3, 2, two, NULL), PC_OK);
     close_arrays(two, all + 2, 2, 1e-5);
     /* another partner changes the score: the configs do see each other */
     float *pair = malloc(sizeof(float) * 2 * 3 * 3);
     memcpy(pair, cfg, sizeof(float) * 3 * 3);
     memcpy(pair + 9, cfg + 27, sizeof(float) * 3 * 3);
-    assert_int_equal(pc_model_score_configs(m, ws, pair, 2, swapped, NULL), PC_OK);
+    assert_int_equal(pc_gnn_score_configs(m, ws, pair, 2, swapped, NULL), PC_OK);
     assert_true(fabsf(swapped[0] - all[0]) > 1e-6f);
     /* 3 configs are not whole groups of 2 */
-    assert_int_equal(pc_model_score_configs(m, ws, cfg, 3, all, NULL), PC_ERR_ARG);
+    assert_int_equal(pc_gnn_score_configs(m, ws, cfg, 3, all, NULL), PC_ERR_ARG);
     free(pair);
     free(cfg);
-    pc_model_ws_free(ws);
-    pc_model_free(m);
+    pc_gnn_ws_free(ws);
+    pc_gnn_free(m);
     tgraph_free(&t);
 }
 
 static void test_grad_layout_late(void **state) {
     (void)state;
-    pc_model_opts o = small_opts(PC_KIND_LAYOUT, PC_JOIN_LATE, PC_POOL_MEAN);
+    pc_gnn_opts o = small_opts(PC_KIND_LAYOUT, PC_JOIN_LATE, PC_POOL_MEAN);
     grad_check("layout-late/mean", &o, 10, 14, 3);
     o.pool = PC_POOL_MEANMAX;
     grad_check("layout-late/meanmax", &o, 9, 12, 4);
@@ -298,60 +298,60 @@ static void test_grad_layout_late(void **state) {
 /* ---- batches, prefix reuse, determinism -------------------------------------------- */
 
 
-static void batch_vs_single(const pc_model_opts *o, int nc) {
+static void batch_vs_single(const pc_gnn_opts *o, int nc) {
     trng r = {5};
     const int F = 5, D = 4, K = 4, n = 9;
     int rows = o->kind == PC_KIND_LAYOUT ? nc : 1;
     tgraph t;
     tgraph_make(&t, &r, n, 12, F, nc);
-    pc_model *m = new_model(o, F, D, 11, &r);
+    pc_gnn *m = new_model(o, F, D, 11, &r);
     float *cfg = config_block(&r, K, rows, D);
-    pc_model_ws *ws = pc_model_ws_new();
+    pc_gnn_ws *ws = pc_gnn_ws_new();
     float batch[4], single[4], chunk[4];
-    assert_int_equal(pc_model_forward(m, ws, &t.g, cfg, K, NULL, batch, NULL), PC_OK);
+    assert_int_equal(pc_gnn_forward(m, ws, &t.g, cfg, K, NULL, batch, NULL), PC_OK);
     for (int k = 0; k < K; k++)
-        assert_int_equal(pc_model_forward(m, ws, &t.g, cfg + (size_t)k * rows * D, 1, NULL,
+        assert_int_equal(pc_gnn_forward(m, ws, &t.g, cfg + (size_t)k * rows * D, 1, NULL,
                                           &single[k], NULL),
                          PC_OK);
     close_arrays(batch, single, K, 1e-5);
     /* prefix once, then configs in chunks of 1 and 3 */
-    assert_int_equal(pc_model_prefix(m, ws, &t.g, NULL), PC_OK);
-    assert_int_equal(pc_model_score_configs(m, ws, cfg, 1, chunk, NULL), PC_OK);
-    assert_int_equal(pc_model_score_configs(m, ws, cfg + (size_t)rows * D, 3, chunk + 1, NULL),
+    assert_int_equal(pc_gnn_prefix(m, ws, &t.g, NULL), PC_OK);
+    assert_int_equal(pc_gnn_score_configs(m, ws, cfg, 1, chunk, NULL), PC_OK);
+    assert_int_equal(pc_gnn_score_configs(m, ws, cfg + (size_t)rows * D, 3, chunk + 1, NULL),
                      PC_OK);
     close_arrays(chunk, batch, K, 1e-5);
     /* backward after score_configs matches backward after forward */
     float ds[4] = {0.3f, -1.0f, 0.5f, 0.2f};
     pc_params_zero_grad(&m->params);
-    assert_int_equal(pc_model_score_configs(m, ws, cfg, K, chunk, NULL), PC_OK);
-    assert_int_equal(pc_model_backward(m, ws, ds, NULL), PC_OK);
+    assert_int_equal(pc_gnn_score_configs(m, ws, cfg, K, chunk, NULL), PC_OK);
+    assert_int_equal(pc_gnn_backward(m, ws, ds, NULL), PC_OK);
     float *g1 = malloc(m->params.numel * sizeof(float));
     memcpy(g1, m->params.grad, m->params.numel * sizeof(float));
     pc_params_zero_grad(&m->params);
-    assert_int_equal(pc_model_forward(m, ws, &t.g, cfg, K, NULL, chunk, NULL), PC_OK);
-    assert_int_equal(pc_model_backward(m, ws, ds, NULL), PC_OK);
+    assert_int_equal(pc_gnn_forward(m, ws, &t.g, cfg, K, NULL, chunk, NULL), PC_OK);
+    assert_int_equal(pc_gnn_backward(m, ws, ds, NULL), PC_OK);
     close_arrays(g1, m->params.grad, (int)m->params.numel, 1e-6);
     /* backward accumulates: a second call doubles the gradient */
-    assert_int_equal(pc_model_backward(m, ws, ds, NULL), PC_OK);
+    assert_int_equal(pc_gnn_backward(m, ws, ds, NULL), PC_OK);
     for (size_t i = 0; i < m->params.numel; i++) g1[i] *= 2.0f;
     close_arrays(g1, m->params.grad, (int)m->params.numel, 1e-6);
     free(g1);
     free(cfg);
-    pc_model_ws_free(ws);
-    pc_model_free(m);
+    pc_gnn_ws_free(ws);
+    pc_gnn_free(m);
     tgraph_free(&t);
 }
 
 static void test_batch_and_prefix(void **state) {
     (void)state;
-    pc_model_opts o = pc_model_opts_default(PC_KIND_TILE);
+    pc_gnn_opts o = pc_gnn_opts_default(PC_KIND_TILE);
     o.hidden = 8;
     o.num_opcodes = NOPS;
     batch_vs_single(&o, 0);
     o.join = PC_JOIN_LATE;
     o.pool = PC_POOL_MEANMAX;
     batch_vs_single(&o, 0);
-    pc_model_opts lo = pc_model_opts_default(PC_KIND_LAYOUT);
+    pc_gnn_opts lo = pc_gnn_opts_default(PC_KIND_LAYOUT);
     lo.hidden = 8;
     lo.num_opcodes = NOPS;
     lo.pool = PC_POOL_SUM;
@@ -364,41 +364,41 @@ static void test_batch_and_prefix(void **state) {
 }
 
 /* head(readout(x)) == forward, and their backward passes give the same gradients */
-static void readout_head_split(const pc_model_opts *o, int nc) {
+static void readout_head_split(const pc_gnn_opts *o, int nc) {
     trng r = {21};
     const int F = 5, D = 4, K = 3, n = 10;
     int rows = o->kind == PC_KIND_LAYOUT ? nc : 1;
     tgraph t;
     tgraph_make(&t, &r, n, 14, F, nc);
-    pc_model *m = new_model(o, F, D, 13, &r);
+    pc_gnn *m = new_model(o, F, D, 13, &r);
     float *cfg = config_block(&r, K, rows, D);
-    pc_model_ws *ws = pc_model_ws_new(), *hws = pc_model_ws_new();
-    int R = pc_model_readout_width(m);
+    pc_gnn_ws *ws = pc_gnn_ws_new(), *hws = pc_gnn_ws_new();
+    int R = pc_gnn_readout_width(m);
     float full[3], split[3], ds[3] = {0.7f, -0.4f, 1.1f};
     float *rd = malloc(sizeof(float) * (size_t)K * R), *dr = malloc(sizeof(float) * (size_t)K * R);
     size_t np = m->params.numel;
     float *g1 = malloc(np * sizeof(float));
     pc_params_zero_grad(&m->params);
-    assert_int_equal(pc_model_forward(m, ws, &t.g, cfg, K, NULL, full, NULL), PC_OK);
-    assert_int_equal(pc_model_backward(m, ws, ds, NULL), PC_OK);
+    assert_int_equal(pc_gnn_forward(m, ws, &t.g, cfg, K, NULL, full, NULL), PC_OK);
+    assert_int_equal(pc_gnn_backward(m, ws, ds, NULL), PC_OK);
     memcpy(g1, m->params.grad, np * sizeof(float));
     pc_params_zero_grad(&m->params);
-    assert_int_equal(pc_model_readout(m, ws, &t.g, cfg, K, NULL, rd, NULL), PC_OK);
-    assert_int_equal(pc_model_head_forward(m, hws, rd, K, split, NULL), PC_OK);
-    assert_int_equal(pc_model_head_backward(m, hws, ds, dr, NULL), PC_OK);
-    assert_int_equal(pc_model_readout_backward(m, ws, dr, NULL), PC_OK);
+    assert_int_equal(pc_gnn_readout(m, ws, &t.g, cfg, K, NULL, rd, NULL), PC_OK);
+    assert_int_equal(pc_gnn_head_forward(m, hws, rd, K, split, NULL), PC_OK);
+    assert_int_equal(pc_gnn_head_backward(m, hws, ds, dr, NULL), PC_OK);
+    assert_int_equal(pc_gnn_readout_backward(m, ws, dr, NULL), PC_OK);
     assert_memory_equal(full, split, sizeof full);
     close_arrays(m->params.grad, g1, (int)np, 1e-6);
     free(rd), free(dr), free(g1), free(cfg);
-    pc_model_ws_free(ws);
-    pc_model_ws_free(hws);
-    pc_model_free(m);
+    pc_gnn_ws_free(ws);
+    pc_gnn_ws_free(hws);
+    pc_gnn_free(m);
     tgraph_free(&t);
 }
 
 static void test_readout_head_split(void **state) {
     (void)state;
-    pc_model_opts o = small_opts(PC_KIND_TILE, PC_JOIN_EARLY, PC_POOL_MEAN);
+    pc_gnn_opts o = small_opts(PC_KIND_TILE, PC_JOIN_EARLY, PC_POOL_MEAN);
     readout_head_split(&o, 0);
     o = small_opts(PC_KIND_LAYOUT, PC_JOIN_EARLY, PC_POOL_MEAN);
     readout_head_split(&o, 3);
@@ -408,11 +408,11 @@ static void test_readout_head_split(void **state) {
 
 static void test_determinism_and_dropout(void **state) {
     (void)state;
-    pc_model_opts o = pc_model_opts_default(PC_KIND_LAYOUT);
+    pc_gnn_opts o = pc_gnn_opts_default(PC_KIND_LAYOUT);
     o.num_opcodes = NOPS;
     o.dropout = 0.3f;
-    pc_model *a = new_model(&o, 5, 3, 99, NULL), *b = new_model(&o, 5, 3, 99, NULL);
-    pc_model *c = new_model(&o, 5, 3, 100, NULL);
+    pc_gnn *a = new_model(&o, 5, 3, 99, NULL), *b = new_model(&o, 5, 3, 99, NULL);
+    pc_gnn *c = new_model(&o, 5, 3, 100, NULL);
     assert_int_equal(a->params.numel, b->params.numel);
     assert_memory_equal(a->params.data, b->params.data, a->params.numel * sizeof(float));
     assert_true(memcmp(a->params.data, c->params.data, a->params.numel * sizeof(float)) != 0);
@@ -431,55 +431,55 @@ static void test_determinism_and_dropout(void **state) {
     tgraph t;
     tgraph_make(&t, &r, 12, 16, 5, 4);
     float *cfg = config_block(&r, 2, 4, 3);
-    pc_model_ws *ws = pc_model_ws_new();
+    pc_gnn_ws *ws = pc_gnn_ws_new();
     float e1[2], e2[2], t1[2], t2[2];
     uint64_t s1 = 1, s2 = 1;
-    assert_int_equal(pc_model_forward(a, ws, &t.g, cfg, 2, NULL, e1, NULL), PC_OK);
-    assert_int_equal(pc_model_forward(b, ws, &t.g, cfg, 2, NULL, e2, NULL), PC_OK);
+    assert_int_equal(pc_gnn_forward(a, ws, &t.g, cfg, 2, NULL, e1, NULL), PC_OK);
+    assert_int_equal(pc_gnn_forward(b, ws, &t.g, cfg, 2, NULL, e2, NULL), PC_OK);
     assert_memory_equal(e1, e2, sizeof e1);
-    assert_int_equal(pc_model_forward(a, ws, &t.g, cfg, 2, &s1, t1, NULL), PC_OK);
+    assert_int_equal(pc_gnn_forward(a, ws, &t.g, cfg, 2, &s1, t1, NULL), PC_OK);
     assert_true(s1 != 1); /* the dropout seed advanced */
     float ds[2] = {1.0f, -1.0f};
-    assert_int_equal(pc_model_backward(a, ws, ds, NULL), PC_OK);
-    assert_int_equal(pc_model_forward(a, ws, &t.g, cfg, 2, &s2, t2, NULL), PC_OK);
+    assert_int_equal(pc_gnn_backward(a, ws, ds, NULL), PC_OK);
+    assert_int_equal(pc_gnn_forward(a, ws, &t.g, cfg, 2, &s2, t2, NULL), PC_OK);
     assert_memory_equal(t1, t2, sizeof t1);
     assert_true(t1[0] != e1[0] || t1[1] != e1[1]);
     /* score_configs refuses a training prefix */
-    assert_int_equal(pc_model_score_configs(a, ws, cfg, 2, t2, NULL), PC_ERR_ARG);
+    assert_int_equal(pc_gnn_score_configs(a, ws, cfg, 2, t2, NULL), PC_ERR_ARG);
     free(cfg);
-    pc_model_ws_free(ws);
-    pc_model_free(a);
-    pc_model_free(b);
-    pc_model_free(c);
+    pc_gnn_ws_free(ws);
+    pc_gnn_free(a);
+    pc_gnn_free(b);
+    pc_gnn_free(c);
     tgraph_free(&t);
 }
 
 static void test_bad_args(void **state) {
     (void)state;
-    pc_model_opts o = pc_model_opts_default(PC_KIND_TILE);
-    pc_model *m = NULL;
+    pc_gnn_opts o = pc_gnn_opts_default(PC_KIND_TILE);
+    pc_gnn *m = NULL;
     pc_error err;
     o.hidden = 0;
-    assert_int_equal(pc_model_new(&o, 5, 4, 1, &m, &err), PC_ERR_ARG);
+    assert_int_equal(pc_gnn_new(&o, 5, 4, 1, &m, &err), PC_ERR_ARG);
     assert_null(m);
-    o = pc_model_opts_default(PC_KIND_AUTO);
-    assert_int_equal(pc_model_new(&o, 5, 4, 1, &m, &err), PC_ERR_ARG);
-    o = pc_model_opts_default(PC_KIND_TILE);
+    o = pc_gnn_opts_default(PC_KIND_AUTO);
+    assert_int_equal(pc_gnn_new(&o, 5, 4, 1, &m, &err), PC_ERR_ARG);
+    o = pc_gnn_opts_default(PC_KIND_TILE);
     o.dropout = 1.0f;
-    assert_int_equal(pc_model_new(&o, 5, 4, 1, &m, &err), PC_ERR_ARG);
+    assert_int_equal(pc_gnn_new(&o, 5, 4, 1, &m, &err), PC_ERR_ARG);
     o.dropout = 0.0f;
-    assert_int_equal(pc_model_new(&o, 5, 4, 1, &m, &err), PC_OK);
-    pc_model_ws *ws = pc_model_ws_new();
+    assert_int_equal(pc_gnn_new(&o, 5, 4, 1, &m, &err), PC_OK);
+    pc_gnn_ws *ws = pc_gnn_ws_new();
     float sc[1], ds[1] = {1};
-    assert_int_equal(pc_model_backward(m, ws, ds, &err), PC_ERR_ARG);
+    assert_int_equal(pc_gnn_backward(m, ws, ds, &err), PC_ERR_ARG);
     float cfg[4] = {0};
-    assert_int_equal(pc_model_score_configs(m, ws, cfg, 1, sc, &err), PC_ERR_ARG);
+    assert_int_equal(pc_gnn_score_configs(m, ws, cfg, 1, sc, &err), PC_ERR_ARG);
     pc_prep p = {0};
     assert_int_equal(pc_prep_identity(&p, 3, NULL), PC_OK);
-    assert_int_equal(pc_model_set_prep(m, &p, &p, &err), PC_ERR_ARG);
+    assert_int_equal(pc_gnn_set_prep(m, &p, &p, &err), PC_ERR_ARG);
     pc_prep_free(&p);
-    pc_model_ws_free(ws);
-    pc_model_free(m);
+    pc_gnn_ws_free(ws);
+    pc_gnn_free(m);
 }
 
 /* ---- preprocessing ---------------------------------------------------------------- */
@@ -545,13 +545,13 @@ static void test_preprocess(void **state) {
     /* the model stores copies with matching widths */
     pc_prep ci = {0};
     assert_int_equal(pc_prep_identity(&ci, 24, NULL), PC_OK);
-    pc_model_opts o = pc_model_opts_default(PC_KIND_TILE);
-    pc_model *m = NULL;
-    assert_int_equal(pc_model_new(&o, 4, 24, 1, &m, NULL), PC_OK);
-    assert_int_equal(pc_model_set_prep(m, &p, &ci, NULL), PC_OK);
+    pc_gnn_opts o = pc_gnn_opts_default(PC_KIND_TILE);
+    pc_gnn *m = NULL;
+    assert_int_equal(pc_gnn_new(&o, 4, 24, 1, &m, NULL), PC_OK);
+    assert_int_equal(pc_gnn_set_prep(m, &p, &ci, NULL), PC_OK);
     assert_int_equal(m->node_prep.out_dim, 4);
     assert_memory_equal(m->node_prep.mean, p.mean, 4 * sizeof(float));
-    pc_model_free(m);
+    pc_gnn_free(m);
     pc_prep_free(&ci);
     pc_prep_free(&p);
     pc_prep_free(&q);
@@ -574,11 +574,11 @@ static void test_prep_configs_blocks(void **state) {
     pc_prep cp = {0}, np = {0};
     assert_int_equal(pc_prep_set(&cp, W, D, keep, logt, mu, sd, NULL), PC_OK);
     assert_int_equal(pc_prep_identity(&np, 6, NULL), PC_OK);
-    pc_model_opts o = pc_model_opts_default(PC_KIND_LAYOUT);
+    pc_gnn_opts o = pc_gnn_opts_default(PC_KIND_LAYOUT);
     o.encode = pc_encode_opts_bits(&eo);
-    pc_model *m = NULL;
-    assert_int_equal(pc_model_new(&o, 6, D, 1, &m, NULL), PC_OK);
-    assert_int_equal(pc_model_set_prep(m, &np, &cp, NULL), PC_OK);
+    pc_gnn *m = NULL;
+    assert_int_equal(pc_gnn_new(&o, 6, D, 1, &m, NULL), PC_OK);
+    assert_int_equal(pc_gnn_set_prep(m, &np, &cp, NULL), PC_OK);
     const int64_t counts[] = {0, 1, 2047, 2048, 2049, 5000};
     int64_t R = 5000;
     float *raw = malloc((size_t)R * PC_LAYOUT_CONFIG_DIM * sizeof *raw);
@@ -604,11 +604,11 @@ static void test_prep_configs_blocks(void **state) {
         assert_int_equal(pc_encode_layout(&eo, raw, n, PC_LAYOUT_CONFIG_DIM, enc, NULL), PC_OK);
         pc_prep_apply(&cp, enc, n, want);
         memset(got, 0xff, (size_t)R * (size_t)D * sizeof *got);
-        assert_int_equal(pc_model_prep_configs(m, raw, n, got, NULL), PC_OK);
+        assert_int_equal(pc_gnn_prep_configs(m, raw, n, got, NULL), PC_OK);
         assert_memory_equal(got, want, (size_t)n * (size_t)D * sizeof *got);
         if (n < R) assert_int_equal(((uint32_t *)got)[n * D], 0xffffffffu); /* nothing past n rows */
     }
-    pc_model_free(m);
+    pc_gnn_free(m);
     pc_prep_free(&cp);
     pc_prep_free(&np);
     free(keep), free(logt), free(mu), free(sd), free(raw), free(enc), free(want), free(got);

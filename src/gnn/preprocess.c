@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "common/util.h"
-#include "model/model.h"
+#include "gnn/gnn.h"
 
 static double slog(double x) { return x < 0 ? -log1p(-x) : log1p(x); }
 
