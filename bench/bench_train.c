@@ -23,6 +23,7 @@
 #include <time.h>
 
 #include "gnn/gnn.h"
+#include "common/threads.h"
 #include "common/util.h"
 #include "nn/nn.h"
 #include "perfcast/dataset.h"
@@ -55,7 +56,8 @@ int main(int argc, char **argv) {
     const char *model_path = argv[1], *data = argv[2], *cname = argv[3];
     int threads = atoi(argv[4]), configs = atoi(argv[5]);
     long warm = atol(argv[6]), steps = atol(argv[7]);
-    pc_nn_set_threads(threads);
+    pc_nn_blas_single();
+    pc_threads_begin(threads); /* for the whole run */
     pc_error err;
     pc_error_clear(&err);
     pc_gnn *m = NULL;

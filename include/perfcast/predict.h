@@ -29,7 +29,9 @@ typedef struct pc_eval_result {
 PC_API pc_status pc_eval_run(const char *model_path, const char *data_dir, const char *split,
                              int threads, pc_eval_result *res, pc_error *err);
 /* The same over the ranks of dist: each scores graphs i % ranks == rank; every
-   rank gets the means over all graphs. */
+   rank gets the means over all graphs. An error on one rank returns there
+   while the others may wait: end the job with pc_dist_abort (dist.h).
+   Both run on `threads` threads (0 = OpenMP's default), as the predictor. */
 PC_API pc_status pc_eval_run_dist(const char *model_path, const char *data_dir, const char *split,
                                   int threads, const struct pc_dist *dist, pc_eval_result *res,
                                   pc_error *err);
@@ -42,7 +44,13 @@ PC_API pc_status pc_eval_run_dist(const char *model_path, const char *data_dir, 
  */
 typedef struct pc_predictor pc_predictor;
 
-/* Loads a checkpoint; threads > 0 sets the OpenMP thread count. */
+/*
+ * Loads a checkpoint. Each pc_predictor_score runs on `threads` threads
+ * (0 = OpenMP's default); the process's OpenMP settings are left alone.
+ * The one process-wide effect: a multi-threaded (pthreads) OpenBLAS is set
+ * to one thread, as perfcast runs its GEMMs on its own threads (also
+ * pc_eval_run* and pc_train_run; none with a serial OpenBLAS).
+ */
 PC_API pc_status pc_predictor_open(const char *model_path, int threads, pc_predictor **out,
                                    pc_error *err);
 PC_API void pc_predictor_free(pc_predictor *p);

@@ -52,7 +52,7 @@ typedef struct pc_train_opts {
     int epochs;             /* default 20 */
     int patience;           /* early stop after this many epochs without gain, default 5 */
     uint64_t seed;          /* default 1 */
-    int threads;            /* OpenMP threads, 0 = default */
+    int threads;            /* threads of this run, 0 = OpenMP default (predict.h) */
     int configs;            /* sampled per graph and step, default 32 (tile) / 16 (layout) if 0 */
     float lr;               /* peak learning rate, default 1e-3 */
     float weight_decay;     /* AdamW decoupled decay, default 1e-4 */
@@ -171,7 +171,9 @@ typedef struct pc_train_result {
 
 /*
  * progress may be NULL. Returns PC_OK also when interrupted (res->interrupted
- * set; the best model so far is in out_path if an epoch completed).
+ * set; the best model so far is in out_path if an epoch completed). With a
+ * dist of several ranks, an error on one rank returns there while the others
+ * may wait: end the job with pc_dist_abort (perfcast/dist.h).
  */
 PC_API pc_status pc_train_run(const pc_train_opts *opts, pc_train_log_fn log,
                               pc_train_progress_fn progress, void *user, pc_train_result *res,

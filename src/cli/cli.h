@@ -5,6 +5,7 @@
 #include <stdio.h>
 
 #include "perfcast/dataset.h"
+#include "perfcast/dist.h"
 #include "perfcast/npz.h"
 #include "perfcast/perfcast.h"
 #include "perfcast/synth.h"
@@ -44,6 +45,19 @@ int pc_cli_usage_error(const char *cmd, const char *fmt, ...)
     ;
 /* Prints the error message and returns PC_EXIT_FAIL. */
 int pc_cli_fail(const pc_error *err);
+
+
+/*
+ * The ranks for train, eval and predict: initializes MPI first when built
+ * with it and started by an MPI launcher (the library leaves MPI to its
+ * caller), then pc_dist_open. Under mpirun with several ranks and a build
+ * without MPI: PC_ERR_UNSUPPORTED. pc_cli_dist_close closes the group and
+ * finalizes MPI if this command initialized it.
+ */
+pc_status pc_cli_dist_open(int *argc, char ***argv, pc_dist **out, pc_error *err);
+void pc_cli_dist_close(pc_dist *d);
+/* Prints "perfcast (rank R of N): msg", ends every rank (pc_dist_abort) and exits 1. */
+void pc_cli_dist_abort(const pc_dist *d, const char *msg);
 
 /* Strict integer parsing of a flag value; 0 on success. */
 int pc_cli_parse_i64(const char *s, long long lo, long long hi, long long *out);

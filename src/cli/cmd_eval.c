@@ -64,10 +64,12 @@ int pc_cmd_eval(int argc, char **argv) {
     pc_error e;
     pc_eval_result r;
     pc_dist *dist = NULL;
-    if (pc_dist_open(&argc, &argv, &dist, &e) != PC_OK) return pc_cli_fail(&e);
+    if (pc_cli_dist_open(&argc, &argv, &dist, &e) != PC_OK) return pc_cli_fail(&e);
     pc_status st = pc_eval_run_dist(model, data, split, threads, dist, &r, &e);
+    if (st != PC_OK && pc_dist_size(dist) > 1)
+        pc_cli_dist_abort(dist, e.msg); /* the other ranks must not wait */
     int rank = pc_dist_rank(dist);
-    pc_dist_close(dist);
+    pc_cli_dist_close(dist);
     if (st != PC_OK) return pc_cli_fail(&e);
     if (rank != 0) return PC_EXIT_OK; /* rank 0 prints */
     const char *name = r.tile ? "tile_score" : "kendall_tau";

@@ -283,23 +283,24 @@ int pc_cmd_predict(int argc, char **argv) {
     rows r = {0};
     int rc = PC_EXIT_OK;
     pc_dist *dist = NULL;
-    if (pc_dist_open(&argc, &argv, &dist, &e) != PC_OK) {
+    if (pc_cli_dist_open(&argc, &argv, &dist, &e) != PC_OK) {
         pc_dataset_free(ds);
         return pc_cli_fail(&e);
     }
     for (int i = 0; i < nmodels && rc == PC_EXIT_OK; i++)
         rc = predict_model(models[i], seen, ds, sp, threads, dist, &r);
     pc_dataset_free(ds);
+    /* a failed rank ends the job: the other ranks must not wait */
     if (rc != PC_EXIT_OK && pc_dist_size(dist) > 1)
-        pc_dist_abort(dist, "prediction failed (see above)"); /* the other ranks must not wait */
+        pc_cli_dist_abort(dist, "prediction failed (see above)");
     if (rc == PC_EXIT_OK && pc_dist_size(dist) > 1 && gather_rows(dist, &r) != 0)
-        rc = fail_msg("out of memory gathering the ranks' rows");
+        pc_cli_dist_abort(dist, "gathering the ranks' rows failed");
     if (rc == PC_EXIT_OK && pc_dist_rank(dist) != 0) { /* rank 0 writes */
         rows_free(&r);
-        pc_dist_close(dist);
+        pc_cli_dist_close(dist);
         return PC_EXIT_OK;
     }
-    pc_dist_close(dist);
+    pc_cli_dist_close(dist);
     if (rc == PC_EXIT_OK) {
         qsort(r.v, r.n, sizeof *r.v, row_cmp);
         rc = write_csv(out, &r);

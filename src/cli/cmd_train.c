@@ -377,7 +377,7 @@ static int train_parse(int argc, char **argv, pc_train_opts *o, cli_train *ct) {
 static int train_run(int *argc, char ***argv, pc_train_opts *o, cli_train *ct) {
     pc_error e;
     pc_dist *dist = NULL;
-    if (pc_dist_open(argc, argv, &dist, &e) != PC_OK) return pc_cli_fail(&e);
+    if (pc_cli_dist_open(argc, argv, &dist, &e) != PC_OK) return pc_cli_fail(&e);
     o->dist = dist;
     if (pc_dist_rank(dist) != 0) ct->progress = 0;
     struct sigaction sa;
@@ -389,7 +389,9 @@ static int train_run(int *argc, char ***argv, pc_train_opts *o, cli_train *ct) {
     pc_train_result r;
     pc_status st = pc_train_run(o, log_line, progress_line, ct, &r, &e);
     clear_live(ct);
-    pc_dist_close(dist);
+    if (st != PC_OK && pc_dist_size(dist) > 1)
+        pc_cli_dist_abort(dist, e.msg); /* the other ranks must not wait */
+    pc_cli_dist_close(dist);
     if (st != PC_OK) return pc_cli_fail(&e);
     if (stop_flag) return 130; /* interrupted: the state is saved */
     return PC_EXIT_OK;

@@ -9,7 +9,6 @@
 #define _DEFAULT_SOURCE /* mkdtemp */
 #include <errno.h>
 #include <inttypes.h>
-#include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +17,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "common/threads.h"
 #include "common/util.h"
 #include "dataset/graph_internal.h"
 
@@ -428,7 +428,7 @@ pc_status pc_cache_build_tree(const pc_dataset *d, const char *cache_root, int t
     size_t n = 0;
     if (st == PC_OK) st = plan_jobs(d, cache_root, &jobs, &n, err);
     if (st != PC_OK) return st;
-    int nt = threads > 0 ? threads : omp_get_max_threads();
+    int nt = threads > 0 ? threads : pc_threads();
     /* Files differ wildly in size, so hand them out one at a time. */
 #pragma omp parallel for schedule(dynamic, 1) num_threads(nt)
     for (int64_t i = 0; i < (int64_t)n; i++) run_job(&jobs[i]);

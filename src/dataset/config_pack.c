@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/threads.h"
 #include "common/util.h"
 
 /* Layout rows read per chunk by pc_graph_config_dedup: at most this many bytes. */
@@ -226,7 +227,8 @@ pc_status pc_config_dedup(const void *rows, int64_t c, size_t row_bytes, const i
     memset(table, 0xff, cap * sizeof *table); /* all -1 */
     static const unsigned char no_bytes[1];
     const unsigned char *bytes = row_bytes > 0 ? rows : no_bytes; /* all rows empty: one group */
-#pragma omp parallel for schedule(static) if((uint64_t)c * row_bytes >= ((uint64_t)1 << 20))
+#pragma omp parallel for schedule(static) if((uint64_t)c * row_bytes >= ((uint64_t)1 << 20)) \
+    num_threads(pc_threads())
     for (int64_t i = 0; i < c; i++) hash[i] = row_hash(bytes + (size_t)i * row_bytes, row_bytes);
     group_rows(bytes, row_bytes, out, hash, table, cap);
     free(hash);

@@ -1,6 +1,5 @@
-/* pc_dist: MPI when built with it and launched by mpirun, else a group of one. */
+/* pc_dist: the ranks of an MPI job the caller initialized, else a group of one. */
 #define _POSIX_C_SOURCE 200809L
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,7 +12,9 @@
 
 struct pc_dist {
     int rank, size;
-    int mpi; /* this handle initialized MPI and must finalize it */
+#ifdef PC_HAVE_MPI
+    MPI_Comm comm; /* a duplicate of MPI_COMM_WORLD when size > 1 */
+#endif
 };
 
 int pc_dist_available(void) {
@@ -24,43 +25,34 @@ int pc_dist_available(void) {
 #endif
 }
 
-/* Started by an MPI launcher? (Open MPI, MPICH/Hydra, PMIx) */
-static int launched_by_mpirun(void) {
-    return getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMI_SIZE") || getenv("PMIX_RANK");
-}
-
-pc_status pc_dist_open(int *argc, char ***argv, pc_dist **out, pc_error *err) {
+pc_status pc_dist_open(pc_dist **out, pc_error *err) {
     *out = NULL;
     pc_dist *d = calloc(1, sizeof *d);
     if (!d) return pc_fail(err, PC_ERR_NOMEM, "dist: out of memory");
     d->size = 1;
-    if (launched_by_mpirun()) {
 #ifdef PC_HAVE_MPI
-        int inited = 0;
-        MPI_Initialized(&inited);
-        if (!inited) {
-            if (MPI_Init(argc, argv) != MPI_SUCCESS) {
-                free(d);
-                return pc_fail(err, PC_ERR_IO, "dist: MPI_Init failed");
-            }
-            d->mpi = 1;
+    int inited = 0, finalized = 0;
+    MPI_Initialized(&inited);
+    MPI_Finalized(&finalized);
+    if (finalized) {
+        free(d);
+        return pc_fail(err, PC_ERR_ARG, "dist: MPI was already finalized");
+    }
+    int size = 1;
+    if (inited) MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (size > 1) {
+        /* our own communicator: the caller's MPI_COMM_WORLD keeps its error
+           handler, and our collectives never match the caller's messages */
+        if (MPI_Comm_dup(MPI_COMM_WORLD, &d->comm) != MPI_SUCCESS) {
+            free(d);
+            return pc_fail(err, PC_ERR_IO, "dist: MPI_Comm_dup failed");
         }
         /* errors in collectives abort the job rather than hang it */
-        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
-        MPI_Comm_rank(MPI_COMM_WORLD, &d->rank);
-        MPI_Comm_size(MPI_COMM_WORLD, &d->size);
-#else
-        (void)argc;
-        (void)argv;
-        const char *n = getenv("OMPI_COMM_WORLD_SIZE");
-        if (n && atoi(n) > 1) {
-            free(d);
-            return pc_fail(err, PC_ERR_UNSUPPORTED, "dist: started by mpirun with %s ranks, but "
-                           "this perfcast was built without MPI (install libopenmpi-dev and "
-                           "rebuild)", n);
-        }
-#endif
+        MPI_Comm_set_errhandler(d->comm, MPI_ERRORS_ARE_FATAL);
+        MPI_Comm_rank(d->comm, &d->rank);
+        MPI_Comm_size(d->comm, &d->size);
     }
+#endif
     *out = d;
     return PC_OK;
 }
@@ -68,7 +60,7 @@ pc_status pc_dist_open(int *argc, char ***argv, pc_dist **out, pc_error *err) {
 void pc_dist_close(pc_dist *d) {
     if (!d) return;
 #ifdef PC_HAVE_MPI
-    if (d->mpi) MPI_Finalize();
+    if (d->size > 1) MPI_Comm_free(&d->comm);
 #endif
     free(d);
 }
@@ -84,7 +76,7 @@ void pc_dist_sum_f32(const pc_dist *d, float *buf, size_t n) {
 #ifdef PC_HAVE_MPI
     for (size_t o = 0; o < n; o += PC_DIST_CHUNK) {
         int c = (int)(n - o < PC_DIST_CHUNK ? n - o : PC_DIST_CHUNK);
-        MPI_Allreduce(MPI_IN_PLACE, buf + o, c, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+        MPI_Allreduce(MPI_IN_PLACE, buf + o, c, MPI_FLOAT, MPI_SUM, d->comm);
     }
 #else
     (void)buf;
@@ -97,7 +89,7 @@ void pc_dist_sum_f64(const pc_dist *d, double *buf, size_t n) {
 #ifdef PC_HAVE_MPI
     for (size_t o = 0; o < n; o += PC_DIST_CHUNK) {
         int c = (int)(n - o < PC_DIST_CHUNK ? n - o : PC_DIST_CHUNK);
-        MPI_Allreduce(MPI_IN_PLACE, buf + o, c, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+        MPI_Allreduce(MPI_IN_PLACE, buf + o, c, MPI_DOUBLE, MPI_SUM, d->comm);
     }
 #else
     (void)buf;
@@ -110,7 +102,7 @@ void pc_dist_max_f64(const pc_dist *d, double *buf, size_t n) {
 #ifdef PC_HAVE_MPI
     for (size_t o = 0; o < n; o += PC_DIST_CHUNK) {
         int c = (int)(n - o < PC_DIST_CHUNK ? n - o : PC_DIST_CHUNK);
-        MPI_Allreduce(MPI_IN_PLACE, buf + o, c, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+        MPI_Allreduce(MPI_IN_PLACE, buf + o, c, MPI_DOUBLE, MPI_MAX, d->comm);
     }
 #else
     (void)buf;
@@ -122,7 +114,7 @@ int pc_dist_any(const pc_dist *d, int flag) {
     if (!d || d->size <= 1) return flag != 0;
 #ifdef PC_HAVE_MPI
     int in = flag != 0, outv = 0;
-    MPI_Allreduce(&in, &outv, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    MPI_Allreduce(&in, &outv, 1, MPI_INT, MPI_MAX, d->comm);
     return outv;
 #else
     return flag != 0;
@@ -139,42 +131,49 @@ pc_status pc_dist_gather_text(const pc_dist *d, const char *mine, char **all, pc
         return PC_OK;
     }
 #ifdef PC_HAVE_MPI
+    /* a failure here on some ranks leaves the others in the gather: the
+       caller ends the job (pc_dist_abort) as after any one-rank failure */
     if (len > (size_t)PC_DIST_CHUNK) return pc_fail(err, PC_ERR_RANGE, "dist: text too large");
     int n = (int)len, *lens = NULL, *offs = NULL;
     char *buf = NULL;
     if (d->rank == 0) {
         lens = calloc((size_t)d->size, sizeof *lens);
         offs = calloc((size_t)d->size, sizeof *offs);
-        if (!lens || !offs) pc_dist_abort(d, "out of memory gathering results");
+        if (!lens || !offs) {
+            free(lens);
+            free(offs);
+            return pc_fail(err, PC_ERR_NOMEM, "dist: out of memory gathering results");
+        }
     }
-    MPI_Gather(&n, 1, MPI_INT, lens, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    MPI_Gather(&n, 1, MPI_INT, lens, 1, MPI_INT, 0, d->comm);
     size_t total = 0;
+    pc_status st = PC_OK;
     if (d->rank == 0) {
         for (int r = 0; r < d->size; r++) {
             offs[r] = (int)total;
             total += (size_t)lens[r];
         }
-        if (total > (size_t)PC_DIST_CHUNK) pc_dist_abort(d, "gathered results too large");
-        buf = malloc(total + 1);
-        if (!buf) pc_dist_abort(d, "out of memory gathering results");
+        if (total > (size_t)PC_DIST_CHUNK)
+            st = pc_fail(err, PC_ERR_RANGE, "dist: gathered results too large (%zu bytes)", total);
+        else if (!(buf = malloc(total + 1)))
+            st = pc_fail(err, PC_ERR_NOMEM, "dist: out of memory gathering results");
     }
-    MPI_Gatherv(mine, n, MPI_CHAR, buf, lens, offs, MPI_CHAR, 0, MPI_COMM_WORLD);
+    if (!st) MPI_Gatherv(mine, n, MPI_CHAR, buf, lens, offs, MPI_CHAR, 0, d->comm);
     if (buf) buf[total] = 0;
     free(lens);
     free(offs);
     *all = buf;
-    return PC_OK;
+    return st;
 #else
     (void)err;
     return PC_OK;
 #endif
 }
 
-void pc_dist_abort(const pc_dist *d, const char *msg) {
-    fprintf(stderr, "perfcast (rank %d of %d): %s\n", pc_dist_rank(d), pc_dist_size(d), msg);
-    fflush(stderr);
+void pc_dist_abort(const pc_dist *d) {
 #ifdef PC_HAVE_MPI
-    if (d && d->size > 1) MPI_Abort(MPI_COMM_WORLD, 1);
+    if (d && d->size > 1) MPI_Abort(d->comm, 1);
+#else
+    (void)d;
 #endif
-    exit(1);
 }

@@ -4,6 +4,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "common/threads.h"
 #include "common/util.h"
 
 /* Rows below this are encoded without forking threads. */
@@ -203,7 +204,7 @@ pc_status pc_encode_node(const pc_encode_opts *o, const float *in, int64_t rows,
     if (W < 0)
         return pc_fail(err, PC_ERR_ARG, "encode: node features have %d columns, need %d",
                        in_dim, PC_NODE_FEAT_DIM);
-#pragma omp parallel for schedule(static) if(rows >= ENCODE_PAR_ROWS)
+#pragma omp parallel for schedule(static) if(rows >= ENCODE_PAR_ROWS) num_threads(pc_threads())
     for (int64_t i = 0; i < rows; i++)
         node_row(o, in + (size_t)i * (size_t)in_dim, in_dim, out + (size_t)i * (size_t)W);
     return PC_OK;
@@ -237,7 +238,7 @@ pc_status pc_encode_tile(const pc_encode_opts *o, const float *in, int64_t rows,
     if (W < 0)
         return pc_fail(err, PC_ERR_ARG, "encode: tile configs have %d columns, need %d", in_dim,
                        PC_TILE_CONFIG_DIM);
-#pragma omp parallel for schedule(static) if(rows >= ENCODE_PAR_ROWS)
+#pragma omp parallel for schedule(static) if(rows >= ENCODE_PAR_ROWS) num_threads(pc_threads())
     for (int64_t i = 0; i < rows; i++)
         tile_row(o, in + (size_t)i * (size_t)in_dim, in_dim, out + (size_t)i * (size_t)W);
     return PC_OK;
@@ -249,7 +250,7 @@ pc_status pc_encode_layout(const pc_encode_opts *o, const float *in, int64_t row
     if (W < 0)
         return pc_fail(err, PC_ERR_ARG, "encode: layout configs have %d columns, need %d",
                        in_dim, PC_LAYOUT_CONFIG_DIM);
-#pragma omp parallel for schedule(static) if(rows >= ENCODE_PAR_ROWS)
+#pragma omp parallel for schedule(static) if(rows >= ENCODE_PAR_ROWS) num_threads(pc_threads())
     for (int64_t i = 0; i < rows; i++)
         layout_row(o, in + (size_t)i * (size_t)in_dim, in_dim, out + (size_t)i * (size_t)W);
     return PC_OK;

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/threads.h"
 #include "common/util.h"
 #include "gnn/checkpoint.h"
 #include "gnn/eval.h"
@@ -167,14 +168,8 @@ pc_status pc_eval_run(const char *model_path, const char *data_dir, const char *
     return pc_eval_run_dist(model_path, data_dir, split, threads, NULL, res, err);
 }
 
-pc_status pc_eval_run_dist(const char *model_path, const char *data_dir, const char *split,
-                           int threads, const pc_dist *dist, pc_eval_result *res, pc_error *err) {
-    pc_error local;
-    if (!err) err = &local;
-    pc_error_clear(err);
-    int sp = pc_split_find(split ? split : "valid");
-    if (sp < 0) return pc_fail(err, PC_ERR_ARG, "eval: unknown split '%s'", split);
-    pc_nn_set_threads(threads);
+static pc_status eval_run(const char *model_path, const char *data_dir, int sp, int threads,
+                          const pc_dist *dist, pc_eval_result *res, pc_error *err) {
     pc_gnn *m = NULL;
     pc_dataset *ds = NULL;
     pc_gnn_ws *ws = NULL;
@@ -198,7 +193,6 @@ pc_status pc_eval_run_dist(const char *model_path, const char *data_dir, const c
         egraph *t = &s.v[i];
         st = pc_eval_graph(m, ws, t->g, &t->d, t->gst, &t->u, t->rt, t->norm, &x, &e, err);
     }
-    if (st && W > 1) pc_dist_abort(dist, err->msg); /* the other ranks must not wait */
     if (!st) pc_eval_sum_reduce(dist, &e);
     if (!st) {
         memset(res, 0, sizeof *res);
@@ -215,5 +209,20 @@ pc_status pc_eval_run_dist(const char *model_path, const char *data_dir, const c
     eset_free(&s);
     pc_dataset_free(ds);
     pc_gnn_free(m);
+    return st;
+}
+
+pc_status pc_eval_run_dist(const char *model_path, const char *data_dir, const char *split,
+                           int threads, const pc_dist *dist, pc_eval_result *res, pc_error *err) {
+    pc_error local;
+    if (!err) err = &local;
+    pc_error_clear(err);
+    int sp = pc_split_find(split ? split : "valid");
+    if (sp < 0) return pc_fail(err, PC_ERR_ARG, "eval: unknown split '%s'", split);
+    int saved = pc_threads_begin(threads);
+    pc_nn_blas_single();
+    /* an error on some ranks only returns there; the caller ends the job (dist.h) */
+    pc_status st = eval_run(model_path, data_dir, sp, threads, dist, res, err);
+    pc_threads_end(saved);
     return st;
 }

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/threads.h"
 #include "common/util.h"
 #include "graph/graph.h"
 #include "gnn/encode.h"
@@ -377,7 +378,7 @@ pc_status pc_gnn_prep_configs(const pc_gnn *m, const float *raw, int64_t rows, f
     enum { BLOCK = 2048 };
     int64_t nblk = (rows + BLOCK - 1) / BLOCK;
     int fail = 0;
-#pragma omp parallel if(nblk > 1)
+#pragma omp parallel if(nblk > 1) num_threads(pc_threads())
     {
         float *enc = pc_malloc_array((uint64_t)BLOCK * (uint64_t)W, sizeof(float));
         if (!enc) {
@@ -762,7 +763,7 @@ static pc_status prefix_impl(const pc_gnn *m, pc_gnn_ws *ws, const pc_gnn_graph 
 static pc_status layout_late_fused(const pc_gnn *m, pc_gnn_ws *ws, const float *cfg, int K,
                                    pc_error *err) {
     int H = m->opts.hidden, D = m->cfg_dim, nc = ws->g.nc, Pw = pool_width(m);
-    int T = omp_get_max_threads();
+    int T = pc_threads();
     size_t nh = (size_t)nc * H, per = 3 * nh + 2 * (size_t)H;
     if (!fgrow(&ws->cpooled, (size_t)K * Pw) || !fgrow(&ws->lu, (size_t)T * per) ||
         !igrow(&ws->cam, (size_t)T * H) || !offsets(&ws->coff, 1, nc))

@@ -1,8 +1,8 @@
 /* Scoring graphs with a trained checkpoint (perfcast predict / rank). */
-#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/threads.h"
 #include "common/util.h"
 #include "gnn/checkpoint.h"
 #include "gnn/infer.h"
@@ -12,6 +12,7 @@ struct pc_predictor {
     pc_gnn *m;
     pc_gnn_ws *ws;
     int collection;
+    int threads; /* for each pc_predictor_score call; 0 = OpenMP's default */
 };
 
 pc_status pc_predictor_open(const char *model_path, int threads, pc_predictor **out,
@@ -21,9 +22,10 @@ pc_status pc_predictor_open(const char *model_path, int threads, pc_predictor **
     pc_error_clear(err);
     *out = NULL;
     if (!model_path) return pc_fail(err, PC_ERR_ARG, "predict: no model path");
-    pc_nn_set_threads(threads);
+    pc_nn_blas_single();
     pc_predictor *p = calloc(1, sizeof *p);
     if (!p) return pc_fail(err, PC_ERR_NOMEM, "out of memory");
+    p->threads = threads;
     pc_status st = pc_ckpt_load(model_path, &p->m, &p->collection, err);
     if (!st && !(p->ws = pc_gnn_ws_new())) st = pc_fail(err, PC_ERR_NOMEM, "out of memory");
     if (st) {
@@ -57,5 +59,8 @@ pc_status pc_predictor_score(pc_predictor *p, pc_graph *g, double *scores, pc_er
     if (pc_graph_node_feat_dim(g) != PC_NODE_FEAT_DIM || pc_graph_config_dim(g) != cdim)
         return pc_fail(err, PC_ERR_FORMAT, "%s: feature widths differ from %d / %d",
                        pc_graph_path(g), PC_NODE_FEAT_DIM, cdim);
-    return pc_infer_score_graph(p->m, p->ws, g, scores, err);
+    int saved = pc_threads_begin(p->threads);
+    pc_status st = pc_infer_score_graph(p->m, p->ws, g, scores, err);
+    pc_threads_end(saved);
+    return st;
 }

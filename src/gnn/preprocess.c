@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/threads.h"
 #include "common/util.h"
 #include "gnn/gnn.h"
 
@@ -151,7 +152,8 @@ pc_status pc_prep_copy(pc_prep *dst, const pc_prep *src, pc_error *err) {
 
 void pc_prep_apply(const pc_prep *p, const float *in, int64_t rows, float *out) {
     int I = p->in_dim, O = p->out_dim;
-#pragma omp parallel for schedule(static) if((size_t)rows * (size_t)O >= PC_PAR_MIN)
+#pragma omp parallel for schedule(static) if((size_t)rows * (size_t)O >= PC_PAR_MIN) \
+    num_threads(pc_threads())
     for (int64_t r = 0; r < rows; r++) {
         const float *x = in + (size_t)r * (size_t)I;
         float *y = out + (size_t)r * (size_t)O;

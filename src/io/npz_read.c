@@ -8,12 +8,12 @@
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <libdeflate.h>
-#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <zip.h>
 
+#include "common/threads.h"
 #include "io/io_internal.h"
 
 /* Deflate cannot expand data by more than about 1032:1; larger claims lie. */
@@ -453,7 +453,7 @@ pc_status pc_npz_read_all(pc_npz *z, pc_array *outs, int threads, pc_error *err)
            plus small ones ran 30% slower on 2 threads than on 1 (bench/). */
         int big = 0;
         for (int i = 0; i < n; i++) big += z->m[i].size >= (UINT64_C(4) << 20);
-        int nt = threads > 0 ? threads : omp_get_max_threads();
+        int nt = threads > 0 ? threads : pc_threads();
         if (nt > big) nt = big > 0 ? big : 1;
 #pragma omp parallel num_threads(nt)
         {

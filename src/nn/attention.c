@@ -13,6 +13,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "common/threads.h"
 #include "nn/nn.h"
 
 /* Offsets (floats) of the cache parts; R = G*K rows. */
@@ -75,7 +76,7 @@ void pc_cfg_attention_forward(float *out, float *cache, const float *x,
 
     float scale = 1.0f / sqrtf((float)d);
     int pairs = G * heads;
-#pragma omp parallel for schedule(static) if(attn_parallel(G, K, C))
+#pragma omp parallel for schedule(static) if(attn_parallel(G, K, C)) num_threads(pc_threads())
     for (int gh = 0; gh < pairs; gh++) {
         int g = gh / heads, h = gh % heads;
         size_t row0 = (size_t)g * K * C + (size_t)h * d; // (row g*K, column h*d)
@@ -125,7 +126,7 @@ void pc_cfg_attention_backward(float *dx, const pc_cfg_attn_grads *g, const floa
 
     float scale = 1.0f / sqrtf((float)d);
     int pairs = G * heads;
-#pragma omp parallel for schedule(static) if(attn_parallel(G, K, C))
+#pragma omp parallel for schedule(static) if(attn_parallel(G, K, C)) num_threads(pc_threads())
     for (int gh = 0; gh < pairs; gh++) {
         int gg = gh / heads, h = gh % heads;
         size_t row0 = (size_t)gg * K * C + (size_t)h * d;

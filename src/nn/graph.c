@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/threads.h"
 #include "common/util.h"
 #include "nn/nn.h"
 
@@ -80,7 +81,8 @@ void pc_edge_aggregate_forward(float *out, const float *x, const pc_csr *csr, pc
     const int32_t *ptr, *idx, *tptr, *tidx;
     csr_pick(csr, dir, &ptr, &idx, &tptr, &tidx);
     int N = csr->n;
-#pragma omp parallel for schedule(dynamic, 64) if((size_t)N * C >= PC_PAR_MIN)
+#pragma omp parallel for schedule(dynamic, 64) if((size_t)N * C >= PC_PAR_MIN) \
+    num_threads(pc_threads())
     for (int d = 0; d < N; d++) {
         float *o = out + (size_t)d * C; // (C)
         for (int c = 0; c < C; c++) o[c] = 0.0f;
@@ -106,7 +108,8 @@ void pc_edge_aggregate_backward(float *dx, const float *dout, const pc_csr *csr,
     const int32_t *ptr, *idx, *tptr, *tidx;
     csr_pick(csr, dir, &ptr, &idx, &tptr, &tidx);
     int N = csr->n;
-#pragma omp parallel for schedule(dynamic, 64) if((size_t)N * C >= PC_PAR_MIN)
+#pragma omp parallel for schedule(dynamic, 64) if((size_t)N * C >= PC_PAR_MIN) \
+    num_threads(pc_threads())
     for (int s = 0; s < N; s++) {
         float *g = dx + (size_t)s * C; // (C)
         for (int e = tptr[s]; e < tptr[s + 1]; e++) {
@@ -137,7 +140,8 @@ static void pool_max_segment(float *o, int32_t *am, const float *x, int lo, int 
 
 void pc_pool_forward(float *out, int32_t *argmax, const float *x, const int32_t *off, int G,
                      int C, pc_reduce mode) {
-#pragma omp parallel for schedule(dynamic, 1) if(G > 1 && (size_t)off[G] * C >= PC_PAR_MIN)
+#pragma omp parallel for schedule(dynamic, 1) if(G > 1 && (size_t)off[G] * C >= PC_PAR_MIN) \
+    num_threads(pc_threads())
     for (int g = 0; g < G; g++) {
         float *o = out + (size_t)g * C; // (C)
         int lo = off[g], hi = off[g + 1];
@@ -156,7 +160,8 @@ void pc_pool_forward(float *out, int32_t *argmax, const float *x, const int32_t 
 void pc_pool_backward(float *dx, const float *dout, const int32_t *argmax, const int32_t *off,
                       int G, int C, pc_reduce mode) {
     // segments are disjoint row ranges, so graphs can run on different threads
-#pragma omp parallel for schedule(dynamic, 1) if(G > 1 && (size_t)off[G] * C >= PC_PAR_MIN)
+#pragma omp parallel for schedule(dynamic, 1) if(G > 1 && (size_t)off[G] * C >= PC_PAR_MIN) \
+    num_threads(pc_threads())
     for (int g = 0; g < G; g++) {
         const float *go = dout + (size_t)g * C; // (C)
         int lo = off[g], hi = off[g + 1];

@@ -34,13 +34,24 @@
 /* ---- threads -------------------------------------------------------------- */
 
 /*
- * Sets the OpenMP thread count (threads > 0; 0 keeps the default) and makes
- * OpenBLAS single-threaded. Debian's OpenBLAS runs its own pthread pool;
- * next to OpenMP's pool the two spin against each other on few cores (4x
- * slower on 2 cores), so perfcast splits large GEMMs over OpenMP threads
- * itself (pc_linear_*). Note: OpenBLAS's thread count is process-wide.
+ * Thread counts are per call (common/threads.h): every parallel loop here
+ * runs on num_threads(pc_threads()), the count of the public call it runs
+ * under; nothing sets the process's OpenMP count.
+ *
+ * GEMMs: perfcast splits a large GEMM over its own OpenMP threads
+ * (pc_linear_*) and needs each sgemm call single-threaded. Debian's default
+ * OpenBLAS (libopenblas0-pthread) runs its own pthread pool; next to
+ * OpenMP's pool the two spin against each other on few cores (4x slower on
+ * 2 cores). pc_nn_blas_single sets a pthreads OpenBLAS to one thread: the
+ * library's one process-wide effect, as OpenBLAS (0.3.21) has no per-call or
+ * per-thread count. It changes nothing when the OpenBLAS loaded is serial
+ * (libopenblas0-serial: no effect at all) or already runs one thread, nor
+ * with an OpenMP OpenBLAS, whose setter would change the process's OpenMP
+ * count and which runs single-threaded inside OpenMP regions by itself.
+ * The public calls that run the NN (pc_train_run, pc_eval_run*,
+ * pc_predictor_open) call it; say so in their headers.
  */
-void pc_nn_set_threads(int threads);
+void pc_nn_blas_single(void);
 
 /*
  * Loops over fewer elements than this run on one thread: an OpenMP fork/join

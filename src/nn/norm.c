@@ -4,13 +4,14 @@
  */
 #include <math.h>
 
+#include "common/threads.h"
 #include "nn/nn.h"
 
 /* ---- LayerNorm ------------------------------------------------------------ */
 
 void pc_layernorm_forward(float *out, float *mean, float *rstd, const float *in,
                           const float *gamma, const float *beta, int N, int C, float eps) {
-#pragma omp parallel for schedule(static) if((size_t)N * C >= PC_PAR_MIN)
+#pragma omp parallel for schedule(static) if((size_t)N * C >= PC_PAR_MIN) num_threads(pc_threads())
     for (int n = 0; n < N; n++) {
         const float *x = in + (size_t)n * C; // (C)
         float *y = out + (size_t)n * C;      // (C)
@@ -32,7 +33,7 @@ void pc_layernorm_backward(float *dinp, float *dgamma, float *dbeta, const float
                            const float *in, const float *gamma, const float *mean,
                            const float *rstd, int N, int C) {
     // dinp: rows are independent
-#pragma omp parallel for schedule(static) if((size_t)N * C >= PC_PAR_MIN)
+#pragma omp parallel for schedule(static) if((size_t)N * C >= PC_PAR_MIN) num_threads(pc_threads())
     for (int n = 0; n < N; n++) {
         const float *x = in + (size_t)n * C;
         const float *dy = dout + (size_t)n * C;
@@ -54,7 +55,7 @@ void pc_layernorm_backward(float *dinp, float *dgamma, float *dbeta, const float
     // dgamma, dbeta sum over rows. Each channel is summed in row order by one
     // thread; threads own blocks of 16 channels (one cache line of a row), so
     // rows are read sequentially and the sums do not depend on the threads.
-#pragma omp parallel for schedule(static) if((size_t)N * C >= PC_PAR_MIN)
+#pragma omp parallel for schedule(static) if((size_t)N * C >= PC_PAR_MIN) num_threads(pc_threads())
     for (int c0 = 0; c0 < C; c0 += PC_COL_BLOCK) {
         int nc = C - c0 < PC_COL_BLOCK ? C - c0 : PC_COL_BLOCK;
         float sg[PC_COL_BLOCK] = {0}, sb[PC_COL_BLOCK] = {0};
@@ -82,7 +83,8 @@ void pc_layernorm_backward(float *dinp, float *dgamma, float *dbeta, const float
 void pc_graphnorm_forward(float *out, float *mean, float *rstd, const float *in,
                           const float *alpha, const float *gamma, const float *beta,
                           const int32_t *off, int G, int C, float eps) {
-#pragma omp parallel for schedule(static) if((size_t)off[G] * C >= PC_PAR_MIN)
+#pragma omp parallel for schedule(static) if((size_t)off[G] * C >= PC_PAR_MIN) \
+    num_threads(pc_threads())
     for (int c = 0; c < C; c++) {
         float a = alpha ? alpha[c] : 1.0f;
         for (int g = 0; g < G; g++) {
@@ -117,7 +119,8 @@ void pc_graphnorm_backward(float *dinp, float *dalpha, float *dgamma, float *dbe
                            const float *dout, const float *in, const float *alpha,
                            const float *gamma, const float *mean, const float *rstd,
                            const int32_t *off, int G, int C) {
-#pragma omp parallel for schedule(static) if((size_t)off[G] * C >= PC_PAR_MIN)
+#pragma omp parallel for schedule(static) if((size_t)off[G] * C >= PC_PAR_MIN) \
+    num_threads(pc_threads())
     for (int c = 0; c < C; c++) {
         float a = alpha ? alpha[c] : 1.0f;
         float sa = 0.0f, sg = 0.0f, sb = 0.0f;

@@ -7,14 +7,17 @@
 #include <omp.h>
 #include <string.h>
 
+#include "common/threads.h"
 #include "common/util.h"
 #include "nn/nn.h"
 
 /* ---- threads and GEMM ----------------------------------------------------- */
 
-void pc_nn_set_threads(int threads) {
-    if (threads > 0) omp_set_num_threads(threads);
-    openblas_set_num_threads(1);
+void pc_nn_blas_single(void) {
+    /* serial OpenBLAS: 1 already; OpenMP OpenBLAS: its setter would set the
+       process's OpenMP count, and it runs alone inside OpenMP regions anyway */
+    if (openblas_get_parallel() == OPENBLAS_THREAD && openblas_get_num_threads() != 1)
+        openblas_set_num_threads(1);
 }
 
 /*
@@ -36,7 +39,7 @@ static void gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int M, int N, int K, co
     }
     int bs = by_rows ? GEMM_ROW_BLOCK : GEMM_COL_BLOCK;
     int nb = ((by_rows ? M : N) + bs - 1) / bs;
-#pragma omp parallel for schedule(static) if(!omp_in_parallel())
+#pragma omp parallel for schedule(static) if(!omp_in_parallel()) num_threads(pc_threads())
     for (int i = 0; i < nb; i++) {
         int lo = i * bs, len = (by_rows ? M : N) - lo < bs ? (by_rows ? M : N) - lo : bs;
         if (by_rows) { // rows lo.. of op(A): a row offset for NoTrans, a column one for Trans
@@ -64,7 +67,7 @@ void pc_linear_forward(float *out, const float *in, const float *w, const float 
     // out (N,OC) = in (N,IC) @ w^T, w (OC,IC)
     gemm(CblasNoTrans, CblasTrans, N, OC, IC, in, IC, w, IC, 0.0f, out, OC);
     if (!b) return;
-#pragma omp parallel for schedule(static) if((size_t)N * OC >= PC_PAR_MIN)
+#pragma omp parallel for schedule(static) if((size_t)N * OC >= PC_PAR_MIN) num_threads(pc_threads())
     for (int n = 0; n < N; n++) {
         float *row = out + (size_t)n * OC;
         for (int o = 0; o < OC; o++) row[o] += b[o];
@@ -82,7 +85,7 @@ void pc_linear_backward(float *dinp, float *dw, float *db, const float *dout, co
     }
     if (!db) return;
     // db (OC) += column sums of dout, each in row order by one thread (as layernorm)
-#pragma omp parallel for schedule(static) if((size_t)N * OC >= PC_PAR_MIN)
+#pragma omp parallel for schedule(static) if((size_t)N * OC >= PC_PAR_MIN) num_threads(pc_threads())
     for (int o0 = 0; o0 < OC; o0 += PC_COL_BLOCK) {
         int nc = OC - o0 < PC_COL_BLOCK ? OC - o0 : PC_COL_BLOCK;
         float s[PC_COL_BLOCK] = {0};
@@ -97,12 +100,12 @@ void pc_linear_backward(float *dinp, float *dw, float *db, const float *dout, co
 /* ---- residual and concat -------------------------------------------------- */
 
 void pc_residual_forward(float *out, const float *a, const float *b, size_t n) {
-#pragma omp parallel for schedule(static) if(n >= PC_PAR_MIN)
+#pragma omp parallel for schedule(static) if(n >= PC_PAR_MIN) num_threads(pc_threads())
     for (size_t i = 0; i < n; i++) out[i] = a[i] + b[i];
 }
 
 void pc_residual_backward(float *da, float *db, const float *dout, size_t n) {
-#pragma omp parallel for schedule(static) if(n >= PC_PAR_MIN)
+#pragma omp parallel for schedule(static) if(n >= PC_PAR_MIN) num_threads(pc_threads())
     for (size_t i = 0; i < n; i++) {
         if (da) da[i] += dout[i];
         if (db) db[i] += dout[i];
@@ -117,7 +120,7 @@ static int concat_width(const int *cs, int k) {
 
 void pc_concat_forward(float *out, const float *const *ins, const int *cs, int k, int N) {
     int W = concat_width(cs, k);
-#pragma omp parallel for schedule(static) if((size_t)N * W >= PC_PAR_MIN)
+#pragma omp parallel for schedule(static) if((size_t)N * W >= PC_PAR_MIN) num_threads(pc_threads())
     for (int n = 0; n < N; n++) {
         float *row = out + (size_t)n * W;
         for (int j = 0; j < k; j++) {
@@ -129,7 +132,7 @@ void pc_concat_forward(float *out, const float *const *ins, const int *cs, int k
 
 void pc_concat_backward(float *const *dins, const float *dout, const int *cs, int k, int N) {
     int W = concat_width(cs, k);
-#pragma omp parallel for schedule(static) if((size_t)N * W >= PC_PAR_MIN)
+#pragma omp parallel for schedule(static) if((size_t)N * W >= PC_PAR_MIN) num_threads(pc_threads())
     for (int n = 0; n < N; n++) {
         const float *row = dout + (size_t)n * W;
         for (int j = 0; j < k; j++) {
@@ -145,7 +148,7 @@ void pc_concat_backward(float *const *dins, const float *dout, const int *cs, in
 /* ---- gather / scatter / embedding ----------------------------------------- */
 
 void pc_gather_forward(float *out, const float *x, const int32_t *idx, int K, int C) {
-#pragma omp parallel for schedule(static) if((size_t)K * C >= PC_PAR_MIN)
+#pragma omp parallel for schedule(static) if((size_t)K * C >= PC_PAR_MIN) num_threads(pc_threads())
     for (int k = 0; k < K; k++)
         memcpy(out + (size_t)k * C, x + (size_t)idx[k] * C, (size_t)C * sizeof(float));
 }
@@ -157,7 +160,7 @@ void pc_gather_forward(float *out, const float *x, const int32_t *idx, int K, in
  */
 void pc_gather_backward(float *dx, const float *dout, const int32_t *idx, int K, int Nx, int C) {
     (void)Nx;
-#pragma omp parallel for schedule(static) if((size_t)K * C >= PC_PAR_MIN)
+#pragma omp parallel for schedule(static) if((size_t)K * C >= PC_PAR_MIN) num_threads(pc_threads())
     for (int c0 = 0; c0 < C; c0 += PC_COL_BLOCK) {
         int nc = C - c0 < PC_COL_BLOCK ? C - c0 : PC_COL_BLOCK;
         for (int k = 0; k < K; k++) {
@@ -175,7 +178,7 @@ void pc_scatter_add_forward(float *out, const float *src, const int32_t *idx, in
 }
 
 void pc_scatter_add_backward(float *dsrc, const float *dout, const int32_t *idx, int K, int C) {
-#pragma omp parallel for schedule(static) if((size_t)K * C >= PC_PAR_MIN)
+#pragma omp parallel for schedule(static) if((size_t)K * C >= PC_PAR_MIN) num_threads(pc_threads())
     for (int k = 0; k < K; k++) {
         const float *g = dout + (size_t)idx[k] * C;
         float *d = dsrc + (size_t)k * C;
@@ -195,12 +198,12 @@ void pc_embedding_backward(float *dtable, const float *dout, const int32_t *ids,
 /* ---- activations ----------------------------------------------------------- */
 
 void pc_relu_forward(float *out, const float *in, size_t n) {
-#pragma omp parallel for schedule(static) if(n >= PC_PAR_MIN)
+#pragma omp parallel for schedule(static) if(n >= PC_PAR_MIN) num_threads(pc_threads())
     for (size_t i = 0; i < n; i++) out[i] = in[i] > 0.0f ? in[i] : 0.0f;
 }
 
 void pc_relu_backward(float *dinp, const float *dout, const float *in, size_t n) {
-#pragma omp parallel for schedule(static) if(n >= PC_PAR_MIN)
+#pragma omp parallel for schedule(static) if(n >= PC_PAR_MIN) num_threads(pc_threads())
     for (size_t i = 0; i < n; i++)
         if (in[i] > 0.0f) dinp[i] += dout[i];
 }
@@ -230,21 +233,21 @@ static uint32_t f32_bits(float v) {
 
 void pc_leaky_relu_forward(float *out, const float *in, float slope, size_t n) {
     const uint32_t ob = f32_bits(1.0f), sb = f32_bits(slope);
-#pragma omp parallel for schedule(static) if(n >= PC_PAR_MIN)
+#pragma omp parallel for schedule(static) if(n >= PC_PAR_MIN) num_threads(pc_threads())
     for (size_t i = 0; i < n; i++) out[i] = in[i] * lrelu_gain(in[i], ob, sb);
 }
 
 void pc_leaky_relu_backward(float *dinp, const float *dout, const float *in, float slope,
                             size_t n) {
     const uint32_t ob = f32_bits(1.0f), sb = f32_bits(slope);
-#pragma omp parallel for schedule(static) if(n >= PC_PAR_MIN)
+#pragma omp parallel for schedule(static) if(n >= PC_PAR_MIN) num_threads(pc_threads())
     for (size_t i = 0; i < n; i++) dinp[i] += dout[i] * lrelu_gain(in[i], ob, sb);
 }
 
 #define GELU_SCALE 0.7978845608028654f /* sqrt(2/pi) */
 
 void pc_gelu_forward(float *out, const float *in, size_t n) {
-#pragma omp parallel for schedule(static) if(n >= PC_PAR_MIN / 4)
+#pragma omp parallel for schedule(static) if(n >= PC_PAR_MIN / 4) num_threads(pc_threads())
     for (size_t i = 0; i < n; i++) {
         float x = in[i];
         float u = GELU_SCALE * (x + 0.044715f * x * x * x);
@@ -253,7 +256,7 @@ void pc_gelu_forward(float *out, const float *in, size_t n) {
 }
 
 void pc_gelu_backward(float *dinp, const float *dout, const float *in, size_t n) {
-#pragma omp parallel for schedule(static) if(n >= PC_PAR_MIN / 4)
+#pragma omp parallel for schedule(static) if(n >= PC_PAR_MIN / 4) num_threads(pc_threads())
     for (size_t i = 0; i < n; i++) {
         float x = in[i];
         float u = GELU_SCALE * (x + 0.044715f * x * x * x);
@@ -265,7 +268,7 @@ void pc_gelu_backward(float *dinp, const float *dout, const float *in, size_t n)
 }
 
 void pc_prelu_forward(float *out, const float *in, const float *a, int N, int C) {
-#pragma omp parallel for schedule(static) if((size_t)N * C >= PC_PAR_MIN)
+#pragma omp parallel for schedule(static) if((size_t)N * C >= PC_PAR_MIN) num_threads(pc_threads())
     for (int n = 0; n < N; n++)
         for (int c = 0; c < C; c++) {
             size_t i = (size_t)n * C + c;
@@ -276,7 +279,7 @@ void pc_prelu_forward(float *out, const float *in, const float *a, int N, int C)
 void pc_prelu_backward(float *dinp, float *da, const float *dout, const float *in, const float *a,
                        int N, int C) {
     if (dinp) {
-#pragma omp parallel for schedule(static) if((size_t)N * C >= PC_PAR_MIN)
+#pragma omp parallel for schedule(static) if((size_t)N * C >= PC_PAR_MIN) num_threads(pc_threads())
         for (int n = 0; n < N; n++)
             for (int c = 0; c < C; c++) {
                 size_t i = (size_t)n * C + c;
@@ -284,7 +287,7 @@ void pc_prelu_backward(float *dinp, float *da, const float *dout, const float *i
             }
     }
     // da sums over rows: one thread per channel keeps the order fixed
-#pragma omp parallel for schedule(static) if((size_t)N * C >= PC_PAR_MIN)
+#pragma omp parallel for schedule(static) if((size_t)N * C >= PC_PAR_MIN) num_threads(pc_threads())
     for (int c = 0; c < C; c++) {
         float s = 0.0f;
         for (int n = 0; n < N; n++) {
@@ -312,7 +315,7 @@ void pc_dropout_forward(float *out, uint8_t *mask, const float *in, float p, uin
     // keep when a uniform 53-bit draw is >= p
     uint64_t thresh = (uint64_t)((double)p * 9007199254740992.0);
     float scale = 1.0f / (1.0f - p);
-#pragma omp parallel for schedule(static) if(n >= PC_PAR_MIN)
+#pragma omp parallel for schedule(static) if(n >= PC_PAR_MIN) num_threads(pc_threads())
     for (size_t i = 0; i < n; i++) {
         uint64_t r = mix64(key + (uint64_t)i) >> 11;
         mask[i] = r >= thresh;
@@ -322,7 +325,7 @@ void pc_dropout_forward(float *out, uint8_t *mask, const float *in, float p, uin
 
 void pc_dropout_backward(float *dinp, const float *dout, const uint8_t *mask, float p, size_t n) {
     float scale = p > 0.0f ? 1.0f / (1.0f - p) : 1.0f;
-#pragma omp parallel for schedule(static) if(n >= PC_PAR_MIN)
+#pragma omp parallel for schedule(static) if(n >= PC_PAR_MIN) num_threads(pc_threads())
     for (size_t i = 0; i < n; i++)
         if (mask[i]) dinp[i] += dout[i] * scale;
 }

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/threads.h"
 #include "common/util.h"
 #include "nn/nn.h"
 
@@ -116,7 +117,7 @@ double pc_clip_grad_norm(float *grad, size_t n, float max_norm) {
     double norm = sqrt(ss);
     if (norm > max_norm && norm > 0.0) {
         float scale = (float)(max_norm / norm);
-#pragma omp parallel for schedule(static) if(n >= PC_PAR_MIN)
+#pragma omp parallel for schedule(static) if(n >= PC_PAR_MIN) num_threads(pc_threads())
         for (size_t i = 0; i < n; i++) grad[i] *= scale;
     }
     return norm;
@@ -137,7 +138,7 @@ void pc_adam_step(float *param, const float *grad, float *m, float *v, size_t n,
     float c1 = (float)(1.0 - pow(b1, (double)t));
     float c2 = (float)(1.0 - pow(b2, (double)t));
     int decoupled = cfg->decoupled;
-#pragma omp parallel for schedule(static) if(n >= PC_PAR_MIN)
+#pragma omp parallel for schedule(static) if(n >= PC_PAR_MIN) num_threads(pc_threads())
     for (size_t i = 0; i < n; i++) {
         float g = grad[i];
         if (!decoupled) g += wd * param[i]; // Adam: L2 term enters the moments

@@ -7,11 +7,11 @@
  * shares programs between the two searches.
  */
 #include <math.h>
-#include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/threads.h"
 #include "common/util.h"
 #include "perfcast/npz.h"
 #include "perfcast/synth.h"
@@ -459,7 +459,7 @@ pc_status pc_synth_write(const char *out_dir, const pc_synth_opts *opts, pc_repo
         return pc_fail(err, PC_ERR_NOMEM, "synth: out of memory");
     }
     list_tasks(&p, tasks);
-    int threads = opts->threads > 0 ? opts->threads : omp_get_max_threads();
+    int threads = opts->threads > 0 ? opts->threads : pc_threads();
     int failed = 0;
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
     for (int64_t i = 0; i < n; i++) {

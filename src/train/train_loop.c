@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/threads.h"
 #include "train/train_internal.h"
 
 double pc_tr_now(void) {
@@ -384,11 +385,11 @@ pc_status pc_train_run(const pc_train_opts *opts, pc_train_log_fn log,
     t->log = log;
     t->progress = progress;
     t->user = user;
-    int interrupted = 0;
+    int interrupted = 0, saved = pc_threads_begin(opts->threads);
     pc_status st = pc_tr_check_opts(t, err);
     if (!st) {
         init_topology(t);
-        pc_nn_set_threads(t->o.threads);
+        pc_nn_blas_single();
         t->clock.t0 = pc_tr_now();
         st = setup(t, err);
     }
@@ -399,8 +400,9 @@ pc_status pc_train_run(const pc_train_opts *opts, pc_train_log_fn log,
     }
     if (!st) st = finish(t, interrupted, err);
     if (!st && res) fill_result(t, interrupted, res);
-    if (st && t->topo.W > 1) pc_dist_abort(t->topo.dist, err->msg); /* the others must not wait */
+    /* an error on some ranks only returns there; the caller ends the job (dist.h) */
     trainer_free(t);
     free(t);
+    pc_threads_end(saved);
     return st;
 }

@@ -20,7 +20,6 @@
  * printed per tensor).
  */
 #include <math.h>
-#include <omp.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -31,6 +30,7 @@
 
 #include <cmocka.h>
 
+#include "common/threads.h"
 #include "nn/nn.h"
 #include "perfcast/npz.h"
 
@@ -488,11 +488,13 @@ static void test_permutation(void **state) {
 /* ---- determinism across thread counts ----------------------------------------------- */
 
 static void run_threads(acase *a, int threads) {
-    pc_nn_set_threads(threads);
+    pc_nn_blas_single();
+    int saved = pc_threads_begin(threads);
     for (int i = 0; i < T_COUNT; i++)
         if (a->gt[i]) memset(a->gt[i], 0, tsize(a, i) * sizeof(float));
     run_forward(a);
     run_backward(a);
+    pc_threads_end(saved);
 }
 
 static void test_threads_identical(void **state) {
@@ -506,10 +508,8 @@ static void test_threads_identical(void **state) {
     acase_init(&b, G, K, C, heads, 1, 1, NULL);
     for (int i = 0; i < T_COUNT; i++) memcpy(b.t[i], a.t[i], tsize(&a, i) * sizeof(float));
     memcpy(b.R, a.R, tsize(&a, T_X) * sizeof(float));
-    int saved = omp_get_max_threads();
     run_threads(&a, 1);
     run_threads(&b, 2);
-    omp_set_num_threads(saved);
     assert_memory_equal(a.out, b.out, tsize(&a, T_X) * sizeof(float));
     assert_memory_equal(a.cache, b.cache,
                         pc_cfg_attention_cache_size(G, K, C, heads, 1) * sizeof(float));

@@ -24,6 +24,7 @@
 
 #include <cmocka.h>
 
+#include "common/threads.h"
 #include "nn/nn.h"
 
 #define FWD_TOL 1e-5
@@ -730,6 +731,32 @@ static size_t run_all_ops(float *sink, const float *x, const float *w, const int
     return at;
 }
 
+/* Per-call thread counts (common/threads.h): scoped, nested, never the process's. */
+static void test_threads_scope(void **state) {
+    (void)state;
+    int def = omp_get_max_threads();
+    assert_int_equal(pc_threads(), def);
+    int outer = pc_threads_begin(3);
+    assert_int_equal(pc_threads(), 3);
+    int inner = pc_threads_begin(0); /* 0 keeps the enclosing call's count */
+    assert_int_equal(pc_threads(), 3);
+    int inner2 = pc_threads_begin(1);
+    assert_int_equal(pc_threads(), 1);
+    int team = 0;
+#pragma omp parallel num_threads(pc_threads())
+    {
+#pragma omp single
+        team = omp_get_num_threads();
+    }
+    assert_int_equal(team, 1);
+    pc_threads_end(inner2);
+    assert_int_equal(pc_threads(), 3);
+    pc_threads_end(inner);
+    pc_threads_end(outer);
+    assert_int_equal(pc_threads(), def);
+    assert_int_equal(omp_get_max_threads(), def);
+}
+
 static void test_threads_identical(void **state) {
     (void)state;
     trng r = {14};
@@ -748,12 +775,15 @@ static void test_threads_identical(void **state) {
     float *x = frand(&r, (size_t)N * C, -1, 1), *w = frand(&r, (size_t)C * C, -1, 1);
     size_t cap = (size_t)N * C * 40;
     float *s1 = fzeros(cap), *s2 = fzeros(cap);
-    int saved = omp_get_max_threads();
-    pc_nn_set_threads(1);
+    int before = omp_get_max_threads();
+    pc_nn_blas_single();
+    int saved = pc_threads_begin(1);
     size_t n1 = run_all_ops(s1, x, w, edges, m, off, G, N, C);
-    pc_nn_set_threads(2);
+    pc_threads_end(saved);
+    saved = pc_threads_begin(2);
     size_t n2 = run_all_ops(s2, x, w, edges, m, off, G, N, C);
-    omp_set_num_threads(saved);
+    pc_threads_end(saved);
+    assert_int_equal(omp_get_max_threads(), before); /* the process's count is left alone */
     assert_true(n1 <= cap);
     assert_int_equal(n1, n2);
     assert_memory_equal(s1, s2, n1 * sizeof(float));
@@ -780,6 +810,7 @@ int main(void) {
         cmocka_unit_test(test_clip),
         cmocka_unit_test(test_adam),
         cmocka_unit_test(test_cosine),
+        cmocka_unit_test(test_threads_scope),
         cmocka_unit_test(test_threads_identical),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
