@@ -133,8 +133,8 @@ pc_status pc_mesh_check(const pc_chip *chip, pc_mesh *mesh, pc_error *err) {
         if (mesh->dcn_mask)
             return pc_fail(err, PC_ERR_ARG,
                            "%s is a GPU: DCN axes apply to TPU slices only; devices beyond one "
-                           "NVLink domain (%d GPUs) use InfiniBand automatically, so drop "
-                           "--dcn-axes",
+                           "NVLink domain (%d GPUs) use InfiniBand automatically, so set the "
+                           "mesh's dcn_mask to 0",
                            chip->name, chip->nvlink_domain);
         for (int i = 0; i < mesh->ndims; i++) mesh->wrap[i] = 0;
         return PC_OK;
@@ -156,7 +156,7 @@ pc_status pc_mesh_check(const pc_chip *chip, pc_mesh *mesh, pc_error *err) {
             mesh_text(mesh, 0, 0, txt, sizeof txt);
             return pc_fail(err, PC_ERR_ARG,
                            "%s is a %d-D torus but the slice %s has %d ICI axes: use at most %d "
-                           "ICI axes (mark the axes that join slices with --dcn-axes)",
+                           "ICI axes (mark the axes that join slices in the mesh's dcn_mask)",
                            chip->name, chip->torus_dims, txt, nici, chip->torus_dims);
         }
     }
@@ -179,7 +179,7 @@ pc_status pc_mesh_check(const pc_chip *chip, pc_mesh *mesh, pc_error *err) {
         return pc_fail(err, PC_ERR_ARG,
                        "the ICI slice %s (%lld chips) does not fit a %s pod (%s, %lld chips); "
                        "make each axis at most the pod's, or split it into slices joined over "
-                       "DCN with --dcn-axes",
+                       "DCN in the mesh's dcn_mask",
                        txt, (long long)slice, chip->name, podtxt, (long long)pod_chips);
     }
     /* wraparound per ICI axis */
@@ -249,7 +249,8 @@ static double lvl_time(level l) { return l.bw > l.lat ? l.bw : l.lat; }
 
 static pc_status no_bw(pc_error *err, const pc_chip *c, const char *field, const char *what) {
     return pc_fail(err, PC_ERR_UNSUPPORTED,
-                   "chip %s has no %s bandwidth; set %s (bytes/s per chip) in a --chips-file",
+                   "chip %s has no %s bandwidth; set %s (bytes/s per chip) in the chip "
+                   "(pc_chip or chips JSON)",
                    c->name, what, field);
 }
 

@@ -367,8 +367,8 @@ static pc_status prepare_job(const pc_chip *chip, const pc_tfm_cfg *m, const pc_
     j->peak = pc_chip_flops(chip, o->act_prec);
     if (!(j->peak > 0))
         return pc_fail(err, PC_ERR_UNSUPPORTED,
-                       "chip %s has no %s FLOP/s; pick another --act-dtype or add flops.%s in a "
-                       "--chips-file",
+                       "chip %s has no %s FLOP/s; pick another act_prec or add flops.%s "
+                       "in the chip (pc_chip or chips JSON)",
                        chip->name, pc_prec_name(o->act_prec), pc_prec_name(o->act_prec));
     if (!(chip->hbm_bytes > 0) || !(chip->hbm_bw > 0))
         return pc_fail(err, PC_ERR_UNSUPPORTED, "chip %s has no HBM size or bandwidth", chip->name);
@@ -588,7 +588,7 @@ static const char *layout_unpriced(const tjob *j, const tlayout *lay, char *buf,
         if (!field) continue;
         snprintf(buf, cap,
                  "chip %s has no %s bandwidth (%s), so layouts with the %s axis over %s cannot "
-                 "be priced; set %s in a --chips-file",
+                 "be priced; set %s in the chip (pc_chip or chips JSON)",
                  c->name, lay->dcn[x] ? "DCN" : "ICI", field, axis_names[x],
                  lay->dcn[x] ? "DCN between slices" : "ICI", field);
         return buf;
@@ -596,7 +596,7 @@ static const char *layout_unpriced(const tjob *j, const tlayout *lay, char *buf,
     if (lay->a[PC_PAR_PP] > 1 && !(lay->p2p_bw > 0)) {
         snprintf(buf, cap,
                  "chip %s has no bandwidth for the pipeline's sends between stages (%s); set "
-                 "it in a --chips-file",
+                 "it in the chip (pc_chip or chips JSON)",
                  c->name, j->gpu ? "nvlink_bw / ib_bw" : "dcn_bw");
         return buf;
     }

@@ -162,7 +162,7 @@ pc_status pc_roofline_eval(const pc_chip *chip, const pc_cost *cost, double comm
     if (peak <= 0 && cost->flops > 0)
         return pc_fail(err, PC_ERR_UNSUPPORTED,
                        "chip %s has no %s FLOP/s rate; use another dtype (e.g. bf16%s) or give "
-                       "flops.%s in a --chips-file",
+                       "flops.%s in the chip (pc_chip or chips JSON)",
                        chip->name, pc_prec_name(cost->prec),
                        chip->flops[PC_PREC_INT8] > 0 ? " or int8" : "", pc_prec_name(cost->prec));
     if (comm_bw <= 0)
@@ -170,7 +170,7 @@ pc_status pc_roofline_eval(const pc_chip *chip, const pc_cost *cost, double comm
     if (cost->comm_bytes > 0 && !(comm_bw > 0))
         return pc_fail(err, PC_ERR_UNSUPPORTED,
                        "chip %s has no interconnect bandwidth for %.3g comm bytes; set ici_link_bw "
-                       "or nvlink_bw in a --chips-file",
+                       "or nvlink_bw in the chip (pc_chip or chips JSON)",
                        chip->name, cost->comm_bytes);
     out->peak_flops = peak;
     out->hbm_bw = chip->hbm_bw;

@@ -580,8 +580,10 @@ pc_status pc_tfm_mfu(const pc_tfm_cfg *cfg, const pc_chip *chip, pc_prec prec, d
         return pc_fail(err, PC_ERR_ARG, "MFU: bad sequence length, attention, remat or precision");
     out->peak = pc_chip_flops(chip, prec);
     if (!(out->peak > 0))
-        return pc_fail(err, PC_ERR_UNSUPPORTED, "chip %s has no %s FLOP/s; add flops.%s in a "
-                       "--chips-file", chip->name, pc_prec_name(prec), pc_prec_name(prec));
+        return pc_fail(err, PC_ERR_UNSUPPORTED,
+                       "chip %s has no %s FLOP/s; add flops.%s in the chip (pc_chip or chips "
+                       "JSON)",
+                       chip->name, pc_prec_name(prec), pc_prec_name(prec));
     pc_flop_counts fl;
     pc_tfm_flops(cfg, attention == PC_ATTN_NONE ? 0 : seq, attention == PC_ATTN_CAUSAL, remat,
                    &fl);

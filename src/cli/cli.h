@@ -46,6 +46,14 @@ int pc_cli_usage_error(const char *cmd, const char *fmt, ...)
 /* Prints the error message and returns PC_EXIT_FAIL. */
 int pc_cli_fail(const pc_error *err);
 
+/*
+ * Rewrites, in place, the phrases by which library messages name API fields
+ * into the flags that set them ("in the mesh's dcn_mask" -> "with
+ * --dcn-axes"); pc_cli_fail and pc_cli_usage_error do it. Use it on library
+ * text the command prints otherwise (plan notes, per-op errors).
+ */
+#define PC_CLI_MSG_MAX 4096
+void pc_cli_flags(char *msg, size_t cap);
 
 /*
  * The ranks for train, eval and predict: initializes MPI first when built

@@ -110,6 +110,7 @@ static void serve_cal_eval(const serve_cal_req *q, const pc_run *r, const pc_chi
                                        : 0;
     if (pc_serve_explain(r, chip, q->cal, q->batch, &out->d, &e) != PC_OK) {
         snprintf(out->why, sizeof out->why, "%s", e.msg);
+        pc_cli_flags(out->why, sizeof out->why);
         return;
     }
     out->ok = isfinite(out->d.tokens_per_s) && out->d.tokens_per_s > 0 &&

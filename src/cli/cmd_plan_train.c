@@ -632,6 +632,7 @@ static int train_search(const train_args *a, const train_job *j, train_result *r
     clock_gettime(CLOCK_MONOTONIC, &t1);
     r->secs = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
     if (st) return st == PC_ERR_ARG ? pc_cli_usage_error(CMD_TRAIN, "%s", e.msg) : pc_cli_fail(&e);
+    pc_cli_flags(r->s.unpriced_reason, sizeof r->s.unpriced_reason);
     pc_param_counts pcnt;
     pc_tfm_params(&j->m, &pcnt);
     r->params = pcnt.total;

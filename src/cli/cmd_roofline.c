@@ -309,6 +309,7 @@ static int eval_ops(const pc_chip *chip, double comm_bw, roof_set *s, roof_tot *
                 continue;
             }
         }
+        pc_cli_flags(e.msg, sizeof e.msg);
         fprintf(stderr, "perfcast roofline: error: %s: %s\n", s->label[i], e.msg);
         return PC_EXIT_FAIL;
     }

@@ -50,18 +50,63 @@ static void usage(FILE *f) {
         fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
 }
 
+/*
+ * The library's messages name its API (struct fields, parameters); where
+ * one tells what to change, the command names its flag instead. Each pair:
+ * a phrase the library writes (src/analytic/) and what the command says.
+ */
+static const char *const flag_phrases[][2] = {
+    {"in the chip (pc_chip or chips JSON)", "in a --chips-file"},
+    {"so set the mesh's dcn_mask to 0", "so drop --dcn-axes"},
+    {"in the mesh's dcn_mask", "with --dcn-axes"},
+    {"pick another act_prec", "pick another --act-dtype"},
+};
+
+#define NUM_FLAG_PHRASES (sizeof flag_phrases / sizeof flag_phrases[0])
+
+/* The flag_phrases pair whose library phrase starts at p, or -1. */
+static int flag_phrase_at(const char *p) {
+    for (size_t i = 0; i < NUM_FLAG_PHRASES; i++)
+        if (!strncmp(p, flag_phrases[i][0], strlen(flag_phrases[i][0]))) return (int)i;
+    return -1;
+}
+
+void pc_cli_flags(char *msg, size_t cap) {
+    char out[PC_CLI_MSG_MAX];
+    size_t w = 0, lim = cap < sizeof out ? cap : sizeof out;
+    if (lim == 0) return;
+    for (const char *p = msg; *p && w + 1 < lim;) {
+        int i = flag_phrase_at(p);
+        if (i < 0) {
+            out[w++] = *p++;
+            continue;
+        }
+        size_t m = strlen(flag_phrases[i][1]);
+        if (m > lim - 1 - w) m = lim - 1 - w;
+        memcpy(out + w, flag_phrases[i][1], m);
+        w += m;
+        p += strlen(flag_phrases[i][0]);
+    }
+    out[w] = 0;
+    memcpy(msg, out, w + 1);
+}
+
 int pc_cli_usage_error(const char *cmd, const char *fmt, ...) {
+    char msg[PC_CLI_MSG_MAX];
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "perfcast %s: ", cmd);
-    vfprintf(stderr, fmt, ap);
-    fprintf(stderr, "\n(see 'perfcast %s --help')\n", cmd);
+    vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    pc_cli_flags(msg, sizeof msg);
+    fprintf(stderr, "perfcast %s: %s\n(see 'perfcast %s --help')\n", cmd, msg, cmd);
     return PC_EXIT_USAGE;
 }
 
 int pc_cli_fail(const pc_error *err) {
-    fprintf(stderr, "perfcast: error: %s\n", err->msg[0] ? err->msg : pc_status_name(err->code));
+    char msg[PC_ERROR_MSG_MAX];
+    snprintf(msg, sizeof msg, "%s", err->msg[0] ? err->msg : pc_status_name(err->code));
+    pc_cli_flags(msg, sizeof msg);
+    fprintf(stderr, "perfcast: error: %s\n", msg);
     return PC_EXIT_FAIL;
 }
 

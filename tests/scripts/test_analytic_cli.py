@@ -139,7 +139,7 @@ def test_roofline():
             (("roofline", "--chip", "v5e", "--op", "matmul m=1 k=2 n=3 zz=1"), 2, "zz"),
             (("roofline", "--chip", "v5e", "--ops", TMP + "/missing.txt"), 1, "missing.txt"),
             (("roofline", "--chip", "v5e", "--matmul", "1,2,3", "--dtype", "fp32"), 1,
-             "--chips-file")):
+             "give flops.fp32 in a --chips-file")):
         p = run(*args)
         expect_rc(p, rc, " ".join(args))
         expect(needle in p.stderr, "%s: message mentions %s: %s" % (" ".join(args), needle,
@@ -211,7 +211,9 @@ def test_collective():
     if d:
         close(d["collectives"][0]["bw_time"], 1e9 / 3.125e9, 1e-9, "v5e DCN AllReduce")
     for args, needle in (
-            (("collective", "--chip", "v5e", "--bytes", "1GiB", "--mesh", "32x32"), "--dcn-axes"),
+            # the library names pc_mesh.dcn_mask, the command its flag
+            (("collective", "--chip", "v5e", "--bytes", "1GiB", "--mesh", "32x32"),
+             "joined over DCN with --dcn-axes"),
             (("collective", "--chip", "v5e", "--bytes", "1GiB", "--mesh", "4x4x4"), "2-D torus"),
             (("collective", "--chip", "v5e", "--bytes", "lots", "--mesh", "16"), "byte size"),
             (("collective", "--chip", "v5e", "--bytes", "1GB", "--mesh", "16x16", "--chips", "64"),
@@ -221,7 +223,7 @@ def test_collective():
             (("collective", "--chip", "v5e", "--bytes", "1GB", "--mesh", "16", "--op", "bcast"),
              "--op"),
             (("collective", "--chip", "h100", "--bytes", "1GB", "--mesh", "2x8",
-              "--dcn-axes", "0"), "InfiniBand"),
+              "--dcn-axes", "0"), "InfiniBand automatically, so drop --dcn-axes"),
             (("collective", "--chip", "v5e", "--bytes", "1GB"), "--mesh")):
         p = run(*args)
         expect_rc(p, 2, " ".join(args))

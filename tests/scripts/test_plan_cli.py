@@ -487,8 +487,8 @@ def test_v4_across_pods():
         json.dump({"name": "v4", "dcn_bw": 0}, fh)
     p = run(*(base + ("--fsdp", "8192", "--chips-file", nodcn)))
     expect_rc(p, 1, "v4 without DCN bandwidth, fsdp over the pods")
-    expect("dcn_bw" in p.stderr and "cannot be priced" in p.stderr,
-           "names dcn_bw: %s" % p.stderr)
+    expect("dcn_bw" in p.stderr and "cannot be priced" in p.stderr
+           and "set dcn_bw in a --chips-file" in p.stderr, "names dcn_bw: %s" % p.stderr)
     no_inf_nan(p, "v4 without DCN bandwidth")
     p = run(*(base + ("--chips-file", nodcn)))
     no_inf_nan(p, "v4 without DCN bandwidth, searched")
