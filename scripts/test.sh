@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Sets up and runs the whole test suite: a normal optimised build (CTest), a
-# gcc Release (-O3) and a clang build (compile only: they catch the warnings
-# the other builds' optimisers and compiler miss), then an AddressSanitizer +
+# gcc Release (-O3) build of the shared library (-DBUILD_SHARED_LIBS=ON: it
+# catches the warnings -O3 finds, and test_install proves the shared library,
+# hidden visibility and the export macro link from C and C++), a clang build
+# (compile only: its warnings), then an AddressSanitizer +
 # UndefinedBehaviorSanitizer build (CTest). Warnings are errors in every build
 # (PC_WERROR, on by default), and a warning printed anyway (the linker's,
 # CMake's) fails the run too. Ends with CTest's own summary line.
@@ -28,8 +30,9 @@ build build
 echo "== tests: optimised build"
 (cd build && ctest --output-on-failure -j"$JOBS")
 
-echo "== gcc Release (-O3) build: compile only"
-build build-release -DCMAKE_BUILD_TYPE=Release
+echo "== gcc Release (-O3) build, shared library: compile, then install and link against it"
+build build-release -DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=ON
+(cd build-release && ctest --output-on-failure -R '^script\.test_install$')
 echo "== clang build: compile only"
 build build-clang -DCMAKE_C_COMPILER=clang
 

@@ -8,18 +8,15 @@
 #include "common/util.h"
 #include "perfcast/analytic.h"
 
-/* ASCII case-insensitive string equality. */
-int pc_ascii_ieq(const char *a, const char *b);
-
-/* Reads a whole text file of at most max_bytes (NUL-terminated). */
-pc_status pc_analytic_read_text(const char *path, size_t max_bytes, char **text, size_t *len,
-                                pc_error *err);
-
 /* Strict number parsing: a finite double; suffixes k/M/G/T (decimal) when
  * allow_suffix. 0 on success. */
 int pc_analytic_parse_num(const char *s, int allow_suffix, double *out);
 
-/* Greatest common divisor of two non-negative integers (plan_train.c). */
-int64_t pc_gcd64(int64_t a, int64_t b);
+/* The divisors of n >= 1, ascending, into out (room for PC_MAX_DIVISORS);
+ * returns how many (slice.c). */
+#define PC_MAX_DIVISORS 4096
+int pc_divisors(int64_t n, int64_t *out);
+/* 1 if v is a power of two (1, 2, 4, ...). */
+static inline int pc_is_pow2(int64_t v) { return v >= 1 && !(v & (v - 1)); }
 
 #endif

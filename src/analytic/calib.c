@@ -1,7 +1,7 @@
 /*
  * Calibrations: the coefficient table, the built-in and ideal calibrations,
- * JSON files, and pc_run_predict's dispatch to the training and serving
- * models (docs/analytic.md "Calibration").
+ * JSON files (docs/analytic.md "Calibration"). pc_run_predict is in
+ * run_predict.c, above the training and serving models that read these.
  */
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -187,7 +187,7 @@ pc_status pc_calib_load(const char *path, pc_calib **out, pc_error *err) {
     char *text = NULL;
     size_t len = 0;
     *out = NULL;
-    pc_status st = pc_analytic_read_text(path, 1u << 20, &text, &len, err);
+    pc_status st = pc_read_file(path, 1u << 20, &text, &len, err);
     if (st) return st;
     st = pc_calib_parse(text, len, path, out, err);
     free(text);
@@ -217,26 +217,4 @@ pc_status pc_calib_save(const pc_calib *c, const char *path, pc_error *err) {
                 i + 1 < PC_COEF_COUNT ? "," : "");
     fprintf(f, "  }\n}\n");
     return pc_tmp_commit(f, tmp, path, err);
-}
-
-/* ---------------- prediction dispatch ---------------- */
-
-pc_status pc_run_predict(const pc_run *run, const pc_calib *cal, pc_run_pred *out,
-                         pc_error *err) {
-    if (!run || !out) return pc_fail(err, PC_ERR_ARG, "pc_run_predict: NULL argument");
-    memset(out, 0, sizeof *out);
-    const pc_chip *chip = pc_run_chip(run);
-    if (!chip) {
-        snprintf(out->why, sizeof out->why, "hardware.chip: '%s' is not a known chip",
-                 run->chip_name);
-        return PC_OK;
-    }
-    return pc_run_predict_on(run, chip, cal, out, err);
-}
-
-pc_status pc_run_predict_on(const pc_run *run, const pc_chip *chip, const pc_calib *cal,
-                            pc_run_pred *out, pc_error *err) {
-    if (!run || !chip || !out) return pc_fail(err, PC_ERR_ARG, "pc_run_predict_on: NULL argument");
-    if (run->kind == PC_RUN_SERVE) return pc_serve_predict(run, chip, cal, out, err);
-    return pc_train_predict(run, chip, cal, out, err);
 }

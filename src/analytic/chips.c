@@ -295,12 +295,6 @@ int pc_prec_parse(const char *s) {
     return -1;
 }
 
-int pc_ascii_ieq(const char *a, const char *b) {
-    for (; *a && *b; a++, b++)
-        if (tolower((unsigned char)*a) != tolower((unsigned char)*b)) return 0;
-    return *a == *b;
-}
-
 /* ---------------- derived numbers ---------------- */
 
 double pc_chip_flops(const pc_chip *c, pc_prec p) {
@@ -420,7 +414,8 @@ pc_status pc_chip_validate(const pc_chip *c, pc_error *err) {
 
 struct pc_chipdb {
     pc_chip *chips;
-    int n, cap;
+    int n;
+    size_t cap;
 };
 
 pc_status pc_chipdb_new(pc_chipdb **out, pc_error *err) {
@@ -428,7 +423,7 @@ pc_status pc_chipdb_new(pc_chipdb **out, pc_error *err) {
     pc_chipdb *db = calloc(1, sizeof *db);
     if (!db) return pc_fail(err, PC_ERR_NOMEM, "chip database: out of memory");
     db->cap = NUM_BUILTIN + 8;
-    db->chips = malloc((size_t)db->cap * sizeof *db->chips);
+    db->chips = malloc(db->cap * sizeof *db->chips);
     if (!db->chips) {
         free(db);
         return pc_fail(err, PC_ERR_NOMEM, "chip database: out of memory");
@@ -726,12 +721,11 @@ static pc_status chip_from_json(pc_chipdb *db, const cJSON *o, const char *origi
             err, PC_ERR_INVALID,
             "%s: chip %s already exists; drop \"base\" to override it or pick another name", origin,
             name);
-    if (db->n == db->cap) {
+    if ((size_t)db->n == db->cap) {
         if (db->cap > 1 << 16) return pc_fail(err, PC_ERR_RANGE, "%s: too many chips", origin);
-        pc_chip *grown = realloc(db->chips, (size_t)db->cap * 2 * sizeof *grown);
+        pc_chip *grown = pc_grow_array(db->chips, &db->cap, db->cap + 1, sizeof *grown);
         if (!grown) return pc_fail(err, PC_ERR_NOMEM, "%s: out of memory", origin);
         db->chips = grown;
-        db->cap *= 2;
     }
     db->chips[db->n++] = c;
     return PC_OK;
@@ -751,7 +745,7 @@ pc_status pc_chipdb_load_json(pc_chipdb *db, const char *text, size_t len, const
     pc_status st = PC_OK;
     /* all-or-nothing: work on a copy */
     pc_chipdb tmp = {NULL, db->n, db->cap};
-    tmp.chips = malloc((size_t)db->cap * sizeof *tmp.chips);
+    tmp.chips = malloc(db->cap * sizeof *tmp.chips);
     if (!tmp.chips) {
         cJSON_Delete(root);
         return pc_fail(err, PC_ERR_NOMEM, "%s: out of memory", origin);
@@ -779,7 +773,7 @@ pc_status pc_chipdb_load_json(pc_chipdb *db, const char *text, size_t len, const
 pc_status pc_chipdb_load_file(pc_chipdb *db, const char *path, pc_error *err) {
     char *text = NULL;
     size_t len = 0;
-    pc_status st = pc_analytic_read_text(path, 16u << 20, &text, &len, err);
+    pc_status st = pc_read_file(path, 16u << 20, &text, &len, err);
     if (st) return st;
     st = pc_chipdb_load_json(db, text, len, path, err);
     free(text);

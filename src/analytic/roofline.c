@@ -9,7 +9,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "analytic/analytic_internal.h"
 
@@ -22,41 +21,6 @@ typedef struct op_parse {
 } op_parse;
 
 /* ---------------- small parsers shared by the module ---------------- */
-
-pc_status pc_analytic_read_text(const char *path, size_t max_bytes, char **text, size_t *len,
-                                pc_error *err) {
-    *text = NULL;
-    *len = 0;
-    FILE *f = fopen(path, "rb");
-    if (!f) return pc_fail(err, PC_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-    struct stat st;
-    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
-        fclose(f);
-        return pc_fail(err, PC_ERR_IO, "%s: not a regular file", path);
-    }
-    if ((uint64_t)st.st_size > max_bytes) {
-        fclose(f);
-        return pc_fail(err, PC_ERR_RANGE, "%s: %lld bytes is over the %zu-byte limit for this file",
-                       path, (long long)st.st_size, max_bytes);
-    }
-    size_t n = (size_t)st.st_size;
-    char *buf = malloc(n + 1);
-    if (!buf) {
-        fclose(f);
-        return pc_fail(err, PC_ERR_NOMEM, "%s: out of memory", path);
-    }
-    size_t got = fread(buf, 1, n, f);
-    int bad = ferror(f);
-    fclose(f);
-    if (bad || got != n) {
-        free(buf);
-        return pc_fail(err, PC_ERR_IO, "%s: read failed", path);
-    }
-    buf[n] = '\0';
-    *text = buf;
-    *len = n;
-    return PC_OK;
-}
 
 int pc_analytic_parse_num(const char *s, int allow_suffix, double *out) {
     if (!s) return -1;
@@ -695,7 +659,7 @@ pc_status pc_ops_parse(const char *text, size_t len, const char *origin, pc_op *
 pc_status pc_ops_load(const char *path, pc_op **ops, size_t *n, pc_error *err) {
     char *text;
     size_t len;
-    pc_status st = pc_analytic_read_text(path, 64u << 20, &text, &len, err);
+    pc_status st = pc_read_file(path, 64u << 20, &text, &len, err);
     if (st) return st;
     st = pc_ops_parse(text, len, path, ops, n, err);
     free(text);

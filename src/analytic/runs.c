@@ -839,7 +839,7 @@ pc_status pc_runs_load(const char *path, pc_runs **out, pc_error *err) {
     if (!path) return pc_fail(err, PC_ERR_ARG, "pc_runs_load: path is NULL");
     char *text = NULL;
     size_t len = 0;
-    pc_status st = pc_analytic_read_text(path, RUNS_MAX_BYTES, &text, &len, err);
+    pc_status st = pc_read_file(path, RUNS_MAX_BYTES, &text, &len, err);
     if (st == PC_ERR_RANGE) { /* over the size cap: not a runs file */
         st = PC_ERR_FORMAT;
         if (err) err->code = st;

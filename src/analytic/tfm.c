@@ -1098,7 +1098,7 @@ pc_status pc_tfm_from_hf_json(const char *text, size_t len, const char *origin, 
 pc_status pc_tfm_load_hf(const char *path, pc_tfm_cfg *out, pc_error *err) {
     char *text;
     size_t len;
-    pc_status st = pc_analytic_read_text(path, 4u << 20, &text, &len, err);
+    pc_status st = pc_read_file(path, 4u << 20, &text, &len, err);
     if (st) return st;
     st = pc_tfm_from_hf_json(text, len, path, out, err);
     free(text);

@@ -74,11 +74,9 @@ void pc_report_free(pc_report *r) {
 pc_status pc_report_add(pc_report *r, const char *fmt, ...) {
     if (!r) return PC_ERR_ARG;
     if (r->n == r->cap) {
-        size_t cap = r->cap ? 2 * r->cap : 16;
-        char **lines = realloc(r->lines, cap * sizeof *lines);
+        char **lines = pc_grow_array(r->lines, &r->cap, r->n + 1, sizeof *lines);
         if (!lines) return PC_ERR_NOMEM;
         r->lines = lines;
-        r->cap = cap;
     }
     va_list ap;
     va_start(ap, fmt);

@@ -1,4 +1,4 @@
-/* Files, paths, checked allocation and half floats. */
+/* Files, paths, checked allocation, growing arrays, strings and half floats. */
 #define _XOPEN_SOURCE 700
 #define _DEFAULT_SOURCE
 #include <errno.h>
@@ -44,6 +44,79 @@ void *pc_calloc_array(uint64_t n, uint64_t size) {
         return p;
     }
     return calloc(bytes ? (size_t)n : 1, bytes ? (size_t)size : 1);
+}
+
+/* ---- files ---------------------------------------------------------------- */
+
+/* A pipe or device: read to the end, doubling, up to max_bytes. */
+static pc_status read_stream(FILE *f, const char *path, size_t max_bytes, char **data, size_t *len,
+                             pc_error *err) {
+    size_t cap = 1 << 16, n = 0;
+    char *buf = NULL;
+    for (;;) {
+        char *nb = pc_grow_array(buf, &cap, n + 4096 + 1, 1);
+        if (!nb) {
+            free(buf);
+            return pc_fail(err, PC_ERR_NOMEM, "%s: out of memory", path);
+        }
+        buf = nb;
+        size_t got = fread(buf + n, 1, cap - n - 1, f);
+        n += got;
+        if (n > max_bytes) {
+            free(buf);
+            return pc_fail(err, PC_ERR_RANGE, "%s: more than the %zu-byte limit for this file",
+                           path, max_bytes);
+        }
+        if (got == 0 || ferror(f)) break;
+    }
+    if (ferror(f)) {
+        free(buf);
+        return pc_fail(err, PC_ERR_IO, "%s: read failed", path);
+    }
+    buf[n] = '\0';
+    *data = buf;
+    *len = n;
+    return PC_OK;
+}
+
+pc_status pc_read_file(const char *path, size_t max_bytes, char **data, size_t *len,
+                       pc_error *err) {
+    *data = NULL;
+    *len = 0;
+    FILE *f = fopen(path, "rb");
+    if (!f) return pc_fail(err, PC_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    struct stat st;
+    if (fstat(fileno(f), &st) != 0 || S_ISDIR(st.st_mode)) {
+        fclose(f);
+        return pc_fail(err, PC_ERR_IO, "%s: not a regular file", path);
+    }
+    if (!S_ISREG(st.st_mode)) {
+        pc_status rs = read_stream(f, path, max_bytes, data, len, err);
+        fclose(f);
+        return rs;
+    }
+    if ((uint64_t)st.st_size > max_bytes) {
+        fclose(f);
+        return pc_fail(err, PC_ERR_RANGE, "%s: %lld bytes is over the %zu-byte limit for this file",
+                       path, (long long)st.st_size, max_bytes);
+    }
+    size_t n = (size_t)st.st_size;
+    char *buf = malloc(n + 1);
+    if (!buf) {
+        fclose(f);
+        return pc_fail(err, PC_ERR_NOMEM, "%s: out of memory", path);
+    }
+    size_t got = n ? fread(buf, 1, n, f) : 0;
+    int bad = ferror(f);
+    fclose(f);
+    if (bad || got != n) {
+        free(buf);
+        return pc_fail(err, PC_ERR_IO, "%s: read failed", path);
+    }
+    buf[n] = '\0';
+    *data = buf;
+    *len = n;
+    return PC_OK;
 }
 
 pc_status pc_mkdirs(const char *path, pc_error *err) {
@@ -119,6 +192,14 @@ void pc_remove_tree(const char *path) { nftw(path, remove_cb, 16, FTW_DEPTH | FT
 int pc_str_ends_with(const char *s, const char *suffix) {
     size_t a = strlen(s), b = strlen(suffix);
     return a >= b && memcmp(s + a - b, suffix, b) == 0;
+}
+
+static int ascii_lower(int c) { return c >= 'A' && c <= 'Z' ? c + ('a' - 'A') : c; }
+
+int pc_ascii_ieq(const char *a, const char *b) {
+    for (; *a && *b; a++, b++)
+        if (ascii_lower((unsigned char)*a) != ascii_lower((unsigned char)*b)) return 0;
+    return *a == *b;
 }
 
 void pc_path_stem(const char *path, const char *ext, char *out, size_t cap) {

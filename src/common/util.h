@@ -1,4 +1,5 @@
-/* Internal helpers shared by every module: errors, checked arithmetic, files. */
+/* Internal helpers shared by every module: errors, checked arithmetic, growing
+ * arrays, files, strings. */
 #ifndef PC_UTIL_H
 #define PC_UTIL_H
 
@@ -27,9 +28,42 @@ static inline int pc_add_u64(uint64_t a, uint64_t b, uint64_t *out) {
     return !__builtin_add_overflow(a, b, out);
 }
 
+/* Greatest common divisor of two non-negative integers (gcd(a, 0) = a). */
+static inline int64_t pc_gcd64(int64_t a, int64_t b) {
+    while (b) {
+        int64_t t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
 /* malloc that fails cleanly on 0 or overflow of n*size. */
 void *pc_malloc_array(uint64_t n, uint64_t size);
 void *pc_calloc_array(uint64_t n, uint64_t size);
+
+/*
+ * Growing arrays (buf.c). Both return the (possibly moved) array holding at least
+ * `need` elements of `elem` bytes and update *cap, or NULL on overflow or out
+ * of memory, when the old array and *cap are left as they were. Contents are
+ * kept (realloc). Never NULL on success, also for need 0.
+ *   pc_grow_array:    for arrays appended to: the capacity doubles (from 8).
+ *   pc_reserve_array: for scratch sized per call: exactly `need` when it grows.
+ * Typical use:
+ *     T *p = pc_grow_array(a->v, &a->cap, a->n + 1, sizeof *p);
+ *     if (!p) return <out of memory>;
+ *     a->v = p;
+ */
+void *pc_grow_array(void *ptr, size_t *cap, size_t need, size_t elem);
+void *pc_reserve_array(void *ptr, size_t *cap, size_t need, size_t elem);
+
+/*
+ * Reads the whole file at `path` into a malloc'd buffer with a NUL after the
+ * data (*len excludes it). A regular file over `max_bytes` is refused before
+ * anything is read (PC_ERR_RANGE); a pipe or device is read to its end, up to
+ * `max_bytes`; a directory is an error. Messages name the path.
+ */
+pc_status pc_read_file(const char *path, size_t max_bytes, char **data, size_t *len, pc_error *err);
 
 /* mkdir -p; PC_OK if it exists already. */
 pc_status pc_mkdirs(const char *path, pc_error *err);
@@ -48,6 +82,8 @@ void pc_remove_tree(const char *path);
 /* Base name without directories and without `ext` if it ends with it. */
 void pc_path_stem(const char *path, const char *ext, char *out, size_t cap);
 int pc_str_ends_with(const char *s, const char *suffix);
+/* ASCII case-insensitive equality (locale-independent; other bytes compare exactly). */
+int pc_ascii_ieq(const char *a, const char *b);
 
 /*
  * splitmix64 (Steele, Lea, Flood 2014): advances *state and returns a well

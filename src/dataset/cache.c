@@ -315,7 +315,7 @@ static pc_status convert(const char *src, const char *out, const src_stamp *stam
                          const pc_load_opts *o, uint64_t chunk_bytes, pc_error *err) {
     pc_graph *g = NULL;
     char tmp[PATH_CAP];
-    pc_status st = pc_graph_load(src, o, &g, err);
+    pc_status st = pc_graph_load_npz_(src, o, &g, err);
     if (st != PC_OK) return st;
     pc_graph_set_chunk_bytes_(g, chunk_bytes);
     st = make_tmp_dir(out, tmp, sizeof tmp, err);

@@ -77,11 +77,9 @@ static int join(char *out, size_t cap, const char *a, const char *b) {
 
 static int list_push(file_list *l, const char *name) {
     if (l->n == l->cap) {
-        size_t cap = l->cap ? 2 * l->cap : 16;
-        char **names = realloc(l->names, cap * sizeof *names);
+        char **names = pc_grow_array(l->names, &l->cap, l->n + 1, sizeof *names);
         if (!names) return 0;
         l->names = names;
-        l->cap = cap;
     }
     l->names[l->n] = strdup(name);
     return l->names[l->n] ? (l->n++, 1) : 0;

@@ -1,13 +1,11 @@
 /*
  * Typed TpuGraphs graphs: key table, shape checks shared by both sources,
- * loading from .npz, accessors.
+ * loading from .npz, accessors. pc_graph_load (load.c) picks the source.
  */
 #define _POSIX_C_SOURCE 200809L
-#include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "common/util.h"
 #include "dataset/graph_internal.h"
@@ -345,8 +343,8 @@ static pc_status npz_fetch(pc_graph *g, const pc_slot *s, const int *member,
     return fetch_each(g, s, member, streamed, err);
 }
 
-static pc_status load_npz(const char *path, const pc_load_opts *o, pc_graph **out,
-                          pc_error *err) {
+pc_status pc_graph_load_npz_(const char *path, const pc_load_opts *o, pc_graph **out,
+                             pc_error *err) {
     pc_graph *g = pc_graph_new_(path);
     if (!g) return pc_fail(err, PC_ERR_NOMEM, "%s: out of memory", path);
     pc_slot slots[PC_K_COUNT];
@@ -366,22 +364,6 @@ static pc_status load_npz(const char *path, const pc_load_opts *o, pc_graph **ou
     }
     *out = g;
     return PC_OK;
-}
-
-pc_status pc_graph_load(const char *path, const pc_load_opts *opts, pc_graph **out,
-                        pc_error *err) {
-    if (!out) return pc_fail(err, PC_ERR_ARG, "pc_graph_load: NULL output");
-    *out = NULL;
-    if (!path) return pc_fail(err, PC_ERR_ARG, "pc_graph_load: NULL path");
-    pc_load_opts o = opts ? *opts : pc_load_opts_default();
-    if (o.kind != PC_KIND_AUTO && o.kind != PC_KIND_TILE && o.kind != PC_KIND_LAYOUT)
-        return pc_fail(err, PC_ERR_ARG, "%s: unknown graph kind %d", path, (int)o.kind);
-    struct stat st;
-    if (stat(path, &st) != 0)
-        return pc_fail(err, errno == ENOENT ? PC_ERR_NOTFOUND : PC_ERR_IO, "%s: cannot open: %s",
-                       path, strerror(errno));
-    if (S_ISDIR(st.st_mode)) return pc_graph_load_cache_(path, &o, out, err);
-    return load_npz(path, &o, out, err);
 }
 
 /* ---- accessors ----------------------------------------------------------- */

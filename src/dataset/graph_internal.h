@@ -1,7 +1,7 @@
 /*
- * Internals of the dataset module: the graph record shared by the loader
- * (graph.c), the cache (cache.c), config-row access (config_rows.c) and the
- * validator (validate.c). Not part of the public API.
+ * Internals of the dataset module: the graph record shared by the .npz loader
+ * (graph.c), the cache (cache.c), the choice between them (load.c), config-row
+ * access (config_rows.c) and the validator (validate.c). Not part of the public API.
  */
 #ifndef PC_DATASET_GRAPH_INTERNAL_H
 #define PC_DATASET_GRAPH_INTERNAL_H
@@ -67,7 +67,11 @@ void pc_graph_canon_shape_(pc_graph *g, int k);
 /* Formats "(5, 3)" / "(5,)" / "()". */
 void pc_shape_str_(int ndim, const int64_t *shape, char *buf, size_t cap);
 
-/* Loads a cache directory made by pc_cache_build (cache.c). */
+/* The two sources pc_graph_load (load.c) chooses between: an .npz file (graph.c;
+ * `o` complete, path not checked) and a cache directory made by pc_cache_build
+ * (cache.c). */
+pc_status pc_graph_load_npz_(const char *path, const pc_load_opts *o, pc_graph **out,
+                             pc_error *err);
 pc_status pc_graph_load_cache_(const char *dir, const pc_load_opts *opts, pc_graph **out,
                                pc_error *err);
 

@@ -298,11 +298,9 @@ void pc_gst_ctx_free(pc_gst_ctx *cx) {
 }
 
 static int grow(float **p, size_t *cap, size_t n) {
-    if (n <= *cap) return 1;
-    float *q = realloc(*p, n * sizeof(float));
+    float *q = pc_reserve_array(*p, cap, n, sizeof(float));
     if (!q) return 0;
     *p = q;
-    *cap = n;
     return 1;
 }
 

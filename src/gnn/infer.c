@@ -12,11 +12,9 @@
 /* ---- buffers ------------------------------------------------------------------ */
 
 int pc_fbuf_grow(pc_fbuf *b, size_t n) {
-    if (n <= b->cap) return 1;
-    float *p = realloc(b->p, n * sizeof *p);
+    float *p = pc_reserve_array(b->p, &b->cap, n, sizeof *p);
     if (!p) return 0;
     b->p = p;
-    b->cap = n;
     return 1;
 }
 

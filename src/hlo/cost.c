@@ -529,11 +529,9 @@ static pc_status add_row(cctx *cx, const pc_hlo_instruction *in, const unit *u, 
                          size_t *cap) {
     pc_hlo_cost *r = cx->rep;
     if ((size_t)r->n_ops == *cap) {
-        size_t nc = *cap ? 2 * *cap : 64;
-        pc_hlo_op_cost *v = realloc(r->ops, nc * sizeof *v);
+        pc_hlo_op_cost *v = pc_grow_array(r->ops, cap, (size_t)r->n_ops + 1, sizeof *v);
         if (!v) return pc_fail(cx->err, PC_ERR_NOMEM, "out of memory");
         r->ops = v;
-        *cap = nc;
     }
     pc_hlo_op_cost *o = &r->ops[r->n_ops];
     memset(o, 0, sizeof *o);

@@ -31,6 +31,9 @@ typedef struct pc_hlo_sample {
 pc_status pc_hlo_sample_build(const pc_hlo_tuned *t, pc_kind want, const char *what, int32_t index,
                               pc_hlo_sample *s, pc_import_report *rep, char *why, size_t why_cap,
                               pc_error *err);
+
+/* ---- sample.c: shared by the protobuf and the HLO text import -------------- */
+
 void pc_hlo_sample_free(pc_hlo_sample *s); /* the arrays, not the struct */
 
 /* Writes a sample's arrays as a dataset .npz (temporary name, then renamed). For
@@ -41,9 +44,10 @@ pc_status pc_hlo_sample_write(const pc_hlo_sample *s, const char *path, pc_npz_c
 /* A module name made safe for a file name ([A-Za-z0-9._-], at most 80 bytes). */
 void pc_hlo_safe_name(const char *in, char *out, size_t cap);
 
+/* ---- import_text.c ------------------------------------------------------------ */
+
 /* *text = 1 if `path` is HLO text: by its extension (.hlo/.txt text, .pb
- * protobuf), else by content (no NUL or control bytes in the first 4 KiB). In
- * import_text.c. */
+ * protobuf), else by content (no NUL or control bytes in the first 4 KiB). */
 pc_status pc_hlo_is_text_file(const char *path, int *text, pc_error *err);
 
 /* pc_import_file for HLO text: graph-only files (include/perfcast/hlo.h). */

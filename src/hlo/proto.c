@@ -13,13 +13,11 @@
  * next, and copied into the IR.
  */
 #define _DEFAULT_SOURCE
-#include <errno.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "common/util.h"
 #include "hlo/proto.h"
@@ -842,32 +840,14 @@ pc_status pc_hlo_tuning_parse(const uint8_t *buf, size_t len, const char *what,
 pc_status pc_hlo_tuning_read(const char *path, pc_hlo_tuning **out, pc_error *err) {
     if (out) *out = NULL;
     if (!path || !out) return pc_fail(err, PC_ERR_ARG, "pc_hlo_tuning_read: NULL argument");
-    FILE *f = fopen(path, "rb");
-    if (!f) return pc_fail(err, PC_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-    struct stat sb;
-    if (fstat(fileno(f), &sb) != 0 || !S_ISREG(sb.st_mode)) {
-        fclose(f);
-        return pc_fail(err, PC_ERR_IO, "%s: not a regular file", path);
-    }
-    if ((uint64_t)sb.st_size > PC_HLO_PROTO_MAX_BYTES) {
-        fclose(f);
-        return pc_fail(err, PC_ERR_UNSUPPORTED, "%s: %lld bytes; protobuf messages are limited "
-                       "to 2 GiB", path, (long long)sb.st_size);
-    }
-    size_t len = (size_t)sb.st_size;
-    uint8_t *buf = malloc(len ? len : 1);
-    if (!buf) {
-        fclose(f);
-        return pc_fail(err, PC_ERR_NOMEM, "%s: out of memory reading %zu bytes", path, len);
-    }
-    size_t got = len ? fread(buf, 1, len, f) : 0;
-    int bad = ferror(f);
-    fclose(f);
-    if (bad || got != len) {
-        free(buf);
-        return pc_fail(err, PC_ERR_IO, "%s: read error (%zu of %zu bytes)", path, got, len);
-    }
-    pc_status st = pc_hlo_tuning_parse(buf, len, path, out, err);
+    char *buf;
+    size_t len;
+    pc_status rd = pc_read_file(path, PC_HLO_PROTO_MAX_BYTES, &buf, &len, err);
+    if (rd == PC_ERR_RANGE)
+        return pc_fail(err, PC_ERR_UNSUPPORTED,
+                       "%s: larger than 2 GiB; protobuf messages are limited to 2 GiB", path);
+    if (rd) return rd;
+    pc_status st = pc_hlo_tuning_parse((const uint8_t *)buf, len, path, out, err);
     free(buf);
     return st;
 }

@@ -84,14 +84,12 @@ static void sb_printf(sbuf *b, const char *fmt, ...) {
             b->len += (size_t)need;
             return;
         }
-        size_t cap = (b->cap ? b->cap : 64) * 2 + (size_t)need;
-        char *ns = realloc(b->s, cap);
+        char *ns = pc_grow_array(b->s, &b->cap, b->len + (size_t)need + 1, 1);
         if (!ns) {
             b->oom = 1;
             return;
         }
         b->s = ns;
-        b->cap = cap;
     }
 }
 
@@ -123,7 +121,8 @@ typedef struct cfg_line {
 typedef struct cfg_file {
     const char *path;
     cfg_line *lines;
-    int64_t n, cap;
+    int64_t n;
+    size_t cap;
 } cfg_file;
 
 static void cfg_file_free(cfg_file *f) {
@@ -142,12 +141,10 @@ static pc_status cfg_add(cfg_file *f, int64_t lineno, const char *text, pc_error
     if (f->n == MAX_CANDIDATES)
         return pc_fail(err, PC_ERR_RANGE, "%s:%lld: more than %d configurations", f->path,
                        (long long)lineno, MAX_CANDIDATES);
-    if (f->n == f->cap) {
-        int64_t cap = f->cap ? f->cap * 2 : 64;
-        cfg_line *nl = realloc(f->lines, (size_t)cap * sizeof *nl);
+    if ((size_t)f->n == f->cap) {
+        cfg_line *nl = pc_grow_array(f->lines, &f->cap, f->cap + 1, sizeof *nl);
         if (!nl) return pc_fail(err, PC_ERR_NOMEM, "%s: out of memory", f->path);
         f->lines = nl;
-        f->cap = cap;
     }
     f->lines[f->n].lineno = lineno;
     if (!(f->lines[f->n].text = strdup(text)))
@@ -720,20 +717,19 @@ typedef struct build_ctx {
     const pc_rank_opts *o;
     const cfg_file *cfg; /* NULL: enumerate */
     pc_rank_set **sets;
-    int n, cap;
+    int n;
+    size_t cap;
     pc_import_report *rep;
 } build_ctx;
 
 static pc_status push_set(build_ctx *b, pc_rank_set *s, pc_error *err) {
-    if (b->n == b->cap) {
-        int cap = b->cap ? b->cap * 2 : 8;
-        pc_rank_set **ns = realloc(b->sets, (size_t)cap * sizeof *ns);
+    if ((size_t)b->n == b->cap) {
+        pc_rank_set **ns = pc_grow_array(b->sets, &b->cap, b->cap + 1, sizeof *ns);
         if (!ns) {
             set_free(s);
             return pc_fail(err, PC_ERR_NOMEM, "out of memory");
         }
         b->sets = ns;
-        b->cap = cap;
     }
     b->sets[b->n++] = s;
     return PC_OK;

@@ -46,8 +46,6 @@ static inline int is_space(int c) {
 
 char *tx_dup_n(const char *s, size_t n); /* NUL-terminated copy; NULL on OOM */
 uint64_t tx_hash_bytes(const char *s, size_t n);
-/* Grows an array to hold `need` elements; NULL on overflow or OOM (old kept). */
-void *tx_grow_buf(void *ptr, size_t *cap, size_t need, size_t elem);
 
 /*
  * String -> index table (open addressing, linear probing). Keys are not
@@ -135,7 +133,7 @@ int tx_expected(parser *p, const char *what);
 
 #define RESERVE(p, arr, cap, need)                                              \
     do {                                                                        \
-        void *np_ = tx_grow_buf((arr), &(cap), (need), sizeof *(arr));          \
+        void *np_ = pc_grow_array((arr), &(cap), (need), sizeof *(arr));          \
         if (!np_) return tx_nomem(p);                                           \
         (arr) = np_;                                                            \
     } while (0)

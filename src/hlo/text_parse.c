@@ -631,7 +631,7 @@ pc_status pc_hlo_parse_text(const char *buf, size_t len, const char *path, pc_hl
                     rc = tx_perr(&p, i, PC_ERR_RANGE, "too many modules");
                     break;
                 }
-                void *np = tx_grow_buf(out, &cap, nout + 1, sizeof *out);
+                void *np = pc_grow_array(out, &cap, nout + 1, sizeof *out);
                 if (!np) {
                     pc_hlo_module_free(m);
                     rc = tx_nomem(&p);
@@ -668,34 +668,10 @@ pc_status pc_hlo_read_text_file(const char *path, pc_hlo_module ***mods, int *nm
     if (mods) *mods = NULL;
     if (nmods) *nmods = 0;
     if (!path) return pc_fail(err, PC_ERR_ARG, "pc_hlo_read_text_file: NULL path");
-    FILE *f = fopen(path, "rb");
-    if (!f) return pc_fail(err, PC_ERR_IO, "%s: cannot open", path);
-    /* the size when the file can tell it (one allocation), else doubling */
-    size_t cap = 1 << 16, len = 0;
-    if (fseek(f, 0, SEEK_END) == 0) {
-        long sz = ftell(f);
-        if (sz >= 0 && (unsigned long)sz < SIZE_MAX - 1) cap = (size_t)sz + 1;
-        rewind(f);
-    }
-    char *buf = malloc(cap);
-    for (;;) {
-        if (!buf) {
-            fclose(f);
-            return pc_fail(err, PC_ERR_NOMEM, "%s: out of memory reading the file", path);
-        }
-        len += fread(buf + len, 1, cap - len, f);
-        if (len < cap) break;
-        char *nb = cap > SIZE_MAX / 2 ? NULL : realloc(buf, cap * 2);
-        if (!nb) free(buf);
-        buf = nb;
-        cap *= 2;
-    }
-    int bad = ferror(f);
-    fclose(f);
-    if (bad) {
-        free(buf);
-        return pc_fail(err, PC_ERR_IO, "%s: read error", path);
-    }
+    char *buf;
+    size_t len;
+    pc_status rd = pc_read_file(path, SIZE_MAX - 1, &buf, &len, err);
+    if (rd) return rd;
     pc_status st = pc_hlo_parse_text(buf, len, path, mods, nmods, stats, err);
     free(buf);
     return st;

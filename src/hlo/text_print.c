@@ -23,21 +23,12 @@ typedef struct sbuf {
 static void sb_putn(sbuf *b, const char *s, size_t n) {
     if (b->oom) return;
     if (n + 1 > b->cap - b->n || !b->p) {
-        size_t nc = b->cap ? b->cap : 4096;
-        while (nc - b->n < n + 1) {
-            if (nc > SIZE_MAX / 2) {
-                b->oom = 1;
-                return;
-            }
-            nc *= 2;
-        }
-        char *np = realloc(b->p, nc);
+        char *np = n < SIZE_MAX - b->n ? pc_grow_array(b->p, &b->cap, b->n + n + 1, 1) : NULL;
         if (!np) {
             b->oom = 1;
             return;
         }
         b->p = np;
-        b->cap = nc;
     }
     memcpy(b->p + b->n, s, n);
     b->n += n;

@@ -64,20 +64,6 @@ static uint64_t hash_i64(int64_t v) {
     return pc_splitmix64(&s);
 }
 
-/* Grows an array to hold `need` elements; NULL on overflow or OOM (old kept). */
-void *tx_grow_buf(void *ptr, size_t *cap, size_t need, size_t elem) {
-    if (need <= *cap) return ptr;
-    size_t nc = *cap ? *cap : 8;
-    while (nc < need) {
-        if (nc > SIZE_MAX / 2 / elem) return NULL;
-        nc *= 2;
-    }
-    void *np = realloc(ptr, nc * elem);
-    if (!np) return NULL;
-    *cap = nc;
-    return np;
-}
-
 /* ---- name -> index ----------------------------------------------------------- */
 
 int tx_name_map_init(name_map *m, size_t n, key_fn key_of, const void *ctx) {

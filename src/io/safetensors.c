@@ -669,11 +669,9 @@ pc_status pc_st_writer_add(pc_st_writer *w, const char *name, pc_dtype t, int nd
             return pc_fail(err, PC_ERR_ARG, "safetensors writer: duplicate tensor name '" NAME_Q
                            "'", name);
     if (w->n == w->cap) {
-        size_t cap = w->cap ? 2 * w->cap : 16;
-        w_tensor *nt = realloc(w->t, cap * sizeof *nt);
+        w_tensor *nt = pc_grow_array(w->t, &w->cap, w->n + 1, sizeof *nt);
         if (!nt) return pc_fail(err, PC_ERR_NOMEM, "safetensors writer: out of memory");
         w->t = nt;
-        w->cap = cap;
     }
     w_tensor *e = &w->t[w->n];
     memset(e, 0, sizeof *e);
@@ -716,14 +714,12 @@ pc_status pc_st_writer_set_meta(pc_st_writer *w, const char *key, const char *va
             return PC_OK;
         }
     if (w->nmeta == w->mcap) {
-        size_t cap = w->mcap ? 2 * w->mcap : 8;
-        st_meta *nm = realloc(w->meta, cap * sizeof *nm);
+        st_meta *nm = pc_grow_array(w->meta, &w->mcap, w->nmeta + 1, sizeof *nm);
         if (!nm) {
             free(v);
             return pc_fail(err, PC_ERR_NOMEM, "safetensors writer: out of memory");
         }
         w->meta = nm;
-        w->mcap = cap;
     }
     char *k = dup_str(key);
     if (!k) {

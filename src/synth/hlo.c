@@ -3,19 +3,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/util.h"
 #include "synth/hlo.h"
 
 /* ---- storage ------------------------------------------------------------ */
 
-static int grow(void **p, int32_t *cap, int32_t need, size_t size) {
-    if (need <= *cap) return 0;
-    int64_t nc = *cap ? (int64_t)*cap * 2 : 64;
-    while (nc < need) nc *= 2;
-    if (nc > INT32_MAX) return -1;
-    void *q = realloc(*p, (size_t)nc * size);
+/* Room for `need` elements; the counts stay int32_t. 0, or -1 when out of memory. */
+static int grow(void **p, size_t *cap, int64_t need, size_t size) {
+    if (need > INT32_MAX) return -1;
+    void *q = pc_grow_array(*p, cap, (size_t)need, size);
     if (!q) return -1;
     *p = q;
-    *cap = (int32_t)nc;
     return 0;
 }
 
@@ -39,7 +37,8 @@ void sy_module_free(sy_module *m) {
 }
 
 int32_t sy_comp_begin(sy_module *m, const char *name, double weight) {
-    if (m->failed || grow((void **)&m->comps, &m->comp_cap, m->ncomp + 1, sizeof(sy_comp))) {
+    if (m->failed ||
+        grow((void **)&m->comps, &m->comp_cap, (int64_t)m->ncomp + 1, sizeof(sy_comp))) {
         m->failed = 1;
         return -1;
     }
@@ -103,9 +102,9 @@ int32_t sy_add(sy_module *m, const sy_inst *proto, const int32_t *ops, int nops,
     for (int i = 0; i < nops; i++)
         if (ops[i] < 0) return -1; /* an earlier failure propagates */
     sy_comp *c = &m->comps[m->cur];
-    if (grow((void **)&c->inst, &c->cap, c->n + 1, sizeof(sy_inst)) ||
-        grow((void **)&c->opnd, &c->opnd_cap, c->nopnd + nops, sizeof(int32_t)) ||
-        (attr && grow((void **)&m->attrs, &m->attr_cap, m->nattr + 1, sizeof(sy_attr)))) {
+    if (grow((void **)&c->inst, &c->cap, (int64_t)c->n + 1, sizeof(sy_inst)) ||
+        grow((void **)&c->opnd, &c->opnd_cap, (int64_t)c->nopnd + nops, sizeof(int32_t)) ||
+        (attr && grow((void **)&m->attrs, &m->attr_cap, (int64_t)m->nattr + 1, sizeof(sy_attr)))) {
         m->failed = 1;
         return -1;
     }

@@ -93,9 +93,11 @@ typedef struct sy_inst {
 typedef struct sy_comp {
     char name[48];
     sy_inst *inst; /* while building */
-    int32_t n, cap;
+    int32_t n;
+    size_t cap;
     int32_t *opnd; /* while building: local indices */
-    int32_t nopnd, opnd_cap;
+    int32_t nopnd;
+    size_t opnd_cap;
     int32_t root;  /* local index; after finish global */
     double weight; /* executions per run of the program */
     int64_t begin; /* global index of the first instruction (after finish) */
@@ -103,9 +105,11 @@ typedef struct sy_comp {
 
 typedef struct sy_module {
     sy_comp *comps;
-    int32_t ncomp, comp_cap;
+    int32_t ncomp;
+    size_t comp_cap;
     sy_attr *attrs;
-    int32_t nattr, attr_cap;
+    int32_t nattr;
+    size_t attr_cap;
     int32_t cur; /* computation being built */
     int failed;
     /* after sy_module_finish: */

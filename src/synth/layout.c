@@ -576,6 +576,7 @@ static const sy_shape *tensor_shape(const sy_module *m, int64_t v, int t) {
 }
 
 static void random_perm(sy_rng *r, int rank, uint8_t *p) {
+    rank = sy_rank_bound(rank);
     for (int i = 0; i < rank; i++) p[i] = (uint8_t)i;
     for (int i = rank - 1; i > 0; i--) {
         int j = (int)sy_range(r, 0, i);
@@ -722,31 +723,4 @@ void sy_layout_search_default(const sy_module *m, const int64_t *ids, int64_t nc
         meas[i] = sy_layout_cost(lm, f) * exp(sigma * sy_normal(r));
     }
     if (have_set) sy_hset_free(&seen);
-}
-
-/* ---- hash set ----------------------------------------------------------- */
-
-int sy_hset_init(sy_hset *s, size_t expected) {
-    size_t cap = 16;
-    while (cap < expected * 2 + 2) cap *= 2;
-    s->slot = calloc(cap, sizeof *s->slot);
-    s->cap = s->slot ? cap : 0;
-    return s->slot ? 0 : -1;
-}
-
-void sy_hset_free(sy_hset *s) {
-    free(s->slot);
-    s->slot = NULL;
-    s->cap = 0;
-}
-
-int sy_hset_add(sy_hset *s, uint64_t h) {
-    if (h == 0) h = 1;
-    size_t i = (size_t)h & (s->cap - 1);
-    while (s->slot[i]) {
-        if (s->slot[i] == h) return 0;
-        i = (i + 1) & (s->cap - 1);
-    }
-    s->slot[i] = h;
-    return 1;
 }

@@ -4,6 +4,7 @@
  *   layout.c  - layout configurations and the layout cost model
  *   tile.c    - fused kernels, tile configurations and the tile cost model
  *   synth.c   - scales, file layout, parallel generation, .npz writing
+ *   hset.c    - the set of config hashes both searches keep configs distinct with
  * The formulas are documented in docs/synth.md.
  */
 #ifndef PC_SYNTH_INTERNAL_H
@@ -78,7 +79,7 @@ void sy_tile_graph_free(sy_tile_graph *g);
    exposed for tests and for the worked examples in docs/synth.md. */
 double sy_tile_matmul_cost(int64_t m, int64_t n, int64_t k, const int64_t tile[3], int esize);
 
-/* ---- shared helpers ------------------------------------------------------ */
+/* ---- shared helpers (hset.c) --------------------------------------------- */
 
 /* 64-bit FNV-1a over bytes; used to keep configs distinct. */
 static inline uint64_t sy_hash_bytes(const void *p, size_t n) {
