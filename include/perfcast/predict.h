@@ -15,7 +15,9 @@ extern "C" {
 
 struct pc_dist; /* perfcast/dist.h */
 
+/* The caller sets struct_size = sizeof(pc_eval_result) before the call. */
 typedef struct pc_eval_result {
+    size_t struct_size;
     int collection;   /* index as pc_collection_name */
     int tile;         /* 1 for the tile collection */
     int graphs;       /* graphs scored */

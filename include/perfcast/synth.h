@@ -25,10 +25,11 @@ PC_API int pc_synth_scale_find(const char *name);
 PC_API const char *pc_synth_scale_name(pc_synth_scale s);
 
 typedef struct pc_synth_opts {
-    pc_synth_scale scale;
-    uint64_t seed;
-    int threads;               /* 0 = default */
-    int compress;              /* 1: deflated .npz (like savez_compressed) */
+    size_t struct_size;        /* sizeof(pc_synth_opts), set by pc_synth_opts_default() */
+    pc_synth_scale scale;      /* default PC_SYNTH_SMALL */
+    uint64_t seed;             /* default 1 */
+    int threads;               /* default 0 = all cores */
+    int compress;              /* 1: deflated .npz (like savez_compressed); default 0 */
     /* Overrides of the scale's defaults; 0 keeps the default. */
     int64_t graphs_per_split;  /* tile and layout graphs per split (train) */
     int64_t layout_nodes;      /* target nodes of each layout graph */

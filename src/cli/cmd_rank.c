@@ -198,6 +198,7 @@ static int rank_hlo(const rank_args *a, pc_predictor *p, int coll) {
     pc_error e;
     pc_import_report rep;
     memset(&rep, 0, sizeof rep);
+    rep.struct_size = sizeof rep;
     pc_rank_set **sets = NULL;
     int n = 0;
     if (pc_rank_sets_from_hlo(a->path, &a->ro, &sets, &n, &rep, &e) != PC_OK)

@@ -191,6 +191,7 @@ static int prune_report(const pc_dataset *d, int hops, int collapse, cJSON *out)
                 const char *f = pc_dataset_file(d, col, sp, i);
                 pc_graph *g = NULL;
                 pc_prune_summary s;
+                s.struct_size = sizeof s;
                 pc_error e;
                 lo.kind = PC_KIND_LAYOUT;
                 if (pc_graph_load(f, &lo, &g, &e) || pc_graph_prune_summary(g, hops, collapse, &s,

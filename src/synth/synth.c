@@ -59,6 +59,7 @@ const char *pc_synth_scale_name(pc_synth_scale s) {
 pc_synth_opts pc_synth_opts_default(void) {
     pc_synth_opts o;
     memset(&o, 0, sizeof o);
+    o.struct_size = sizeof o;
     o.scale = PC_SYNTH_SMALL;
     o.seed = 1;
     o.compress = 0; /* like np.savez; the CLI's --compress turns deflate on */
@@ -90,8 +91,9 @@ static void make_plan(plan *p, const pc_synth_opts *o) {
 
 static pc_status check_opts(const char *out_dir, const pc_synth_opts *o, pc_error *err) {
     if (!out_dir || !*out_dir) return pc_fail(err, PC_ERR_ARG, "synth: no output directory");
-    if (!o || (unsigned)o->scale > PC_SYNTH_FULL)
-        return pc_fail(err, PC_ERR_ARG, "synth: unknown scale");
+    if (!o) return pc_fail(err, PC_ERR_ARG, "synth: no options");
+    if (PC_CHECK_SIZE(err, pc_synth_opts, o)) return PC_ERR_ARG;
+    if ((unsigned)o->scale > PC_SYNTH_FULL) return pc_fail(err, PC_ERR_ARG, "synth: unknown scale");
     if (o->graphs_per_split < 0 || o->graphs_per_split > 1000000)
         return pc_fail(err, PC_ERR_ARG, "synth: graphs_per_split %lld out of range [0, 1000000]",
                        (long long)o->graphs_per_split);
