@@ -145,7 +145,7 @@ PC_API pc_status pc_calib_ideal(pc_calib **out, pc_error *err);
 /* Every coefficient at its prior: where a fit starts. */
 PC_API pc_status pc_calib_prior(pc_calib **out, pc_error *err);
 /* "none" -> ideal, "builtin"/NULL -> built-in, else a JSON file. */
-PC_API pc_status pc_calib_open(const char *spec, pc_calib **out, pc_error *err);
+PC_API pc_status pc_calib_from_spec(const char *spec, pc_calib **out, pc_error *err);
 PC_API pc_status pc_calib_load(const char *path, pc_calib **out, pc_error *err);
 PC_API pc_status pc_calib_parse(const char *text, size_t len, const char *origin, pc_calib **out,
                                 pc_error *err);

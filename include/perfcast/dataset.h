@@ -153,7 +153,7 @@ typedef struct pc_dataset pc_dataset;
  * Files are listed in name order.
  */
 PC_API pc_status pc_dataset_open(const char *root, pc_dataset **out, pc_error *err);
-PC_API void pc_dataset_free(pc_dataset *d);
+PC_API void pc_dataset_close(pc_dataset *d);
 PC_API const char *pc_dataset_root(const pc_dataset *d); /* the folder holding tile/ and layout/ */
 PC_API size_t pc_dataset_num_files(const pc_dataset *d, int collection, int split);
 PC_API const char *pc_dataset_file(const pc_dataset *d, int collection, int split, size_t i);

@@ -45,7 +45,7 @@ PC_API pc_status pc_eval_run_dist(const char *model_path, const char *data_dir, 
 typedef struct pc_predictor pc_predictor;
 
 /* Loads a checkpoint; threads > 0 sets the OpenMP thread count. */
-PC_API pc_status pc_predictor_open(const char *model_path, int threads, pc_predictor **out,
+PC_API pc_status pc_predictor_load(const char *model_path, int threads, pc_predictor **out,
                                    pc_error *err);
 PC_API void pc_predictor_free(pc_predictor *p);
 /* The model's collection index (as pc_collection_name). */

@@ -17,12 +17,14 @@ extern "C" {
 typedef enum pc_synth_scale {
     PC_SYNTH_TINY = 0, /* seconds; tests */
     PC_SYNTH_SMALL,    /* the demo and quick training */
-    PC_SYNTH_FULL      /* benchmarks */
+    PC_SYNTH_FULL,     /* benchmarks */
+    PC_SYNTH_SCALE_COUNT
 } pc_synth_scale;
 
-/* "tiny" | "small" | "full" -> scale; returns -1 if unknown. */
-PC_API int pc_synth_scale_find(const char *name);
+/* "tiny", "small", "full"; NULL for a value outside the enum. */
 PC_API const char *pc_synth_scale_name(pc_synth_scale s);
+/* The scale of a name; PC_ERR_ARG (and *out unchanged) if unknown. */
+PC_API pc_status pc_synth_scale_parse(const char *name, pc_synth_scale *out);
 
 typedef struct pc_synth_opts {
     size_t struct_size;        /* sizeof(pc_synth_opts), set by pc_synth_opts_default() */

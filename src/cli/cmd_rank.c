@@ -313,7 +313,7 @@ int pc_cmd_rank(int argc, char **argv) {
                                   "HLO programs, not to '%s'", a.path);
     pc_error e;
     pc_predictor *p = NULL;
-    if (pc_predictor_open(a.model, a.threads, &p, &e) != PC_OK) return pc_cli_fail(&e);
+    if (pc_predictor_load(a.model, a.threads, &p, &e) != PC_OK) return pc_cli_fail(&e);
     int coll = pc_predictor_collection(p);
     a.ro.kind = pc_collection_kind(coll);
     if (!npz && a.ro.kernel && a.ro.kind != PC_KIND_TILE) {

@@ -313,6 +313,6 @@ int pc_cmd_stats(int argc, char **argv) {
         free(s);
         cJSON_Delete(out);
     }
-    pc_dataset_free(d);
+    pc_dataset_close(d);
     return rc;
 }

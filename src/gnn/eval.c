@@ -215,7 +215,7 @@ pc_status pc_eval_run_dist(const char *model_path, const char *data_dir, const c
     pc_infer_scratch_free(&x);
     pc_gnn_ws_free(ws);
     eset_free(&s);
-    pc_dataset_free(ds);
+    pc_dataset_close(ds);
     pc_gnn_free(m);
     return st;
 }

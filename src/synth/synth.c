@@ -44,16 +44,19 @@ static const scale_cfg scales[3] = {
     {600, 100, 300, 40, 800, 1200, 3000, 12000, 5000, 20000},
 };
 
-static const char *const scale_names[3] = {"tiny", "small", "full"};
+static const char *const scale_names[PC_SYNTH_SCALE_COUNT] = {"tiny", "small", "full"};
 
-int pc_synth_scale_find(const char *name) {
-    for (int i = 0; i < 3; i++)
-        if (name && strcmp(name, scale_names[i]) == 0) return i;
-    return -1;
+pc_status pc_synth_scale_parse(const char *name, pc_synth_scale *out) {
+    for (int i = 0; i < PC_SYNTH_SCALE_COUNT; i++)
+        if (name && strcmp(name, scale_names[i]) == 0) {
+            *out = (pc_synth_scale)i;
+            return PC_OK;
+        }
+    return PC_ERR_ARG;
 }
 
 const char *pc_synth_scale_name(pc_synth_scale s) {
-    return (unsigned)s < 3 ? scale_names[s] : "unknown";
+    return (unsigned)s < PC_SYNTH_SCALE_COUNT ? scale_names[s] : NULL;
 }
 
 pc_synth_opts pc_synth_opts_default(void) {
