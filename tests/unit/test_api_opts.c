@@ -181,8 +181,8 @@ static void test_train_checks(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_enum_names),     cmocka_unit_test(test_encode_parse),
-        cmocka_unit_test(test_loss_parse),     cmocka_unit_test(test_train_defaults),
+        cmocka_unit_test(test_enum_names),   cmocka_unit_test(test_encode_parse),
+        cmocka_unit_test(test_loss_parse),   cmocka_unit_test(test_train_defaults),
         cmocka_unit_test(test_train_checks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
