@@ -4,7 +4,7 @@
  *
  *   bench_rank MODEL.st FILE.npz THREADS REPEATS
  *
- * Opens the predictor once (pc_predictor_open, timed once), then REPEATS
+ * Opens the predictor once (pc_predictor_load, timed once), then REPEATS
  * times: pc_graph_load of FILE.npz (timed: "load") and pc_predictor_score of
  * all its configs (timed: "score": node preprocessing + CSR build, the
  * config-independent prefix, then every config in chunks: config gather and
@@ -69,7 +69,7 @@ int main(int argc, char **argv) {
     pc_error_clear(&e);
     pc_predictor *p = NULL;
     double t0 = now_s();
-    if (pc_predictor_open(model, threads, &p, &e) != PC_OK) {
+    if (pc_predictor_load(model, threads, &p, &e) != PC_OK) {
         fprintf(stderr, "bench_rank: %s\n", e.msg);
         return 1;
     }

@@ -189,6 +189,6 @@ int main(int argc, char **argv) {
     free(order);
     pc_gnn_ws_free(ws);
     pc_gnn_free(m);
-    pc_dataset_free(ds);
+    pc_dataset_close(ds);
     return 0;
 }

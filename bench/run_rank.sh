@@ -20,7 +20,7 @@
 #  - "e2e": `perfcast rank --model M --threads T FILE.npz`, wall clock of the
 #    whole process (checkpoint + graph load, scoring, sorting, printing),
 #    one process per repeat; best and median;
-#  - "bench_rank": build/bench/bench_rank in one process: pc_predictor_open
+#  - "bench_rank": build/bench/bench_rank in one process: pc_predictor_load
 #    once, then per repeat pc_graph_load ("load") and pc_predictor_score
 #    ("score") timed apart.
 set -euo pipefail

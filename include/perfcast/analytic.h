@@ -33,6 +33,10 @@
 
 #include "perfcast/perfcast.h"
 
+/* Declared only under PC_STATIC_LINKING_ONLY: see "Structs across versions" in
+   perfcast/perfcast.h (this API's structs are not versioned). */
+#if defined(PC_STATIC_LINKING_ONLY)
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -535,6 +539,7 @@ typedef enum pc_optimizer {
 } pc_optimizer;
 
 typedef struct pc_mem_opts {
+    size_t struct_size;  /* sizeof(pc_mem_opts), set by pc_mem_opts_default() */
     double tokens;       /* tokens in the batch (B * T) held at once */
     pc_prec weight_prec; /* default bf16 */
     pc_prec grad_prec;   /* default bf16 */
@@ -669,6 +674,7 @@ typedef enum pc_plan_part {
 PC_API const char *pc_plan_part_name(pc_plan_part p);
 
 typedef struct pc_plan_train_opts {
+    size_t struct_size;    /* sizeof(pc_plan_train_opts), set by pc_plan_train_opts_default() */
     double batch_tokens;   /* B: tokens per optimizer step (required) */
     double seq;            /* T: sequence length; 0 -> 4096 */
     double total_tokens;   /* token budget for days and cost; 0 -> none */
@@ -786,6 +792,7 @@ PC_API pc_status pc_plan_train_eval(const pc_chip *chip, const pc_tfm_cfg *model
 /* Serving: the model sharded over all chips of the slice by tensor (model)
  * parallelism (scaling_book.md §7). */
 typedef struct pc_serve_opts {
+    size_t struct_size;      /* sizeof(pc_serve_opts), set by pc_serve_opts_default() */
     double context;          /* S: tokens in each sequence's KV cache (required) */
     double prefill_tokens;   /* P: prompt tokens per request; 0 -> context */
     double decode_tokens;    /* G: generated tokens per request (QPS); 0 -> 512 */
@@ -848,5 +855,7 @@ PC_API pc_status pc_plan_serve_eval(const pc_chip *chip, const pc_tfm_cfg *model
 #ifdef __cplusplus
 }
 #endif
+
+#endif /* PC_STATIC_LINKING_ONLY */
 
 #endif /* PERFCAST_ANALYTIC_H */

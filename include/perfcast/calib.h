@@ -25,6 +25,10 @@
 #include "perfcast/analytic.h"
 #include "perfcast/perfcast.h"
 
+/* Declared only under PC_STATIC_LINKING_ONLY: see "Structs across versions" in
+   perfcast/perfcast.h (this API's structs are not versioned). */
+#if defined(PC_STATIC_LINKING_ONLY)
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -141,7 +145,7 @@ PC_API pc_status pc_calib_ideal(pc_calib **out, pc_error *err);
 /* Every coefficient at its prior: where a fit starts. */
 PC_API pc_status pc_calib_prior(pc_calib **out, pc_error *err);
 /* "none" -> ideal, "builtin"/NULL -> built-in, else a JSON file. */
-PC_API pc_status pc_calib_open(const char *spec, pc_calib **out, pc_error *err);
+PC_API pc_status pc_calib_from_spec(const char *spec, pc_calib **out, pc_error *err);
 PC_API pc_status pc_calib_load(const char *path, pc_calib **out, pc_error *err);
 PC_API pc_status pc_calib_parse(const char *text, size_t len, const char *origin, pc_calib **out,
                                 pc_error *err);
@@ -218,7 +222,8 @@ PC_API pc_status pc_run_predict_on(const pc_run *run, const pc_chip *chip, const
  * FSDP; the plan's vp and cp, cp ranks taken from the data ranks; a sequence
  * split over a whole number of data shards read as cp). Returns 0, or -1 when
  * the plan cannot be expressed as a run (a batch of fractional sequences, a
- * split that is not whole, cp that does not divide the data ranks). */
+ * split that is not whole, cp that does not divide the data ranks) or opts's
+ * struct_size is not this library's. */
 PC_API int pc_run_from_plan(const pc_chip *chip, const pc_tfm_cfg *model, const pc_mesh *slice,
                             const pc_plan_train_opts *opts, const pc_train_plan *plan, pc_run *out);
 
@@ -227,6 +232,7 @@ PC_API int pc_run_from_plan(const pc_chip *chip, const pc_tfm_cfg *model, const 
 /* ------------------------------------------------------------------ */
 
 typedef struct pc_calib_fit_opts {
+    size_t struct_size;  /* sizeof(pc_calib_fit_opts), set by pc_calib_fit_opts_default() */
     double huber;       /* Huber threshold on log error; 0 -> 0.10 */
     double prior_weight; /* weight of the prior on each coefficient; < 0 -> 1 */
     int max_iter;       /* 0 -> 60 */
@@ -295,5 +301,7 @@ PC_API pc_status pc_serve_explain(const pc_run *run, const pc_chip *chip, const 
 #ifdef __cplusplus
 }
 #endif
+
+#endif /* PC_STATIC_LINKING_ONLY */
 
 #endif /* PERFCAST_CALIB_H */

@@ -37,7 +37,8 @@ PC_API const char *pc_kind_name(pc_kind k); /* "tile", "layout" */
 typedef struct pc_graph pc_graph;
 
 typedef struct pc_load_opts {
-    pc_kind kind;
+    size_t struct_size; /* sizeof(pc_load_opts), set by pc_load_opts_default() */
+    pc_kind kind;       /* default PC_KIND_AUTO */
     /*
      * Layout node_config_feat larger than this many bytes is not read at load
      * time; its rows are then streamed on demand (pc_graph_config_feat_rows /
@@ -45,16 +46,16 @@ typedef struct pc_load_opts {
      * PC_LOAD_DEFAULT_RESIDENT_BYTES.
      */
     uint64_t max_resident_config_bytes;
-    int threads; /* for parallel inflate; 0 = default */
+    int threads; /* for parallel inflate; default 0 = all cores */
 } pc_load_opts;
 
 #define PC_LOAD_DEFAULT_RESIDENT_BYTES (UINT64_C(1) << 30)
-/* Default options: kind AUTO, 1 GiB resident limit, default threads. */
+/* Default options: kind AUTO, 1 GiB resident limit, all cores. */
 PC_API pc_load_opts pc_load_opts_default(void);
 
 /*
  * Loads a graph from a .npz file or from a cache directory made by
- * pc_cache_build (arrays then come memory-mapped). Shape and dtype errors
+ * pc_cache_build (arrays then come memory-mapped). opts NULL: the defaults. Shape and dtype errors
  * fail the load; content checks are pc_graph_validate's job.
  */
 PC_API pc_status pc_graph_load(const char *path, const pc_load_opts *opts, pc_graph **out,
@@ -152,7 +153,7 @@ typedef struct pc_dataset pc_dataset;
  * Files are listed in name order.
  */
 PC_API pc_status pc_dataset_open(const char *root, pc_dataset **out, pc_error *err);
-PC_API void pc_dataset_free(pc_dataset *d);
+PC_API void pc_dataset_close(pc_dataset *d);
 PC_API const char *pc_dataset_root(const pc_dataset *d); /* the folder holding tile/ and layout/ */
 PC_API size_t pc_dataset_num_files(const pc_dataset *d, int collection, int split);
 PC_API const char *pc_dataset_file(const pc_dataset *d, int collection, int split, size_t i);

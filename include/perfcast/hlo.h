@@ -57,6 +57,7 @@ extern "C" {
 #endif
 
 typedef struct pc_import_opts {
+    size_t struct_size;       /* sizeof(pc_import_opts), set by pc_import_opts_default() */
     pc_kind kind;             /* PC_KIND_AUTO: from the runs; TILE/LAYOUT: required */
     pc_npz_compress compress; /* PC_NPZ_STORED (default) or PC_NPZ_DEFLATED */
 } pc_import_opts;
@@ -64,8 +65,10 @@ typedef struct pc_import_opts {
 /* kind AUTO, stored archives. */
 PC_API pc_import_opts pc_import_opts_default(void);
 
-/* What an import found and wrote. */
+/* What an import found and wrote. The caller sets struct_size =
+   sizeof(pc_import_report) (and notes) before the call. */
 typedef struct pc_import_report {
+    size_t struct_size;
     pc_kind kind;            /* of the modules written (AUTO if none) */
     const char *container;   /* "TuningData", "ModuleTuningData" or "HLO text" (static) */
     int64_t modules;         /* modules in the file */
@@ -138,6 +141,7 @@ PC_API pc_status pc_import_file(const char *path, const char *out_dir, const pc_
  * output read back as a candidates file gives the same configurations.
  */
 typedef struct pc_rank_opts {
+    size_t struct_size;  /* sizeof(pc_rank_opts), set by pc_rank_opts_default() */
     pc_kind kind;        /* TILE or LAYOUT: the model's kind */
     const char *configs; /* candidates file, or NULL to enumerate */
     const char *kernel;  /* tile: only the kernel with this fusion (or computation) name */

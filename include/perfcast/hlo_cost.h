@@ -23,6 +23,10 @@
 
 #include "perfcast/perfcast.h"
 
+/* Declared only under PC_STATIC_LINKING_ONLY: see "Structs across versions" in
+   perfcast/perfcast.h (this API's structs are not versioned). */
+#if defined(PC_STATIC_LINKING_ONLY)
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -56,6 +60,7 @@ typedef struct pc_hlo_op_cost {
 } pc_hlo_op_cost;
 
 typedef struct pc_hlo_cost_opts {
+    size_t struct_size; /* sizeof(pc_hlo_cost_opts), set by pc_hlo_cost_opts_default() */
     int module;         /* -1 (default): every module of the file; else its index */
     double while_trips; /* times each while body and condition count; <= 0 -> 1 */
     int keep_free;      /* 1: keep rows that cost nothing (parameter, constant, tuple,
@@ -98,5 +103,7 @@ PC_API void pc_hlo_cost_free(pc_hlo_cost *c); /* NULL ok */
 #ifdef __cplusplus
 }
 #endif
+
+#endif /* PC_STATIC_LINKING_ONLY */
 
 #endif /* PERFCAST_HLO_COST_H */

@@ -8,9 +8,51 @@
  *  - Fallible calls return pc_status (PC_OK == 0) and take a trailing
  *    `pc_error *err` that may be NULL; on failure err->msg names the file, the
  *    field and what was expected.
- *  - Handles are opaque; each `*_open/_new/_load` has a matching `*_close/_free`
- *    that accepts NULL.
+ *  - Handles are opaque, with one verb pair per kind, and every release accepts
+ *    NULL:
+ *      - a handle that reads from (or writes to) a file or process group for as
+ *        long as it lives is opened and closed: pc_npz_open/_close,
+ *        pc_npz_rows_open/_close, pc_st_open/_close, pc_dataset_open/_close,
+ *        pc_dist_open/_close;
+ *      - an object in memory is made by _new or by a constructor named for
+ *        its source (_load from a file, _parse from text, _from_*, ...) and
+ *        released with _free: pc_report, pc_graph, pc_predictor, pc_st_writer,
+ *        pc_chipdb, pc_calib, pc_runs, pc_rank_sets, pc_hlo_cost, pc_op arrays;
+ *      - a one-shot file writer is opened and ended by _commit (keep) or _abort
+ *        (drop): pc_npz_writer.
  *  - No global mutable state: everything lives in handles the caller owns.
+ *  - Options and defaults: an option struct (pc_*_opts) is obtained from its
+ *    pc_*_opts_default() only and then changed field by field; each field's
+ *    default is documented beside it. Where the default depends on what is
+ *    known only later (the collection being trained, the machine), the field
+ *    holds an explicit "auto" value (an enum's _AUTO, PC_TRAIN_AUTO,
+ *    PC_ENCODE_AUTO). Choices are enums with a _COUNT and pc_<enum>_name /
+ *    pc_<enum>_parse, never strings.
+ *
+ * Structs across versions (the ABI rule):
+ *  - Option structs (filled by the caller, read by the library) start with
+ *    `size_t struct_size`, set by their _default(). Every function that reads
+ *    one checks it and fails with PC_ERR_ARG ("pc_train_opts.struct_size is
+ *    ..., this library's is ...: built against a different perfcast") instead
+ *    of reading past the caller's struct.
+ *  - Result structs the caller provides for the library to fill
+ *    (pc_train_result, pc_eval_result, pc_import_report, pc_prune_summary)
+ *    start with `size_t struct_size` too: the caller sets it to sizeof the
+ *    struct before the call, the library checks it the same way. A struct the
+ *    library hands to a callback (pc_train_progress) carries the library's
+ *    struct_size for the callback to compare.
+ *  - Plain value structs (pc_error, pc_array, pc_array_info, pc_pair_counts,
+ *    pc_metric_mean, pc_scoreboard) are frozen: their fields do not change
+ *    within a major version.
+ *  - The analytic and calibration models and the HLO cost report
+ *    (perfcast/analytic.h, calib.h, hlo_cost.h) pass large value structs by
+ *    value, nested and in arrays (chips, transformer configs, runs, plans),
+ *    that grow as the models do, which a size field cannot version. As zstd's
+ *    ZSTD_STATIC_LINKING_ONLY, those headers declare nothing unless
+ *    PC_STATIC_LINKING_ONLY is defined before they are included: defining it
+ *    is a promise to run against the very version whose headers were used (a
+ *    static libperfcast guarantees it; with a shared one, compare
+ *    pc_version_number() with PC_VERSION_NUMBER at start).
  *  - Every function is declared PC_API (perfcast/export.h): a shared
  *    libperfcast exports exactly these and none of its internals.
  */
@@ -30,8 +72,13 @@ extern "C" {
 #define PC_VERSION_MINOR 1
 #define PC_VERSION_PATCH 0
 #define PC_VERSION_STRING "0.1.0"
+/* major * 10000 + minor * 100 + patch */
+#define PC_VERSION_NUMBER (PC_VERSION_MAJOR * 10000 + PC_VERSION_MINOR * 100 + PC_VERSION_PATCH)
 
+/* The library's PC_VERSION_STRING and PC_VERSION_NUMBER (which may differ
+   from the headers' a program was built with, with a shared library). */
 PC_API const char *pc_version(void);
+PC_API unsigned pc_version_number(void);
 
 typedef enum pc_status {
     PC_OK = 0,

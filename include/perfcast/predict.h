@@ -15,7 +15,9 @@ extern "C" {
 
 struct pc_dist; /* perfcast/dist.h */
 
+/* The caller sets struct_size = sizeof(pc_eval_result) before the call. */
 typedef struct pc_eval_result {
+    size_t struct_size;
     int collection;   /* index as pc_collection_name */
     int tile;         /* 1 for the tile collection */
     int graphs;       /* graphs scored */
@@ -51,7 +53,7 @@ typedef struct pc_predictor pc_predictor;
  * to one thread, as perfcast runs its GEMMs on its own threads (also
  * pc_eval_run* and pc_train_run; none with a serial OpenBLAS).
  */
-PC_API pc_status pc_predictor_open(const char *model_path, int threads, pc_predictor **out,
+PC_API pc_status pc_predictor_load(const char *model_path, int threads, pc_predictor **out,
                                    pc_error *err);
 PC_API void pc_predictor_free(pc_predictor *p);
 /* The model's collection index (as pc_collection_name). */

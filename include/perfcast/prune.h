@@ -15,7 +15,9 @@
 extern "C" {
 #endif
 
+/* The caller sets struct_size = sizeof(pc_prune_summary) before the call. */
 typedef struct pc_prune_summary {
+    size_t struct_size;
     int64_t nodes, edges;             /* before */
     int64_t nodes_after, edges_after; /* after */
     int64_t config_nodes;

@@ -17,18 +17,21 @@ extern "C" {
 typedef enum pc_synth_scale {
     PC_SYNTH_TINY = 0, /* seconds; tests */
     PC_SYNTH_SMALL,    /* the demo and quick training */
-    PC_SYNTH_FULL      /* benchmarks */
+    PC_SYNTH_FULL,     /* benchmarks */
+    PC_SYNTH_SCALE_COUNT
 } pc_synth_scale;
 
-/* "tiny" | "small" | "full" -> scale; returns -1 if unknown. */
-PC_API int pc_synth_scale_find(const char *name);
+/* "tiny", "small", "full"; NULL for a value outside the enum. */
 PC_API const char *pc_synth_scale_name(pc_synth_scale s);
+/* The scale of a name; PC_ERR_ARG (and *out unchanged) if unknown. */
+PC_API pc_status pc_synth_scale_parse(const char *name, pc_synth_scale *out);
 
 typedef struct pc_synth_opts {
-    pc_synth_scale scale;
-    uint64_t seed;
-    int threads;               /* 0 = default */
-    int compress;              /* 1: deflated .npz (like savez_compressed) */
+    size_t struct_size;        /* sizeof(pc_synth_opts), set by pc_synth_opts_default() */
+    pc_synth_scale scale;      /* default PC_SYNTH_SMALL */
+    uint64_t seed;             /* default 1 */
+    int threads;               /* default 0 = all cores */
+    int compress;              /* 1: deflated .npz (like savez_compressed); default 0 */
     /* Overrides of the scale's defaults; 0 keeps the default. */
     int64_t graphs_per_split;  /* tile and layout graphs per split (train) */
     int64_t layout_nodes;      /* target nodes of each layout graph */

@@ -18,9 +18,9 @@
  *    budget would be exceeded;
  *  - writes the best model as a safetensors checkpoint (temp + rename).
  *
- * Losses: tile uses pc_loss_cfg_default (ListMLE T=10 + 0.02 MSE, the
- * TpuGraphs tile baseline); layout uses the pairwise hinge loss (margin 0.1,
- * T=1, as GST) since its metric, Kendall tau, is itself pairwise.
+ * Losses: pc_loss_weights below (by default tile ListMLE T=10 + 0.02 MSE, the
+ * TpuGraphs tile baseline; layout the pairwise hinge loss, margin 0.1, T=1,
+ * as GST, since its metric, Kendall tau, is itself pairwise).
  *
  * Checkpoint: tensors "param.<name>" (F32, the model parameters) and
  * "prep.{node,cfg}.{keep,logt,mean,std}" (the preprocessing), metadata key
@@ -37,6 +37,7 @@
 #include <signal.h>
 
 #include "perfcast/dataset.h"
+#include "perfcast/gnn.h"
 #include "perfcast/perfcast.h"
 #include "perfcast/predict.h" /* the predictor and pc_eval_run, declared here before */
 
@@ -44,100 +45,130 @@
 extern "C" {
 #endif
 
+/* Which configurations a training step sees. */
+typedef enum pc_sampling {
+    PC_SAMPLING_UNIFORM = 0, /* "uniform": K configs without replacement */
+    PC_SAMPLING_FAST,        /* "fast": half of K drawn from the fastest max(K, c/10) configs of
+                                the graph, the rest uniformly from the others (the ranking
+                                metrics care most about the fast end) */
+    PC_SAMPLING_COUNT
+} pc_sampling;
+PC_API const char *pc_sampling_name(pc_sampling s);
+PC_API pc_status pc_sampling_parse(const char *name, pc_sampling *out);
+
+/*
+ * The loss: a weighted sum of ListMLE (temperature 10 on tile, 1 on layout),
+ * the pairwise hinge (margin 0.1, temperature 1) and the mean squared error.
+ * Weights are >= 0 with a positive sum, or all three PC_TRAIN_AUTO: the
+ * collection's default (tile listmle 1 + mse 0.02, the TpuGraphs tile
+ * baseline; layout hinge 1, as GST, since Kendall tau is itself pairwise).
+ */
+typedef struct pc_loss_weights {
+    float listmle, hinge, mse;
+} pc_loss_weights;
+/*
+ * Parses comma-separated name:weight terms ("listmle:1,mse:0.02"; a bare name
+ * has weight 1, terms not named weigh 0) from listmle, hinge, mse. PC_ERR_ARG
+ * with a message starting "loss " on a bad term, weight or a spec without a
+ * positive weight.
+ */
+PC_API pc_status pc_loss_weights_parse(const char *spec, pc_loss_weights *out, pc_error *err);
+
+/* An int option set to this takes the collection's default (said per field). */
+#define PC_TRAIN_AUTO (-1)
+
+/*
+ * Obtain from pc_train_opts_default() only, then set what differs: every
+ * field's default is said beside it (the "auto" ones are resolved per
+ * collection when training starts). Library messages name a field as
+ * "pc_train_opts.<field>".
+ */
 typedef struct pc_train_opts {
-    const char *data_dir;   /* dataset root (as pc_dataset_open) */
-    const char *collection; /* "tile:xla", "layout:xla:random", ... */
-    const char *out_path;   /* checkpoint to write */
-    double time_budget;     /* seconds, 0 = none */
+    size_t struct_size;     /* sizeof(pc_train_opts), set by pc_train_opts_default() */
+    const char *data_dir;   /* dataset root (as pc_dataset_open); required (default NULL) */
+    const char *collection; /* "tile:xla", "layout:xla:random", ...; required (default NULL) */
+    const char *out_path;   /* checkpoint to write; required (default NULL) */
+    double time_budget;     /* seconds, default 0 = none */
     int epochs;             /* default 20 */
     int patience;           /* early stop after this many epochs without gain, default 5 */
     uint64_t seed;          /* default 1 */
     int threads;            /* threads of this run, 0 = OpenMP default (predict.h) */
-    int configs;            /* sampled per graph and step, default 32 (tile) / 16 (layout) if 0 */
+    int configs;            /* sampled per graph and step (>= 2); default PC_TRAIN_AUTO: 32
+                               on tile, 16 on layout */
     float lr;               /* peak learning rate, default 1e-3 */
     float weight_decay;     /* AdamW decoupled decay, default 1e-4 */
     float clip;             /* gradient-norm clip, default 1 */
+    /* architecture */
     int hidden;             /* default 64 */
     int layers;             /* default 3 */
-    /* architecture (NULL / 0 / negative = the default) */
-    const char *pool;       /* "mean" (default), "max", "sum", "meanmax" */
-    const char *join;       /* "early" or "late"; NULL: tile early, layout late */
-    const char *act;        /* "leaky_relu" (default), "relu", "gelu" */
+    pc_pool pool;           /* default PC_POOL_MEAN */
+    pc_join join;           /* default PC_JOIN_AUTO: tile early, layout late */
+    pc_act act;             /* default PC_ACT_LEAKY_RELU */
     int emb_dim;            /* opcode embedding width, default 16 */
-    int layernorm;          /* 1 (default) or 0; -1 = default */
-    float dropout;          /* on each layer's update, default 0 */
+    int layernorm;          /* LayerNorm before each layer: default 1, or 0 */
+    float dropout;          /* on each layer's update, in [0, 1); default 0 */
+    /* cross-configuration attention with this many heads before the head MLP
+       (default 0 = off): the configs of a step attend to each other;
+       inference then scores groups of `configs` configs */
+    int attn_heads;
+    /* layout: keep only configurable nodes and their prune_hops-hop
+       neighbourhood (0 = the whole graph); default PC_TRAIN_AUTO: layout 1,
+       tile 0 (tile graphs are never pruned). collapse_chains (default 0)
+       also removes linear chains (src/graph/graph.h). The model records
+       both, so inference prunes alike */
+    int prune_hops;
+    int collapse_chains;
+    /* feature encodings, PC_ENCODE_* bits (perfcast/gnn.h); default
+       PC_ENCODE_AUTO: layout PC_ENCODE_ALL, tile PC_ENCODE_NONE */
+    unsigned encode;
+    pc_loss_weights loss;   /* default all PC_TRAIN_AUTO (see pc_loss_weights) */
+    pc_sampling sampling;   /* default PC_SAMPLING_UNIFORM */
+    /* identical configs of a train graph become one sample with the group's
+       fastest runtime (default 0 = off) */
+    int dedup;
     /*
-     * Loss: NULL = the collection's default (tile "listmle:1,mse:0.02",
-     * layout "hinge:1"); else comma-separated name:weight terms from listmle,
-     * hinge, mse (a bare name has weight 1). ListMLE uses temperature 10 on
-     * tile and 1 on layout; hinge margin 0.1, temperature 1.
-     */
-    const char *loss;
-    /*
-     * Which configs a step sees: "uniform" (default; K without replacement)
-     * or "fast": half of K drawn from the fastest max(K, c/10) configs of the
-     * graph, the rest uniformly from the others (the ranking metrics care
-     * most about the fast end).
-     */
-    const char *sampling;
-    /*
-     * --resume: continue the run whose state is in out_path + ".state"
+     * resume = 1: continue the run whose state is in out_path + ".state"
      * (written after every epoch and whenever training is interrupted; removed
      * when training completes). The data, collection, seed, architecture,
      * loss, sampling and optimizer options must match; epochs, patience, time
      * budget and threads may change. Resuming with the same options gives the
-     * same checkpoint bytes as an uninterrupted run.
+     * same checkpoint bytes as an uninterrupted run. Default 0.
      */
     int resume;
     /*
-     * Graph Segment Training (layout only): gst = 1 cuts every graph into
-     * segments (seg_method "contiguous" (default), "splits" (node_splits) or
-     * "metis"; about seg_size nodes each, default 1000), back-propagates
-     * through gst_train_segs (default 1) sampled segments per step and takes
-     * the others from a historical embedding table, each kept with probability
-     * gst_keep (default 0.5; -1 = default); then gst_finetune epochs (default
-     * 0) train only the head on fresh embeddings of every segment. A resumed
-     * GST run starts with an empty table (not bitwise equal to an
-     * uninterrupted one).
+     * Graph Segment Training (layout only): gst = 1 (default 0) cuts every
+     * graph into segments (seg_method, default PC_SEGMENTS_CONTIGUOUS; about
+     * seg_size nodes each, default 1000), back-propagates through
+     * gst_train_segs (default 1) sampled segments per step and takes the
+     * others from a historical embedding table, each kept with probability
+     * gst_keep (in [0, 1], default 0.5); then gst_finetune epochs (default 0)
+     * train only the head on fresh embeddings of every segment. A resumed GST
+     * run starts with an empty table (not bitwise equal to an uninterrupted
+     * one).
      */
-    /* layout: keep only configurable nodes and their prune_hops-hop
-       neighbourhood; -1 = the collection's default (layout 1 hop, tile
-       none), 0 = the whole graph; collapse_chains also removes linear chains
-       (src/graph/graph.h). The model records it, so inference prunes alike */
-    /* cross-configuration attention with this many heads before the head MLP
-       (0 = off, the default): the configs of a step attend to each other;
-       inference then scores groups of `configs` configs */
-    int attn_heads;
-    /* identical configs of a train graph become one sample with the group's
-       fastest runtime (default 0 = off) */
-    int dedup;
-    int prune_hops;
-    int collapse_chains;
-    /* feature encodings (comma list of pad, dims, layout; or all / none):
-       -1 for absent dims, log2 / mod 128 / div 128 of dimension sizes, layout
-       indicator columns; NULL = none */
-    const char *encode;
     int gst;
-    const char *seg_method;
+    pc_segments seg_method;
     int seg_size;
     int gst_train_segs;
     float gst_keep;
     int gst_finetune;
     /*
      * Data parallelism: each optimizer step takes batch_graphs graphs (default
-     * 1) on each of the dist's ranks (perfcast/dist.h; NULL = one process);
-     * gradients are averaged over all of them. Graph i of the train split
-     * belongs to lane i % (ranks * batch_graphs) and each rank loads only its
-     * lanes, so 2 ranks x 1 graph train the same as 1 process x 2 graphs.
+     * 1) on each of the dist's ranks (perfcast/dist.h; default NULL = one
+     * process); gradients are averaged over all of them. Graph i of the train
+     * split belongs to lane i % (ranks * batch_graphs) and each rank loads only
+     * its lanes, so 2 ranks x 1 graph train the same as 1 process x 2 graphs.
      */
     int batch_graphs;
     const struct pc_dist *dist;
     /* training refuses up front when its estimated peak resident memory
-       (loaded data, model inputs, activations; logged) is above this (GiB;
-       0 = the machine's available memory plus what the process holds) */
+       (loaded data, model inputs, activations; logged) is above this many GiB;
+       default 0 = the machine's available memory plus what the process holds */
     double max_memory_gib;
-    long stop_after_steps;  /* > 0: stop after this many steps of this run (state kept) */
-    /* set to non-zero (e.g. from a signal handler) to stop after the current step */
+    long stop_after_steps;  /* > 0: stop after this many steps of this run (state kept);
+                               default 0 = no limit */
+    /* set to non-zero (e.g. from a signal handler) to stop after the current
+       step; default NULL */
     volatile const sig_atomic_t *stop_flag;
 } pc_train_opts;
 
@@ -148,6 +179,7 @@ typedef void (*pc_train_log_fn)(void *user, const char *line);
 
 /* Where training stands; passed to the progress callback. */
 typedef struct pc_train_progress {
+    size_t struct_size;           /* sizeof(pc_train_progress), set by the library */
     int epoch, epochs;            /* 1-based current epoch, planned epochs */
     size_t step, steps_per_epoch; /* steps done in this epoch */
     double samples_per_s;         /* config samples per second, this run */
@@ -160,7 +192,9 @@ typedef struct pc_train_progress {
 /* Called about 4 times a second during training (never from worker threads). */
 typedef void (*pc_train_progress_fn)(void *user, const pc_train_progress *p);
 
+/* The caller sets struct_size = sizeof(pc_train_result) before the call. */
 typedef struct pc_train_result {
+    size_t struct_size;
     int epochs_run;
     int best_epoch;      /* 1-based */
     double best_metric;  /* on valid */
@@ -170,10 +204,11 @@ typedef struct pc_train_result {
 } pc_train_result;
 
 /*
- * progress may be NULL. Returns PC_OK also when interrupted (res->interrupted
- * set; the best model so far is in out_path if an epoch completed). With a
- * dist of several ranks, an error on one rank returns there while the others
- * may wait: end the job with pc_dist_abort (perfcast/dist.h).
+ * log, progress, user and res may be NULL. Returns PC_OK also when
+ * interrupted (res->interrupted set; the best model so far is in out_path if
+ * an epoch completed). PC_ERR_ARG names the pc_train_opts field at fault.
+ * With a dist of several ranks, an error on one rank returns there while the
+ * others may wait: end the job with pc_dist_abort (perfcast/dist.h).
  */
 PC_API pc_status pc_train_run(const pc_train_opts *opts, pc_train_log_fn log,
                               pc_train_progress_fn progress, void *user, pc_train_result *res,

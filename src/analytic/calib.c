@@ -194,7 +194,7 @@ pc_status pc_calib_load(const char *path, pc_calib **out, pc_error *err) {
     return st;
 }
 
-pc_status pc_calib_open(const char *spec, pc_calib **out, pc_error *err) {
+pc_status pc_calib_from_spec(const char *spec, pc_calib **out, pc_error *err) {
     if (!spec || !strcmp(spec, "builtin") || !strcmp(spec, "default"))
         return pc_calib_builtin(out, err);
     if (!strcmp(spec, "none") || !strcmp(spec, "ideal")) return pc_calib_ideal(out, err);

@@ -26,6 +26,7 @@
 pc_calib_fit_opts pc_calib_fit_opts_default(void) {
     pc_calib_fit_opts o;
     memset(&o, 0, sizeof o);
+    o.struct_size = sizeof o;
     o.huber = 0.10;
     o.prior_weight = 1;
     o.max_iter = 60;
@@ -215,6 +216,7 @@ pc_status pc_calib_fit(const pc_runs *runs, const unsigned char *use, const pc_c
                        const pc_calib_fit_opts *opts, pc_calib **out, pc_error *err) {
     *out = NULL;
     if (!runs) return pc_fail(err, PC_ERR_ARG, "pc_calib_fit: NULL runs");
+    if (opts && PC_CHECK_SIZE(err, pc_calib_fit_opts, opts)) return PC_ERR_ARG;
     pc_calib_fit_opts o = opts ? *opts : pc_calib_fit_opts_default();
     /* the cost divides by huber^2: a threshold whose square under- or
      * overflows would silently return the start */

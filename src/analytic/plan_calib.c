@@ -100,6 +100,7 @@ int pc_plan_run_layout(const pc_chip *chip, const pc_plan_train_opts *o, const p
 
 int pc_run_from_plan(const pc_chip *chip, const pc_tfm_cfg *model, const pc_mesh *slice,
                      const pc_plan_train_opts *o, const pc_train_plan *pl, pc_run *out) {
+    if (!o || o->struct_size != sizeof *o) return -1;
     pc_plan_run_base(chip, model, slice, o, out);
     return pc_plan_run_layout(chip, o, pl, out);
 }

@@ -20,6 +20,7 @@
 pc_serve_opts pc_serve_opts_default(void) {
     pc_serve_opts o;
     memset(&o, 0, sizeof o);
+    o.struct_size = sizeof o;
     o.weight_prec = PC_PREC_BF16;
     o.kv_prec = PC_PREC_COUNT; /* = weight_prec */
     o.act_prec = PC_PREC_BF16;
@@ -40,6 +41,7 @@ static pc_status serve_prepare(const pc_chip *chip, const pc_tfm_cfg *m, const p
                                const pc_serve_opts *o, sjob *j, pc_error *err) {
     memset(j, 0, sizeof *j);
     if (!chip || !m || !slice || !o) return pc_fail(err, PC_ERR_ARG, "planner: NULL argument");
+    if (PC_CHECK_SIZE(err, pc_serve_opts, o)) return PC_ERR_ARG;
     if (!(o->context >= 1) || !isfinite(o->context) || o->context > 1e9)
         return pc_fail(err, PC_ERR_ARG, "context must be between 1 and 1e9 tokens");
     if (!(o->prefill_tokens >= 0) || !isfinite(o->prefill_tokens) || o->prefill_tokens > 1e9 ||

@@ -86,6 +86,7 @@ static pc_status prepare_job(const pc_chip *chip, const pc_tfm_cfg *m, const pc_
                              const pc_plan_train_opts *o, tjob *j, pc_error *err) {
     memset(j, 0, sizeof *j);
     if (!chip || !m || !slice || !o) return pc_fail(err, PC_ERR_ARG, "planner: NULL argument");
+    if (PC_CHECK_SIZE(err, pc_plan_train_opts, o)) return PC_ERR_ARG;
     if (!(o->batch_tokens >= 1) || !isfinite(o->batch_tokens) || o->batch_tokens > 1e15)
         return pc_fail(err, PC_ERR_ARG, "batch tokens must be between 1 and 1e15");
     double T = o->seq > 0 ? o->seq : 4096;
@@ -561,6 +562,7 @@ static void thresholds(const tjob *j, const pc_tfm_cfg *m, const pc_train_plan *
 pc_plan_train_opts pc_plan_train_opts_default(void) {
     pc_plan_train_opts o;
     memset(&o, 0, sizeof o);
+    o.struct_size = sizeof o;
     o.seq = 4096;
     o.price_per_hour = -1;
     o.attention = PC_ATTN_CAUSAL;

@@ -469,6 +469,7 @@ void pc_tfm_flops(const pc_tfm_cfg *c, double seq, int causal, pc_remat remat,
 pc_mem_opts pc_mem_opts_default(void) {
     pc_mem_opts m;
     memset(&m, 0, sizeof m);
+    m.struct_size = sizeof m;
     m.weight_prec = PC_PREC_BF16;
     m.grad_prec = PC_PREC_BF16;
     m.act_prec = PC_PREC_BF16;
@@ -481,6 +482,7 @@ pc_status pc_tfm_memory(const pc_tfm_cfg *c, const pc_mem_opts *m, pc_train_memo
                           pc_error *err) {
     memset(o, 0, sizeof *o);
     if (!c || !m) return pc_fail(err, PC_ERR_ARG, "pc_tfm_memory: NULL argument");
+    if (PC_CHECK_SIZE(err, pc_mem_opts, m)) return PC_ERR_ARG;
     if (!isfinite(m->tokens) || m->tokens < 0)
         return pc_fail(err, PC_ERR_ARG, "tokens per batch must be finite and >= 0");
     if ((unsigned)m->weight_prec >= PC_PREC_COUNT || (unsigned)m->grad_prec >= PC_PREC_COUNT ||

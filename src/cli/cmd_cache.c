@@ -44,7 +44,7 @@ int pc_cmd_cache(int argc, char **argv) {
         fprintf(stderr, "perfcast cache: %s\n", pc_report_get(r, i));
     size_t failed = pc_report_count(r);
     pc_report_free(r);
-    pc_dataset_free(d);
+    pc_dataset_close(d);
     if (st != PC_OK) return pc_cli_fail(&e);
     printf("cache written to %s%s\n", out, failed ? " (with failures above)" : "");
     return failed ? PC_EXIT_FAIL : PC_EXIT_OK;

@@ -80,7 +80,7 @@ static int check_tree(const char *root, int allow_zero, int threads, int quiet) 
         for (int s = 0; s < PC_NUM_SPLITS; s++) total += pc_dataset_num_files(d, c, s);
     const char **files = malloc((total ? total : 1) * sizeof *files);
     if (!files) {
-        pc_dataset_free(d);
+        pc_dataset_close(d);
         return PC_EXIT_FAIL;
     }
     size_t k = 0;
@@ -90,7 +90,7 @@ static int check_tree(const char *root, int allow_zero, int threads, int quiet) 
                 files[k++] = pc_dataset_file(d, c, s, i);
     int rc = check_files(files, total, allow_zero, threads, quiet);
     free(files);
-    pc_dataset_free(d);
+    pc_dataset_close(d);
     return rc;
 }
 

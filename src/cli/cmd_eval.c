@@ -63,6 +63,7 @@ int pc_cmd_eval(int argc, char **argv) {
     if (optind != argc) return pc_cli_usage_error("eval", "unexpected argument '%s'", argv[optind]);
     pc_error e;
     pc_eval_result r;
+    r.struct_size = sizeof r;
     pc_dist *dist = NULL;
     if (pc_cli_dist_open(&argc, &argv, &dist, &e) != PC_OK) return pc_cli_fail(&e);
     pc_status st = pc_eval_run_dist(model, data, split, threads, dist, &r, &e);

@@ -81,6 +81,7 @@ int pc_cmd_import(int argc, char **argv) {
 
     pc_import_report rep;
     memset(&rep, 0, sizeof rep);
+    rep.struct_size = sizeof rep;
     rep.notes = pc_report_new();
     pc_error e;
     pc_status st = pc_import_file(path, out, &o, &rep, &e);

@@ -515,7 +515,7 @@ static int serve_setup(serve_args *a, serve_job *j) {
     }
     pc_error e;
     pc_error_clear(&e);
-    if (pc_calib_open(a->calibration, &j->cal, &e)) {
+    if (pc_calib_from_spec(a->calibration, &j->cal, &e)) {
         serve_job_free(j);
         return pc_cli_fail(&e);
     }

@@ -600,7 +600,7 @@ static int train_setup(train_args *a, train_job *j) {
         return pc_cli_usage_error(CMD_TRAIN, "give --batch-tokens (e.g. 4M = 1024 x 4096 tokens)");
     pc_error ce;
     pc_error_clear(&ce);
-    if (pc_calib_open(a->calibration, &j->cal, &ce)) return pc_cli_fail(&ce);
+    if (pc_calib_from_spec(a->calibration, &j->cal, &ce)) return pc_cli_fail(&ce);
     o->calibration = pc_calib_is_ideal(j->cal) ? NULL : j->cal;
     if ((rc = pc_acli_open_chip(CMD_TRAIN, a->chips_file, a->chip, &j->db, &j->chip)) >= 0 ||
         (rc = pc_pcli_resolve_slice(CMD_TRAIN, j->chip, a->chips, a->slice, &j->slice)) >= 0 ||

@@ -85,7 +85,7 @@ static int predict_model(const char *model_path, int *seen, const pc_dataset *ds
     int W = pc_dist_size(dist), R = pc_dist_rank(dist);
     pc_error e;
     pc_predictor *p = NULL;
-    if (pc_predictor_open(model_path, threads, &p, &e) != PC_OK) return pc_cli_fail(&e);
+    if (pc_predictor_load(model_path, threads, &p, &e) != PC_OK) return pc_cli_fail(&e);
     int coll = pc_predictor_collection(p);
     char msg[1024];
     if (seen[coll]) {
@@ -284,12 +284,12 @@ int pc_cmd_predict(int argc, char **argv) {
     int rc = PC_EXIT_OK;
     pc_dist *dist = NULL;
     if (pc_cli_dist_open(&argc, &argv, &dist, &e) != PC_OK) {
-        pc_dataset_free(ds);
+        pc_dataset_close(ds);
         return pc_cli_fail(&e);
     }
     for (int i = 0; i < nmodels && rc == PC_EXIT_OK; i++)
         rc = predict_model(models[i], seen, ds, sp, threads, dist, &r);
-    pc_dataset_free(ds);
+    pc_dataset_close(ds);
     /* a failed rank ends the job: the other ranks must not wait */
     if (rc != PC_EXIT_OK && pc_dist_size(dist) > 1)
         pc_cli_dist_abort(dist, "prediction failed (see above)");

@@ -198,6 +198,7 @@ static int rank_hlo(const rank_args *a, pc_predictor *p, int coll) {
     pc_error e;
     pc_import_report rep;
     memset(&rep, 0, sizeof rep);
+    rep.struct_size = sizeof rep;
     pc_rank_set **sets = NULL;
     int n = 0;
     if (pc_rank_sets_from_hlo(a->path, &a->ro, &sets, &n, &rep, &e) != PC_OK)
@@ -312,7 +313,7 @@ int pc_cmd_rank(int argc, char **argv) {
                                   "HLO programs, not to '%s'", a.path);
     pc_error e;
     pc_predictor *p = NULL;
-    if (pc_predictor_open(a.model, a.threads, &p, &e) != PC_OK) return pc_cli_fail(&e);
+    if (pc_predictor_load(a.model, a.threads, &p, &e) != PC_OK) return pc_cli_fail(&e);
     int coll = pc_predictor_collection(p);
     a.ro.kind = pc_collection_kind(coll);
     if (!npz && a.ro.kernel && a.ro.kind != PC_KIND_TILE) {

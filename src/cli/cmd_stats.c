@@ -191,6 +191,7 @@ static int prune_report(const pc_dataset *d, int hops, int collapse, cJSON *out)
                 const char *f = pc_dataset_file(d, col, sp, i);
                 pc_graph *g = NULL;
                 pc_prune_summary s;
+                s.struct_size = sizeof s;
                 pc_error e;
                 lo.kind = PC_KIND_LAYOUT;
                 if (pc_graph_load(f, &lo, &g, &e) || pc_graph_prune_summary(g, hops, collapse, &s,
@@ -312,6 +313,6 @@ int pc_cmd_stats(int argc, char **argv) {
         free(s);
         cJSON_Delete(out);
     }
-    pc_dataset_free(d);
+    pc_dataset_close(d);
     return rc;
 }

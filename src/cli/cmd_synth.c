@@ -59,10 +59,9 @@ int pc_cmd_synth(int argc, char **argv) {
         switch (c) {
         case 'o': out = optarg; break;
         case 's': {
-            int s = pc_synth_scale_find(optarg);
-            if (s < 0) return pc_cli_usage_error("synth", "--scale expects tiny, small or full, "
-                                                 "got '%s'", optarg);
-            o.scale = (pc_synth_scale)s;
+            if (pc_synth_scale_parse(optarg, &o.scale) != PC_OK)
+                return pc_cli_usage_error("synth", "--scale expects tiny, small or full, "
+                                          "got '%s'", optarg);
             break;
         }
         case 'S':

@@ -78,6 +78,7 @@ static void train_help(FILE *f) {
 typedef struct cli_train {
     int live;     /* a live progress line is showing on stderr */
     int progress; /* show progress */
+    const char *loss, *encode; /* --loss, --encode: parsed once every flag is read */
 } cli_train;
 
 static void clear_live(cli_train *c) {
@@ -87,9 +88,48 @@ static void clear_live(cli_train *c) {
     }
 }
 
+/* pc_train_opts fields whose flag is not "--" and the field with '-' for '_'. */
+static const struct {
+    const char *field, *flag;
+} field_flags[] = {
+    {"data_dir", "--data"},           {"out_path", "--out"},
+    {"layernorm", "--no-layernorm"},  {"attn_heads", "--cfg-attention"},
+    {"seg_method", "--segments"},     {"max_memory_gib", "--max-memory"},
+};
+
+/*
+ * The library's messages name options as "pc_train_opts.<field>"; the
+ * command's user knows them as flags. Copies msg into out (cap bytes) with
+ * each such name spelled as its flag.
+ */
+static void fields_as_flags(const char *msg, char *out, size_t cap) {
+    static const char key[] = "pc_train_opts.";
+    size_t o = 0;
+    while (*msg && o + 1 < cap) {
+        if (strncmp(msg, key, sizeof key - 1)) {
+            out[o++] = *msg++;
+            continue;
+        }
+        msg += sizeof key - 1;
+        size_t n = strspn(msg, "abcdefghijklmnopqrstuvwxyz_0123456789");
+        char flag[64] = "--";
+        snprintf(flag + 2, sizeof flag - 2, "%.*s", (int)n, msg);
+        for (char *p = flag + 2; *p; p++)
+            if (*p == '_') *p = '-';
+        for (size_t k = 0; k < sizeof field_flags / sizeof field_flags[0]; k++)
+            if (strlen(field_flags[k].field) == n && !strncmp(msg, field_flags[k].field, n))
+                snprintf(flag, sizeof flag, "%s", field_flags[k].flag);
+        for (const char *p = flag; *p && o + 1 < cap; p++) out[o++] = *p;
+        msg += n;
+    }
+    out[o] = '\0';
+}
+
 static void log_line(void *user, const char *line) {
+    char buf[2 * PC_ERROR_MSG_MAX];
+    fields_as_flags(line, buf, sizeof buf);
     clear_live(user);
-    printf("%s\n", line);
+    printf("%s\n", buf);
     fflush(stdout);
 }
 
@@ -241,42 +281,45 @@ static int real_opt(pc_train_opts *o, int c, const char *v) {
     return -1;
 }
 
-/* The flags that name one of a few choices. */
+/* "<flag> expects one of <the n names>, got '<v>'" (a usage error). */
+static int choice_error(const char *flag, const char *const *names, int n, const char *v) {
+    char list[96] = "";
+    for (int j = 0; j < n; j++)
+        snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", j ? ", " : "", names[j]);
+    return pc_cli_usage_error("train", "%s expects one of %s, got '%s'", flag, list, v);
+}
+
+/* The flags that name one of a few choices: an enum's concrete values, parsed by the library. */
 static int choice_opt(pc_train_opts *o, int c, const char *v) {
-    static const char *const samp[] = {"uniform", "fast", NULL};
-    static const char *const pools[] = {"mean", "max", "sum", "meanmax", NULL};
-    static const char *const joins[] = {"early", "late", NULL};
-    static const char *const acts[] = {"leaky_relu", "relu", "gelu", NULL};
-    static const char *const segs[] = {"contiguous", "splits", "metis", NULL};
-    const struct {
-        int code;
-        const char *flag;
-        const char *const *names;
-        const char **dst;
-    } t[] = {
-        {O_SAMPLING, "--sampling", samp, &o->sampling},
-        {O_POOL, "--pool", pools, &o->pool},
-        {O_JOIN, "--join", joins, &o->join},
-        {O_SEGMENTS, "--segments", segs, &o->seg_method},
-        {O_ACT, "--act", acts, &o->act},
-    };
-    for (size_t k = 0; k < sizeof t / sizeof t[0]; k++) {
-        if (t[k].code != c) continue;
-        const char *const *names = t[k].names;
-        int i = 0;
-        while (names[i] && strcmp(names[i], v)) i++;
-        if (!names[i]) {
-            char list[96] = "";
-            for (int j = 0; names[j]; j++)
-                snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", j ? ", " : "",
-                         names[j]);
-            return pc_cli_usage_error("train", "%s expects one of %s, got '%s'", t[k].flag,
-                                      list, v);
+    const char *names[8];
+    switch (c) {
+    case O_SAMPLING:
+        if (pc_sampling_parse(v, &o->sampling) == PC_OK) return -1;
+        for (int i = 0; i < PC_SAMPLING_COUNT; i++) names[i] = pc_sampling_name((pc_sampling)i);
+        return choice_error("--sampling", names, PC_SAMPLING_COUNT, v);
+    case O_POOL:
+        if (pc_pool_parse(v, &o->pool) == PC_OK) return -1;
+        for (int i = 0; i < PC_POOL_COUNT; i++) names[i] = pc_pool_name((pc_pool)i);
+        return choice_error("--pool", names, PC_POOL_COUNT, v);
+    case O_JOIN: {
+        pc_join j;
+        if (pc_join_parse(v, &j) == PC_OK && j != PC_JOIN_AUTO) {
+            o->join = j;
+            return -1;
         }
-        *t[k].dst = v;
-        return -1;
+        for (int i = 0; i < PC_JOIN_COUNT; i++) names[i] = pc_join_name((pc_join)i);
+        return choice_error("--join", names, PC_JOIN_COUNT, v);
     }
-    return -1;
+    case O_ACT:
+        if (pc_act_parse(v, &o->act) == PC_OK) return -1;
+        for (int i = 0; i < PC_ACT_COUNT; i++) names[i] = pc_act_name((pc_act)i);
+        return choice_error("--act", names, PC_ACT_COUNT, v);
+    case O_SEGMENTS:
+        if (pc_segments_parse(v, &o->seg_method) == PC_OK) return -1;
+        for (int i = 0; i < PC_SEGMENTS_COUNT; i++) names[i] = pc_segments_name((pc_segments)i);
+        return choice_error("--segments", names, PC_SEGMENTS_COUNT, v);
+    default: return -1;
+    }
 }
 
 /* --progress auto|always|never */
@@ -306,8 +349,8 @@ static int train_opt(pc_train_opts *o, cli_train *ct, int c, const char *v, char
     case O_GST: o->gst = 1; return -1;
     case O_COLLAPSE: o->collapse_chains = 1; return -1;
     case O_DEDUP: o->dedup = 1; return -1;
-    case O_ENCODE: o->encode = v; return -1;
-    case O_LOSS: o->loss = v; return -1;
+    case O_ENCODE: ct->encode = v; return -1;
+    case O_LOSS: ct->loss = v; return -1;
     case O_NOLN: o->layernorm = 0; return -1;
     case O_RESUME: o->resume = 1; return -1;
     case O_PROGRESS: return parse_progress(v, ct);
@@ -352,11 +395,37 @@ static int train_opt(pc_train_opts *o, cli_train *ct, int c, const char *v, char
     }
 }
 
+/*
+ * --loss and --encode into o; -1 to go on, else the exit code. Their errors
+ * are failures (exit 1) rather than usage errors, as they always were.
+ */
+static int parse_loss_encode(pc_train_opts *o, const cli_train *ct) {
+    pc_error e, f = {PC_ERR_ARG, ""};
+    if (ct->loss && pc_loss_weights_parse(ct->loss, &o->loss, &e) != PC_OK) {
+        /* the library's "loss term 'x': ..." as "train: --loss term 'x': ..." */
+        snprintf(f.msg, sizeof f.msg, "train: --%.1000s", e.msg);
+        return pc_cli_fail(&f);
+    }
+    if (ct->encode && pc_encode_parse(ct->encode, &o->encode) != PC_OK) {
+        /* name the first word that is not an encoding */
+        char buf[128];
+        snprintf(buf, sizeof buf, "%s", ct->encode);
+        char *save = NULL, *w = strtok_r(buf, ",", &save);
+        unsigned b;
+        while (w && pc_encode_parse(w, &b) == PC_OK) w = strtok_r(NULL, ",", &save);
+        snprintf(f.msg, sizeof f.msg, "train: --encode expects a comma list of pad, dims, "
+                 "layout, all, none; got '%.900s'", w ? w : ct->encode);
+        return pc_cli_fail(&f);
+    }
+    return -1;
+}
+
 /* Fills o and ct from the command line; -1 to go on, else the exit code. */
 static int train_parse(int argc, char **argv, pc_train_opts *o, cli_train *ct) {
     *o = pc_train_opts_default();
     ct->live = 0;
     ct->progress = isatty(fileno(stderr));
+    ct->loss = ct->encode = NULL;
     optind = 1;
     opterr = 0;
     int c, rc;
@@ -367,7 +436,7 @@ static int train_parse(int argc, char **argv, pc_train_opts *o, cli_train *ct) {
     if (!o->out_path) return pc_cli_usage_error("train", "--out MODEL is required");
     if (optind != argc)
         return pc_cli_usage_error("train", "unexpected argument '%s'", argv[optind]);
-    return -1;
+    return parse_loss_encode(o, ct);
 }
 
 /* ---------------- the run ---------------- */
@@ -387,12 +456,17 @@ static int train_run(int *argc, char ***argv, pc_train_opts *o, cli_train *ct) {
     sigaction(SIGTERM, &sa, NULL);
     o->stop_flag = &stop_flag;
     pc_train_result r;
+    r.struct_size = sizeof r;
     pc_status st = pc_train_run(o, log_line, progress_line, ct, &r, &e);
     clear_live(ct);
     if (st != PC_OK && pc_dist_size(dist) > 1)
         pc_cli_dist_abort(dist, e.msg); /* the other ranks must not wait */
     pc_cli_dist_close(dist);
-    if (st != PC_OK) return pc_cli_fail(&e);
+    if (st != PC_OK) {
+        pc_error f = e;
+        fields_as_flags(e.msg, f.msg, sizeof f.msg);
+        return pc_cli_fail(&f);
+    }
     if (stop_flag) return 130; /* interrupted: the state is saved */
     return PC_EXIT_OK;
 }

@@ -69,7 +69,7 @@ int pc_cmd_validate(int argc, char **argv) {
     pc_error err;
     memset(&err, 0, sizeof err);
     pc_calib *cal = NULL;
-    if (!loso && pc_calib_open(calspec, &cal, &err))
+    if (!loso && pc_calib_from_spec(calspec, &cal, &err))
         return pc_cli_fail(&err);
     pc_ccli_runset s;
     int rc = pc_ccli_load_or_fail(&s, nfiles, argv + optind);

@@ -7,6 +7,8 @@
 
 const char *pc_version(void) { return PC_VERSION_STRING; }
 
+unsigned pc_version_number(void) { return PC_VERSION_NUMBER; }
+
 const char *pc_status_name(pc_status s) {
     static const char *const names[PC_STATUS_COUNT] = {
         "ok", "bad argument", "i/o error", "format error", "unsupported",
@@ -30,6 +32,15 @@ pc_status pc_fail(pc_error *err, pc_status code, const char *fmt, ...) {
         err->code = code;
     }
     return code;
+}
+
+pc_status pc_check_struct_size(pc_error *err, const char *type, size_t got, size_t want,
+                               int result) {
+    if (got == want) return PC_OK;
+    return pc_fail(err, PC_ERR_ARG, "%s.struct_size is %zu, this library's is %zu: built against "
+                   "a different perfcast, or %s", type, got, want,
+                   result ? "struct_size not set to sizeof the struct before the call"
+                          : "the struct was not obtained from its _default()");
 }
 
 void pc_error_prefix(pc_error *err, const char *fmt, ...) {

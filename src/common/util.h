@@ -4,6 +4,7 @@
 #define PC_UTIL_H
 
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -17,6 +18,18 @@
 
 /* Fills err (if not NULL) and returns code, so callers can `return pc_fail(...)`. */
 pc_status pc_fail(pc_error *err, pc_status code, const char *fmt, ...) PC_PRINTF(3, 4);
+/*
+ * The ABI check of a struct with a struct_size (perfcast/perfcast.h): PC_OK
+ * when got == want, else PC_ERR_ARG naming `type` and both sizes. result = 1
+ * for a result struct (the caller sets struct_size), 0 for an option struct
+ * (its _default() sets it). Use PC_CHECK_SIZE.
+ */
+pc_status pc_check_struct_size(pc_error *err, const char *type, size_t got, size_t want,
+                               int result);
+/* PC_CHECK_SIZE(err, pc_train_opts, opts) for an option struct, PC_CHECK_RESULT_SIZE for a result. */
+#define PC_CHECK_SIZE(err, type, p) pc_check_struct_size(err, #type, (p)->struct_size, sizeof(type), 0)
+#define PC_CHECK_RESULT_SIZE(err, type, p)                                                         \
+    pc_check_struct_size(err, #type, (p)->struct_size, sizeof(type), 1)
 /* Prefixes an existing message with "<prefix>: ". */
 void pc_error_prefix(pc_error *err, const char *fmt, ...) PC_PRINTF(2, 3);
 

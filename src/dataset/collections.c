@@ -179,7 +179,7 @@ pc_status pc_dataset_open(const char *root, pc_dataset **out, pc_error *err) {
     pc_dataset *d = calloc(1, sizeof *d);
     if (d) d->root = find_base(root);
     if (!d || !d->root) {
-        pc_dataset_free(d);
+        pc_dataset_close(d);
         return pc_fail(err, PC_ERR_NOMEM, "%s: out of memory or path too long", root);
     }
     size_t total = 0;
@@ -190,14 +190,14 @@ pc_status pc_dataset_open(const char *root, pc_dataset **out, pc_error *err) {
                      "{random,default}}/{train,valid,test}/*.npz, or those folders directly)",
                      root);
     if (st != PC_OK) {
-        pc_dataset_free(d);
+        pc_dataset_close(d);
         return st;
     }
     *out = d;
     return PC_OK;
 }
 
-void pc_dataset_free(pc_dataset *d) {
+void pc_dataset_close(pc_dataset *d) {
     if (!d) return;
     for (int c = 0; c < PC_NUM_COLLECTIONS; c++)
         for (int s = 0; s < PC_NUM_SPLITS; s++) list_free(&d->files[c][s]);

@@ -57,6 +57,8 @@ const char *pc_kind_name(pc_kind k) {
 
 pc_load_opts pc_load_opts_default(void) {
     pc_load_opts o;
+    memset(&o, 0, sizeof o);
+    o.struct_size = sizeof o;
     o.kind = PC_KIND_AUTO;
     o.max_resident_config_bytes = PC_LOAD_DEFAULT_RESIDENT_BYTES;
     o.threads = 0;

@@ -15,6 +15,7 @@ pc_status pc_graph_load(const char *path, const pc_load_opts *opts, pc_graph **o
     if (!out) return pc_fail(err, PC_ERR_ARG, "pc_graph_load: NULL output");
     *out = NULL;
     if (!path) return pc_fail(err, PC_ERR_ARG, "pc_graph_load: NULL path");
+    if (opts && PC_CHECK_SIZE(err, pc_load_opts, opts)) return PC_ERR_ARG;
     pc_load_opts o = opts ? *opts : pc_load_opts_default();
     if (o.kind != PC_KIND_AUTO && o.kind != PC_KIND_TILE && o.kind != PC_KIND_LAYOUT)
         return pc_fail(err, PC_ERR_ARG, "%s: unknown graph kind %d", path, (int)o.kind);

@@ -5,12 +5,16 @@
  */
 #include <string.h>
 
+#include "common/util.h"
 #include "graph/graph.h"
 #include "perfcast/prune.h"
 
 pc_status pc_graph_prune_summary(const pc_graph *g, int hops, int collapse_chains,
                                  pc_prune_summary *out, pc_error *err) {
+    if (!out) return pc_fail(err, PC_ERR_ARG, "pc_graph_prune_summary: NULL output");
+    if (PC_CHECK_RESULT_SIZE(err, pc_prune_summary, out)) return PC_ERR_ARG;
     memset(out, 0, sizeof *out);
+    out->struct_size = sizeof *out;
     pc_prune_opts po = pc_prune_opts_default();
     po.hops = hops;
     po.collapse_chains = collapse_chains;

@@ -17,16 +17,7 @@
 #include "gnn/gst.h"
 #include "perfcast/dataset.h"
 #include "perfcast/safetensors.h"
-
-const char *const pc_ckpt_pool_names[4] = {"mean", "max", "sum", "meanmax"};
-const char *const pc_ckpt_join_names[2] = {"early", "late"};
-const char *const pc_ckpt_act_names[3] = {"leaky_relu", "relu", "gelu"};
-
-static int name_index(const char *const *names, int n, const char *s) {
-    for (int i = 0; s && i < n; i++)
-        if (!strcmp(names[i], s)) return i;
-    return -1;
-}
+#include "perfcast/gnn.h"
 
 static int jint(const cJSON *o, const char *key, int *out) {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
@@ -112,23 +103,24 @@ pc_status pc_ckpt_load(const char *path, pc_gnn **out, int *collection, pc_error
     pc_gnn_opts o = pc_gnn_opts_default(PC_KIND_TILE);
     int feat_dim, cfg_dim, node_in, cfg_in;
     const cJSON *dj = cJSON_GetObjectItemCaseSensitive(a, "dropout");
-    int pool = name_index(pc_ckpt_pool_names, 4, jstr(a, "pool"));
-    int join = name_index(pc_ckpt_join_names, 2, jstr(a, "join"));
-    int act = name_index(pc_ckpt_act_names, 3, jstr(a, "act"));
+    pc_pool pool = PC_POOL_MEAN;
+    pc_join join = PC_JOIN_EARLY;
+    pc_act act = PC_ACT_LEAKY_RELU;
+    int bad_arch = pc_pool_parse(jstr(a, "pool"), &pool) || pc_join_parse(jstr(a, "join"), &join) ||
+                   join == PC_JOIN_AUTO || pc_act_parse(jstr(a, "act"), &act);
     if (coll < 0 || jint(a, "hidden", &o.hidden) || jint(a, "layers", &o.layers) ||
         jint(a, "emb_dim", &o.emb_dim) || jint(a, "num_opcodes", &o.num_opcodes) ||
         jint(a, "layernorm", &o.layernorm) || jint(a, "feat_dim", &feat_dim) ||
         jint(a, "cfg_dim", &cfg_dim) || jint(a, "node_in_dim", &node_in) ||
-        jint(a, "cfg_in_dim", &cfg_in) || !cJSON_IsNumber(dj) || pool < 0 || join < 0 ||
-        act < 0) {
+        jint(a, "cfg_in_dim", &cfg_in) || !cJSON_IsNumber(dj) || bad_arch) {
         st = pc_fail(err, PC_ERR_FORMAT, "%s: model metadata lacks or has a bad collection or "
                      "architecture field", path);
         goto done;
     }
     o.kind = pc_collection_kind(coll);
-    o.pool = (pc_pool_kind)pool;
-    o.join = (pc_join)join;
-    o.act = (pc_act)act;
+    o.pool = pool;
+    o.join = join;
+    o.act = act;
     o.dropout = (float)dj->valuedouble;
     if (cJSON_GetObjectItemCaseSensitive(a, "prune_hops") &&
         (jint(a, "prune_hops", &o.prune_hops) || o.prune_hops < 0 || o.prune_hops > 64 ||

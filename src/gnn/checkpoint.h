@@ -17,10 +17,8 @@
 #define PC_CKPT_FORMAT "perfcast-model"
 #define PC_CKPT_VERSION 1
 
-/* Metadata names of pc_gnn_opts.pool, .join and .act, by value. */
-extern const char *const pc_ckpt_pool_names[4];
-extern const char *const pc_ckpt_join_names[2];
-extern const char *const pc_ckpt_act_names[3];
+/* The metadata names of pc_gnn_opts.pool, .join and .act are pc_pool_name,
+   pc_join_name and pc_act_name (perfcast/gnn.h). */
 
 /* Loads a model; *collection receives the collection index. */
 pc_status pc_ckpt_load(const char *path, pc_gnn **out, int *collection, pc_error *err);

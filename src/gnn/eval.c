@@ -196,6 +196,7 @@ static pc_status eval_run(const char *model_path, const char *data_dir, int sp, 
     if (!st) pc_eval_sum_reduce(dist, &e);
     if (!st) {
         memset(res, 0, sizeof *res);
+        res->struct_size = sizeof *res;
         res->collection = coll;
         res->tile = m->opts.kind == PC_KIND_TILE;
         res->graphs = e.graphs;
@@ -207,7 +208,7 @@ static pc_status eval_run(const char *model_path, const char *data_dir, int sp, 
     pc_infer_scratch_free(&x);
     pc_gnn_ws_free(ws);
     eset_free(&s);
-    pc_dataset_free(ds);
+    pc_dataset_close(ds);
     pc_gnn_free(m);
     return st;
 }
@@ -217,6 +218,7 @@ pc_status pc_eval_run_dist(const char *model_path, const char *data_dir, const c
     pc_error local;
     if (!err) err = &local;
     pc_error_clear(err);
+    if (res && PC_CHECK_RESULT_SIZE(err, pc_eval_result, res)) return PC_ERR_ARG;
     int sp = pc_split_find(split ? split : "valid");
     if (sp < 0) return pc_fail(err, PC_ERR_ARG, "eval: unknown split '%s'", split);
     int saved = pc_threads_begin(threads);

@@ -57,6 +57,7 @@
 
 #include "nn/nn.h"
 #include "perfcast/dataset.h"
+#include "perfcast/gnn.h"
 
 /* ---- feature preprocessing ------------------------------------------------ */
 
@@ -111,9 +112,7 @@ void pc_prep_free(pc_prep *p); /* NULL and zeroed structs are fine */
 
 /* ---- options -------------------------------------------------------------- */
 
-typedef enum pc_pool_kind { PC_POOL_MEAN, PC_POOL_MAX, PC_POOL_SUM, PC_POOL_MEANMAX } pc_pool_kind;
-typedef enum pc_join { PC_JOIN_EARLY, PC_JOIN_LATE } pc_join;
-typedef enum pc_act { PC_ACT_LEAKY_RELU, PC_ACT_RELU, PC_ACT_GELU } pc_act;
+/* pc_pool, pc_join, pc_act: perfcast/gnn.h (a model's join is never PC_JOIN_AUTO). */
 
 typedef struct pc_gnn_opts {
     pc_kind kind;      /* PC_KIND_TILE or PC_KIND_LAYOUT */
@@ -121,7 +120,7 @@ typedef struct pc_gnn_opts {
     int layers;        /* L GNN layers, default 3 (0 allowed) */
     int emb_dim;       /* E opcode embedding, default 16 */
     int num_opcodes;   /* embedding rows, default 256 */
-    pc_pool_kind pool; /* default MEAN */
+    pc_pool pool;      /* default MEAN */
     pc_join join;      /* default EARLY (see Joins above) */
     pc_act act;        /* default LEAKY_RELU (slope 0.01) */
     int layernorm;     /* pre-norm in each layer, default 1 */

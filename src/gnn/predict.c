@@ -15,7 +15,7 @@ struct pc_predictor {
     int threads; /* for each pc_predictor_score call; 0 = OpenMP's default */
 };
 
-pc_status pc_predictor_open(const char *model_path, int threads, pc_predictor **out,
+pc_status pc_predictor_load(const char *model_path, int threads, pc_predictor **out,
                             pc_error *err) {
     pc_error local;
     if (!err) err = &local;

@@ -42,7 +42,8 @@ double pc_hlo_type_bytes(int32_t type) {
 }
 
 pc_hlo_cost_opts pc_hlo_cost_opts_default(void) {
-    pc_hlo_cost_opts o = {.module = -1, .while_trips = 1, .keep_free = 0};
+    pc_hlo_cost_opts o = {
+        .struct_size = sizeof(pc_hlo_cost_opts), .module = -1, .while_trips = 1, .keep_free = 0};
     return o;
 }
 
@@ -640,6 +641,7 @@ pc_status pc_hlo_cost_text(const char *text, size_t len, const char *what,
     pc_hlo_module **mods = NULL;
     int n = 0;
     *out = NULL;
+    if (opts && PC_CHECK_SIZE(err, pc_hlo_cost_opts, opts)) return PC_ERR_ARG;
     if (!what) what = "<hlo>";
     pc_status st = pc_hlo_parse_text(text, len, what, &mods, &n, NULL, err);
     if (st == PC_OK) st = cost_modules(mods, n, "HLO text", what, opts, out, err);
@@ -667,6 +669,7 @@ pc_status pc_hlo_cost_file(const char *path, const pc_hlo_cost_opts *opts, pc_hl
                            pc_error *err) {
     *out = NULL;
     if (!path) return pc_fail(err, PC_ERR_ARG, "pc_hlo_cost_file: NULL path");
+    if (opts && PC_CHECK_SIZE(err, pc_hlo_cost_opts, opts)) return PC_ERR_ARG;
     if (pc_str_ends_with(path, ".pb") || pc_str_ends_with(path, ".binpb"))
         return cost_proto(path, opts, out, err);
     pc_hlo_module **mods = NULL;

@@ -15,6 +15,8 @@
 
 pc_import_opts pc_import_opts_default(void) {
     pc_import_opts o;
+    memset(&o, 0, sizeof o);
+    o.struct_size = sizeof o;
     o.kind = PC_KIND_AUTO;
     o.compress = PC_NPZ_STORED;
     return o;
@@ -209,19 +211,22 @@ static void note_first_unknown(const pc_hlo_module *m, pc_import_report *rep) {
 pc_status pc_import_file(const char *path, const char *out_dir, const pc_import_opts *opts,
                          pc_import_report *rep, pc_error *err) {
     if (!path || !out_dir) return pc_fail(err, PC_ERR_ARG, "pc_import_file: NULL path");
+    if (opts && PC_CHECK_SIZE(err, pc_import_opts, opts)) return PC_ERR_ARG;
+    if (rep && PC_CHECK_RESULT_SIZE(err, pc_import_report, rep)) return PC_ERR_ARG;
     pc_import_opts o = opts ? *opts : pc_import_opts_default();
     if (o.kind != PC_KIND_AUTO && o.kind != PC_KIND_TILE && o.kind != PC_KIND_LAYOUT)
         return pc_fail(err, PC_ERR_ARG, "pc_import_file: bad kind %d", (int)o.kind);
-    int text = 0;
-    pc_status sniffed = pc_hlo_is_text_file(path, &text, err);
-    if (sniffed) return sniffed;
-    if (text) return pc_import_text(path, out_dir, &o, rep, err);
     pc_import_report local;
     pc_report *notes = rep ? rep->notes : NULL;
     if (!rep) rep = &local;
     memset(rep, 0, sizeof *rep);
+    rep->struct_size = sizeof *rep;
     rep->notes = notes;
     rep->container = "";
+    int text = 0;
+    pc_status sniffed = pc_hlo_is_text_file(path, &text, err);
+    if (sniffed) return sniffed;
+    if (text) return pc_import_text(path, out_dir, &o, rep, err);
 
     pc_hlo_tuning *t;
     pc_status st = pc_hlo_tuning_read(path, &t, err);

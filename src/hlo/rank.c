@@ -54,6 +54,7 @@ struct pc_rank_set {
 pc_rank_opts pc_rank_opts_default(void) {
     pc_rank_opts o;
     memset(&o, 0, sizeof o);
+    o.struct_size = sizeof o;
     o.kind = PC_KIND_LAYOUT;
     o.candidates = 64;
     o.seed = 1;
@@ -873,12 +874,15 @@ pc_status pc_rank_sets_from_hlo(const char *path, const pc_rank_opts *opts, pc_r
     if (!sets || !n || !path) return pc_fail(err, PC_ERR_ARG, "rank: NULL argument");
     *sets = NULL;
     *n = 0;
+    if (opts && PC_CHECK_SIZE(err, pc_rank_opts, opts)) return PC_ERR_ARG;
+    if (rep && PC_CHECK_RESULT_SIZE(err, pc_import_report, rep)) return PC_ERR_ARG;
     pc_rank_opts o = opts ? *opts : pc_rank_opts_default();
     pc_status st = check_opts(&o, err);
     if (st) return st;
     if (rep) {
         pc_report *notes = rep->notes;
         memset(rep, 0, sizeof *rep);
+        rep->struct_size = sizeof *rep;
         rep->notes = notes;
         rep->kind = o.kind;
     }

@@ -49,7 +49,7 @@
  * with an OpenMP OpenBLAS, whose setter would change the process's OpenMP
  * count and which runs single-threaded inside OpenMP regions by itself.
  * The public calls that run the NN (pc_train_run, pc_eval_run*,
- * pc_predictor_open) call it, as their headers say.
+ * pc_predictor_load) call it, as their headers say.
  */
 void pc_nn_blas_single(void);
 

@@ -44,21 +44,25 @@ static const scale_cfg scales[3] = {
     {600, 100, 300, 40, 800, 1200, 3000, 12000, 5000, 20000},
 };
 
-static const char *const scale_names[3] = {"tiny", "small", "full"};
+static const char *const scale_names[PC_SYNTH_SCALE_COUNT] = {"tiny", "small", "full"};
 
-int pc_synth_scale_find(const char *name) {
-    for (int i = 0; i < 3; i++)
-        if (name && strcmp(name, scale_names[i]) == 0) return i;
-    return -1;
+pc_status pc_synth_scale_parse(const char *name, pc_synth_scale *out) {
+    for (int i = 0; i < PC_SYNTH_SCALE_COUNT; i++)
+        if (name && strcmp(name, scale_names[i]) == 0) {
+            *out = (pc_synth_scale)i;
+            return PC_OK;
+        }
+    return PC_ERR_ARG;
 }
 
 const char *pc_synth_scale_name(pc_synth_scale s) {
-    return (unsigned)s < 3 ? scale_names[s] : "unknown";
+    return (unsigned)s < PC_SYNTH_SCALE_COUNT ? scale_names[s] : NULL;
 }
 
 pc_synth_opts pc_synth_opts_default(void) {
     pc_synth_opts o;
     memset(&o, 0, sizeof o);
+    o.struct_size = sizeof o;
     o.scale = PC_SYNTH_SMALL;
     o.seed = 1;
     o.compress = 0; /* like np.savez; the CLI's --compress turns deflate on */
@@ -90,8 +94,9 @@ static void make_plan(plan *p, const pc_synth_opts *o) {
 
 static pc_status check_opts(const char *out_dir, const pc_synth_opts *o, pc_error *err) {
     if (!out_dir || !*out_dir) return pc_fail(err, PC_ERR_ARG, "synth: no output directory");
-    if (!o || (unsigned)o->scale > PC_SYNTH_FULL)
-        return pc_fail(err, PC_ERR_ARG, "synth: unknown scale");
+    if (!o) return pc_fail(err, PC_ERR_ARG, "synth: no options");
+    if (PC_CHECK_SIZE(err, pc_synth_opts, o)) return PC_ERR_ARG;
+    if ((unsigned)o->scale > PC_SYNTH_FULL) return pc_fail(err, PC_ERR_ARG, "synth: unknown scale");
     if (o->graphs_per_split < 0 || o->graphs_per_split > 1000000)
         return pc_fail(err, PC_ERR_ARG, "synth: graphs_per_split %lld out of range [0, 1000000]",
                        (long long)o->graphs_per_split);

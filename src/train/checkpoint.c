@@ -59,9 +59,9 @@ static char *meta_json(const pc_gnn *m, const pc_ckpt_info *info) {
         cJSON_AddNumberToObject(a, "layers", o->layers);
         cJSON_AddNumberToObject(a, "emb_dim", o->emb_dim);
         cJSON_AddNumberToObject(a, "num_opcodes", o->num_opcodes);
-        cJSON_AddStringToObject(a, "pool", pc_ckpt_pool_names[o->pool]);
-        cJSON_AddStringToObject(a, "join", pc_ckpt_join_names[o->join]);
-        cJSON_AddStringToObject(a, "act", pc_ckpt_act_names[o->act]);
+        cJSON_AddStringToObject(a, "pool", pc_pool_name(o->pool));
+        cJSON_AddStringToObject(a, "join", pc_join_name(o->join));
+        cJSON_AddStringToObject(a, "act", pc_act_name(o->act));
         cJSON_AddNumberToObject(a, "layernorm", o->layernorm);
         cJSON_AddNumberToObject(a, "dropout", (double)o->dropout);
         if (o->prune_hops >= 0) {

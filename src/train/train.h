@@ -7,7 +7,7 @@
 #include "perfcast/train.h"
 
 /* Layout collections keep the configurable nodes and their k-hop
-   neighbourhood by default (pc_train_opts.prune_hops -1); tile graphs are
+   neighbourhood by default (pc_train_opts.prune_hops PC_TRAIN_AUTO); tile graphs are
    not pruned. */
 #define PC_TRAIN_DEFAULT_PRUNE_HOPS 1
 
@@ -23,7 +23,7 @@
    strongest layout toggle of the issue #4 ablation, and measured against the
    PyTorch twin given the same encodings (bench/RESULTS.md). Tile configs hold
    no layouts and the ablation could not separate encodings on tile: off. */
-#define PC_TRAIN_DEFAULT_LAYOUT_ENCODE "all"
+#define PC_TRAIN_DEFAULT_LAYOUT_ENCODE PC_ENCODE_ALL
 
 /* What a checkpoint records besides the tensors. */
 typedef struct pc_ckpt_info {

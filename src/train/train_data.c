@@ -209,7 +209,7 @@ pc_status pc_tr_load_data(trainer *t, pc_error *err) {
                               (size_t)p->R * p->B + p->B, &t->tr, err)))
         st = pc_tr_set_load(ds, t->coll, s_valid, t->o.threads, (size_t)p->W, (size_t)p->R,
                             (size_t)p->R + 1, &t->va, err);
-    pc_dataset_free(ds);
+    pc_dataset_close(ds);
     if (st) return st;
     if (t->ntrain == 0 || t->nvalid == 0)
         return pc_fail(err, PC_ERR_NOTFOUND, "train: %s has %zu train and %zu valid graphs "

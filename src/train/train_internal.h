@@ -126,7 +126,7 @@ typedef struct trainer {
     int coll;
     pc_kind kind;
     int fast;             /* sampling "fast" */
-    pc_loss_cfg lc;       /* parsed --loss */
+    pc_loss_cfg lc;       /* pc_train_opts.loss resolved */
     char loss_desc[160];  /* its description in the checkpoint and the state */
     pc_adam_cfg ac;
     long total, warmup;   /* the cosine schedule's steps */

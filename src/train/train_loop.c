@@ -53,7 +53,7 @@ static void init_topology(trainer *t) {
     p->dist = t->o.dist;
     p->W = pc_dist_size(p->dist);
     p->R = pc_dist_rank(p->dist);
-    p->B = t->o.batch_graphs > 0 ? t->o.batch_graphs : 1;
+    p->B = t->o.batch_graphs;
     p->G = (size_t)p->W * (size_t)p->B;
     if (p->R != 0) { /* rank 0 alone logs and reports */
         t->log = NULL;
@@ -90,8 +90,8 @@ static pc_status init_step(trainer *t, pc_error *err) {
         !pc_fbuf_grow(&t->x.s, (size_t)t->o.configs) || !pc_fbuf_grow(&t->x.ds, (size_t)t->o.configs))
         return pc_fail(err, PC_ERR_NOMEM, "train: out of memory");
     t->gsto = pc_gst_opts_of(t->m);
-    if (t->o.gst_train_segs > 0) t->gsto.train_segs = t->o.gst_train_segs;
-    if (t->o.gst_keep >= 0) t->gsto.keep = t->o.gst_keep;
+    t->gsto.train_segs = t->o.gst_train_segs;
+    t->gsto.keep = t->o.gst_keep;
     t->ac = pc_adam_cfg_default();
     t->ac.decoupled = 1;
     t->ac.weight_decay = t->o.weight_decay;
@@ -213,6 +213,7 @@ static void report_progress(trainer *t, int force) {
     if (!force && now - c->last_progress < 0.25) return;
     c->last_progress = now;
     pc_train_progress p;
+    p.struct_size = sizeof p;
     p.epoch = r->epoch;
     p.epochs = t->o.epochs;
     p.step = r->oi;
@@ -337,7 +338,8 @@ static pc_status finish(trainer *t, int interrupted, pc_error *err) {
     }
     if (interrupted) {
         if ((st = pc_tr_save_state(t, err))) return st;
-        pc_tr_logf(t->log, t->user, "state saved to %s; continue with --resume", t->state_path);
+        pc_tr_logf(t->log, t->user, "state saved to %s; continue with pc_train_opts.resume",
+                   t->state_path);
     } else {
         if (t->topo.R == 0) remove(t->state_path);
     }
@@ -365,6 +367,7 @@ static void log_start(const trainer *t) {
 
 static void fill_result(const trainer *t, int interrupted, pc_train_result *res) {
     memset(res, 0, sizeof *res);
+    res->struct_size = sizeof *res;
     res->epochs_run = t->state.epochs_done;
     res->best_epoch = t->state.best_epoch;
     res->best_metric = t->state.best_metric;
@@ -379,6 +382,10 @@ pc_status pc_train_run(const pc_train_opts *opts, pc_train_log_fn log,
     pc_error local;
     if (!err) err = &local;
     pc_error_clear(err);
+    if (!opts) return pc_fail(err, PC_ERR_ARG, "train: no options");
+    pc_status st = PC_CHECK_SIZE(err, pc_train_opts, opts);
+    if (!st && res) st = PC_CHECK_RESULT_SIZE(err, pc_train_result, res);
+    if (st) return st;
     trainer *t = calloc(1, sizeof *t);
     if (!t) return pc_fail(err, PC_ERR_NOMEM, "train: out of memory");
     t->o = *opts;
@@ -386,7 +393,7 @@ pc_status pc_train_run(const pc_train_opts *opts, pc_train_log_fn log,
     t->progress = progress;
     t->user = user;
     int interrupted = 0, saved = pc_threads_begin(opts->threads);
-    pc_status st = pc_tr_check_opts(t, err);
+    st = pc_tr_check_opts(t, err);
     if (!st) {
         init_topology(t);
         pc_nn_blas_single();

@@ -1,7 +1,7 @@
 /*
  * perfcast train: the peak-memory estimate. Training logs it up front and
- * refuses above the available RAM or --max-memory, before any training
- * allocation, instead of meeting the OOM killer (measured against the peak
+ * refuses above the available RAM or pc_train_opts.max_memory_gib, before any
+ * training allocation, instead of meeting the OOM killer (measured against the peak
  * RSS in bench/RESULTS.md, "Memory estimate").
  */
 #define _POSIX_C_SOURCE 200809L
@@ -205,8 +205,8 @@ static void fmt_bytes(double b, char *buf, size_t n) {
 
 /*
  * Logs the estimate and refuses (before any training allocation) when it is
- * above --max-memory, or above what the machine has available (free memory
- * plus what this process holds already), instead of meeting the OOM killer.
+ * above pc_train_opts.max_memory_gib, or above what the machine has available
+ * (free memory plus what this process holds already), instead of meeting the OOM killer.
  */
 pc_status pc_tr_check_memory(trainer *t, pc_error *err) {
     mem_est e = estimate_memory(t);
@@ -227,16 +227,19 @@ pc_status pc_tr_check_memory(trainer *t, pc_error *err) {
     const pc_gnn_opts *mo = &t->m->opts;
     const char *big = e.big ? pc_graph_path(e.big->g) : "";
     long long nb = e.big ? (long long)e.big->d.g.n : 0;
-    const char *cap = t->o.max_memory_gib > 0 ? "allowed by --max-memory" : "available";
+    const char *cap =
+        t->o.max_memory_gib > 0 ? "allowed by pc_train_opts.max_memory_gib" : "available";
     if (mo->gst)
         return pc_fail(err, PC_ERR_NOMEM, "train: Graph Segment Training needs about %s (data "
                        "%s, model inputs and embedding tables %s, activations %s; largest graph "
-                       "%s, %lld nodes), more than the %s %s; use a smaller --seg-size, fewer "
-                       "--configs or a smaller --hidden", tot, dat, inp, act, big, nb, lim, cap);
+                       "%s, %lld nodes), more than the %s %s; use a smaller "
+                       "pc_train_opts.seg_size, fewer pc_train_opts.configs or a smaller "
+                       "pc_train_opts.hidden", tot, dat, inp, act, big, nb, lim, cap);
     int S = shared_gnn_of(mo) ? 1 : t->o.configs;
     return pc_fail(err, PC_ERR_NOMEM, "train: full-graph training needs about %s (data %s, "
                    "model inputs %s, activations %s for %s: %lld nodes x %d configs x hidden %d, "
-                   "%d layers), more than the %s %s; use --gst (Graph Segment Training), "
-                   "--prune-hops, fewer --configs or a smaller --hidden", tot, dat, inp, act,
+                   "%d layers), more than the %s %s; use pc_train_opts.gst (Graph Segment "
+                   "Training), pc_train_opts.prune_hops, fewer pc_train_opts.configs or a "
+                   "smaller pc_train_opts.hidden", tot, dat, inp, act,
                    big, nb, S, mo->hidden, mo->layers, lim, cap);
 }

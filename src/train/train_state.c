@@ -106,8 +106,8 @@ static pc_status load_state_arrays(trainer *t, char **js, pc_error *err) {
     int coll = -1;
     FILE *f = fopen(t->state_path, "rb");
     if (!f)
-        return pc_fail(err, PC_ERR_NOTFOUND, "train --resume: no state to resume from: %s "
-                       "cannot be opened (it is written after each epoch and when training "
+        return pc_fail(err, PC_ERR_NOTFOUND, "train: pc_train_opts.resume: no state to resume "
+                       "from: %s cannot be opened (it is written after each epoch and when training "
                        "stops early, and removed when training completes)", t->state_path);
     fclose(f);
     pc_status st = pc_ckpt_load(t->state_path, &t->m, &coll, err);
@@ -118,8 +118,8 @@ static pc_status load_state_arrays(trainer *t, char **js, pc_error *err) {
     if (coll != t->coll || a->hidden != mo.hidden || a->layers != mo.layers ||
         a->emb_dim != mo.emb_dim || a->pool != mo.pool || a->join != mo.join ||
         a->act != mo.act || a->layernorm != mo.layernorm || a->dropout != mo.dropout)
-        return pc_fail(err, PC_ERR_ARG, "train --resume: %s was made for another collection or "
-                       "architecture than these options", t->state_path);
+        return pc_fail(err, PC_ERR_ARG, "train: pc_train_opts.resume: %s was made for "
+                       "another collection or architecture than these options", t->state_path);
     tr_state *r = &t->state;
     size_t n = t->m->params.numel;
     r->best = malloc(n * sizeof(float));
@@ -173,7 +173,8 @@ pc_status pc_tr_resume(trainer *t, pc_error *err) {
     if (bad)
         st = pc_fail(err, PC_ERR_FORMAT, "%s: malformed training state", t->state_path);
     else if (strcmp(fx->valuestring, fx2->valuestring))
-        st = pc_fail(err, PC_ERR_ARG, "train --resume: the run in %s used other data or "
+        st = pc_fail(err, PC_ERR_ARG, "train: pc_train_opts.resume: the run in %s used other "
+                     "data or "
                      "options (collection|data|seed|configs|lr|wd|clip|loss|sampling|train "
                      "graphs|valid graphs): '%s', now '%s'", t->state_path, fx->valuestring,
                      fx2->valuestring);

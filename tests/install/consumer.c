@@ -4,7 +4,10 @@
  * Includes every public header (each must compile as C11 with -Wall -Wextra
  * -Werror -pedantic), predicts one small training run from a JSON string with
  * the built-in calibration, and prints a line that consumer.cpp prints too.
+ * It is built against the headers of the library it links, so it may use the
+ * unversioned analytic API (PC_STATIC_LINKING_ONLY, perfcast/perfcast.h).
  */
+#define PC_STATIC_LINKING_ONLY
 #include <stdio.h>
 #include <string.h>
 
@@ -33,6 +36,20 @@ int main(void) {
     pc_error err = {PC_OK, ""};
     if (strcmp(pc_version(), PC_VERSION_STRING) != 0) {
         fprintf(stderr, "consumer: library %s, headers %s\n", pc_version(), PC_VERSION_STRING);
+        return 1;
+    }
+
+    /* An option struct of another build is refused, not read past its end. */
+    if (pc_version_number() != PC_VERSION_NUMBER) {
+        fprintf(stderr, "consumer: library %u, headers %u\n", pc_version_number(),
+                PC_VERSION_NUMBER);
+        return 1;
+    }
+    pc_train_opts to = pc_train_opts_default();
+    to.struct_size -= 8;
+    if (pc_train_run(&to, NULL, NULL, NULL, NULL, &err) != PC_ERR_ARG ||
+        !strstr(err.msg, "pc_train_opts.struct_size")) {
+        fprintf(stderr, "consumer: a wrong struct_size was not refused: %s\n", err.msg);
         return 1;
     }
 

@@ -1,6 +1,7 @@
 // The C++ twin of consumer.c: the same calls and the same output line, built
 // with g++ -Wall -Wextra -Werror -pedantic against the installed headers (which
 // must be C++-safe) and library, by tests/scripts/test_install.sh.
+#define PC_STATIC_LINKING_ONLY
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -43,6 +44,14 @@ int main() {
     if (std::string(pc_version()) != PC_VERSION_STRING) {
         std::fprintf(stderr, "consumer++: library %s, headers %s\n", pc_version(),
                      PC_VERSION_STRING);
+        return 1;
+    }
+
+    pc_train_opts to = pc_train_opts_default();
+    to.struct_size -= 8;
+    if (pc_train_run(&to, nullptr, nullptr, nullptr, nullptr, &err) != PC_ERR_ARG ||
+        !std::strstr(err.msg, "pc_train_opts.struct_size")) {
+        std::fprintf(stderr, "consumer++: a wrong struct_size was not refused: %s\n", err.msg);
         return 1;
     }
 

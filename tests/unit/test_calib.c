@@ -5,7 +5,7 @@
  * - malformed files are refused with a message naming the file and the field
  *   (not JSON, no version, another version, unknown / out-of-bounds /
  *   non-number / missing coefficient);
- * - pc_calib_open: "none" is ideal, "builtin" is not, a missing file is
+ * - pc_calib_from_spec: "none" is ideal, "builtin" is not, a missing file is
  *   PC_ERR_IO naming it; pc_calib_set keeps the documented bounds;
  * - the fitter recovers a known calibration: synthetic training runs whose
  *   "measured" step times come from perturbed coefficients are fitted from
@@ -305,21 +305,21 @@ static void test_malformed(void **state) {
     assert_non_null(strstr(err.msg, "missing"));
 }
 
-/* ---- (c) pc_calib_open, (d) pc_calib_set --------------------------------- */
+/* ---- (c) pc_calib_from_spec, (d) pc_calib_set ---------------------------- */
 
 static void test_open(void **state) {
     (void)state;
     pc_calib *c = NULL;
     pc_error err;
-    assert_int_equal(pc_calib_open("none", &c, &err), PC_OK);
+    assert_int_equal(pc_calib_from_spec("none", &c, &err), PC_OK);
     assert_true(pc_calib_is_ideal(c));
     assert_string_equal(pc_calib_origin(c), "none");
     pc_calib_free(c);
-    assert_int_equal(pc_calib_open("builtin", &c, &err), PC_OK);
+    assert_int_equal(pc_calib_from_spec("builtin", &c, &err), PC_OK);
     assert_false(pc_calib_is_ideal(c));
     assert_string_equal(pc_calib_origin(c), "builtin");
     pc_calib_free(c);
-    assert_int_equal(pc_calib_open(NULL, &c, &err), PC_OK);
+    assert_int_equal(pc_calib_from_spec(NULL, &c, &err), PC_OK);
     assert_false(pc_calib_is_ideal(c));
     pc_calib_free(c);
     assert_true(pc_calib_is_ideal(NULL));
@@ -328,12 +328,12 @@ static void test_open(void **state) {
     tmp_path(path, sizeof path, "absent.json");
     c = (pc_calib *)(uintptr_t)1;
     memset(&err, 0, sizeof err);
-    assert_int_equal(pc_calib_open(path, &c, &err), PC_ERR_IO);
+    assert_int_equal(pc_calib_from_spec(path, &c, &err), PC_ERR_IO);
     assert_null(c);
     assert_non_null(strstr(err.msg, path));
     /* a folder is not a calibration */
     c = (pc_calib *)(uintptr_t)1;
-    assert_int_not_equal(pc_calib_open(g_dir, &c, &err), PC_OK);
+    assert_int_not_equal(pc_calib_from_spec(g_dir, &c, &err), PC_OK);
     assert_null(c);
     /* names and docs */
     assert_true(pc_calib_coef_count() >= 10);

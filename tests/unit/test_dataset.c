@@ -812,7 +812,7 @@ static void test_dataset_discovery(void **state) {
         assert_int_equal(pc_dataset_num_files(d, 0, 2), 1);
         assert_int_equal(pc_dataset_num_files(d, 4, 1), 1);
         assert_int_equal(pc_dataset_num_files(d, 1, 0), 0);
-        pc_dataset_free(d);
+        pc_dataset_close(d);
     }
     pc_error e;
     pc_dataset *d = NULL;
@@ -837,7 +837,7 @@ static void build_tree(const char *src, const char *out, size_t want_failures) {
     assert_int_equal(pc_report_count(r), want_failures);
     assert_int_equal(st == PC_OK, want_failures == 0);
     pc_report_free(r);
-    pc_dataset_free(d);
+    pc_dataset_close(d);
 }
 
 static void test_cache_tree(void **state) {
@@ -853,7 +853,7 @@ static void test_cache_tree(void **state) {
     assert_same_graph(a, b);
     pc_graph_free(a);
     pc_graph_free(b);
-    pc_dataset_free(d);
+    pc_dataset_close(d);
     /* up-to-date entries are kept; a touched source is rebuilt */
     char ea[4096], eb[4096];
     snprintf(ea, sizeof ea, "%s", tmp("dscache/tile/xla/train/a.pcc"));
@@ -871,7 +871,7 @@ static void test_cache_tree(void **state) {
     build_tree(tmp("ds"), tmp("dscache2"), 1);
     d = open_ok(tmp("dscache2"));
     assert_int_equal(pc_dataset_num_files(d, 0, 0), 2);
-    pc_dataset_free(d);
+    pc_dataset_close(d);
     unlink(tmp("ds/npz/tile/xla/train/zz.npz"));
 }
 

@@ -43,18 +43,18 @@ static void run_all(const char *data, const char *model, run *r) {
     o.epochs = 1;
     o.threads = 1;
     o.hidden = 8;
-    pc_train_result tr;
+    pc_train_result tr = {.struct_size = sizeof tr};
     r->train = pc_train_run(&o, count_line, NULL, &r->lines, &tr, &r->e);
     r->threads_after[0] = omp_get_max_threads();
     if (r->train) return;
-    pc_eval_result ev;
+    pc_eval_result ev = {.struct_size = sizeof ev};
     r->eval = pc_eval_run(model, data, "valid", 2, &ev, &r->e);
     r->threads_after[1] = omp_get_max_threads();
     pc_predictor *p = NULL;
     pc_dataset *ds = NULL;
     pc_graph *g = NULL;
     double *scores = NULL;
-    r->open = pc_predictor_open(model, 1, &p, &r->e);
+    r->open = pc_predictor_load(model, 1, &p, &r->e);
     if (!r->open) r->open = pc_dataset_open(data, &ds, &r->e);
     if (!r->open) {
         int coll = pc_predictor_collection(p), sp = pc_split_find("valid");
@@ -70,7 +70,7 @@ static void run_all(const char *data, const char *model, run *r) {
     r->threads_after[2] = omp_get_max_threads();
     free(scores);
     pc_graph_free(g);
-    pc_dataset_free(ds);
+    pc_dataset_close(ds);
     pc_predictor_free(p);
 }
 

@@ -98,7 +98,7 @@ static void tgraph_free(tgraph *t) {
     pc_csr_free(&t->csr);
 }
 
-static pc_gnn_opts small_opts(pc_kind kind, pc_join join, pc_pool_kind pool) {
+static pc_gnn_opts small_opts(pc_kind kind, pc_join join, pc_pool pool) {
     pc_gnn_opts o = pc_gnn_opts_default(kind);
     o.hidden = 6;
     o.layers = 2;

@@ -111,7 +111,7 @@ static void run_case(const char *name) {
     o.layers = mt[2];
     o.emb_dim = mt[3];
     o.num_opcodes = mt[4];
-    o.pool = (pc_pool_kind)mt[5];
+    o.pool = (pc_pool)mt[5];
     o.join = (pc_join)mt[6];
     o.act = (pc_act)mt[7];
     o.layernorm = mt[8];

@@ -191,10 +191,16 @@ static void graph_close(graph *g) {
 
 static void test_scale_names(void **state) {
     (void)state;
-    for (int s = 0; s < 3; s++)
-        assert_int_equal(pc_synth_scale_find(pc_synth_scale_name((pc_synth_scale)s)), s);
-    assert_int_equal(pc_synth_scale_find("huge"), -1);
-    assert_int_equal(pc_synth_scale_find(NULL), -1);
+    for (int s = 0; s < PC_SYNTH_SCALE_COUNT; s++) {
+        pc_synth_scale got = PC_SYNTH_SCALE_COUNT;
+        assert_int_equal(pc_synth_scale_parse(pc_synth_scale_name((pc_synth_scale)s), &got),
+                         PC_OK);
+        assert_int_equal(got, s);
+    }
+    pc_synth_scale x = PC_SYNTH_TINY;
+    assert_int_equal(pc_synth_scale_parse("huge", &x), PC_ERR_ARG);
+    assert_int_equal(pc_synth_scale_parse(NULL, &x), PC_ERR_ARG);
+    assert_null(pc_synth_scale_name(PC_SYNTH_SCALE_COUNT));
     pc_synth_opts o = pc_synth_opts_default();
     assert_int_equal(o.scale, PC_SYNTH_SMALL);
     assert_int_equal(o.collections, 0);
