@@ -15,22 +15,6 @@
 #include "common/threads.h"
 #include "train/train_internal.h"
 
-double pc_tr_now(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-void pc_tr_logf(pc_train_log_fn log, void *user, const char *fmt, ...) {
-    if (!log) return;
-    char line[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
-    log(user, line);
-}
-
 static void trainer_free(trainer *t) {
     free(t->state.best);
     free(t->state.order);

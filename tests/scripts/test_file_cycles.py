@@ -25,13 +25,6 @@ import sys
 
 # "src/m/a.c -> src/m/b.c": why the use may stay.
 KNOWN = {
-    ("src/train/train_data.c", "src/train/train_loop.c"):
-        "the trainer's log (pc_tr_logf, pc_tr_now) lives in the loop; it belongs in a "
-        "train_log.c of its own (src/train/ is being reworked in parallel)",
-    ("src/train/train_eval.c", "src/train/train_loop.c"):
-        "the trainer's log (pc_tr_logf, pc_tr_now) lives in the loop (see above)",
-    ("src/train/train_memory.c", "src/train/train_loop.c"):
-        "the trainer's log (pc_tr_logf) lives in the loop (see above)",
 }
 
 OBJ_RE = re.compile(r"(?:^|/)(src/[A-Za-z0-9_]+/[A-Za-z0-9_.-]+\.c)\.o(?:bj)?$")
