@@ -89,34 +89,42 @@ static void ws_reset(pc_gnn_ws *ws) {
     }
 }
 
+int pc_ws_plan_block(void **block, int count, const size_t *elem, const uint8_t *member,
+                     const size_t *need, size_t *cap, size_t *off) {
+    int grow = !*block;
+    for (int i = 0; i < count; i++)
+        if ((!member || member[i]) && need[i] > cap[i]) grow = 1;
+    if (!grow) return 0;
+    /* the old block goes first: its contents are not kept, and the peak stays one block */
+    free(*block);
+    *block = NULL;
+    size_t total = 0;
+    int ok = 1;
+    for (int i = 0; i < count; i++) {
+        if (member && !member[i]) continue;
+        size_t c = cap[i];
+        if (need[i] > c) c = need[i] > c + c / 2 ? need[i] : c + c / 2;
+        if (c > (SIZE_MAX / 4 - total) / elem[i]) ok = 0, c = 0;
+        cap[i] = c;
+        off[i] = total;
+        total += (c * elem[i] + WS_ALIGN - 1) / WS_ALIGN * WS_ALIGN;
+    }
+    if (ok) *block = aligned_alloc(WS_ALIGN, total ? total : WS_ALIGN);
+    if (*block) return 1;
+    for (int i = 0; i < count; i++)
+        if (!member || member[i]) cap[i] = 0;
+    return -1;
+}
+
 int pc_gnn_ws_plan(const pc_gnn *m, pc_gnn_ws *ws, pc_gnn_ws_part part, const pc_gnn_ws_dims *d) {
     int late = m->opts.join == PC_JOIN_LATE;
     if (ws->planned_late && ws->planned_late != late + 1) ws_reset(ws);
     ws->planned_late = late + 1;
     size_t need[PC_WS_COUNT], off[PC_WS_COUNT] = {0};
+    uint8_t member[PC_WS_COUNT];
     ws_needs(m, d, need);
-    int grow = !ws->block[part];
-    for (int i = 0; i < PC_WS_COUNT; i++)
-        if (part_of(ws_stage[i], late) == part && need[i] > ws->cap[i]) grow = 1;
-    if (!grow) return 0;
-    /* the old part goes first: its contents are not kept, and the peak stays one part */
-    free(ws->block[part]);
-    ws->block[part] = NULL;
-    size_t total = 0;
-    int ok = 1;
-    for (int i = 0; i < PC_WS_COUNT; i++) {
-        if (part_of(ws_stage[i], late) != part) continue;
-        size_t c = ws->cap[i];
-        if (need[i] > c) c = need[i] > c + c / 2 ? need[i] : c + c / 2;
-        if (c > (SIZE_MAX / 4 - total) / ws_elem[i]) ok = 0, c = 0;
-        ws->cap[i] = c;
-        off[i] = total;
-        total += (c * ws_elem[i] + WS_ALIGN - 1) / WS_ALIGN * WS_ALIGN;
-    }
-    if (ok) ws->block[part] = aligned_alloc(WS_ALIGN, total ? total : WS_ALIGN);
-    if (!ws->block[part])
-        for (int i = 0; i < PC_WS_COUNT; i++)
-            if (part_of(ws_stage[i], late) == part) ws->cap[i] = 0;
-    ws_point(ws, part, late, off);
-    return ws->block[part] ? 1 : -1;
+    for (int i = 0; i < PC_WS_COUNT; i++) member[i] = part_of(ws_stage[i], late) == part;
+    int r = pc_ws_plan_block(&ws->block[part], PC_WS_COUNT, ws_elem, member, need, ws->cap, off);
+    if (r) ws_point(ws, part, late, r > 0 ? off : NULL);
+    return r;
 }

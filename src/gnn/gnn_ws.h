@@ -44,83 +44,89 @@
 #include "gnn/gnn.h"
 
 /* X(type, name, stage, elements) -- shape and meaning in the comment. */
-#define PC_GNN_WS_BUFFERS(X)                                                                    \
-    /* the prefix: the graph's n nodes, before any config */                                    \
-    X(float, emb, PREFIX, n * E)                       /* (n, E) opcode embeddings */           \
-    X(float, x0, PREFIX, n * (F + E))                  /* (n, F+E) [x || emb] */                \
-    X(float, base, PREFIX, n * H)                      /* (n, H) x0 @ in.w^T + in.b */          \
-    X(float, cfg_node_h, PREFIX, lay_late * nc * H)    /* (nc, H) h_L of configurable nodes */  \
-    X(float, late_proj, PREFIX, lay_late * nc * H)     /* (nc, H) cfg_node_h @ late.w^T */      \
-    /* the GNN over S segments of n rows */                                                     \
-    X(float, pre0, GNN, N * H)                         /* (N, H) base + injected configs */     \
-    X(float, h0, GNN, N * H)                           /* (N, H) act(pre0) */                   \
-    X(float, ln_out, GNN, ln * L * N * H)              /* (L, N, H) z = LayerNorm(h_l) */       \
-    X(float, ln_mean, GNN, ln * L * N)                 /* (L, N) its row means */               \
-    X(float, ln_rstd, GNN, ln * L * N)                 /* (L, N) its row 1/std */               \
-    X(float, agg_ops, GNN, L * N * H)                  /* (L, N, H) mean of z over operands */  \
-    X(float, agg_users, GNN, L * N * H)                /* (L, N, H) mean of z over users */     \
-    X(float, cat, GNN, L * N * 3 * H)                  /* (L, N, 3H) [z || agg_ops || agg_users] */ \
-    X(float, upd_pre, GNN, L * N * H)                  /* (L, N, H) cat @ W_l^T + b_l */        \
-    X(float, upd, GNN, L * N * H)                      /* (L, N, H) act(upd_pre) */             \
-    X(float, upd_drop, GNN, drop * L * N * H)          /* (L, N, H) dropout(upd) */             \
-    X(uint8_t, drop_mask, GNN, drop * L * N * H)       /* (L, N, H) its kept elements */        \
-    X(float, h, GNN, L * N * H)                        /* (L, N, H) h_{l+1} = h_l + update */   \
-    X(int32_t, seg_off, GNN, S + 1)                    /* (S+1) first row of each segment */    \
-    X(float, pooled, GNN, S * Pw)                      /* (S, Pw) pool(h_L) per segment */      \
-    X(float, pool_mean, GNN, mm * S * H)               /* (S, H) meanmax: the mean half */      \
-    X(float, pool_max, GNN, mm * S * H)                /* (S, H) meanmax: the max half */       \
-    X(int32_t, pool_arg, GNN, arg * S * H)             /* (S, H) row of each maximum */         \
-    /* per config: the join, the readout and the head */                                        \
-    X(float, cfg_proj, CONFIGS, tile_early * K * H + lay_batched * K * nc * H)                  \
-                                  /* tile (K, H), layout (K*nc, H): cfg @ cfg.w^T (+ cfg.b) */  \
-    X(int32_t, cfg_rows, CONFIGS, lay_early * K * nc)  /* (K*nc) row of configurable node j */  \
-                                                       /* of config k in the N rows */          \
-    X(float, cfg_gather, CONFIGS, lay_early * K * nc * H) /* (K*nc, H) h_L at cfg_rows */       \
-    X(float, late_pre, CONFIGS, lay_batched * lay_late * K * nc * H)                            \
-                                           /* (K*nc, H) u = cfg_proj + late_proj per config */  \
-    X(float, late_act, CONFIGS, lay_batched * lay_late * K * nc * H) /* (K*nc, H) act(u) */     \
-    X(float, fused_scratch, CONFIGS, T * (3 * nc * H + 2 * H))                                  \
-                                   /* (T, 3*nc*H + 2H) per thread: one config's proj, u, act */ \
-                                   /* and pooling halves */                                     \
-    X(int32_t, fused_arg, CONFIGS, T * H)              /* (T, H) per thread: pooling argmax */  \
-    X(int32_t, cfg_off, CONFIGS, lay * (K + 1))        /* (K+1) first cfg row of each config */ \
-    X(float, cfg_pooled, CONFIGS, lay * K * Pw)        /* (K, Pw) pool over configurable nodes */ \
-    X(float, cfg_pool_mean, CONFIGS, lay_batched * mm * K * H) /* (K, H) meanmax: mean half */ \
-    X(float, cfg_pool_max, CONFIGS, lay_batched * mm * K * H)  /* (K, H) meanmax: max half */  \
-    X(int32_t, cfg_pool_arg, CONFIGS, lay_batched * arg * K * H) /* (K, H) row of each max */   \
-    X(float, readout, CONFIGS, K * R)                  /* (K, R) the head's input */            \
-    X(float, attn_out, CONFIGS, attn * K * R)          /* (K, R) readout after attention */     \
-    X(float, attn_cache, CONFIGS, cache)               /* attention activations */              \
-    X(float, head_pre, CONFIGS, K * H)                 /* (K, H) head_in @ w1^T + b1 */         \
-    X(float, head_act, CONFIGS, K * H)                 /* (K, H) act(head_pre) */               \
-    /* backward: dL/d of the forward buffers of the same name */                                \
-    X(float, d_h, BACKWARD, N * H)                     /* (N, H) of h_l, layer by layer */      \
-    X(float, d_upd, BACKWARD, drop * N * H)            /* (N, H) of upd (before the dropout) */ \
-    X(float, d_upd_pre, BACKWARD, N * H)               /* (N, H) one layer's */                 \
-    X(float, d_cat, BACKWARD, N * 3 * H)               /* (N, 3H) one layer's */                \
-    X(float, d_ln_out, BACKWARD, N * H)                /* (N, H) of z, one layer's */           \
-    X(float, d_agg_ops, BACKWARD, N * H)               /* (N, H) one layer's */                 \
-    X(float, d_agg_users, BACKWARD, N * H)             /* (N, H) one layer's */                 \
-    X(float, d_pre0, BACKWARD, N * H)                  /* (N, H) */                             \
-    X(float, d_base, BACKWARD, n * H)                  /* (n, H) */                             \
-    X(float, d_x0, BACKWARD, n * (F + E))              /* (n, F+E) */                           \
-    X(float, d_emb, BACKWARD, n * E)                   /* (n, E) */                             \
-    X(float, d_cfg_proj, BACKWARD, tile_early * K * H + lay_early * K * nc * H)                 \
-                                                       /* tile (K, H), layout (K*nc, H) */      \
-    X(float, d_pool_mean, BACKWARD, mm * G * H)        /* (G, H) meanmax halves, scratch */     \
-    X(float, d_pool_max, BACKWARD, mm * G * H)         /* (G, H) */                             \
-    X(float, d_pooled, BACKWARD, G * Pw)               /* (G, Pw) */                            \
-    X(float, d_cfg_pooled, BACKWARD, lay * K * Pw)     /* (K, Pw) */                            \
-    X(float, d_cfg_gather, BACKWARD, lay_early * K * nc * H) /* (K*nc, H) */                    \
-    X(float, d_cfg_node_h, BACKWARD, lay_late * nc * H)      /* (nc, H) */                      \
-    X(float, d_late_act, BACKWARD, lay_late * K * nc * H)    /* (K*nc, H) */                    \
-    X(float, d_late_pre, BACKWARD, lay_late * K * nc * H)    /* (K*nc, H) */                    \
-    X(float, d_late_proj, BACKWARD, lay_late * nc * H)       /* (nc, H) summed over configs */  \
-    X(float, d_readout, BACKWARD, K * R)               /* (K, R) */                             \
-    X(float, d_head_pre, BACKWARD, K * H)              /* (K, H) */                             \
-    X(float, d_head_act, BACKWARD, K * H)              /* (K, H) */                             \
-    X(float, d_attn_out, BACKWARD, attn * K * R)       /* (K, R) */                             \
-    X(float, attn_scratch, BACKWARD, scratch)          /* attention backward scratch */
+#define PC_GNN_WS_BUFFERS(X)                                                                      \
+    /* the prefix: the graph's n nodes, before any config */                                      \
+    X(float, emb, PREFIX, n * E)                    /* (n, E) opcode embeddings */                \
+    X(float, x0, PREFIX, n * (F + E))               /* (n, F+E) [x || emb] */                     \
+    X(float, base, PREFIX, n * H)                   /* (n, H) x0 @ in.w^T + in.b */               \
+    X(float, cfg_node_h, PREFIX, lay_late * nc * H) /* (nc, H) h_L of the configurable nodes */   \
+    X(float, late_proj, PREFIX, lay_late * nc * H)  /* (nc, H) cfg_node_h @ late.w^T */           \
+    /* the GNN over S segments of n rows */                                                       \
+    X(float, pre0, GNN, N * H)                      /* (N, H) base + the injected configs */      \
+    X(float, h0, GNN, N * H)                        /* (N, H) act(pre0) */                        \
+    X(float, ln_out, GNN, ln * L * N * H)           /* (L, N, H) z = LayerNorm(h_l) */            \
+    X(float, ln_mean, GNN, ln * L * N)              /* (L, N) its row means */                    \
+    X(float, ln_rstd, GNN, ln * L * N)              /* (L, N) its row 1/std */                    \
+    X(float, agg_ops, GNN, L * N * H)               /* (L, N, H) mean of z over operands */       \
+    X(float, agg_users, GNN, L * N * H)             /* (L, N, H) mean of z over users */          \
+    X(float, cat, GNN, L * N * 3 * H)               /* (L, N, 3H) [z || agg_ops || agg_users] */  \
+    X(float, upd_pre, GNN, L * N * H)               /* (L, N, H) cat @ W_l^T + b_l */             \
+    X(float, upd, GNN, L * N * H)                   /* (L, N, H) act(upd_pre) */                  \
+    X(float, upd_drop, GNN, drop * L * N * H)       /* (L, N, H) dropout(upd) */                  \
+    X(uint8_t, drop_mask, GNN, drop * L * N * H)    /* (L, N, H) its kept elements */             \
+    X(float, h, GNN, L * N * H)                     /* (L, N, H) h_{l+1} = h_l + the update */    \
+    X(int32_t, seg_off, GNN, S + 1)                 /* (S+1) first row of each segment */         \
+    X(float, pooled, GNN, S * Pw)                   /* (S, Pw) pool(h_L) per segment */           \
+    X(float, pool_mean, GNN, mm * S * H)            /* (S, H) meanmax: the mean half */           \
+    X(float, pool_max, GNN, mm * S * H)             /* (S, H) meanmax: the max half */            \
+    X(int32_t, pool_arg, GNN, arg * S * H)          /* (S, H) row of each maximum */              \
+    /* per config: the join, the readout and the head */                                          \
+    X(float, cfg_proj, CONFIGS, tile_early * K * H + lay_batched * K * nc * H)                    \
+                                                    /* tile (K, H), layout (K*nc, H): cfg @       \
+                                                       cfg.w^T (+ cfg.b) */                       \
+    X(int32_t, cfg_rows, CONFIGS, lay_early * K * nc)                                             \
+                                                    /* (K*nc) the row of config k's node j in     \
+                                                       the N rows */                              \
+    X(float, cfg_gather, CONFIGS, lay_early * K * nc * H) /* (K*nc, H) h_L at cfg_rows */         \
+    X(float, late_pre, CONFIGS, lay_batched * lay_late * K * nc * H)                              \
+                                                    /* (K*nc, H) u = cfg_proj + late_proj, per    \
+                                                       config */                                  \
+    X(float, late_act, CONFIGS, lay_batched * lay_late * K * nc * H) /* (K*nc, H) act(u) */       \
+    X(float, fused_scratch, CONFIGS, T * (3 * nc * H + 2 * H))                                    \
+                                                    /* (T, 3*nc*H + 2H) per thread: one config's  \
+                                                       cfg_proj, u, act(u), pooling halves */     \
+    X(int32_t, fused_arg, CONFIGS, T * H)           /* (T, H) per thread: the pooling's argmax */ \
+    X(int32_t, cfg_off, CONFIGS, lay * (K + 1))                                                   \
+                                                    /* (K+1) first configurable-node row of each  \
+                                                       config */                                  \
+    X(float, cfg_pooled, CONFIGS, lay * K * Pw) /* (K, Pw) pool over the configurable nodes */    \
+    X(float, cfg_pool_mean, CONFIGS, lay_batched * mm * K * H)                                    \
+                                                    /* (K, H) meanmax: the mean half */           \
+    X(float, cfg_pool_max, CONFIGS, lay_batched * mm * K * H) /* (K, H) meanmax: the max half */  \
+    X(int32_t, cfg_pool_arg, CONFIGS, lay_batched * arg * K * H) /* (K, H) row of each maximum */ \
+    X(float, readout, CONFIGS, K * R)               /* (K, R) the head's input */                 \
+    X(float, attn_out, CONFIGS, attn * K * R)       /* (K, R) the readout after attention */      \
+    X(float, attn_cache, CONFIGS, cache)            /* attention activations */                   \
+    X(float, head_pre, CONFIGS, K * H)              /* (K, H) head_in @ w1^T + b1 */              \
+    X(float, head_act, CONFIGS, K * H)              /* (K, H) act(head_pre) */                    \
+    /* backward: dL/d of the forward buffer of the same name */                                   \
+    X(float, d_h, BACKWARD, N * H)                  /* (N, H) of h_l, layer by layer */           \
+    X(float, d_upd, BACKWARD, drop * N * H)         /* (N, H) of upd, before the dropout */       \
+    X(float, d_upd_pre, BACKWARD, N * H)            /* (N, H) one layer's */                      \
+    X(float, d_cat, BACKWARD, N * 3 * H)            /* (N, 3H) one layer's */                     \
+    X(float, d_ln_out, BACKWARD, N * H)             /* (N, H) of z, one layer's */                \
+    X(float, d_agg_ops, BACKWARD, N * H)            /* (N, H) one layer's */                      \
+    X(float, d_agg_users, BACKWARD, N * H)          /* (N, H) one layer's */                      \
+    X(float, d_pre0, BACKWARD, N * H)               /* (N, H) */                                  \
+    X(float, d_base, BACKWARD, n * H)               /* (n, H) */                                  \
+    X(float, d_x0, BACKWARD, n * (F + E))           /* (n, F+E) */                                \
+    X(float, d_emb, BACKWARD, n * E)                /* (n, E) */                                  \
+    X(float, d_cfg_proj, BACKWARD, tile_early * K * H + lay_early * K * nc * H)                   \
+                                                    /* tile (K, H), layout early (K*nc, H) */     \
+    X(float, d_pool_mean, BACKWARD, mm * G * H) /* (G, H) meanmax: scratch of either pooling */   \
+    X(float, d_pool_max, BACKWARD, mm * G * H)      /* (G, H) meanmax: same */                    \
+    X(float, d_pooled, BACKWARD, G * Pw)            /* (G, Pw) */                                 \
+    X(float, d_cfg_pooled, BACKWARD, lay * K * Pw)  /* (K, Pw) */                                 \
+    X(float, d_cfg_gather, BACKWARD, lay_early * K * nc * H) /* (K*nc, H) */                      \
+    X(float, d_cfg_node_h, BACKWARD, lay_late * nc * H) /* (nc, H) */                             \
+    X(float, d_late_act, BACKWARD, lay_late * K * nc * H) /* (K*nc, H) */                         \
+    X(float, d_late_pre, BACKWARD, lay_late * K * nc * H) /* (K*nc, H) */                         \
+    X(float, d_late_proj, BACKWARD, lay_late * nc * H) /* (nc, H) summed over the configs */      \
+    X(float, d_readout, BACKWARD, K * R)            /* (K, R) */                                  \
+    X(float, d_head_pre, BACKWARD, K * H)           /* (K, H) */                                  \
+    X(float, d_head_act, BACKWARD, K * H)           /* (K, H) */                                  \
+    X(float, d_attn_out, BACKWARD, attn * K * R)    /* (K, R) */                                  \
+    X(float, attn_scratch, BACKWARD, scratch)       /* attention backward scratch */
 
 typedef enum pc_gnn_ws_stage {
     PC_WS_STAGE_PREFIX,
@@ -174,5 +180,17 @@ struct pc_gnn_ws {
  * empty).
  */
 int pc_gnn_ws_plan(const pc_gnn *m, pc_gnn_ws *ws, pc_gnn_ws_part part, const pc_gnn_ws_dims *d);
+
+/*
+ * The planner under both the GNN workspace and the GST context (gst.c): the
+ * buffers i < count with member[i] (every one when member is NULL), of
+ * elem[i] bytes per element, need need[i] elements and hold cap[i]. When
+ * one needs more, each grown buffer gets max(need, 1.5 x cap), *block is
+ * freed and one new block is allocated, every buffer at off[i] on a cache
+ * line. Returns 0 (caps hold the needs; off untouched), 1 (re-planned,
+ * contents gone) or -1 (out of memory: *block NULL, caps 0).
+ */
+int pc_ws_plan_block(void **block, int count, const size_t *elem, const uint8_t *member,
+                     const size_t *need, size_t *cap, size_t *off);
 
 #endif /* PC_GNN_WS_H */
