@@ -781,10 +781,11 @@ static void configs_early(const pc_gnn *m, pc_gnn_ws *ws, const float *cfg, int 
 
 /*
  * The readout (K, R) of K configs against the prefix, the configs part planned
- * first (with backward's buffers once a backward ran in ws).
+ * first, with backward's buffers when `backward`. scoring: for
+ * pc_gnn_score_configs (the layout late join fused).
  */
 static pc_status configs_impl(const pc_gnn *m, pc_gnn_ws *ws, const float *cfg, int K,
-                              uint64_t *seed, int fused, pc_error *err) {
+                              uint64_t *seed, int scoring, int backward, pc_error *err) {
     if (!ws->have_prefix) return pc_fail(err, PC_ERR_ARG, "model: no prefix computed");
     if (K < 1 || !cfg) return pc_fail(err, PC_ERR_ARG, "model: need K >= 1 configs");
     int n = ws->g.n, H = m->opts.hidden, D = m->cfg_dim, nc = ws->g.nc;
@@ -792,10 +793,10 @@ static pc_status configs_impl(const pc_gnn *m, pc_gnn_ws *ws, const float *cfg, 
     if ((int64_t)K * n > INT_MAX / 4 || (int64_t)K * nc > INT_MAX / 4)
         return pc_fail(err, PC_ERR_RANGE, "model: %d configs x %d nodes too large", K, n);
     ws->K = 0;
-    ws->fused = layout && late && fused;
-    pc_gnn_ws_dims dims = pass_dims(ws, K, ws->backward_seen, ws->fused);
+    ws->fused = layout && late && scoring;
+    pc_gnn_ws_dims dims = pass_dims(ws, K, backward, ws->fused);
     if (pc_gnn_ws_plan(m, ws, PC_WS_CONFIGS, &dims) < 0) return nomem(err);
-    ws->for_backward = ws->backward_seen;
+    ws->for_backward = backward;
     ws->cfg = cfg;
     ws->K = K;
     ws->S = late ? 1 : K;
@@ -846,7 +847,8 @@ pc_status pc_gnn_forward(const pc_gnn *m, pc_gnn_ws *ws, const pc_gnn_graph *g,
                            pc_error *err) {
     int train = dropout_seed != NULL;
     pc_status st = prefix_impl(m, ws, g, train, dropout_seed, err);
-    if (!st) st = configs_impl(m, ws, cfg, K, dropout_seed, 0, err);
+    /* training's entry: backward's buffers planned up front */
+    if (!st) st = configs_impl(m, ws, cfg, K, dropout_seed, 0, 1, err);
     if (!st) st = head_fwd(m, ws, K, scores, err);
     return st;
 }
@@ -903,7 +905,8 @@ pc_status pc_gnn_prefix(const pc_gnn *m, pc_gnn_ws *ws, const pc_gnn_graph *g,
 pc_status pc_gnn_score_configs(const pc_gnn *m, pc_gnn_ws *ws, const float *cfg, int K,
                                  float *scores, pc_error *err) {
     if (ws->train) return pc_fail(err, PC_ERR_ARG, "model: prefix was computed for training");
-    pc_status st = configs_impl(m, ws, cfg, K, NULL, 1, err);
+    /* chunks of configs are large: never backward's buffers (a backward recomputes) */
+    pc_status st = configs_impl(m, ws, cfg, K, NULL, 1, 0, err);
     return st ? st : head_fwd(m, ws, K, scores, err);
 }
 
@@ -911,14 +914,14 @@ pc_status pc_gnn_score_configs(const pc_gnn *m, pc_gnn_ws *ws, const float *cfg,
 
 /*
  * Backward's buffers, planned before any gradient is touched. A pass planned
- * without them (the first backward in ws, or after pc_gnn_score_configs) is
- * recomputed when planning them re-planned the configs part, or skipped the
- * activations (fused): exactly, with the same dropout masks; the head too
- * when `head`.
+ * without them (pc_gnn_readout before the first backward in ws, or
+ * pc_gnn_score_configs) is recomputed when planning them re-planned the
+ * configs part, or when it skipped the activations (fused): exactly, with
+ * the same dropout masks; the head too when `head`.
  */
 static pc_status ensure_backward(const pc_gnn *m, pc_gnn_ws *ws, int head, pc_error *err) {
     ws->backward_seen = 1;
-    if (ws->for_backward && !ws->fused) return PC_OK;
+    if (ws->for_backward) return PC_OK;
     int K = ws->K;
     pc_gnn_ws_dims dims = pass_dims(ws, K, 1, 0);
     int moved = pc_gnn_ws_plan(m, ws, PC_WS_CONFIGS, &dims);
@@ -929,7 +932,8 @@ static pc_status ensure_backward(const pc_gnn *m, pc_gnn_ws *ws, int head, pc_er
     ws->for_backward = 1;
     if (!moved && !ws->fused) return PC_OK;
     uint64_t seed = ws->cfg_seed;
-    pc_status st = configs_impl(m, ws, ws->cfg, K, ws->cfg_has_seed ? &seed : NULL, 0, err);
+    pc_status st =
+        configs_impl(m, ws, ws->cfg, K, ws->cfg_has_seed ? &seed : NULL, 0, 1, err);
     if (!st && head) st = head_fwd(m, ws, K, NULL, err);
     return st;
 }
@@ -982,7 +986,7 @@ pc_status pc_gnn_readout(const pc_gnn *m, pc_gnn_ws *ws, const pc_gnn_graph *g,
                            const float *cfg, int K, uint64_t *dropout_seed, float *r,
                            pc_error *err) {
     pc_status st = prefix_impl(m, ws, g, dropout_seed != NULL, dropout_seed, err);
-    if (!st) st = configs_impl(m, ws, cfg, K, dropout_seed, 0, err);
+    if (!st) st = configs_impl(m, ws, cfg, K, dropout_seed, 0, ws->backward_seen, err);
     if (!st) memcpy(r, ws->readout, (size_t)K * readout_width(m) * sizeof(float));
     return st;
 }

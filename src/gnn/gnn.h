@@ -218,8 +218,8 @@ pc_status pc_gnn_prep_configs(const pc_gnn *m, const float *raw, int64_t rows, f
  * Activations of the last forward, owned by the caller (one workspace per
  * thread): two allocations planned from the size table of gnn_ws.h, the
  * graph's part (pc_gnn_prefix) and the configs' part, re-planned only when a
- * pass needs more. A workspace plans backward's buffers with each forward
- * once it has run a backward.
+ * pass needs more. pc_gnn_forward plans backward's buffers too,
+ * pc_gnn_readout once the workspace has run a backward.
  */
 typedef struct pc_gnn_ws pc_gnn_ws;
 pc_gnn_ws *pc_gnn_ws_new(void);

@@ -26,12 +26,13 @@
  *   BACKWARD  gradients: configs part, planned only for a backward
  * The graph part is planned by pc_gnn_prefix (and the forward), the configs
  * part by every pass over configs, so scoring chunks of configs of any size
- * against a prefix never discards it. A part is one allocation; when a pass
- * needs more than it holds, the part is re-planned: each buffer that grows
- * gets max(need, 1.5 x its old size) (graphs of a training set differ in
- * size, and each fresh allocation costs page faults on first touch), the
- * old allocation is freed before the new one is made, and the part's
- * contents are not kept.
+ * against a prefix never discards it. A part is one allocation (mapped pages,
+ * see gnn_ws.c); when a pass needs more than it holds, the part is
+ * re-planned: every buffer gets 1.5 x what the pass needs, or keeps its
+ * size if larger (graphs of a training set differ in size, and a fresh
+ * part costs page faults on first touch of all of it; slack that is never
+ * touched costs no memory), the old allocation is released before the new
+ * one is made, and the part's contents are not kept.
  *
  * Per-layer buffers are (L, N, ...): layer l's slice starts at l * N * width.
  */
@@ -158,6 +159,7 @@ struct pc_gnn_ws {
 #undef PC_WS_FIELD
     size_t cap[PC_WS_COUNT]; /* elements planned for each buffer */
     void *block[2];          /* the graph and the configs part: one allocation each */
+    size_t block_len[2];     /* their bytes */
     int planned_late;        /* 1 + shared GNN of the model planned for; 0 = none */
 
     /* what the last pass saw */
@@ -169,7 +171,7 @@ struct pc_gnn_ws {
     int hK;       /* configs of the last pc_gnn_head_forward */
     int for_backward; /* the configs part holds the last pass's activations and backward's
                          buffers; else backward plans them and recomputes the pass */
-    int backward_seen; /* a backward ran: later passes plan backward's buffers up front */
+    int backward_seen; /* a backward ran: readouts plan backward's buffers up front */
     uint64_t cfg_seed; /* dropout seed at the start of the last pass over configs */
     int cfg_has_seed;
 };
@@ -185,12 +187,14 @@ int pc_gnn_ws_plan(const pc_gnn *m, pc_gnn_ws *ws, pc_gnn_ws_part part, const pc
  * The planner under both the GNN workspace and the GST context (gst.c): the
  * buffers i < count with member[i] (every one when member is NULL), of
  * elem[i] bytes per element, need need[i] elements and hold cap[i]. When
- * one needs more, each grown buffer gets max(need, 1.5 x cap), *block is
- * freed and one new block is allocated, every buffer at off[i] on a cache
- * line. Returns 0 (caps hold the needs; off untouched), 1 (re-planned,
- * contents gone) or -1 (out of memory: *block NULL, caps 0).
+ * one needs more, every buffer gets max(cap, 1.5 x need), *block (of
+ * *len bytes) is released and one new block is mapped, every buffer at
+ * off[i] on a cache line. Returns 0 (caps hold the needs; off untouched), 1
+ * (re-planned, contents gone) or -1 (out of memory: *block NULL, caps 0).
  */
-int pc_ws_plan_block(void **block, int count, const size_t *elem, const uint8_t *member,
-                     const size_t *need, size_t *cap, size_t *off);
+int pc_ws_plan_block(void **block, size_t *len, int count, const size_t *elem,
+                     const uint8_t *member, const size_t *need, size_t *cap, size_t *off);
+/* Releases a block of pc_ws_plan_block (NULL is fine). */
+void pc_ws_block_free(void *block, size_t len);
 
 #endif /* PC_GNN_WS_H */

@@ -278,6 +278,7 @@ struct pc_gst_ctx {
 #undef GST_FIELD
     size_t cap[GST_COUNT]; /* elements planned for each buffer */
     void *block;           /* the one allocation */
+    size_t block_len;      /* its bytes */
     size_t slot_cfg_len;   /* K * ncs * D of the step: slot_cfg's stride */
     int K, R, ntrained;
     float wn_sum, wc_sum;  /* kept nodes and configurable nodes */
@@ -306,7 +307,7 @@ void pc_gst_ctx_free(pc_gst_ctx *cx) {
     free(cx->train_ws);
     pc_gnn_ws_free(cx->fresh_ws);
     pc_gnn_ws_free(cx->head_ws);
-    free(cx->block);
+    pc_ws_block_free(cx->block, cx->block_len);
     free(cx);
 }
 
@@ -318,7 +319,8 @@ static int ctx_plan(pc_gst_ctx *cx, const pc_gst_graph *gg, int Kc, int Dc) {
 #define GST_NEED(type, name, size) need[GST_##name] = (size_t)(size);
     GST_CTX_BUFFERS(GST_NEED)
 #undef GST_NEED
-    int r = pc_ws_plan_block(&cx->block, GST_COUNT, gst_elem, NULL, need, cx->cap, off);
+    int r = pc_ws_plan_block(&cx->block, &cx->block_len, GST_COUNT, gst_elem, NULL, need, cx->cap,
+                             off);
     if (r) {
         char *b = cx->block;
 #define GST_POINT(type, name, size) cx->name = b ? (type *)(void *)(b + off[GST_##name]) : NULL;
