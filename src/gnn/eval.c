@@ -112,8 +112,8 @@ pc_status pc_eval_run_dist(const char *model_path, const char *data_dir, const c
     if (!st) st = pc_dataset_open(data_dir, &ds, err);
     int W = pc_dist_size(dist), R = pc_dist_rank(dist);
     if (!st)
-        st = pc_split_graphs_load(ds, coll, sp, threads, (size_t)W, (size_t)R, (size_t)R + 1,
-                                  &s, err);
+        st = pc_split_graphs_load(ds, coll, sp, threads, (size_t)W, (size_t)R, (size_t)R + 1, &s,
+                                  err);
     if (!st && pc_dataset_num_files(ds, coll, sp) == 0)
         st = pc_fail(err, PC_ERR_NOTFOUND, "eval: no %s graphs of %s under %s", pc_split_name(sp),
                      pc_collection_name(coll), data_dir);

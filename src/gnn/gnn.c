@@ -6,10 +6,10 @@
 #include <string.h>
 
 #include "common/util.h"
-#include "graph/graph.h"
 #include "gnn/encode.h"
 #include "gnn/gnn.h"
 #include "gnn/gnn_ws.h"
+#include "graph/graph.h"
 
 #define LEAKY_SLOPE 0.01f
 #define LN_EPS 1e-5f
@@ -490,8 +490,12 @@ static int use_dropout(const pc_gnn *m, const pc_gnn_ws *ws) {
 
 static layer_act layer(const pc_gnn *m, const pc_gnn_ws *ws, int l) {
     size_t N = (size_t)ws->N, NH = N * (size_t)m->opts.hidden, o = (size_t)l * NH;
-    layer_act a = {NULL, NULL, NULL, ws->agg_ops + o, ws->agg_users + o, ws->cat + 3 * o,
-                   ws->upd_pre + o, ws->upd + o, NULL, ws->h + o, NULL};
+    layer_act a = {.ao = ws->agg_ops + o,
+                   .au = ws->agg_users + o,
+                   .cat = ws->cat + 3 * o,
+                   .u = ws->upd_pre + o,
+                   .a = ws->upd + o,
+                   .h = ws->h + o};
     if (m->opts.layernorm) {
         a.z = ws->ln_out + o;
         a.mean = ws->ln_mean + (size_t)l * N;
@@ -532,8 +536,8 @@ static void gnn_forward(const pc_gnn *m, pc_gnn_ws *ws, int S, uint64_t *seed) {
         layer_act b = layer(m, ws, l);
         const float *hin = layer_in(m, ws, l);
         if (m->opts.layernorm)
-            pc_layernorm_forward(b.z, b.mean, b.rstd, hin, P(m, m->p_ln_g[l]),
-                                 P(m, m->p_ln_b[l]), N, H, LN_EPS);
+            pc_layernorm_forward(b.z, b.mean, b.rstd, hin, P(m, m->p_ln_g[l]), P(m, m->p_ln_b[l]),
+                                 N, H, LN_EPS);
         const float *z = layer_z(m, ws, &b, l);
         for (int k = 0; k < S; k++) {
             size_t o = (size_t)k * (size_t)n * (size_t)H;
@@ -657,16 +661,15 @@ static void layout_late_fused(const pc_gnn *m, pc_gnn_ws *ws, const float *cfg, 
 #pragma omp parallel for schedule(dynamic, 1) num_threads(T)
     for (int k = 0; k < K; k++) {
         int t = omp_get_thread_num();
-        float *inj = ws->fused_scratch + (size_t)t * per, *u = inj + nh, *a = u + nh,
-              *pa = a + nh;
+        float *inj = ws->fused_scratch + (size_t)t * per, *u = inj + nh, *a = u + nh, *pa = a + nh;
         if (nc > 0) {
             pc_linear_forward(inj, cfg + (size_t)k * nc * D, P(m, m->p_cfg_w), P(m, m->p_cfg_b),
                               nc, D, H);
             pc_residual_forward(u, inj, ws->late_proj, nh);
             act_fwd(m, a, u, nh);
         }
-        pool_rows(m, ws->cfg_pooled + (size_t)k * Pw, pa, pa + H, ws->fused_arg + (size_t)t * H,
-                  a, off, 1, H);
+        pool_rows(m, ws->cfg_pooled + (size_t)k * Pw, pa, pa + H, ws->fused_arg + (size_t)t * H, a,
+                  off, 1, H);
     }
 }
 
@@ -697,16 +700,17 @@ static pc_status head_fwd(const pc_gnn *m, pc_gnn_ws *ws, int K, float *scores,
     if (m->opts.attn_heads > 0) {
         int grp, Gs = attn_groups(m, K, &grp);
         if (Gs < 0)
-            return pc_fail(err, PC_ERR_ARG, "model: %d configs are not whole attention groups "
-                           "of %d", K, m->opts.attn_group);
+            return pc_fail(err, PC_ERR_ARG,
+                           "model: %d configs are not whole attention groups "
+                           "of %d",
+                           K, m->opts.attn_group);
         pc_cfg_attn_params p = attn_params(m);
         pc_cfg_attention_forward(ws->attn_out, ws->attn_cache, ws->readout, &p, Gs, grp, R,
                                  m->opts.attn_heads, LN_EPS);
     }
     pc_linear_forward(ws->head_pre, head_in(m, ws), P(m, m->p_h1_w), P(m, m->p_h1_b), K, R, H);
     act_fwd(m, ws->head_act, ws->head_pre, (size_t)K * H);
-    if (scores)
-        pc_linear_forward(scores, ws->head_act, P(m, m->p_h2_w), P(m, m->p_h2_b), K, H, 1);
+    if (scores) pc_linear_forward(scores, ws->head_act, P(m, m->p_h2_w), P(m, m->p_h2_b), K, H, 1);
     return PC_OK;
 }
 
@@ -748,8 +752,7 @@ static void readout_layout_late(const pc_gnn *m, pc_gnn_ws *ws, int K) {
 }
 
 /* Early join: the configs enter the GNN's input, on S = K copies of the nodes. */
-static void configs_early(const pc_gnn *m, pc_gnn_ws *ws, const float *cfg, int K,
-                          uint64_t *seed) {
+static void configs_early(const pc_gnn *m, pc_gnn_ws *ws, const float *cfg, int K, uint64_t *seed) {
     int n = ws->g.n, H = m->opts.hidden, D = m->cfg_dim, nc = ws->g.nc;
     size_t nh = (size_t)n * H;
     for (int k = 0; k < K; k++) memcpy(ws->pre0 + k * nh, ws->base, nh * sizeof(float));
@@ -768,15 +771,14 @@ static void configs_early(const pc_gnn *m, pc_gnn_ws *ws, const float *cfg, int 
             for (int j = 0; j < nc; j++)
                 ws->cfg_rows[(size_t)k * nc + j] = k * n + ws->g.cfg_ids[j];
         if (nc > 0) {
-            pc_linear_forward(ws->cfg_proj, cfg, P(m, m->p_cfg_w), P(m, m->p_cfg_b), K * nc, D,
-                              H);
+            pc_linear_forward(ws->cfg_proj, cfg, P(m, m->p_cfg_w), P(m, m->p_cfg_b), K * nc, D, H);
             pc_scatter_add_forward(ws->pre0, ws->cfg_proj, ws->cfg_rows, K * nc, K * n, H);
         }
     }
     gnn_forward(m, ws, K, seed);
     offsets(ws->seg_off, K, n);
-    pool_rows(m, ws->pooled, ws->pool_mean, ws->pool_max, ws->pool_arg, gnn_out(m, ws),
-              ws->seg_off, K, H);
+    pool_rows(m, ws->pooled, ws->pool_mean, ws->pool_max, ws->pool_arg, gnn_out(m, ws), ws->seg_off,
+              K, H);
 }
 
 /*
@@ -878,20 +880,23 @@ double pc_gnn_pass_bytes(const pc_gnn *m, int64_t n, int64_t nc, int64_t K, int 
     double f = nd * E + nd * (F + E) + nd * H;
     double per_layer = 8.0 * NH + (ln ? NH + 2.0 * N : 0.0) + (drop ? NH + NH / 4.0 : 0.0);
     f += NH /* pre0 */ + NH /* h0 */ + L * per_layer;
-    f += 3.0 * S * Pw + S * H;                         /* pooled, pool_mean/max/arg */
-    if (!late && layout) f += Kd * ncd * H * 2.0 + Kd * ncd; /* cfg_proj, cfg_gather, cfg_rows */
-    else if (!late) f += Kd * H;                       /* cfg_proj */
-    if (layout && late) f += 2.0 * ncd * H + 3.0 * Kd * ncd * H; /* cfg_node_h, late_proj;
-                                                          cfg_proj, late_pre, late_act */
-    if (layout) f += 3.0 * Kd * Pw;                    /* cfg_pooled, cfg_pool_mean/max */
-    f += Kd * R + 2.0 * Kd * H;                        /* readout, head_pre, head_act */
+    f += 3.0 * S * Pw + S * H; /* pooled, pool_mean/max/arg */
+    if (!late && layout)
+        f += Kd * ncd * H * 2.0 + Kd * ncd; /* cfg_proj, cfg_gather, cfg_rows */
+    else if (!late)
+        f += Kd * H; /* cfg_proj */
+    if (layout && late)
+        f += 2.0 * ncd * H + 3.0 * Kd * ncd * H; /* cfg_node_h, late_proj;
+                                          cfg_proj, late_pre, late_act */
+    if (layout) f += 3.0 * Kd * Pw;              /* cfg_pooled, cfg_pool_mean/max */
+    f += Kd * R + 2.0 * Kd * H;                  /* readout, head_pre, head_act */
     if (m->opts.attn_heads > 0) f += 2.0 * Kd * R + 4.0 * Kd * R; /* attn_out, cache (about) */
     if (train) {
-        f += 9.0 * NH + (drop ? NH : 0.0);             /* d_h .. d_pre0 (d_cat 3), d_upd */
-        f += nd * H + nd * (F + E) + nd * E;           /* d_base, d_x0, d_emb */
-        f += Kd * (ncd + 1.0) * H + Kd * ncd * H;      /* d_cfg_proj, d_cfg_gather */
+        f += 9.0 * NH + (drop ? NH : 0.0);                     /* d_h .. d_pre0 (d_cat 3), d_upd */
+        f += nd * H + nd * (F + E) + nd * E;                   /* d_base, d_x0, d_emb */
+        f += Kd * (ncd + 1.0) * H + Kd * ncd * H;              /* d_cfg_proj, d_cfg_gather */
         if (layout && late) f += 2.0 * Kd * ncd * H + ncd * H; /* d_late_act/pre/proj */
-        f += 2.0 * Kd * H + Kd * R + 4.0 * S * Pw;     /* d_head_*, d_readout, pooling */
+        f += 2.0 * Kd * H + Kd * R + 4.0 * S * Pw;             /* d_head_*, d_readout, pooling */
         if (m->opts.attn_heads > 0) f += 6.0 * Kd * R;
     }
     return f * (double)sizeof(float);
@@ -932,8 +937,7 @@ static pc_status ensure_backward(const pc_gnn *m, pc_gnn_ws *ws, int head, pc_er
     ws->for_backward = 1;
     if (!moved && !ws->fused) return PC_OK;
     uint64_t seed = ws->cfg_seed;
-    pc_status st =
-        configs_impl(m, ws, ws->cfg, K, ws->cfg_has_seed ? &seed : NULL, 0, 1, err);
+    pc_status st = configs_impl(m, ws, ws->cfg, K, ws->cfg_has_seed ? &seed : NULL, 0, 1, err);
     if (!st && head) st = head_fwd(m, ws, K, NULL, err);
     return st;
 }
@@ -951,13 +955,13 @@ static void layout_late_backward(pc_gnn *m, pc_gnn_ws *ws) {
     /* the graph pooling is shared: its gradient is the sum over configs (row 0) */
     for (int k = 1; k < K; k++)
         pc_residual_backward(ws->d_pooled, NULL, ws->d_pooled + (size_t)k * Pw, (size_t)Pw);
-    pool_bwd(m, ws->d_h, ws->d_pooled, ws->d_pool_mean, ws->d_pool_max, ws->pool_arg,
-             ws->seg_off, 1, H);
+    pool_bwd(m, ws->d_h, ws->d_pooled, ws->d_pool_mean, ws->d_pool_max, ws->pool_arg, ws->seg_off,
+             1, H);
     if (nc == 0) return;
     zero(ws->d_late_act, KN * H);
     zero(ws->d_late_pre, KN * H);
-    pool_bwd(m, ws->d_late_act, ws->d_cfg_pooled, ws->d_pool_mean, ws->d_pool_max,
-             ws->cfg_pool_arg, ws->cfg_off, K, H);
+    pool_bwd(m, ws->d_late_act, ws->d_cfg_pooled, ws->d_pool_mean, ws->d_pool_max, ws->cfg_pool_arg,
+             ws->cfg_off, K, H);
     act_bwd(m, ws->d_late_pre, ws->d_late_act, ws->late_pre, KN * H);
     pc_linear_backward(NULL, G(m, m->p_cfg_w), G(m, m->p_cfg_b), ws->d_late_pre, ws->cfg,
                        P(m, m->p_cfg_w), K * nc, D, H);
@@ -965,8 +969,8 @@ static void layout_late_backward(pc_gnn *m, pc_gnn_ws *ws) {
     for (int k = 0; k < K; k++)
         pc_residual_backward(ws->d_late_proj, NULL, ws->d_late_pre + k * nh, nh);
     zero(ws->d_cfg_node_h, nh);
-    pc_linear_backward(ws->d_cfg_node_h, G(m, m->p_lj_w), NULL, ws->d_late_proj,
-                       ws->cfg_node_h, P(m, m->p_lj_w), nc, H, H);
+    pc_linear_backward(ws->d_cfg_node_h, G(m, m->p_lj_w), NULL, ws->d_late_proj, ws->cfg_node_h,
+                       P(m, m->p_lj_w), nc, H, H);
     pc_gather_backward(ws->d_h, ws->d_cfg_node_h, ws->g.cfg_ids, nc, n, H);
 }
 
@@ -1048,8 +1052,7 @@ static void readout_bwd(pc_gnn *m, pc_gnn_ws *ws) {
                  ws->seg_off, K, H);
         pool_bwd(m, ws->d_cfg_gather, ws->d_cfg_pooled, ws->d_pool_mean, ws->d_pool_max,
                  ws->cfg_pool_arg, ws->cfg_off, K, H);
-        if (nc > 0)
-            pc_gather_backward(ws->d_h, ws->d_cfg_gather, ws->cfg_rows, K * nc, S * n, H);
+        if (nc > 0) pc_gather_backward(ws->d_h, ws->d_cfg_gather, ws->cfg_rows, K * nc, S * n, H);
     } else if (late) {
         zero(ws->d_pooled, (size_t)Pw);
         for (int k = 0; k < K; k++)
@@ -1073,8 +1076,8 @@ static void readout_bwd(pc_gnn *m, pc_gnn_ws *ws) {
                 for (int c = 0; c < H; c++) d[c] += row[c];
             }
         }
-        pc_linear_backward(NULL, G(m, m->p_cfg_w), NULL, ws->d_cfg_proj, cfg, P(m, m->p_cfg_w),
-                           K, D, H);
+        pc_linear_backward(NULL, G(m, m->p_cfg_w), NULL, ws->d_cfg_proj, cfg, P(m, m->p_cfg_w), K,
+                           D, H);
     } else if (layout && !late && nc > 0) {
         zero(ws->d_cfg_proj, (size_t)K * nc * H);
         pc_scatter_add_backward(ws->d_cfg_proj, ws->d_pre0, ws->cfg_rows, K * nc, H);

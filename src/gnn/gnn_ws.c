@@ -52,8 +52,7 @@ void pc_gnn_ws_free(pc_gnn_ws *ws) {
 }
 
 static pc_gnn_ws_part part_of(pc_gnn_ws_stage s, int late) {
-    return s == PC_WS_STAGE_PREFIX || (s == PC_WS_STAGE_GNN && late) ? PC_WS_GRAPH
-                                                                     : PC_WS_CONFIGS;
+    return s == PC_WS_STAGE_PREFIX || (s == PC_WS_STAGE_GNN && late) ? PC_WS_GRAPH : PC_WS_CONFIGS;
 }
 
 /* Elements of every buffer for a pass of d: the table's expressions. */
@@ -81,7 +80,7 @@ static void ws_needs(const pc_gnn *m, const pc_gnn_ws_dims *d, size_t need[PC_WS
         }
     }
     int bwd = d->backward;
-#define PC_WS_NEED(type, name, stage, size)                                                     \
+#define PC_WS_NEED(type, name, stage, size)                                                        \
     need[PC_WS_##name] = PC_WS_STAGE_##stage == PC_WS_STAGE_BACKWARD && !bwd ? 0 : (size_t)(size);
     PC_GNN_WS_BUFFERS(PC_WS_NEED)
 #undef PC_WS_NEED
@@ -90,8 +89,8 @@ static void ws_needs(const pc_gnn *m, const pc_gnn_ws_dims *d, size_t need[PC_WS
 /* Points the buffers of `part` into its block (NULL: none). */
 static void ws_point(pc_gnn_ws *ws, pc_gnn_ws_part part, int late, const size_t *off) {
     char *b = ws->block[part];
-#define PC_WS_POINT(type, name, stage, size)                                                    \
-    if (part_of(PC_WS_STAGE_##stage, late) == part)                                             \
+#define PC_WS_POINT(type, name, stage, size)                                                       \
+    if (part_of(PC_WS_STAGE_##stage, late) == part)                                                \
         ws->name = b ? (type *)(void *)(b + off[PC_WS_##name]) : NULL;
     PC_GNN_WS_BUFFERS(PC_WS_POINT)
 #undef PC_WS_POINT

@@ -45,6 +45,7 @@
 #include "gnn/gnn.h"
 
 /* X(type, name, stage, elements) -- shape and meaning in the comment. */
+// clang-format off
 #define PC_GNN_WS_BUFFERS(X)                                                                      \
     /* the prefix: the graph's n nodes, before any config */                                      \
     X(float, emb, PREFIX, n * E)                    /* (n, E) opcode embeddings */                \
@@ -128,6 +129,7 @@
     X(float, d_head_act, BACKWARD, K * H)           /* (K, H) */                                  \
     X(float, d_attn_out, BACKWARD, attn * K * R)    /* (K, R) */                                  \
     X(float, attn_scratch, BACKWARD, scratch)       /* attention backward scratch */
+// clang-format on
 
 typedef enum pc_gnn_ws_stage {
     PC_WS_STAGE_PREFIX,
@@ -166,9 +168,9 @@ struct pc_gnn_ws {
     pc_gnn_graph g;
     const float *cfg;
     int K, S, train, have_prefix;
-    int N;        /* rows of the GNN's last run (S * n): the stride of the (L, N, ...) slices */
-    int fused;    /* the last layout-late scoring skipped the buffers backward needs */
-    int hK;       /* configs of the last pc_gnn_head_forward */
+    int N;            /* rows of the GNN's last run (S * n): the stride of the (L, N, ...) slices */
+    int fused;        /* the last layout-late scoring skipped the buffers backward needs */
+    int hK;           /* configs of the last pc_gnn_head_forward */
     int for_backward; /* the configs part holds the last pass's activations and backward's
                          buffers; else backward plans them and recomputes the pass */
     int backward_seen; /* a backward ran: readouts plan backward's buffers up front */

@@ -241,6 +241,7 @@ done:
  * segment) with T trained segments. Scoring plans them all too, so a
  * score between a step's forward and backward keeps the step's buffers.
  */
+// clang-format off
 #define GST_CTX_BUFFERS(X)                                                                       \
     X(float, slot_cfg, T * K * ncs * D) /* (T, K, ncs, D) the trained segments' configs */       \
     X(float, slot_readout, T * K * R)   /* (T, K, R) their fresh readouts */                     \
@@ -254,6 +255,7 @@ done:
     X(uint8_t, kept, S)                 /* (S) 2 trained, 1 stale and kept, 0 dropped */         \
     X(int64_t, ids, K)                  /* (K) the step's config ids */                          \
     X(int, missing, K)                  /* (K) configs whose table entry is empty */
+// clang-format on
 
 enum {
 #define GST_INDEX(type, name, size) GST_##name,
@@ -269,10 +271,10 @@ static const size_t gst_elem[GST_COUNT] = {
 };
 
 struct pc_gst_ctx {
-    int slots;             /* T: trained segments per step */
-    pc_gnn_ws **train_ws;  /* (T) per trained segment: its readout and backward */
-    pc_gnn_ws *fresh_ws;   /* readouts computed fresh (table misses, scoring) */
-    pc_gnn_ws *head_ws;    /* the head on the graph's readout */
+    int slots;            /* T: trained segments per step */
+    pc_gnn_ws **train_ws; /* (T) per trained segment: its readout and backward */
+    pc_gnn_ws *fresh_ws;  /* readouts computed fresh (table misses, scoring) */
+    pc_gnn_ws *head_ws;   /* the head on the graph's readout */
 #define GST_FIELD(type, name, size) type *name;
     GST_CTX_BUFFERS(GST_FIELD)
 #undef GST_FIELD
@@ -281,7 +283,7 @@ struct pc_gst_ctx {
     size_t block_len;      /* its bytes */
     size_t slot_cfg_len;   /* K * ncs * D of the step: slot_cfg's stride */
     int K, R, ntrained;
-    float wn_sum, wc_sum;  /* kept nodes and configurable nodes */
+    float wn_sum, wc_sum; /* kept nodes and configurable nodes */
 };
 
 pc_gst_ctx *pc_gst_ctx_new(int train_segs) {
@@ -319,8 +321,8 @@ static int ctx_plan(pc_gst_ctx *cx, const pc_gst_graph *gg, int Kc, int Dc) {
 #define GST_NEED(type, name, size) need[GST_##name] = (size_t)(size);
     GST_CTX_BUFFERS(GST_NEED)
 #undef GST_NEED
-    int r = pc_ws_plan_block(&cx->block, &cx->block_len, GST_COUNT, gst_elem, NULL, need, cx->cap,
-                             off);
+    int r =
+        pc_ws_plan_block(&cx->block, &cx->block_len, GST_COUNT, gst_elem, NULL, need, cx->cap, off);
     if (r) {
         char *b = cx->block;
 #define GST_POINT(type, name, size) cx->name = b ? (type *)(void *)(b + off[GST_##name]) : NULL;
@@ -482,8 +484,8 @@ pc_status pc_gst_forward(const pc_gnn *m, pc_gst_ctx *cx, pc_gst_graph *gg, cons
             continue;
         }
         for (int k = 0; k < K; k++)
-            accumulate(cx->readout + (size_t)k * R,
-                       gg->table + (size_t)ids[k] * SR + (size_t)s * R, 1, R, wn, wc, 0);
+            accumulate(cx->readout + (size_t)k * R, gg->table + (size_t)ids[k] * SR + (size_t)s * R,
+                       1, R, wn, wc, 0);
     }
     return pc_gnn_head_forward(m, cx->head_ws, cx->readout, K, scores, err);
 }
@@ -511,8 +513,8 @@ pc_status pc_gst_backward(pc_gnn *m, pc_gst_ctx *cx, pc_gst_graph *gg, const flo
             gg->shared_ok[s] = 1;
         } else {
             for (int k = 0; k < K; k++) {
-                memcpy(gg->table + (size_t)cx->ids[k] * SR + (size_t)s * R,
-                       fresh + (size_t)k * R, (size_t)R * sizeof(float));
+                memcpy(gg->table + (size_t)cx->ids[k] * SR + (size_t)s * R, fresh + (size_t)k * R,
+                       (size_t)R * sizeof(float));
                 gg->valid[cx->ids[k] * gg->S + s] = 1;
             }
         }

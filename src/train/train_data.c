@@ -50,8 +50,8 @@ static void prep_acc_reduce(const pc_dist *d, pc_prep_acc *a) {
     for (size_t i = 0; i < n; i++) a->min[i] = -a->min[i];
 }
 
-pc_status pc_tr_fit_prep(const pc_split_graphs *s, pc_kind kind, unsigned encode, const pc_dist *dist,
-                         pc_prep *np, pc_prep *cp, pc_error *err) {
+pc_status pc_tr_fit_prep(const pc_split_graphs *s, pc_kind kind, unsigned encode,
+                         const pc_dist *dist, pc_prep *np, pc_prep *cp, pc_error *err) {
     pc_prep_acc an = {0}, ac = {0};
     pc_encode_opts eo = pc_encode_opts_none();
     int cdim = kind == PC_KIND_TILE ? PC_TILE_CONFIG_DIM : PC_LAYOUT_CONFIG_DIM;
@@ -129,9 +129,8 @@ pc_status pc_tr_load_data(trainer *t, pc_error *err) {
        and validates graphs i % W == R (multi-process runs; one process: all) */
     t->ntrain = pc_dataset_num_files(ds, t->coll, s_train);
     t->nvalid = pc_dataset_num_files(ds, t->coll, s_valid);
-    if (!(st = pc_split_graphs_load(ds, t->coll, s_train, t->o.threads, p->G,
-                                    (size_t)p->R * p->B, (size_t)p->R * p->B + p->B, &t->tr,
-                                    err)))
+    if (!(st = pc_split_graphs_load(ds, t->coll, s_train, t->o.threads, p->G, (size_t)p->R * p->B,
+                                    (size_t)p->R * p->B + p->B, &t->tr, err)))
         st = pc_split_graphs_load(ds, t->coll, s_valid, t->o.threads, (size_t)p->W, (size_t)p->R,
                                   (size_t)p->R + 1, &t->va, err);
     pc_dataset_free(ds);

@@ -26,12 +26,12 @@
 
 #include "common/util.h"
 #include "dataset/config_pack.h"
-#include "perfcast/dataset.h"
-#include "perfcast/dist.h"
-#include "perfcast/metrics.h"
 #include "gnn/gst.h"
 #include "gnn/infer.h"
 #include "gnn/split_graphs.h"
+#include "perfcast/dataset.h"
+#include "perfcast/dist.h"
+#include "perfcast/metrics.h"
 #include "train/train.h"
 
 /* ---- loaded graphs: src/gnn/split_graphs.h; training's own per graph (train_data.c) */
@@ -141,8 +141,8 @@ size_t pc_tr_lane_len(const trainer *t, size_t l);
 /* Opens the dataset, loads this rank's train and valid graphs, lays out the lanes. */
 pc_status pc_tr_load_data(trainer *t, pc_error *err);
 /* Preprocessing fitted on the train graphs of every rank. */
-pc_status pc_tr_fit_prep(const pc_split_graphs *s, pc_kind kind, unsigned encode, const pc_dist *dist,
-                         pc_prep *np, pc_prep *cp, pc_error *err);
+pc_status pc_tr_fit_prep(const pc_split_graphs *s, pc_kind kind, unsigned encode,
+                         const pc_dist *dist, pc_prep *np, pc_prep *cp, pc_error *err);
 /* The train graphs' targets, --dedup's candidates and "fast" sampling's order. */
 pc_status pc_tr_prepare_candidates(trainer *t, pc_error *err);
 void pc_tr_candidates_free(trainer *t);

@@ -55,8 +55,8 @@ static double graph_bytes(const pc_graph *g) {
     return b;
 }
 
-/* What pc_split_graphs_load and _build (and the trainer) add per graph: targets, model inputs, GST
-   segments + table. */
+/* What pc_split_graphs_load and _build, and the trainer's targets, add per graph: runtimes,
+   targets, model inputs, GST segments + table. */
 static double inputs_bytes(const pc_gnn *m, const pc_split_graph *g) {
     const pc_gnn_gdata *d = &g->d;
     double n = d->g.n, c = (double)g->c, e = (double)d->m;
@@ -84,12 +84,14 @@ static double cfg_scratch_bytes(const pc_gnn *m, const pc_graph *g, int64_t K) {
 #define PROCESS_BASE_BYTES (16.0 * 1048576.0)
 
 /*
- * Workspaces grow (pc_fbuf_grow, by 1.5x at least) as graphs of other sizes come,
- * freeing the old buffer. glibc serves buffers under its mmap threshold
- * (at most 32 MiB) from the heap, which keeps freed copies resident: with
- * graphs (or GST segments) of several sizes, measured peaks were 1.1-1.3x the
- * final buffers' sizes. Larger buffers are mmap'ed and returned on free:
- * measured 1-2% above (bench/RESULTS.md, "Memory estimate").
+ * Buffers grow (by 1.5x at least) as graphs of other sizes come, freeing the
+ * old ones. glibc serves buffers under its mmap threshold (at most 32 MiB)
+ * from the heap, which keeps freed copies resident: with graphs (or GST
+ * segments) of several sizes, measured peaks were 1.1-1.3x the final
+ * buffers' sizes. Larger buffers are mmap'ed and returned on free: measured
+ * 1-2% above (bench/RESULTS.md, "Memory estimate"). Measured with the
+ * per-buffer workspace; the GNN workspace's parts are now mapped directly
+ * (src/gnn/gnn_ws.c), which measured at or below it.
  */
 #define HEAP_SLACK 1.35
 #define MMAP_SLACK 1.05
