@@ -9,25 +9,34 @@
 #include "gnn/gnn_ws.h"
 #include "nn/nn.h"
 
-/* Every buffer starts on a cache line (blocks start on a page). */
+/* Every buffer starts on a cache line. */
 #define WS_ALIGN 64
 
 /*
- * Blocks are mapped and unmapped directly, not malloc'ed: glibc raises its
- * mmap threshold to the size of each mapped chunk that is freed (up to 32
- * MiB), after which smaller allocations come from the heap, which keeps
- * freed memory resident; a re-planned part is such a chunk. Measured on a
- * layout training: peak RSS 5% above the per-buffer workspace through
- * malloc, 3% below it this way. Untouched pages of a block (buffers a pass
- * does not use, growth slack) cost no memory.
+ * Blocks of 1 MiB and more are mapped and unmapped directly, not malloc'ed:
+ * glibc raises its mmap threshold to the size of each mapped chunk that is
+ * freed (up to 32 MiB), after which smaller allocations come from the heap,
+ * which keeps freed memory resident; a re-planned part is such a chunk.
+ * Measured on a layout training: peak RSS 5% above the per-buffer workspace
+ * through malloc, 3% below it this way. Smaller blocks come from the heap,
+ * whose reused pages save a one-graph `perfcast rank` its page faults.
+ * Untouched pages of a block (buffers a pass does not use, growth slack)
+ * cost no memory.
  */
+#define WS_MAP_MIN ((size_t)1 << 20)
+
 static void *block_map(size_t len) {
+    if (len < WS_MAP_MIN) return aligned_alloc(WS_ALIGN, len);
     void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     return p == MAP_FAILED ? NULL : p;
 }
 
 void pc_ws_block_free(void *block, size_t len) {
-    if (block) munmap(block, len);
+    if (!block) return;
+    if (len < WS_MAP_MIN)
+        free(block);
+    else
+        munmap(block, len);
 }
 
 static const size_t ws_elem[PC_WS_COUNT] = {

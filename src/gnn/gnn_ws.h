@@ -26,7 +26,7 @@
  *   BACKWARD  gradients: configs part, planned only for a backward
  * The graph part is planned by pc_gnn_prefix (and the forward), the configs
  * part by every pass over configs, so scoring chunks of configs of any size
- * against a prefix never discards it. A part is one allocation (mapped pages,
+ * against a prefix never discards it. A part is one allocation (large ones mapped,
  * see gnn_ws.c); when a pass needs more than it holds, the part is
  * re-planned: every buffer gets 1.5 x what the pass needs, or keeps its
  * size if larger (graphs of a training set differ in size, and a fresh
