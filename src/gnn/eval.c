@@ -39,13 +39,14 @@ void pc_eval_sum_reduce(const pc_dist *d, pc_eval_sum *e) {
     e->graphs = (int)v[18];
 }
 
-pc_status pc_eval_graph(const pc_gnn *m, pc_gnn_ws *ws, pc_graph *g, const pc_gnn_gdata *d,
-                        pc_gst_graph *gst, pc_infer_uniq *u, const double *rt, const double *norm,
-                        pc_infer_scratch *x, pc_eval_sum *e, pc_error *err) {
+pc_status pc_eval_graph(const pc_gnn *m, pc_gnn_ws *ws, pc_split_graph *t, pc_infer_scratch *x,
+                        pc_eval_sum *e, pc_error *err) {
     static const size_t ks[3] = {1, 5, 10};
+    pc_graph *g = t->g;
+    const double *rt = t->rt, *norm = t->norm;
     int64_t nc = pc_graph_num_configs(g);
     if (nc < 1) return PC_OK;
-    pc_status st = pc_infer_all(m, ws, g, d, gst, u, x, err);
+    pc_status st = pc_infer_all(m, ws, g, &t->d, t->gst, &t->uniq, x, err);
     if (st) return st;
     size_t c = (size_t)nc;
     double tau, opa, v;
@@ -73,67 +74,8 @@ fail:
 
 /* ---- evaluation of a checkpoint (perfcast eval) -------------------------------- */
 
-/* One graph of the split with its runtimes and model input. */
-typedef struct egraph {
-    pc_graph *g;
-    pc_gnn_gdata d;
-    pc_gst_graph *gst;
-    pc_infer_uniq u;
-    double *rt, *norm; /* runtimes; tile normalizers (NULL for layout) */
-} egraph;
-
-typedef struct eset {
-    egraph *v;
-    size_t n;
-} eset;
-
-static void eset_free(eset *s) {
-    for (size_t i = 0; i < s->n; i++) {
-        pc_gnn_gdata_free(&s->v[i].d);
-        pc_graph_free(s->v[i].g);
-        free(s->v[i].rt);
-        free(s->v[i].norm);
-        pc_gst_graph_free(s->v[i].gst);
-        pc_infer_uniq_free(&s->v[i].u);
-    }
-    free(s->v);
-    s->v = NULL;
-    s->n = 0;
-}
-
-/* The graphs of a split whose index i has i % W == R (a rank's share). */
-static pc_status eset_load(const pc_dataset *d, int coll, int split, int threads, size_t W,
-                           size_t R, eset *s, pc_error *err) {
-    size_t n = pc_dataset_num_files(d, coll, split);
-    s->n = 0;
-    s->v = calloc(n ? n : 1, sizeof *s->v);
-    if (!s->v) return pc_fail(err, PC_ERR_NOMEM, "train: out of memory");
-    pc_load_opts lo = pc_load_opts_default();
-    lo.kind = pc_collection_kind(coll);
-    lo.threads = threads;
-    for (size_t i = 0; i < n; i++) {
-        if (i % W != R) continue;
-        egraph *t = &s->v[s->n];
-        pc_status st = pc_graph_load(pc_dataset_file(d, coll, split, i), &lo, &t->g, err);
-        if (st) return st;
-        s->n++;
-        int64_t c0 = pc_graph_num_configs(t->g);
-        const int64_t *rt = pc_graph_config_runtime(t->g);
-        const int64_t *nz = pc_graph_runtime_normalizers(t->g);
-        size_t c = (size_t)(c0 > 0 ? c0 : 1);
-        t->rt = malloc(c * sizeof(double));
-        t->norm = nz ? malloc(c * sizeof(double)) : NULL;
-        if (!t->rt || (nz && !t->norm)) return pc_fail(err, PC_ERR_NOMEM, "train: out of memory");
-        for (int64_t k = 0; k < c0; k++) {
-            t->rt[k] = (double)rt[k];
-            if (nz) t->norm[k] = (double)nz[k];
-        }
-    }
-    return PC_OK;
-}
-
 /* Metrics need measured runtimes; test splits carry zeros. Refuse up front. */
-static pc_status require_runtimes(const eset *s, pc_error *err) {
+static pc_status require_runtimes(const pc_split_graphs *s, pc_error *err) {
     for (size_t i = 0; i < s->n; i++) {
         const pc_graph *g = s->v[i].g;
         const int64_t *rt = pc_graph_config_runtime(g);
@@ -143,22 +85,6 @@ static pc_status require_runtimes(const eset *s, pc_error *err) {
             return pc_fail(err, PC_ERR_INVALID, "eval: %s: config_runtime[%lld] = %lld; eval needs "
                            "positive runtimes (test splits carry none: evaluate on valid, or use "
                            "'perfcast predict')", pc_graph_path(g), (long long)k, (long long)rt[k]);
-    }
-    return PC_OK;
-}
-
-/* Model inputs of every graph; GST models also segment them (no table). */
-static pc_status eset_build(const pc_gnn *m, eset *s, pc_error *err) {
-    for (size_t i = 0; i < s->n; i++) {
-        pc_status st = pc_gnn_gdata_build(m, s->v[i].g, &s->v[i].d, err);
-        if (!st && m->opts.gst) {
-            pc_gst_opts go = pc_gst_opts_of(m);
-            st = pc_gst_graph_build(m, &s->v[i].d, &go, 0, &s->v[i].gst, err);
-        }
-        if (st) {
-            pc_error_prefix(err, "%s: ", pc_graph_path(s->v[i].g));
-            return st;
-        }
     }
     return PC_OK;
 }
@@ -173,26 +99,25 @@ static pc_status eval_run(const char *model_path, const char *data_dir, int sp, 
     pc_gnn *m = NULL;
     pc_dataset *ds = NULL;
     pc_gnn_ws *ws = NULL;
-    eset s = {0};
+    pc_split_graphs s = {0};
     pc_infer_scratch x;
     memset(&x, 0, sizeof x);
     int coll = -1;
     pc_status st = pc_ckpt_load(model_path, &m, &coll, err);
     if (!st) st = pc_dataset_open(data_dir, &ds, err);
     int W = pc_dist_size(dist), R = pc_dist_rank(dist);
-    if (!st) st = eset_load(ds, coll, sp, threads, (size_t)W, (size_t)R, &s, err);
+    if (!st)
+        st = pc_split_graphs_load(ds, coll, sp, threads, (size_t)W, (size_t)R, (size_t)R + 1, &s,
+                                  err);
     if (!st && pc_dataset_num_files(ds, coll, sp) == 0)
         st = pc_fail(err, PC_ERR_NOTFOUND, "eval: no %s graphs of %s under %s", pc_split_name(sp),
                      pc_collection_name(coll), data_dir);
     if (!st) st = require_runtimes(&s, err);
-    if (!st) st = eset_build(m, &s, err);
+    if (!st) st = pc_split_graphs_build(m, &s, 0, err);
     if (!st && !(ws = pc_gnn_ws_new())) st = pc_fail(err, PC_ERR_NOMEM, "out of memory");
     pc_eval_sum e;
     pc_eval_sum_init(&e);
-    for (size_t i = 0; i < s.n && !st; i++) {
-        egraph *t = &s.v[i];
-        st = pc_eval_graph(m, ws, t->g, &t->d, t->gst, &t->u, t->rt, t->norm, &x, &e, err);
-    }
+    for (size_t i = 0; i < s.n && !st; i++) st = pc_eval_graph(m, ws, &s.v[i], &x, &e, err);
     if (!st) pc_eval_sum_reduce(dist, &e);
     if (!st) {
         memset(res, 0, sizeof *res);
@@ -207,7 +132,7 @@ static pc_status eval_run(const char *model_path, const char *data_dir, int sp, 
     }
     pc_infer_scratch_free(&x);
     pc_gnn_ws_free(ws);
-    eset_free(&s);
+    pc_split_graphs_free(&s);
     pc_dataset_close(ds);
     pc_gnn_free(m);
     return st;

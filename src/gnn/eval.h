@@ -8,6 +8,7 @@
 #define PC_MODEL_EVAL_H
 
 #include "gnn/infer.h"
+#include "gnn/split_graphs.h"
 #include "perfcast/dist.h"
 #include "perfcast/metrics.h"
 
@@ -22,12 +23,11 @@ void pc_eval_sum_init(pc_eval_sum *e);
 void pc_eval_sum_reduce(const pc_dist *d, pc_eval_sum *e);
 
 /*
- * Scores every config of g (its model input d, segments gst, distinct configs
- * u as pc_infer_all) and adds its metrics against rt (runtimes) and norm
- * (tile normalizers, NULL for layout) to e. A graph without configs is skipped.
+ * Scores every config of t (as pc_infer_all, its distinct configs found on
+ * first use) and adds its metrics against its runtimes (tile: and
+ * normalizers) to e. A graph without configs is skipped.
  */
-pc_status pc_eval_graph(const pc_gnn *m, pc_gnn_ws *ws, pc_graph *g, const pc_gnn_gdata *d,
-                        pc_gst_graph *gst, pc_infer_uniq *u, const double *rt, const double *norm,
-                        pc_infer_scratch *x, pc_eval_sum *e, pc_error *err);
+pc_status pc_eval_graph(const pc_gnn *m, pc_gnn_ws *ws, pc_split_graph *t, pc_infer_scratch *x,
+                        pc_eval_sum *e, pc_error *err);
 
 #endif /* PC_MODEL_EVAL_H */

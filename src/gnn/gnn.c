@@ -7,9 +7,10 @@
 
 #include "common/threads.h"
 #include "common/util.h"
-#include "graph/graph.h"
 #include "gnn/encode.h"
 #include "gnn/gnn.h"
+#include "gnn/gnn_ws.h"
+#include "graph/graph.h"
 
 #define LEAKY_SLOPE 0.01f
 #define LN_EPS 1e-5f
@@ -47,11 +48,7 @@ static int pool_width(const pc_gnn *m) {
     return m->opts.pool == PC_POOL_MEANMAX ? 2 * m->opts.hidden : m->opts.hidden;
 }
 /* Width of the head input. */
-static int readout_width(const pc_gnn *m) {
-    int P = pool_width(m);
-    if (m->opts.kind == PC_KIND_LAYOUT) return 2 * P;
-    return is_late(m) ? P + m->cfg_dim : P;
-}
+static int readout_width(const pc_gnn *m) { return pc_gnn_readout_width(m); }
 
 static float unif(uint64_t *s, float a) { /* U(-a, a) */
     double u = (double)(pc_splitmix64(s) >> 11) * 0x1.0p-53;
@@ -398,122 +395,18 @@ pc_status pc_gnn_prep_configs(const pc_gnn *m, const float *raw, int64_t rows, f
     return fail ? pc_fail(err, PC_ERR_NOMEM, "model: out of memory") : PC_OK;
 }
 
-/* ---- workspace ------------------------------------------------------------------ */
-
-typedef struct fbuf {
-    float *p;
-    size_t cap;
-} fbuf;
-typedef struct ibuf {
-    int32_t *p;
-    size_t cap;
-} ibuf;
-typedef struct ubuf {
-    uint8_t *p;
-    size_t cap;
-} ubuf;
-
-/* Activations of one GNN layer over N = S*n rows. */
-typedef struct lbuf {
-    fbuf z, lnm, lnr, ao, au, cat, u, a, d, hout;
-    ubuf mask;
-} lbuf;
-
-struct pc_gnn_ws {
-    /* what the last forward saw */
-    pc_gnn_graph g;
-    const float *cfg;
-    int K, S, train, have_prefix;
-    /* prefix, n rows */
-    fbuf emb, x0, base;
-    /* GNN, S*n rows */
-    fbuf pre0, inj, h0;
-    lbuf *lay;
-    int nlay;
-    fbuf pa, pb, pooled, gath, cpa, cpb, cpooled;
-    ibuf am, cam, off, coff, cidx;
-    /* head, K rows */
-    fbuf r, h1, a1;
-    /* layout late join: hn @ late.w^T (nc, H); u, act(u) (K*nc, H) */
-    fbuf ljp, lu, la, dla, dlu, dljp;
-    int fused; /* the last layout-late scoring skipped the buffers backward needs */
-    int hK;    /* configs of the last pc_gnn_head_forward */
-    fbuf ra, acache, dra, ascratch; /* cross-config attention */
-    /* backward scratch */
-    fbuf dh, dt, du, dcat, dz, dao, dau, dpre, dbase, dx0, demb, dinj, dr, dh1, da1, dpa, dpb,
-        dgath, dpooled, dcpooled;
-};
-
-pc_gnn_ws *pc_gnn_ws_new(void) { return calloc(1, sizeof(pc_gnn_ws)); }
-
-static void lbuf_free(lbuf *l) {
-    fbuf *fs[] = {&l->z, &l->lnm, &l->lnr, &l->ao, &l->au, &l->cat, &l->u, &l->a, &l->d, &l->hout};
-    for (size_t i = 0; i < sizeof fs / sizeof fs[0]; i++) free(fs[i]->p);
-    free(l->mask.p);
-}
-
-void pc_gnn_ws_free(pc_gnn_ws *ws) {
-    if (!ws) return;
-    fbuf *fs[] = {&ws->emb, &ws->x0,  &ws->base,  &ws->pre0, &ws->inj,     &ws->h0,
-                  &ws->pa,  &ws->pb,  &ws->pooled, &ws->gath, &ws->cpa,     &ws->cpb,
-                  &ws->cpooled, &ws->r, &ws->h1,  &ws->a1,   &ws->dh,      &ws->dt,
-                  &ws->du,  &ws->dcat, &ws->dz,   &ws->dao,  &ws->dau,     &ws->dpre,
-                  &ws->dbase, &ws->dx0, &ws->demb, &ws->dinj, &ws->dr,     &ws->dh1,
-                  &ws->da1, &ws->dpa, &ws->dpb,   &ws->dgath, &ws->dpooled, &ws->dcpooled,
-                  &ws->ljp, &ws->lu,  &ws->la,    &ws->dla,   &ws->dlu,     &ws->dljp,
-                  &ws->ra,  &ws->acache, &ws->dra, &ws->ascratch};
-    for (size_t i = 0; i < sizeof fs / sizeof fs[0]; i++) free(fs[i]->p);
-    free(ws->am.p);
-    free(ws->cam.p);
-    free(ws->off.p);
-    free(ws->coff.p);
-    free(ws->cidx.p);
-    for (int l = 0; l < ws->nlay; l++) lbuf_free(&ws->lay[l]);
-    free(ws->lay);
-    free(ws);
-}
-
-/*
- * Grows b to n floats (contents are not kept when it grows). Growth is by at
- * least 1.5x: graphs of a training set differ in size, and each fresh buffer
- * costs page faults on first touch (measured: 7% of a layout step).
- */
-static size_t grow_to(size_t cap, size_t n) { return n > cap + cap / 2 ? n : cap + cap / 2; }
-static int fgrow(fbuf *b, size_t n) {
-    if (n == 0) n = 1;
-    if (b->cap >= n) return 1;
-    n = grow_to(b->cap, n);
-    free(b->p);
-    b->p = pc_malloc_array(n, sizeof(float));
-    b->cap = b->p ? n : 0;
-    return b->p != NULL;
-}
-static int igrow(ibuf *b, size_t n) {
-    if (n == 0) n = 1;
-    if (b->cap >= n) return 1;
-    n = grow_to(b->cap, n);
-    free(b->p);
-    b->p = pc_malloc_array(n, sizeof(int32_t));
-    b->cap = b->p ? n : 0;
-    return b->p != NULL;
-}
-static int ugrow(ubuf *b, size_t n) {
-    if (n == 0) n = 1;
-    if (b->cap >= n) return 1;
-    n = grow_to(b->cap, n);
-    free(b->p);
-    b->p = pc_malloc_array(n, 1);
-    b->cap = b->p ? n : 0;
-    return b->p != NULL;
-}
-/* Zeroes the first n floats; backward grows every buffer first (bwd_grow). */
-static float *fzero(fbuf *b, size_t n) {
-    memset(b->p, 0, (n ? n : 1) * sizeof(float));
-    return b->p;
-}
+/* ---- workspace (the size table and its plan: gnn_ws.h) ------------------------ */
 
 static pc_status nomem(pc_error *err) {
     return pc_fail(err, PC_ERR_NOMEM, "model: out of memory for activations");
+}
+
+static void zero(float *p, size_t n) { memset(p, 0, n * sizeof(float)); }
+
+/* The sizes of the pass ws is set up for, over K configs. */
+static pc_gnn_ws_dims pass_dims(const pc_gnn_ws *ws, int K, int backward, int fused) {
+    pc_gnn_ws_dims d = {(size_t)ws->g.n, (size_t)ws->g.nc, (size_t)K, ws->train, backward, fused};
+    return d;
 }
 
 /* ---- small helpers -------------------------------------------------------------- */
@@ -537,7 +430,7 @@ static void act_bwd(const pc_gnn *m, float *dinp, const float *dout, const float
 static float *P(const pc_gnn *m, int i) { return pc_params_data(&m->params, i); }
 static float *G(const pc_gnn *m, int i) { return pc_params_grad(&m->params, i); }
 
-/* out (G, P) from x over segments off; pa, pb, am: scratch of G*H each, sized. */
+/* out (G, P) from x over segments off; pa, pb, am: scratch of G*H each (as the pool needs). */
 static void pool_rows(const pc_gnn *m, float *out, float *pa, float *pb, int32_t *am,
                       const float *x, const int32_t *off, int Gs, int H) {
     switch (m->opts.pool) {
@@ -555,151 +448,152 @@ static void pool_rows(const pc_gnn *m, float *out, float *pa, float *pb, int32_t
     }
 }
 
-/* out (G, P) from x over segments off; pa, pb, am are grown scratch (G, H). */
-static int pool_fwd(const pc_gnn *m, fbuf *out, fbuf *pa, fbuf *pb, ibuf *am, const float *x,
-                    const int32_t *off, int Gs, int H) {
-    size_t gh = (size_t)Gs * (size_t)H;
-    if (!fgrow(out, (size_t)Gs * (size_t)pool_width(m)) || !igrow(am, gh) || !fgrow(pa, gh) ||
-        !fgrow(pb, gh))
-        return 0;
-    pool_rows(m, out->p, pa->p, pb->p, am->p, x, off, Gs, H);
-    return 1;
-}
-
-/* dx += pool backward of dout (G, P); dpa, dpb scratch. */
-static void pool_bwd(const pc_gnn *m, float *dx, const float *dout, fbuf *dpa, fbuf *dpb,
-                    const ibuf *am, const int32_t *off, int Gs, int H) {
+/* dx += pool backward of dout (G, P); dpa, dpb: scratch (G, H) (meanmax). */
+static void pool_bwd(const pc_gnn *m, float *dx, const float *dout, float *dpa, float *dpb,
+                     const int32_t *am, const int32_t *off, int Gs, int H) {
     switch (m->opts.pool) {
     case PC_POOL_SUM: pc_pool_backward(dx, dout, NULL, off, Gs, H, PC_REDUCE_SUM); break;
-    case PC_POOL_MAX: pc_pool_backward(dx, dout, am->p, off, Gs, H, PC_REDUCE_MAX); break;
+    case PC_POOL_MAX: pc_pool_backward(dx, dout, am, off, Gs, H, PC_REDUCE_MAX); break;
     case PC_POOL_MEANMAX: {
         size_t gh = (size_t)Gs * (size_t)H;
-        fzero(dpa, gh);
-        fzero(dpb, gh);
-        float *dins[2] = {dpa->p, dpb->p};
+        zero(dpa, gh);
+        zero(dpb, gh);
+        float *dins[2] = {dpa, dpb};
         int cs[2] = {H, H};
         pc_concat_backward(dins, dout, cs, 2, Gs);
-        pc_pool_backward(dx, dpa->p, NULL, off, Gs, H, PC_REDUCE_MEAN);
-        pc_pool_backward(dx, dpb->p, am->p, off, Gs, H, PC_REDUCE_MAX);
+        pc_pool_backward(dx, dpa, NULL, off, Gs, H, PC_REDUCE_MEAN);
+        pc_pool_backward(dx, dpb, am, off, Gs, H, PC_REDUCE_MAX);
         break;
     }
     default: pc_pool_backward(dx, dout, NULL, off, Gs, H, PC_REDUCE_MEAN); break;
     }
 }
 
-static int offsets(ibuf *b, int Gs, int step) {
-    if (!igrow(b, (size_t)Gs + 1)) return 0;
-    for (int k = 0; k <= Gs; k++) b->p[k] = k * step;
-    return 1;
+static void offsets(int32_t *off, int Gs, int step) {
+    for (int k = 0; k <= Gs; k++) off[k] = k * step;
 }
 
 /* ---- GNN over S segments -------------------------------------------------------- */
 
-static float *layer_in(pc_gnn_ws *ws, int l) { return l == 0 ? ws->h0.p : ws->lay[l - 1].hout.p; }
-static float *layer_z(const pc_gnn *m, pc_gnn_ws *ws, int l) {
-    return m->opts.layernorm ? ws->lay[l].z.p : layer_in(ws, l);
-}
+/* Layer l's slices of the (L, N, ...) buffers. */
+typedef struct layer_act {
+    float *z, *mean, *rstd, *ao, *au, *cat, *u, *a, *d, *h;
+    uint8_t *mask;
+} layer_act;
+
 static int use_dropout(const pc_gnn *m, const pc_gnn_ws *ws) {
     return ws->train && m->opts.dropout > 0.0f;
 }
-static float *layer_d(const pc_gnn *m, pc_gnn_ws *ws, int l) {
-    return use_dropout(m, ws) ? ws->lay[l].d.p : ws->lay[l].a.p;
-}
-/* The final node tensor h_L. */
-static float *gnn_out(const pc_gnn *m, pc_gnn_ws *ws) {
-    return m->opts.layers ? ws->lay[m->opts.layers - 1].hout.p : ws->h0.p;
+
+static layer_act layer(const pc_gnn *m, const pc_gnn_ws *ws, int l) {
+    size_t N = (size_t)ws->N, NH = N * (size_t)m->opts.hidden, o = (size_t)l * NH;
+    layer_act a = {.ao = ws->agg_ops + o,
+                   .au = ws->agg_users + o,
+                   .cat = ws->cat + 3 * o,
+                   .u = ws->upd_pre + o,
+                   .a = ws->upd + o,
+                   .h = ws->h + o};
+    if (m->opts.layernorm) {
+        a.z = ws->ln_out + o;
+        a.mean = ws->ln_mean + (size_t)l * N;
+        a.rstd = ws->ln_rstd + (size_t)l * N;
+    }
+    if (use_dropout(m, ws)) {
+        a.d = ws->upd_drop + o;
+        a.mask = ws->drop_mask + o;
+    }
+    return a;
 }
 
-/* h0 = act(pre0), then the L layers, over S segments of n rows. */
-static pc_status gnn_forward(const pc_gnn *m, pc_gnn_ws *ws, int S, uint64_t *seed,
-                             pc_error *err) {
+/* h_l: the input of layer l. */
+static float *layer_in(const pc_gnn *m, const pc_gnn_ws *ws, int l) {
+    return l == 0 ? ws->h0 : layer(m, ws, l - 1).h;
+}
+/* What layer l aggregates: LayerNorm(h_l), or h_l without norm. */
+static const float *layer_z(const pc_gnn *m, const pc_gnn_ws *ws, const layer_act *b, int l) {
+    return m->opts.layernorm ? b->z : layer_in(m, ws, l);
+}
+/* The update added to h_l: after dropout when training with it. */
+static const float *layer_d(const pc_gnn *m, const pc_gnn_ws *ws, const layer_act *b) {
+    return use_dropout(m, ws) ? b->d : b->a;
+}
+/* The final node tensor h_L. */
+static float *gnn_out(const pc_gnn *m, const pc_gnn_ws *ws) {
+    return layer_in(m, ws, m->opts.layers);
+}
+
+/* h0 = act(pre0), then the L layers, over S segments of n rows (buffers planned). */
+static void gnn_forward(const pc_gnn *m, pc_gnn_ws *ws, int S, uint64_t *seed) {
     int n = ws->g.n, H = m->opts.hidden, L = m->opts.layers;
     int N = S * n;
     size_t NH = (size_t)N * (size_t)H;
-    if (ws->nlay < L) {
-        lbuf *lay = realloc(ws->lay, (size_t)L * sizeof *lay);
-        if (!lay) return nomem(err);
-        memset(lay + ws->nlay, 0, (size_t)(L - ws->nlay) * sizeof *lay);
-        ws->lay = lay;
-        ws->nlay = L;
-    }
-    if (!fgrow(&ws->h0, NH)) return nomem(err);
-    act_fwd(m, ws->h0.p, ws->pre0.p, NH);
+    ws->N = N;
+    act_fwd(m, ws->h0, ws->pre0, NH);
     for (int l = 0; l < L; l++) {
-        lbuf *b = &ws->lay[l];
-        if (!fgrow(&b->ao, NH) || !fgrow(&b->au, NH) || !fgrow(&b->cat, 3 * NH) ||
-            !fgrow(&b->u, NH) || !fgrow(&b->a, NH) || !fgrow(&b->hout, NH))
-            return nomem(err);
-        const float *hin = layer_in(ws, l);
-        if (m->opts.layernorm) {
-            if (!fgrow(&b->z, NH) || !fgrow(&b->lnm, (size_t)N) || !fgrow(&b->lnr, (size_t)N))
-                return nomem(err);
-            pc_layernorm_forward(b->z.p, b->lnm.p, b->lnr.p, hin, P(m, m->p_ln_g[l]),
-                                 P(m, m->p_ln_b[l]), N, H, LN_EPS);
-        }
-        const float *z = layer_z(m, ws, l);
+        layer_act b = layer(m, ws, l);
+        const float *hin = layer_in(m, ws, l);
+        if (m->opts.layernorm)
+            pc_layernorm_forward(b.z, b.mean, b.rstd, hin, P(m, m->p_ln_g[l]), P(m, m->p_ln_b[l]),
+                                 N, H, LN_EPS);
+        const float *z = layer_z(m, ws, &b, l);
         for (int k = 0; k < S; k++) {
             size_t o = (size_t)k * (size_t)n * (size_t)H;
-            pc_edge_aggregate_forward(b->ao.p + o, z + o, ws->g.csr, PC_EDGE_FROM_OPERANDS,
+            pc_edge_aggregate_forward(b.ao + o, z + o, ws->g.csr, PC_EDGE_FROM_OPERANDS,
                                       PC_REDUCE_MEAN, H);
-            pc_edge_aggregate_forward(b->au.p + o, z + o, ws->g.csr, PC_EDGE_FROM_USERS,
+            pc_edge_aggregate_forward(b.au + o, z + o, ws->g.csr, PC_EDGE_FROM_USERS,
                                       PC_REDUCE_MEAN, H);
         }
-        const float *ins[3] = {z, b->ao.p, b->au.p};
+        const float *ins[3] = {z, b.ao, b.au};
         int cs[3] = {H, H, H};
-        pc_concat_forward(b->cat.p, ins, cs, 3, N);
-        pc_linear_forward(b->u.p, b->cat.p, P(m, m->p_w[l]), P(m, m->p_b[l]), N, 3 * H, H);
-        act_fwd(m, b->a.p, b->u.p, NH);
-        if (use_dropout(m, ws)) {
-            if (!fgrow(&b->d, NH) || !ugrow(&b->mask, NH)) return nomem(err);
-            pc_dropout_forward(b->d.p, b->mask.p, b->a.p, m->opts.dropout, seed, NH);
-        }
-        pc_residual_forward(b->hout.p, hin, layer_d(m, ws, l), NH);
+        pc_concat_forward(b.cat, ins, cs, 3, N);
+        pc_linear_forward(b.u, b.cat, P(m, m->p_w[l]), P(m, m->p_b[l]), N, 3 * H, H);
+        act_fwd(m, b.a, b.u, NH);
+        if (use_dropout(m, ws)) pc_dropout_forward(b.d, b.mask, b.a, m->opts.dropout, seed, NH);
+        pc_residual_forward(b.h, hin, layer_d(m, ws, &b), NH);
     }
-    return PC_OK;
 }
 
-/* ws->dh (S*n, H) holds dL/dh_L (it is consumed); leaves dL/dpre0 in ws->dpre. */
+/* ws->d_h (S*n, H) holds dL/dh_L (it is consumed); leaves dL/dpre0 in ws->d_pre0. */
 static void gnn_backward(pc_gnn *m, pc_gnn_ws *ws, int S) {
     int n = ws->g.n, H = m->opts.hidden, L = m->opts.layers;
     int N = S * n;
     size_t NH = (size_t)N * (size_t)H;
-    float *dh = ws->dh.p;
+    float *dh = ws->d_h;
     for (int l = L - 1; l >= 0; l--) {
-        lbuf *b = &ws->lay[l];
+        layer_act b = layer(m, ws, l);
         const float *da = dh;
         if (use_dropout(m, ws)) {
-            fzero(&ws->dt, NH);
-            pc_dropout_backward(ws->dt.p, dh, b->mask.p, m->opts.dropout, NH);
-            da = ws->dt.p;
+            zero(ws->d_upd, NH);
+            pc_dropout_backward(ws->d_upd, dh, b.mask, m->opts.dropout, NH);
+            da = ws->d_upd;
         }
-        fzero(&ws->du, NH);
-        fzero(&ws->dcat, 3 * NH);
-        fzero(&ws->dz, NH);
-        fzero(&ws->dao, NH);
-        fzero(&ws->dau, NH);
-        act_bwd(m, ws->du.p, da, b->u.p, NH);
-        pc_linear_backward(ws->dcat.p, G(m, m->p_w[l]), G(m, m->p_b[l]), ws->du.p, b->cat.p,
+        zero(ws->d_upd_pre, NH);
+        zero(ws->d_cat, 3 * NH);
+        zero(ws->d_ln_out, NH);
+        zero(ws->d_agg_ops, NH);
+        zero(ws->d_agg_users, NH);
+        act_bwd(m, ws->d_upd_pre, da, b.u, NH);
+        pc_linear_backward(ws->d_cat, G(m, m->p_w[l]), G(m, m->p_b[l]), ws->d_upd_pre, b.cat,
                            P(m, m->p_w[l]), N, 3 * H, H);
-        float *dins[3] = {ws->dz.p, ws->dao.p, ws->dau.p};
+        float *dins[3] = {ws->d_ln_out, ws->d_agg_ops, ws->d_agg_users};
         int cs[3] = {H, H, H};
-        pc_concat_backward(dins, ws->dcat.p, cs, 3, N);
+        pc_concat_backward(dins, ws->d_cat, cs, 3, N);
         for (int k = 0; k < S; k++) {
             size_t o = (size_t)k * (size_t)n * (size_t)H;
-            pc_edge_aggregate_backward(ws->dz.p + o, ws->dao.p + o, ws->g.csr,
+            pc_edge_aggregate_backward(ws->d_ln_out + o, ws->d_agg_ops + o, ws->g.csr,
                                        PC_EDGE_FROM_OPERANDS, PC_REDUCE_MEAN, H);
-            pc_edge_aggregate_backward(ws->dz.p + o, ws->dau.p + o, ws->g.csr,
+            pc_edge_aggregate_backward(ws->d_ln_out + o, ws->d_agg_users + o, ws->g.csr,
                                        PC_EDGE_FROM_USERS, PC_REDUCE_MEAN, H);
         }
         /* dh already holds the residual path; add the update path */
         if (m->opts.layernorm)
-            pc_layernorm_backward(dh, G(m, m->p_ln_g[l]), G(m, m->p_ln_b[l]), ws->dz.p,
-                                  layer_in(ws, l), P(m, m->p_ln_g[l]), b->lnm.p, b->lnr.p, N, H);
+            pc_layernorm_backward(dh, G(m, m->p_ln_g[l]), G(m, m->p_ln_b[l]), ws->d_ln_out,
+                                  layer_in(m, ws, l), P(m, m->p_ln_g[l]), b.mean, b.rstd, N, H);
         else
-            pc_residual_backward(dh, NULL, ws->dz.p, NH);
+            pc_residual_backward(dh, NULL, ws->d_ln_out, NH);
     }
-    fzero(&ws->dpre, NH);
-    act_bwd(m, ws->dpre.p, dh, ws->pre0.p, NH);
+    zero(ws->d_pre0, NH);
+    act_bwd(m, ws->d_pre0, dh, ws->pre0, NH);
 }
 
 /* ---- forward -------------------------------------------------------------------- */
@@ -717,39 +611,34 @@ static pc_status prefix_impl(const pc_gnn *m, pc_gnn_ws *ws, const pc_gnn_graph 
     pc_status st = check_graph(m, g, err);
     if (st) return st;
     ws->have_prefix = 0;
+    ws->K = 0;
     ws->g = *g;
     if (m->opts.kind != PC_KIND_LAYOUT) {
         ws->g.nc = 0;
         ws->g.cfg_ids = NULL;
     }
     ws->train = train;
+    pc_gnn_ws_dims dims = pass_dims(ws, 0, 0, 0);
+    if (pc_gnn_ws_plan(m, ws, PC_WS_GRAPH, &dims) < 0) return nomem(err);
     int n = g->n, F = m->feat_dim, E = m->opts.emb_dim, H = m->opts.hidden;
-    if (!fgrow(&ws->emb, (size_t)n * E) || !fgrow(&ws->x0, (size_t)n * (F + E)) ||
-        !fgrow(&ws->base, (size_t)n * H))
-        return nomem(err);
-    pc_embedding_forward(ws->emb.p, P(m, m->p_emb), g->opcode, n, E);
-    const float *ins[2] = {g->x, ws->emb.p};
+    pc_embedding_forward(ws->emb, P(m, m->p_emb), g->opcode, n, E);
+    const float *ins[2] = {g->x, ws->emb};
     int cs[2] = {F, E};
-    pc_concat_forward(ws->x0.p, ins, cs, 2, n);
-    pc_linear_forward(ws->base.p, ws->x0.p, P(m, m->p_in_w), P(m, m->p_in_b), n, F + E, H);
+    pc_concat_forward(ws->x0, ins, cs, 2, n);
+    pc_linear_forward(ws->base, ws->x0, P(m, m->p_in_w), P(m, m->p_in_b), n, F + E, H);
     if (shared_gnn(m)) {
         /* the whole GNN and the pooling are config-independent */
-        if (!fgrow(&ws->pre0, (size_t)n * H)) return nomem(err);
-        memcpy(ws->pre0.p, ws->base.p, (size_t)n * H * sizeof(float));
-        if ((st = gnn_forward(m, ws, 1, seed, err))) return st;
-        if (!offsets(&ws->off, 1, n) ||
-            !pool_fwd(m, &ws->pooled, &ws->pa, &ws->pb, &ws->am, gnn_out(m, ws), ws->off.p, 1, H))
-            return nomem(err);
+        memcpy(ws->pre0, ws->base, (size_t)n * H * sizeof(float));
+        gnn_forward(m, ws, 1, seed);
+        offsets(ws->seg_off, 1, n);
+        pool_rows(m, ws->pooled, ws->pool_mean, ws->pool_max, ws->pool_arg, gnn_out(m, ws),
+                  ws->seg_off, 1, H);
     }
-    if (layout_late(m)) {
+    if (layout_late(m) && ws->g.nc > 0) {
         /* configurable nodes' final embeddings and their projection, shared by all configs */
         int nc = ws->g.nc;
-        if (!fgrow(&ws->gath, (size_t)nc * H) || !fgrow(&ws->ljp, (size_t)nc * H))
-            return nomem(err);
-        if (nc > 0) {
-            pc_gather_forward(ws->gath.p, gnn_out(m, ws), ws->g.cfg_ids, nc, H);
-            pc_linear_forward(ws->ljp.p, ws->gath.p, P(m, m->p_lj_w), NULL, nc, H, H);
-        }
+        pc_gather_forward(ws->cfg_node_h, gnn_out(m, ws), ws->g.cfg_ids, nc, H);
+        pc_linear_forward(ws->late_proj, ws->cfg_node_h, P(m, m->p_lj_w), NULL, nc, H, H);
     }
     ws->have_prefix = 1;
     return PC_OK;
@@ -760,32 +649,28 @@ static pc_status prefix_impl(const pc_gnn *m, pc_gnn_ws *ws, const pc_gnn_graph 
  * (K*nc, H) buffers of the training path never exist and each config's rows
  * stay in cache. Same ops in the same order per config as the batched path.
  */
-static pc_status layout_late_fused(const pc_gnn *m, pc_gnn_ws *ws, const float *cfg, int K,
-                                   pc_error *err) {
+static void layout_late_fused(const pc_gnn *m, pc_gnn_ws *ws, const float *cfg, int K) {
     int H = m->opts.hidden, D = m->cfg_dim, nc = ws->g.nc, Pw = pool_width(m);
-    int T = pc_threads();
+    int T = pc_threads(); /* as planned (gnn_ws.c) */
     size_t nh = (size_t)nc * H, per = 3 * nh + 2 * (size_t)H;
-    if (!fgrow(&ws->cpooled, (size_t)K * Pw) || !fgrow(&ws->lu, (size_t)T * per) ||
-        !igrow(&ws->cam, (size_t)T * H) || !offsets(&ws->coff, 1, nc))
-        return nomem(err);
-    const int32_t *off = ws->coff.p;
+    offsets(ws->cfg_off, 1, nc);
+    const int32_t *off = ws->cfg_off;
 #pragma omp parallel for schedule(dynamic, 1) num_threads(T)
     for (int k = 0; k < K; k++) {
         int t = omp_get_thread_num();
-        float *inj = ws->lu.p + (size_t)t * per, *u = inj + nh, *a = u + nh, *pa = a + nh;
+        float *inj = ws->fused_scratch + (size_t)t * per, *u = inj + nh, *a = u + nh, *pa = a + nh;
         if (nc > 0) {
             pc_linear_forward(inj, cfg + (size_t)k * nc * D, P(m, m->p_cfg_w), P(m, m->p_cfg_b),
                               nc, D, H);
-            pc_residual_forward(u, inj, ws->ljp.p, nh);
+            pc_residual_forward(u, inj, ws->late_proj, nh);
             act_fwd(m, a, u, nh);
         }
-        pool_rows(m, ws->cpooled.p + (size_t)k * Pw, pa, pa + H, ws->cam.p + (size_t)t * H, a,
+        pool_rows(m, ws->cfg_pooled + (size_t)k * Pw, pa, pa + H, ws->fused_arg + (size_t)t * H, a,
                   off, 1, H);
     }
-    return PC_OK;
 }
 
-/* scores (K) from the readout ws->r (K, R): Linear -> act -> Linear. */
+/* scores (K) from the readout ws->readout (K, R): Linear -> act -> Linear. */
 static pc_cfg_attn_params attn_params(const pc_gnn *m) {
     pc_cfg_attn_params p = {P(m, m->p_at[0]), P(m, m->p_at[1]), P(m, m->p_at[2]),
                             P(m, m->p_at[3]), P(m, m->p_at[4]), P(m, m->p_at[5]),
@@ -800,167 +685,160 @@ static int attn_groups(const pc_gnn *m, int K, int *group) {
     return K % *group ? -1 : K / *group;
 }
 
-/* The head's input: r itself, or r after cross-config attention (ws->ra). */
+/* The head's input: the readout itself, or after cross-config attention. */
 static const float *head_in(const pc_gnn *m, const pc_gnn_ws *ws) {
-    return m->opts.attn_heads > 0 ? ws->ra.p : ws->r.p;
+    return m->opts.attn_heads > 0 ? ws->attn_out : ws->readout;
 }
 
-static pc_status attn_fwd(const pc_gnn *m, pc_gnn_ws *ws, int K, pc_error *err) {
-    int R = readout_width(m), grp, G = attn_groups(m, K, &grp);
-    if (G < 0)
-        return pc_fail(err, PC_ERR_ARG, "model: %d configs are not whole attention groups of "
-                       "%d", K, m->opts.attn_group);
-    if (!fgrow(&ws->ra, (size_t)K * R) ||
-        !fgrow(&ws->acache, pc_cfg_attention_cache_size(G, grp, R, m->opts.attn_heads, 1)))
-        return nomem(err);
-    pc_cfg_attn_params p = attn_params(m);
-    pc_cfg_attention_forward(ws->ra.p, ws->acache.p, ws->r.p, &p, G, grp, R, m->opts.attn_heads,
-                             LN_EPS);
-    return PC_OK;
-}
-
+/* The head on ws->readout (K, R), planned; scores (K) unless NULL (backward's recompute). */
 static pc_status head_fwd(const pc_gnn *m, pc_gnn_ws *ws, int K, float *scores,
                           pc_error *err) {
     int H = m->opts.hidden, R = readout_width(m);
-    if (!fgrow(&ws->h1, (size_t)K * H) || !fgrow(&ws->a1, (size_t)K * H)) return nomem(err);
     if (m->opts.attn_heads > 0) {
-        pc_status st = attn_fwd(m, ws, K, err);
-        if (st) return st;
+        int grp, Gs = attn_groups(m, K, &grp);
+        if (Gs < 0)
+            return pc_fail(err, PC_ERR_ARG,
+                           "model: %d configs are not whole attention groups "
+                           "of %d",
+                           K, m->opts.attn_group);
+        pc_cfg_attn_params p = attn_params(m);
+        pc_cfg_attention_forward(ws->attn_out, ws->attn_cache, ws->readout, &p, Gs, grp, R,
+                                 m->opts.attn_heads, LN_EPS);
     }
-    pc_linear_forward(ws->h1.p, head_in(m, ws), P(m, m->p_h1_w), P(m, m->p_h1_b), K, R, H);
-    act_fwd(m, ws->a1.p, ws->h1.p, (size_t)K * H);
-    pc_linear_forward(scores, ws->a1.p, P(m, m->p_h2_w), P(m, m->p_h2_b), K, H, 1);
+    pc_linear_forward(ws->head_pre, head_in(m, ws), P(m, m->p_h1_w), P(m, m->p_h1_b), K, R, H);
+    act_fwd(m, ws->head_act, ws->head_pre, (size_t)K * H);
+    if (scores) pc_linear_forward(scores, ws->head_act, P(m, m->p_h2_w), P(m, m->p_h2_b), K, H, 1);
     return PC_OK;
 }
 
-/* Head backward: parameter gradients accumulate; ws->dr (K, R) is overwritten. */
-static pc_status head_bwd(pc_gnn *m, pc_gnn_ws *ws, int K, const float *dscores,
-                          pc_error *err) {
+/* Head backward: parameter gradients accumulate; ws->d_readout (K, R) is overwritten. */
+static void head_bwd(pc_gnn *m, pc_gnn_ws *ws, int K, const float *dscores) {
     int H = m->opts.hidden, R = readout_width(m);
-    if (!fgrow(&ws->da1, (size_t)K * H) || !fgrow(&ws->dh1, (size_t)K * H) ||
-        !fgrow(&ws->dr, (size_t)K * R))
-        return nomem(err);
-    fzero(&ws->da1, (size_t)K * H);
-    fzero(&ws->dh1, (size_t)K * H);
-    fzero(&ws->dr, (size_t)K * R);
-    pc_linear_backward(ws->da1.p, G(m, m->p_h2_w), G(m, m->p_h2_b), dscores, ws->a1.p,
+    zero(ws->d_head_act, (size_t)K * H);
+    zero(ws->d_head_pre, (size_t)K * H);
+    zero(ws->d_readout, (size_t)K * R);
+    pc_linear_backward(ws->d_head_act, G(m, m->p_h2_w), G(m, m->p_h2_b), dscores, ws->head_act,
                        P(m, m->p_h2_w), K, H, 1);
-    act_bwd(m, ws->dh1.p, ws->da1.p, ws->h1.p, (size_t)K * H);
+    act_bwd(m, ws->d_head_pre, ws->d_head_act, ws->head_pre, (size_t)K * H);
     if (m->opts.attn_heads <= 0) {
-        pc_linear_backward(ws->dr.p, G(m, m->p_h1_w), G(m, m->p_h1_b), ws->dh1.p, ws->r.p,
-                           P(m, m->p_h1_w), K, R, H);
-        return PC_OK;
+        pc_linear_backward(ws->d_readout, G(m, m->p_h1_w), G(m, m->p_h1_b), ws->d_head_pre,
+                           ws->readout, P(m, m->p_h1_w), K, R, H);
+        return;
     }
     int grp, Gs = attn_groups(m, K, &grp), heads = m->opts.attn_heads;
-    if (!fgrow(&ws->dra, (size_t)K * R) ||
-        !fgrow(&ws->ascratch, pc_cfg_attention_scratch_size(Gs, grp, R, heads, 1)))
-        return nomem(err);
-    fzero(&ws->dra, (size_t)K * R);
-    pc_linear_backward(ws->dra.p, G(m, m->p_h1_w), G(m, m->p_h1_b), ws->dh1.p, ws->ra.p,
-                       P(m, m->p_h1_w), K, R, H);
+    zero(ws->d_attn_out, (size_t)K * R);
+    pc_linear_backward(ws->d_attn_out, G(m, m->p_h1_w), G(m, m->p_h1_b), ws->d_head_pre,
+                       ws->attn_out, P(m, m->p_h1_w), K, R, H);
     pc_cfg_attn_params p = attn_params(m);
     pc_cfg_attn_grads g = {G(m, m->p_at[0]), G(m, m->p_at[1]), G(m, m->p_at[2]),
                            G(m, m->p_at[3]), G(m, m->p_at[4]), G(m, m->p_at[5]),
                            G(m, m->p_at[6]), G(m, m->p_at[7]), G(m, m->p_at[8]),
                            G(m, m->p_at[9])};
-    pc_cfg_attention_backward(ws->dr.p, &g, ws->dra.p, ws->r.p, ws->acache.p, &p, Gs, grp, R,
-                              heads, ws->ascratch.p);
-    return PC_OK;
+    pc_cfg_attention_backward(ws->d_readout, &g, ws->d_attn_out, ws->readout, ws->attn_cache, &p,
+                              Gs, grp, R, heads, ws->attn_scratch);
 }
 
-/* Readout ws->r (K, R) of K configs against the prefix, then scores (unless NULL). */
+/* [pooled || cfg_pooled[k]] per config into the readout (K, R): layout late join. */
+static void readout_layout_late(const pc_gnn *m, pc_gnn_ws *ws, int K) {
+    int Pw = pool_width(m), R = readout_width(m);
+    for (int k = 0; k < K; k++) {
+        float *row = ws->readout + (size_t)k * R;
+        memcpy(row, ws->pooled, (size_t)Pw * sizeof(float));
+        memcpy(row + Pw, ws->cfg_pooled + (size_t)k * Pw, (size_t)Pw * sizeof(float));
+    }
+}
+
+/* Early join: the configs enter the GNN's input, on S = K copies of the nodes. */
+static void configs_early(const pc_gnn *m, pc_gnn_ws *ws, const float *cfg, int K, uint64_t *seed) {
+    int n = ws->g.n, H = m->opts.hidden, D = m->cfg_dim, nc = ws->g.nc;
+    size_t nh = (size_t)n * H;
+    for (int k = 0; k < K; k++) memcpy(ws->pre0 + k * nh, ws->base, nh * sizeof(float));
+    if (m->opts.kind != PC_KIND_LAYOUT) {
+        /* tile: the config's projection added to every node */
+        pc_linear_forward(ws->cfg_proj, cfg, P(m, m->p_cfg_w), NULL, K, D, H);
+        for (int k = 0; k < K; k++)
+            for (int i = 0; i < n; i++) {
+                float *row = ws->pre0 + k * nh + (size_t)i * H;
+                const float *v = ws->cfg_proj + (size_t)k * H;
+                for (int c = 0; c < H; c++) row[c] += v[c];
+            }
+    } else {
+        /* layout: per-node configs scattered onto configurable nodes */
+        for (int k = 0; k < K; k++)
+            for (int j = 0; j < nc; j++)
+                ws->cfg_rows[(size_t)k * nc + j] = k * n + ws->g.cfg_ids[j];
+        if (nc > 0) {
+            pc_linear_forward(ws->cfg_proj, cfg, P(m, m->p_cfg_w), P(m, m->p_cfg_b), K * nc, D, H);
+            pc_scatter_add_forward(ws->pre0, ws->cfg_proj, ws->cfg_rows, K * nc, K * n, H);
+        }
+    }
+    gnn_forward(m, ws, K, seed);
+    offsets(ws->seg_off, K, n);
+    pool_rows(m, ws->pooled, ws->pool_mean, ws->pool_max, ws->pool_arg, gnn_out(m, ws), ws->seg_off,
+              K, H);
+}
+
+/*
+ * The readout (K, R) of K configs against the prefix, the configs part planned
+ * first, with backward's buffers when `backward`. scoring: for
+ * pc_gnn_score_configs (the layout late join fused).
+ */
 static pc_status configs_impl(const pc_gnn *m, pc_gnn_ws *ws, const float *cfg, int K,
-                              uint64_t *seed, int fused, float *scores, pc_error *err) {
+                              uint64_t *seed, int scoring, int backward, pc_error *err) {
     if (!ws->have_prefix) return pc_fail(err, PC_ERR_ARG, "model: no prefix computed");
     if (K < 1 || !cfg) return pc_fail(err, PC_ERR_ARG, "model: need K >= 1 configs");
     int n = ws->g.n, H = m->opts.hidden, D = m->cfg_dim, nc = ws->g.nc;
     int late = shared_gnn(m), layout = m->opts.kind == PC_KIND_LAYOUT;
     if ((int64_t)K * n > INT_MAX / 4 || (int64_t)K * nc > INT_MAX / 4)
         return pc_fail(err, PC_ERR_RANGE, "model: %d configs x %d nodes too large", K, n);
+    ws->K = 0;
+    ws->fused = layout && late && scoring;
+    pc_gnn_ws_dims dims = pass_dims(ws, K, backward, ws->fused);
+    if (pc_gnn_ws_plan(m, ws, PC_WS_CONFIGS, &dims) < 0) return nomem(err);
+    ws->for_backward = backward;
     ws->cfg = cfg;
     ws->K = K;
     ws->S = late ? 1 : K;
-    pc_status st;
+    ws->cfg_has_seed = seed != NULL;
+    ws->cfg_seed = seed ? *seed : 0;
     int Pw = pool_width(m), R = readout_width(m);
-    if (!late) {
-        int N = K * n;
-        size_t nh = (size_t)n * H;
-        if (!fgrow(&ws->pre0, (size_t)N * H)) return nomem(err);
-        for (int k = 0; k < K; k++) memcpy(ws->pre0.p + k * nh, ws->base.p, nh * sizeof(float));
-        if (!layout) {
-            /* early join: the config's projection added to every node */
-            if (!fgrow(&ws->inj, (size_t)K * H)) return nomem(err);
-            pc_linear_forward(ws->inj.p, cfg, P(m, m->p_cfg_w), NULL, K, D, H);
-            for (int k = 0; k < K; k++)
-                for (int i = 0; i < n; i++) {
-                    float *row = ws->pre0.p + k * nh + (size_t)i * H;
-                    const float *v = ws->inj.p + (size_t)k * H;
-                    for (int c = 0; c < H; c++) row[c] += v[c];
-                }
-        } else {
-            /* layout: per-node configs scattered onto configurable nodes */
-            if (!igrow(&ws->cidx, (size_t)K * nc) || !fgrow(&ws->inj, (size_t)K * nc * H))
-                return nomem(err);
-            for (int k = 0; k < K; k++)
-                for (int j = 0; j < nc; j++) ws->cidx.p[(size_t)k * nc + j] = k * n + ws->g.cfg_ids[j];
-            if (nc > 0) {
-                pc_linear_forward(ws->inj.p, cfg, P(m, m->p_cfg_w), P(m, m->p_cfg_b), K * nc, D,
-                                  H);
-                pc_scatter_add_forward(ws->pre0.p, ws->inj.p, ws->cidx.p, K * nc, N, H);
-            }
-        }
-        if ((st = gnn_forward(m, ws, K, seed, err))) return st;
-        if (!offsets(&ws->off, K, n) ||
-            !pool_fwd(m, &ws->pooled, &ws->pa, &ws->pb, &ws->am, gnn_out(m, ws), ws->off.p, K, H))
-            return nomem(err);
-    }
-    if (!fgrow(&ws->r, (size_t)K * R)) return nomem(err);
-    ws->fused = layout && late && fused;
+    if (!late) configs_early(m, ws, cfg, K, seed);
     if (ws->fused) {
-        if ((st = layout_late_fused(m, ws, cfg, K, err))) return st;
-        for (int k = 0; k < K; k++) {
-            float *row = ws->r.p + (size_t)k * R;
-            memcpy(row, ws->pooled.p, (size_t)Pw * sizeof(float));
-            memcpy(row + Pw, ws->cpooled.p + (size_t)k * Pw, (size_t)Pw * sizeof(float));
-        }
+        layout_late_fused(m, ws, cfg, K);
+        readout_layout_late(m, ws, K);
     } else if (layout && late) {
         /* u[k][j] = act(cfg[k][j] @ cfg.w^T + cfg.b + hn[j] @ late.w^T), pooled per config */
         size_t KN = (size_t)K * nc;
-        if (!fgrow(&ws->inj, KN * H) || !fgrow(&ws->lu, KN * H) || !fgrow(&ws->la, KN * H) ||
-            !offsets(&ws->coff, K, nc))
-            return nomem(err);
+        offsets(ws->cfg_off, K, nc);
         if (nc > 0) {
-            pc_linear_forward(ws->inj.p, cfg, P(m, m->p_cfg_w), P(m, m->p_cfg_b), K * nc, D, H);
+            pc_linear_forward(ws->cfg_proj, cfg, P(m, m->p_cfg_w), P(m, m->p_cfg_b), K * nc, D, H);
             size_t nh = (size_t)nc * H;
             for (int k = 0; k < K; k++)
-                pc_residual_forward(ws->lu.p + k * nh, ws->inj.p + k * nh, ws->ljp.p, nh);
-            act_fwd(m, ws->la.p, ws->lu.p, KN * H);
+                pc_residual_forward(ws->late_pre + k * nh, ws->cfg_proj + k * nh, ws->late_proj,
+                                    nh);
+            act_fwd(m, ws->late_act, ws->late_pre, KN * H);
         }
-        if (!pool_fwd(m, &ws->cpooled, &ws->cpa, &ws->cpb, &ws->cam, ws->la.p, ws->coff.p, K, H))
-            return nomem(err);
-        for (int k = 0; k < K; k++) {
-            float *row = ws->r.p + (size_t)k * R;
-            memcpy(row, ws->pooled.p, (size_t)Pw * sizeof(float));
-            memcpy(row + Pw, ws->cpooled.p + (size_t)k * Pw, (size_t)Pw * sizeof(float));
-        }
+        pool_rows(m, ws->cfg_pooled, ws->cfg_pool_mean, ws->cfg_pool_max, ws->cfg_pool_arg,
+                  ws->late_act, ws->cfg_off, K, H);
+        readout_layout_late(m, ws, K);
     } else if (layout) {
-        if (!fgrow(&ws->gath, (size_t)K * nc * H) || !offsets(&ws->coff, K, nc)) return nomem(err);
-        if (nc > 0) pc_gather_forward(ws->gath.p, gnn_out(m, ws), ws->cidx.p, K * nc, H);
-        if (!pool_fwd(m, &ws->cpooled, &ws->cpa, &ws->cpb, &ws->cam, ws->gath.p, ws->coff.p, K, H))
-            return nomem(err);
-        const float *ins[2] = {ws->pooled.p, ws->cpooled.p};
+        offsets(ws->cfg_off, K, nc);
+        if (nc > 0) pc_gather_forward(ws->cfg_gather, gnn_out(m, ws), ws->cfg_rows, K * nc, H);
+        pool_rows(m, ws->cfg_pooled, ws->cfg_pool_mean, ws->cfg_pool_max, ws->cfg_pool_arg,
+                  ws->cfg_gather, ws->cfg_off, K, H);
+        const float *ins[2] = {ws->pooled, ws->cfg_pooled};
         int cs[2] = {Pw, Pw};
-        pc_concat_forward(ws->r.p, ins, cs, 2, K);
+        pc_concat_forward(ws->readout, ins, cs, 2, K);
     } else if (late) {
         for (int k = 0; k < K; k++) {
-            float *row = ws->r.p + (size_t)k * R;
-            memcpy(row, ws->pooled.p, (size_t)Pw * sizeof(float));
+            float *row = ws->readout + (size_t)k * R;
+            memcpy(row, ws->pooled, (size_t)Pw * sizeof(float));
             memcpy(row + Pw, cfg + (size_t)k * D, (size_t)D * sizeof(float));
         }
     } else {
-        memcpy(ws->r.p, ws->pooled.p, (size_t)K * R * sizeof(float));
+        memcpy(ws->readout, ws->pooled, (size_t)K * R * sizeof(float));
     }
-    return scores ? head_fwd(m, ws, K, scores, err) : PC_OK;
+    return PC_OK;
 }
 
 pc_status pc_gnn_forward(const pc_gnn *m, pc_gnn_ws *ws, const pc_gnn_graph *g,
@@ -968,7 +846,9 @@ pc_status pc_gnn_forward(const pc_gnn *m, pc_gnn_ws *ws, const pc_gnn_graph *g,
                            pc_error *err) {
     int train = dropout_seed != NULL;
     pc_status st = prefix_impl(m, ws, g, train, dropout_seed, err);
-    if (!st) st = configs_impl(m, ws, cfg, K, dropout_seed, 0, scores, err);
+    /* training's entry: backward's buffers planned up front */
+    if (!st) st = configs_impl(m, ws, cfg, K, dropout_seed, 0, 1, err);
+    if (!st) st = head_fwd(m, ws, K, scores, err);
     return st;
 }
 
@@ -980,11 +860,11 @@ size_t pc_gnn_bytes_per_config(const pc_gnn *m, const pc_gnn_graph *g) {
 }
 
 /*
- * Mirrors the fgrow/fzero calls of prefix_impl, configs_impl, gnn_forward,
- * head_fwd and (train) bwd_grow / gnn_backward / head_bwd: the floats a pass
- * writes. Buffers only grown for another path (dt without dropout, dla / dlu
- * outside layout late join) are never touched and cost no resident memory;
- * fgrow's 1.5x slack is not touched either.
+ * The floats a pass writes, after the size table (gnn_ws.h): forward, plus
+ * backward when train. Buffers of another path (dropout's without it, the
+ * layout late join's outside it) are never touched and cost no resident
+ * memory; the 1.5x growth slack is not touched either. The formula the
+ * memory estimate was measured with (bench/RESULTS.md), kept as it was.
  */
 double pc_gnn_pass_bytes(const pc_gnn *m, int64_t n, int64_t nc, int64_t K, int train) {
     double H = m->opts.hidden, L = m->opts.layers, F = m->feat_dim, E = m->opts.emb_dim;
@@ -997,19 +877,23 @@ double pc_gnn_pass_bytes(const pc_gnn *m, int64_t n, int64_t nc, int64_t K, int 
     double f = nd * E + nd * (F + E) + nd * H;
     double per_layer = 8.0 * NH + (ln ? NH + 2.0 * N : 0.0) + (drop ? NH + NH / 4.0 : 0.0);
     f += NH /* pre0 */ + NH /* h0 */ + L * per_layer;
-    f += 3.0 * S * Pw + S * H;                         /* pooled, pa, pb, am */
-    if (!late && layout) f += Kd * ncd * H * 2.0 + Kd * ncd; /* inj, gath, cidx */
-    else if (!late) f += Kd * H;                       /* inj */
-    if (layout && late) f += 2.0 * ncd * H + 3.0 * Kd * ncd * H; /* gath, ljp; inj, lu, la */
-    if (layout) f += 3.0 * Kd * Pw;                    /* cpooled, cpa, cpb */
-    f += Kd * R + 2.0 * Kd * H;                        /* r, h1, a1 */
-    if (m->opts.attn_heads > 0) f += 2.0 * Kd * R + 4.0 * Kd * R; /* ra, cache (about) */
+    f += 3.0 * S * Pw + S * H; /* pooled, pool_mean/max/arg */
+    if (!late && layout)
+        f += Kd * ncd * H * 2.0 + Kd * ncd; /* cfg_proj, cfg_gather, cfg_rows */
+    else if (!late)
+        f += Kd * H; /* cfg_proj */
+    if (layout && late)
+        f += 2.0 * ncd * H + 3.0 * Kd * ncd * H; /* cfg_node_h, late_proj;
+                                          cfg_proj, late_pre, late_act */
+    if (layout) f += 3.0 * Kd * Pw;              /* cfg_pooled, cfg_pool_mean/max */
+    f += Kd * R + 2.0 * Kd * H;                  /* readout, head_pre, head_act */
+    if (m->opts.attn_heads > 0) f += 2.0 * Kd * R + 4.0 * Kd * R; /* attn_out, cache (about) */
     if (train) {
-        f += 9.0 * NH + (drop ? NH : 0.0);             /* dh du dcat(3) dz dao dau dpre [dt] */
-        f += nd * H + nd * (F + E) + nd * E;           /* dbase, dx0, demb */
-        f += Kd * (ncd + 1.0) * H + Kd * ncd * H;      /* dinj, dgath */
-        if (layout && late) f += 2.0 * Kd * ncd * H + ncd * H; /* dla, dlu, dljp */
-        f += 2.0 * Kd * H + Kd * R + 4.0 * S * Pw;     /* da1, dh1, dr, pooling scratch */
+        f += 9.0 * NH + (drop ? NH : 0.0);                     /* d_h .. d_pre0 (d_cat 3), d_upd */
+        f += nd * H + nd * (F + E) + nd * E;                   /* d_base, d_x0, d_emb */
+        f += Kd * (ncd + 1.0) * H + Kd * ncd * H;              /* d_cfg_proj, d_cfg_gather */
+        if (layout && late) f += 2.0 * Kd * ncd * H + ncd * H; /* d_late_act/pre/proj */
+        f += 2.0 * Kd * H + Kd * R + 4.0 * S * Pw;             /* d_head_*, d_readout, pooling */
         if (m->opts.attn_heads > 0) f += 6.0 * Kd * R;
     }
     return f * (double)sizeof(float);
@@ -1023,79 +907,88 @@ pc_status pc_gnn_prefix(const pc_gnn *m, pc_gnn_ws *ws, const pc_gnn_graph *g,
 pc_status pc_gnn_score_configs(const pc_gnn *m, pc_gnn_ws *ws, const float *cfg, int K,
                                  float *scores, pc_error *err) {
     if (ws->train) return pc_fail(err, PC_ERR_ARG, "model: prefix was computed for training");
-    return configs_impl(m, ws, cfg, K, NULL, 1, scores, err);
+    /* chunks of configs are large: never backward's buffers (a backward recomputes) */
+    pc_status st = configs_impl(m, ws, cfg, K, NULL, 1, 0, err);
+    return st ? st : head_fwd(m, ws, K, scores, err);
 }
 
 /* ---- backward ------------------------------------------------------------------- */
 
-/* Grows every backward buffer before any gradient is touched. */
-static int bwd_grow(const pc_gnn *m, pc_gnn_ws *ws) {
-    size_t n = (size_t)ws->g.n, H = (size_t)m->opts.hidden, K = (size_t)ws->K;
-    size_t S = (size_t)ws->S, nc = (size_t)ws->g.nc, NH = S * n * H;
-    size_t Pw = (size_t)pool_width(m), R = (size_t)readout_width(m);
-    size_t G = K > 1 ? K : 1;
-    return fgrow(&ws->da1, K * H) && fgrow(&ws->dh1, K * H) && fgrow(&ws->dr, K * R) &&
-           fgrow(&ws->dh, NH) && fgrow(&ws->dt, NH) && fgrow(&ws->du, NH) &&
-           fgrow(&ws->dcat, 3 * NH) && fgrow(&ws->dz, NH) && fgrow(&ws->dao, NH) &&
-           fgrow(&ws->dau, NH) && fgrow(&ws->dpre, NH) && fgrow(&ws->dbase, n * H) &&
-           fgrow(&ws->dx0, n * (size_t)(m->feat_dim + m->opts.emb_dim)) &&
-           fgrow(&ws->demb, n * (size_t)m->opts.emb_dim) && fgrow(&ws->dinj, K * (nc + 1) * H) &&
-           fgrow(&ws->dpa, G * H) && fgrow(&ws->dpb, G * H) && fgrow(&ws->dgath, K * nc * H) &&
-           fgrow(&ws->dpooled, G * Pw) && fgrow(&ws->dcpooled, G * Pw) &&
-           fgrow(&ws->dla, K * nc * H + 1) && fgrow(&ws->dlu, K * nc * H + 1) &&
-           fgrow(&ws->dljp, nc * H + 1) && fgrow(&ws->dgath, nc * H + 1);
+/*
+ * Backward's buffers, planned before any gradient is touched. A pass planned
+ * without them (pc_gnn_readout before the first backward in ws, or
+ * pc_gnn_score_configs) is recomputed when planning them re-planned the
+ * configs part, or when it skipped the activations (fused): exactly, with
+ * the same dropout masks; the head too when `head`.
+ */
+static pc_status ensure_backward(const pc_gnn *m, pc_gnn_ws *ws, int head, pc_error *err) {
+    ws->backward_seen = 1;
+    if (ws->for_backward) return PC_OK;
+    int K = ws->K;
+    pc_gnn_ws_dims dims = pass_dims(ws, K, 1, 0);
+    int moved = pc_gnn_ws_plan(m, ws, PC_WS_CONFIGS, &dims);
+    if (moved < 0) {
+        ws->K = 0;
+        return nomem(err);
+    }
+    ws->for_backward = 1;
+    if (!moved && !ws->fused) return PC_OK;
+    uint64_t seed = ws->cfg_seed;
+    pc_status st = configs_impl(m, ws, ws->cfg, K, ws->cfg_has_seed ? &seed : NULL, 0, 1, err);
+    if (!st && head) st = head_fwd(m, ws, K, NULL, err);
+    return st;
 }
 
-/* Layout late join, from ws->dr down to ws->dh (n, H) of the shared GNN's output. */
+/* Layout late join, from ws->d_readout down to ws->d_h (n, H) of the shared GNN's output. */
 static void layout_late_backward(pc_gnn *m, pc_gnn_ws *ws) {
     int n = ws->g.n, H = m->opts.hidden, D = m->cfg_dim, nc = ws->g.nc, K = ws->K;
     int Pw = pool_width(m);
     size_t nh = (size_t)nc * H, KN = (size_t)K * nc;
-    fzero(&ws->dpooled, (size_t)K * Pw);
-    fzero(&ws->dcpooled, (size_t)K * Pw);
-    float *dins[2] = {ws->dpooled.p, ws->dcpooled.p};
+    zero(ws->d_pooled, (size_t)K * Pw);
+    zero(ws->d_cfg_pooled, (size_t)K * Pw);
+    float *dins[2] = {ws->d_pooled, ws->d_cfg_pooled};
     int cs[2] = {Pw, Pw};
-    pc_concat_backward(dins, ws->dr.p, cs, 2, K);
+    pc_concat_backward(dins, ws->d_readout, cs, 2, K);
     /* the graph pooling is shared: its gradient is the sum over configs (row 0) */
     for (int k = 1; k < K; k++)
-        pc_residual_backward(ws->dpooled.p, NULL, ws->dpooled.p + (size_t)k * Pw, (size_t)Pw);
-    pool_bwd(m, ws->dh.p, ws->dpooled.p, &ws->dpa, &ws->dpb, &ws->am, ws->off.p, 1, H);
+        pc_residual_backward(ws->d_pooled, NULL, ws->d_pooled + (size_t)k * Pw, (size_t)Pw);
+    pool_bwd(m, ws->d_h, ws->d_pooled, ws->d_pool_mean, ws->d_pool_max, ws->pool_arg, ws->seg_off,
+             1, H);
     if (nc == 0) return;
-    fzero(&ws->dla, KN * H);
-    fzero(&ws->dlu, KN * H);
-    pool_bwd(m, ws->dla.p, ws->dcpooled.p, &ws->dpa, &ws->dpb, &ws->cam, ws->coff.p, K, H);
-    act_bwd(m, ws->dlu.p, ws->dla.p, ws->lu.p, KN * H);
-    pc_linear_backward(NULL, G(m, m->p_cfg_w), G(m, m->p_cfg_b), ws->dlu.p, ws->cfg,
+    zero(ws->d_late_act, KN * H);
+    zero(ws->d_late_pre, KN * H);
+    pool_bwd(m, ws->d_late_act, ws->d_cfg_pooled, ws->d_pool_mean, ws->d_pool_max, ws->cfg_pool_arg,
+             ws->cfg_off, K, H);
+    act_bwd(m, ws->d_late_pre, ws->d_late_act, ws->late_pre, KN * H);
+    pc_linear_backward(NULL, G(m, m->p_cfg_w), G(m, m->p_cfg_b), ws->d_late_pre, ws->cfg,
                        P(m, m->p_cfg_w), K * nc, D, H);
-    fzero(&ws->dljp, nh);
-    for (int k = 0; k < K; k++) pc_residual_backward(ws->dljp.p, NULL, ws->dlu.p + k * nh, nh);
-    fzero(&ws->dgath, nh);
-    pc_linear_backward(ws->dgath.p, G(m, m->p_lj_w), NULL, ws->dljp.p, ws->gath.p,
+    zero(ws->d_late_proj, nh);
+    for (int k = 0; k < K; k++)
+        pc_residual_backward(ws->d_late_proj, NULL, ws->d_late_pre + k * nh, nh);
+    zero(ws->d_cfg_node_h, nh);
+    pc_linear_backward(ws->d_cfg_node_h, G(m, m->p_lj_w), NULL, ws->d_late_proj, ws->cfg_node_h,
                        P(m, m->p_lj_w), nc, H, H);
-    pc_gather_backward(ws->dh.p, ws->dgath.p, ws->g.cfg_ids, nc, n, H);
+    pc_gather_backward(ws->d_h, ws->d_cfg_node_h, ws->g.cfg_ids, nc, n, H);
 }
 
-static pc_status readout_bwd(pc_gnn *m, pc_gnn_ws *ws, pc_error *err);
+static void readout_bwd(pc_gnn *m, pc_gnn_ws *ws);
 
 pc_status pc_gnn_backward(pc_gnn *m, pc_gnn_ws *ws, const float *dscores, pc_error *err) {
     if (!ws->have_prefix || ws->K < 1)
         return pc_fail(err, PC_ERR_ARG, "model: backward without a forward");
-    if (!bwd_grow(m, ws)) return nomem(err);
-    pc_status st = PC_OK;
-    if (ws->fused) { /* rebuild the activations the fused scoring did not keep */
-        if ((st = configs_impl(m, ws, ws->cfg, ws->K, NULL, 0, NULL, err))) return st;
-        if (!bwd_grow(m, ws)) return nomem(err);
-    }
-    if ((st = head_bwd(m, ws, ws->K, dscores, err))) return st;
-    return readout_bwd(m, ws, err);
+    pc_status st = ensure_backward(m, ws, 1, err);
+    if (st) return st;
+    head_bwd(m, ws, ws->K, dscores);
+    readout_bwd(m, ws);
+    return PC_OK;
 }
 
 pc_status pc_gnn_readout(const pc_gnn *m, pc_gnn_ws *ws, const pc_gnn_graph *g,
                            const float *cfg, int K, uint64_t *dropout_seed, float *r,
                            pc_error *err) {
     pc_status st = prefix_impl(m, ws, g, dropout_seed != NULL, dropout_seed, err);
-    if (!st) st = configs_impl(m, ws, cfg, K, dropout_seed, 0, NULL, err);
-    if (!st) memcpy(r, ws->r.p, (size_t)K * readout_width(m) * sizeof(float));
+    if (!st) st = configs_impl(m, ws, cfg, K, dropout_seed, 0, ws->backward_seen, err);
+    if (!st) memcpy(r, ws->readout, (size_t)K * readout_width(m) * sizeof(float));
     return st;
 }
 
@@ -1103,19 +996,23 @@ pc_status pc_gnn_readout_backward(pc_gnn *m, pc_gnn_ws *ws, const float *dr,
                                     pc_error *err) {
     if (!ws->have_prefix || ws->K < 1)
         return pc_fail(err, PC_ERR_ARG, "model: backward without a forward");
-    if (!bwd_grow(m, ws)) return nomem(err);
-    memcpy(ws->dr.p, dr, (size_t)ws->K * readout_width(m) * sizeof(float));
-    return readout_bwd(m, ws, err);
+    pc_status st = ensure_backward(m, ws, 0, err);
+    if (st) return st;
+    memcpy(ws->d_readout, dr, (size_t)ws->K * readout_width(m) * sizeof(float));
+    readout_bwd(m, ws);
+    return PC_OK;
 }
-
-int pc_gnn_readout_width(const pc_gnn *m) { return readout_width(m); }
 
 pc_status pc_gnn_head_forward(const pc_gnn *m, pc_gnn_ws *ws, const float *r, int K,
                                 float *scores, pc_error *err) {
     if (K < 1) return pc_fail(err, PC_ERR_ARG, "model: need K >= 1 configs");
-    size_t n = (size_t)K * readout_width(m);
-    if (!fgrow(&ws->r, n)) return nomem(err);
-    memcpy(ws->r.p, r, n * sizeof(float));
+    /* the head alone, with its backward: no graph rows */
+    pc_gnn_ws_dims dims = {0, 0, (size_t)K, 0, 1, 0};
+    int moved = pc_gnn_ws_plan(m, ws, PC_WS_CONFIGS, &dims);
+    ws->hK = 0;
+    if (moved < 0) return nomem(err);
+    if (moved) ws->for_backward = 0; /* a pass over configs in ws is recomputed for backward */
+    memcpy(ws->readout, r, (size_t)K * readout_width(m) * sizeof(float));
     ws->hK = K;
     return head_fwd(m, ws, K, scores, err);
 }
@@ -1123,72 +1020,71 @@ pc_status pc_gnn_head_forward(const pc_gnn *m, pc_gnn_ws *ws, const float *r, in
 pc_status pc_gnn_head_backward(pc_gnn *m, pc_gnn_ws *ws, const float *dscores, float *dr,
                                  pc_error *err) {
     if (ws->hK < 1) return pc_fail(err, PC_ERR_ARG, "model: head backward without a forward");
-    pc_status st = head_bwd(m, ws, ws->hK, dscores, err);
-    if (!st && dr) memcpy(dr, ws->dr.p, (size_t)ws->hK * readout_width(m) * sizeof(float));
-    return st;
+    head_bwd(m, ws, ws->hK, dscores);
+    if (dr) memcpy(dr, ws->d_readout, (size_t)ws->hK * readout_width(m) * sizeof(float));
+    return PC_OK;
 }
 
-/* From ws->dr (K, R) down to the parameters. */
-static pc_status readout_bwd(pc_gnn *m, pc_gnn_ws *ws, pc_error *err) {
-    (void)err;
+/* From ws->d_readout (K, R) down to the parameters (every buffer planned). */
+static void readout_bwd(pc_gnn *m, pc_gnn_ws *ws) {
     int n = ws->g.n, H = m->opts.hidden, D = m->cfg_dim, nc = ws->g.nc, K = ws->K, S = ws->S;
     int F = m->feat_dim, E = m->opts.emb_dim;
     int late = shared_gnn(m), layout = m->opts.kind == PC_KIND_LAYOUT;
     int Pw = pool_width(m), R = readout_width(m);
     const float *cfg = ws->cfg;
     size_t nh = (size_t)n * H, NH = (size_t)S * nh;
-    /* allocation failures leave the gradients partial; buffers only ever grow, and
-       every size here was already allocated once by the forward for the same shapes */
-    fzero(&ws->dh, NH);
+    zero(ws->d_h, NH);
     if (layout && late) {
         layout_late_backward(m, ws);
     } else if (layout) {
-        fzero(&ws->dpooled, (size_t)K * Pw);
-        fzero(&ws->dcpooled, (size_t)K * Pw);
-        fzero(&ws->dgath, (size_t)K * nc * H);
-        float *dins[2] = {ws->dpooled.p, ws->dcpooled.p};
+        zero(ws->d_pooled, (size_t)K * Pw);
+        zero(ws->d_cfg_pooled, (size_t)K * Pw);
+        zero(ws->d_cfg_gather, (size_t)K * nc * H);
+        float *dins[2] = {ws->d_pooled, ws->d_cfg_pooled};
         int cs[2] = {Pw, Pw};
-        pc_concat_backward(dins, ws->dr.p, cs, 2, K);
-        pool_bwd(m, ws->dh.p, ws->dpooled.p, &ws->dpa, &ws->dpb, &ws->am, ws->off.p, K, H);
-        pool_bwd(m, ws->dgath.p, ws->dcpooled.p, &ws->dpa, &ws->dpb, &ws->cam, ws->coff.p, K,
-                 H);
-        if (nc > 0) pc_gather_backward(ws->dh.p, ws->dgath.p, ws->cidx.p, K * nc, S * n, H);
+        pc_concat_backward(dins, ws->d_readout, cs, 2, K);
+        pool_bwd(m, ws->d_h, ws->d_pooled, ws->d_pool_mean, ws->d_pool_max, ws->pool_arg,
+                 ws->seg_off, K, H);
+        pool_bwd(m, ws->d_cfg_gather, ws->d_cfg_pooled, ws->d_pool_mean, ws->d_pool_max,
+                 ws->cfg_pool_arg, ws->cfg_off, K, H);
+        if (nc > 0) pc_gather_backward(ws->d_h, ws->d_cfg_gather, ws->cfg_rows, K * nc, S * n, H);
     } else if (late) {
-        fzero(&ws->dpooled, (size_t)Pw);
+        zero(ws->d_pooled, (size_t)Pw);
         for (int k = 0; k < K; k++)
-            for (int c = 0; c < Pw; c++) ws->dpooled.p[c] += ws->dr.p[(size_t)k * R + c];
-        pool_bwd(m, ws->dh.p, ws->dpooled.p, &ws->dpa, &ws->dpb, &ws->am, ws->off.p, 1, H);
+            for (int c = 0; c < Pw; c++) ws->d_pooled[c] += ws->d_readout[(size_t)k * R + c];
+        pool_bwd(m, ws->d_h, ws->d_pooled, ws->d_pool_mean, ws->d_pool_max, ws->pool_arg,
+                 ws->seg_off, 1, H);
     } else {
-        pool_bwd(m, ws->dh.p, ws->dr.p, &ws->dpa, &ws->dpb, &ws->am, ws->off.p, K, H);
+        pool_bwd(m, ws->d_h, ws->d_readout, ws->d_pool_mean, ws->d_pool_max, ws->pool_arg,
+                 ws->seg_off, K, H);
     }
     gnn_backward(m, ws, S);
     /* config injection and the shared base */
-    fzero(&ws->dbase, nh);
-    for (int k = 0; k < S; k++) pc_residual_backward(ws->dbase.p, NULL, ws->dpre.p + k * nh, nh);
+    zero(ws->d_base, nh);
+    for (int k = 0; k < S; k++) pc_residual_backward(ws->d_base, NULL, ws->d_pre0 + k * nh, nh);
     if (!late && !layout) {
-        fzero(&ws->dinj, (size_t)K * H);
+        zero(ws->d_cfg_proj, (size_t)K * H);
         for (int k = 0; k < K; k++) {
-            float *d = ws->dinj.p + (size_t)k * H;
+            float *d = ws->d_cfg_proj + (size_t)k * H;
             for (int i = 0; i < n; i++) {
-                const float *row = ws->dpre.p + k * nh + (size_t)i * H;
+                const float *row = ws->d_pre0 + k * nh + (size_t)i * H;
                 for (int c = 0; c < H; c++) d[c] += row[c];
             }
         }
-        pc_linear_backward(NULL, G(m, m->p_cfg_w), NULL, ws->dinj.p, cfg, P(m, m->p_cfg_w), K, D,
-                           H);
+        pc_linear_backward(NULL, G(m, m->p_cfg_w), NULL, ws->d_cfg_proj, cfg, P(m, m->p_cfg_w), K,
+                           D, H);
     } else if (layout && !late && nc > 0) {
-        fzero(&ws->dinj, (size_t)K * nc * H);
-        pc_scatter_add_backward(ws->dinj.p, ws->dpre.p, ws->cidx.p, K * nc, H);
-        pc_linear_backward(NULL, G(m, m->p_cfg_w), G(m, m->p_cfg_b), ws->dinj.p, cfg,
+        zero(ws->d_cfg_proj, (size_t)K * nc * H);
+        pc_scatter_add_backward(ws->d_cfg_proj, ws->d_pre0, ws->cfg_rows, K * nc, H);
+        pc_linear_backward(NULL, G(m, m->p_cfg_w), G(m, m->p_cfg_b), ws->d_cfg_proj, cfg,
                            P(m, m->p_cfg_w), K * nc, D, H);
     }
-    fzero(&ws->dx0, (size_t)n * (F + E));
-    fzero(&ws->demb, (size_t)n * E);
-    pc_linear_backward(ws->dx0.p, G(m, m->p_in_w), G(m, m->p_in_b), ws->dbase.p, ws->x0.p,
+    zero(ws->d_x0, (size_t)n * (F + E));
+    zero(ws->d_emb, (size_t)n * E);
+    pc_linear_backward(ws->d_x0, G(m, m->p_in_w), G(m, m->p_in_b), ws->d_base, ws->x0,
                        P(m, m->p_in_w), n, F + E, H);
-    float *dins[2] = {NULL, ws->demb.p};
+    float *dins[2] = {NULL, ws->d_emb};
     int cs[2] = {F, E};
-    pc_concat_backward(dins, ws->dx0.p, cs, 2, n);
-    pc_embedding_backward(G(m, m->p_emb), ws->demb.p, ws->g.opcode, n, m->opts.num_opcodes, E);
-    return PC_OK;
+    pc_concat_backward(dins, ws->d_x0, cs, 2, n);
+    pc_embedding_backward(G(m, m->p_emb), ws->d_emb, ws->g.opcode, n, m->opts.num_opcodes, E);
 }

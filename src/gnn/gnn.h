@@ -47,7 +47,8 @@
  *
  * Memory: the workspace holds about (10 + 4L) * H floats per node and
  * segment (layer activations kept for backward), so K * n * H * (10 + 4L)
- * * 4 bytes; large layout graphs need few configs per call.
+ * * 4 bytes; large layout graphs need few configs per call. Its buffers,
+ * their shapes and sizes are one table, src/gnn/gnn_ws.h.
  */
 #ifndef PC_MODEL_H
 #define PC_MODEL_H
@@ -213,8 +214,11 @@ pc_status pc_gnn_prep_configs(const pc_gnn *m, const float *raw, int64_t rows, f
                                 pc_error *err);
 
 /*
- * Activations of the last forward, owned by the caller; buffers grow as
- * needed and are reused across calls (one workspace per thread).
+ * Activations of the last forward, owned by the caller (one workspace per
+ * thread): two allocations planned from the size table of gnn_ws.h, the
+ * graph's part (pc_gnn_prefix) and the configs' part, re-planned only when a
+ * pass needs more. pc_gnn_forward plans backward's buffers too,
+ * pc_gnn_readout once the workspace has run a backward.
  */
 typedef struct pc_gnn_ws pc_gnn_ws;
 pc_gnn_ws *pc_gnn_ws_new(void);
@@ -255,7 +259,8 @@ pc_status pc_gnn_score_configs(const pc_gnn *m, pc_gnn_ws *ws, const float *cfg,
  *    over configurable nodes], each of pool width); pc_gnn_readout_backward
  *    takes dr (K, R) and accumulates the gradients of everything below the head.
  *  - pc_gnn_head_forward / _backward: the head alone on a given r; backward
- *    accumulates the head's gradients and returns dr (may be NULL).
+ *    accumulates the head's gradients and returns dr (may be NULL). Give
+ *    them a workspace of their own (a readout's there is recomputed).
  * pc_gnn_forward == head(readout(...)) exactly.
  */
 pc_status pc_gnn_readout(const pc_gnn *m, pc_gnn_ws *ws, const pc_gnn_graph *g,
@@ -263,7 +268,12 @@ pc_status pc_gnn_readout(const pc_gnn *m, pc_gnn_ws *ws, const pc_gnn_graph *g,
                            pc_error *err);
 pc_status pc_gnn_readout_backward(pc_gnn *m, pc_gnn_ws *ws, const float *dr,
                                     pc_error *err);
-int pc_gnn_readout_width(const pc_gnn *m);
+/* R: the head input's width (inline: the workspace plan needs it too). */
+static inline int pc_gnn_readout_width(const pc_gnn *m) {
+    int P = m->opts.pool == PC_POOL_MEANMAX ? 2 * m->opts.hidden : m->opts.hidden;
+    if (m->opts.kind == PC_KIND_LAYOUT) return 2 * P;
+    return m->opts.join == PC_JOIN_LATE ? P + m->cfg_dim : P;
+}
 pc_status pc_gnn_head_forward(const pc_gnn *m, pc_gnn_ws *ws, const float *r, int K,
                                 float *scores, pc_error *err);
 pc_status pc_gnn_head_backward(pc_gnn *m, pc_gnn_ws *ws, const float *dscores, float *dr,

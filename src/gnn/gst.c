@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "common/util.h"
+#include "gnn/gnn_ws.h"
 #include "gnn/gst.h"
 
 static const char *const seg_names[] = {"contiguous", "splits", "metis"};
@@ -52,6 +53,7 @@ typedef struct seg {
 
 struct pc_gst_graph {
     int S, n, nc, R;
+    int max_seg_nc; /* configurable nodes of the segment with the most */
     seg *seg;
     int64_t configs;
     float *table;        /* (configs, S, R) */
@@ -209,6 +211,8 @@ pc_status pc_gst_graph_build(const pc_gnn *m, const pc_gnn_gdata *d, const pc_gs
     for (int s = 0; s < gg->S && !st; s++)
         st = seg_build(&gg->seg[s], g, edges, ne, seg_of, s, local, m->feat_dim, err);
     if (st) goto done;
+    for (int s = 0; s < gg->S; s++)
+        if (gg->seg[s].nc > gg->max_seg_nc) gg->max_seg_nc = gg->seg[s].nc;
     gg->configs = configs;
     size_t SR = (size_t)gg->S * (size_t)gg->R;
     gg->shared = calloc(SR, sizeof(float));
@@ -230,21 +234,56 @@ done:
 
 /* ---- steps ---------------------------------------------------------------- */
 
+/*
+ * The context's buffers, one planned allocation: X(type, name, elements), the
+ * shape in the comment, for a step over K configs of a graph of S segments
+ * (readout width R, config width D, at most ncs configurable nodes in a
+ * segment) with T trained segments. Scoring plans them all too, so a
+ * score between a step's forward and backward keeps the step's buffers.
+ */
+// clang-format off
+#define GST_CTX_BUFFERS(X)                                                                       \
+    X(float, slot_cfg, T * K * ncs * D) /* (T, K, ncs, D) the trained segments' configs */       \
+    X(float, slot_readout, T * K * R)   /* (T, K, R) their fresh readouts */                     \
+    X(int, slot_seg, T)                 /* (T) their segments */                                 \
+    X(float, fresh_cfg, K * ncs * D)    /* (K, ncs, D) configs of a segment read fresh */        \
+    X(float, fresh_readout, K * R)      /* (K, R) its readouts */                                \
+    X(float, readout, K * R)            /* (K, R) the graph's: the segments' weighted sum */     \
+    X(float, d_readout, K * R)          /* (K, R) its gradient from the head */                  \
+    X(float, d_slot_readout, K * R)     /* (K, R) one trained segment's share of it */           \
+    X(int, order, S)                    /* (S) the segments, the trained ones first */           \
+    X(uint8_t, kept, S)                 /* (S) 2 trained, 1 stale and kept, 0 dropped */         \
+    X(int64_t, ids, K)                  /* (K) the step's config ids */                          \
+    X(int, missing, K)                  /* (K) configs whose table entry is empty */
+// clang-format on
+
+enum {
+#define GST_INDEX(type, name, size) GST_##name,
+    GST_CTX_BUFFERS(GST_INDEX)
+#undef GST_INDEX
+    GST_COUNT
+};
+
+static const size_t gst_elem[GST_COUNT] = {
+#define GST_ELEM(type, name, size) sizeof(type),
+    GST_CTX_BUFFERS(GST_ELEM)
+#undef GST_ELEM
+};
+
 struct pc_gst_ctx {
-    int slots;                 /* trained segments per step */
-    pc_gnn_ws **tws, *ews, *hws;
-    float **tcfg, **tr;        /* per slot: segment configs, readout (K, R) */
-    size_t *tcfg_cap, *tr_cap;
-    int *tseg;                 /* per slot: its segment */
-    float *ecfg, *er, *r, *dr, *drs;
-    size_t ecfg_cap, er_cap, r_cap, dr_cap, drs_cap;
-    int *perm;
-    uint8_t *kept;
-    size_t perm_cap;
-    int64_t *ids;
-    int *miss;
-    int K, ntrained;
-    float wn_sum, wc_sum;      /* kept nodes and configurable nodes */
+    int slots;            /* T: trained segments per step */
+    pc_gnn_ws **train_ws; /* (T) per trained segment: its readout and backward */
+    pc_gnn_ws *fresh_ws;  /* readouts computed fresh (table misses, scoring) */
+    pc_gnn_ws *head_ws;   /* the head on the graph's readout */
+#define GST_FIELD(type, name, size) type *name;
+    GST_CTX_BUFFERS(GST_FIELD)
+#undef GST_FIELD
+    size_t cap[GST_COUNT]; /* elements planned for each buffer */
+    void *block;           /* the one allocation */
+    size_t block_len;      /* its bytes */
+    size_t slot_cfg_len;   /* K * ncs * D of the step: slot_cfg's stride */
+    int K, R, ntrained;
+    float wn_sum, wc_sum; /* kept nodes and configurable nodes */
 };
 
 pc_gst_ctx *pc_gst_ctx_new(int train_segs) {
@@ -252,17 +291,11 @@ pc_gst_ctx *pc_gst_ctx_new(int train_segs) {
     pc_gst_ctx *cx = calloc(1, sizeof *cx);
     if (!cx) return NULL;
     cx->slots = train_segs;
-    cx->tws = calloc((size_t)train_segs, sizeof *cx->tws);
-    cx->tcfg = calloc((size_t)train_segs, sizeof *cx->tcfg);
-    cx->tr = calloc((size_t)train_segs, sizeof *cx->tr);
-    cx->tcfg_cap = calloc((size_t)train_segs, sizeof *cx->tcfg_cap);
-    cx->tr_cap = calloc((size_t)train_segs, sizeof *cx->tr_cap);
-    cx->tseg = calloc((size_t)train_segs, sizeof *cx->tseg);
-    cx->ews = pc_gnn_ws_new();
-    cx->hws = pc_gnn_ws_new();
-    int ok = cx->tws && cx->tcfg && cx->tr && cx->tcfg_cap && cx->tr_cap && cx->tseg &&
-             cx->ews && cx->hws;
-    for (int i = 0; ok && i < train_segs; i++) ok = (cx->tws[i] = pc_gnn_ws_new()) != NULL;
+    cx->train_ws = calloc((size_t)train_segs, sizeof *cx->train_ws);
+    cx->fresh_ws = pc_gnn_ws_new();
+    cx->head_ws = pc_gnn_ws_new();
+    int ok = cx->train_ws && cx->fresh_ws && cx->head_ws;
+    for (int i = 0; ok && i < train_segs; i++) ok = (cx->train_ws[i] = pc_gnn_ws_new()) != NULL;
     if (!ok) {
         pc_gst_ctx_free(cx);
         return NULL;
@@ -272,36 +305,40 @@ pc_gst_ctx *pc_gst_ctx_new(int train_segs) {
 
 void pc_gst_ctx_free(pc_gst_ctx *cx) {
     if (!cx) return;
-    for (int i = 0; i < cx->slots; i++) {
-        if (cx->tws) pc_gnn_ws_free(cx->tws[i]);
-        if (cx->tcfg) free(cx->tcfg[i]);
-        if (cx->tr) free(cx->tr[i]);
-    }
-    free(cx->tws);
-    free(cx->tcfg);
-    free(cx->tr);
-    free(cx->tcfg_cap);
-    free(cx->tr_cap);
-    free(cx->tseg);
-    pc_gnn_ws_free(cx->ews);
-    pc_gnn_ws_free(cx->hws);
-    free(cx->ecfg);
-    free(cx->er);
-    free(cx->r);
-    free(cx->dr);
-    free(cx->drs);
-    free(cx->perm);
-    free(cx->kept);
-    free(cx->ids);
-    free(cx->miss);
+    for (int i = 0; cx->train_ws && i < cx->slots; i++) pc_gnn_ws_free(cx->train_ws[i]);
+    free(cx->train_ws);
+    pc_gnn_ws_free(cx->fresh_ws);
+    pc_gnn_ws_free(cx->head_ws);
+    pc_ws_block_free(cx->block, cx->block_len);
     free(cx);
 }
 
-static int grow(float **p, size_t *cap, size_t n) {
-    float *q = pc_reserve_array(*p, cap, n, sizeof(float));
-    if (!q) return 0;
-    *p = q;
-    return 1;
+/* Plans the buffers of a step over K configs of gg; 0 when out of memory. */
+static int ctx_plan(pc_gst_ctx *cx, const pc_gst_graph *gg, int Kc, int Dc) {
+    size_t T = (size_t)cx->slots, K = (size_t)Kc, S = (size_t)gg->S, R = (size_t)gg->R;
+    size_t D = (size_t)Dc, ncs = (size_t)gg->max_seg_nc;
+    size_t need[GST_COUNT], off[GST_COUNT] = {0};
+#define GST_NEED(type, name, size) need[GST_##name] = (size_t)(size);
+    GST_CTX_BUFFERS(GST_NEED)
+#undef GST_NEED
+    int r =
+        pc_ws_plan_block(&cx->block, &cx->block_len, GST_COUNT, gst_elem, NULL, need, cx->cap, off);
+    if (r) {
+        char *b = cx->block;
+#define GST_POINT(type, name, size) cx->name = b ? (type *)(void *)(b + off[GST_##name]) : NULL;
+        GST_CTX_BUFFERS(GST_POINT)
+#undef GST_POINT
+    }
+    cx->slot_cfg_len = K * ncs * D;
+    cx->R = gg->R;
+    return r >= 0;
+}
+
+static float *slot_cfg(const pc_gst_ctx *cx, int i) {
+    return cx->slot_cfg + (size_t)i * cx->slot_cfg_len;
+}
+static float *slot_readout(const pc_gst_ctx *cx, int i) {
+    return cx->slot_readout + (size_t)i * (size_t)cx->K * (size_t)cx->R;
 }
 
 /* Segment s's rows of cfg (K, nc, D) into out (K, nc_s, D). */
@@ -312,14 +349,12 @@ static void seg_cfg(const seg *sg, const float *cfg, int K, int nc, int D, float
                    cfg + ((size_t)k * nc + sg->cfg_j[c]) * D, (size_t)D * sizeof(float));
 }
 
-/* Readouts of segment s for K configs, fresh (evaluation workspace) into out (K, R). */
+/* Readouts of segment s for K configs, fresh (no backward) into out (K, R). */
 static pc_status seg_fresh(const pc_gnn *m, pc_gst_ctx *cx, pc_gst_graph *gg, int s,
                            const float *cfg, int K, int D, float *out, pc_error *err) {
     const seg *sg = &gg->seg[s];
-    if (!grow(&cx->ecfg, &cx->ecfg_cap, (size_t)K * sg->nc * D + 1))
-        return pc_fail(err, PC_ERR_NOMEM, "gst: out of memory");
-    seg_cfg(sg, cfg, K, gg->nc, D, cx->ecfg);
-    return pc_gnn_readout(m, cx->ews, &sg->g, cx->ecfg, K, NULL, out, err);
+    seg_cfg(sg, cfg, K, gg->nc, D, cx->fresh_cfg);
+    return pc_gnn_readout(m, cx->fresh_ws, &sg->g, cx->fresh_cfg, K, NULL, out, err);
 }
 
 /* Weight of segment s's two readout halves in the graph's readout. */
@@ -357,64 +392,41 @@ static pc_status stale(const pc_gnn *m, pc_gst_ctx *cx, pc_gst_graph *gg, int s,
     }
     int Km = 0;
     for (int k = 0; k < K; k++)
-        if (!gg->valid[cx->ids[k] * gg->S + s]) cx->miss[Km++] = k;
+        if (!gg->valid[cx->ids[k] * gg->S + s]) cx->missing[Km++] = k;
     if (Km == 0) return PC_OK;
     /* one batched fresh readout of the configs the table lacks */
-    if (!grow(&cx->ecfg, &cx->ecfg_cap, (size_t)Km * sg->nc * D + 1) ||
-        !grow(&cx->er, &cx->er_cap, (size_t)Km * R))
-        return pc_fail(err, PC_ERR_NOMEM, "gst: out of memory");
     for (int i = 0; i < Km; i++)
-        seg_cfg(sg, cfg + (size_t)cx->miss[i] * gg->nc * D, 1, gg->nc, D,
-                cx->ecfg + (size_t)i * sg->nc * D);
-    pc_status st = pc_gnn_readout(m, cx->ews, &sg->g, cx->ecfg, Km, NULL, cx->er, err);
+        seg_cfg(sg, cfg + (size_t)cx->missing[i] * gg->nc * D, 1, gg->nc, D,
+                cx->fresh_cfg + (size_t)i * sg->nc * D);
+    pc_status st =
+        pc_gnn_readout(m, cx->fresh_ws, &sg->g, cx->fresh_cfg, Km, NULL, cx->fresh_readout, err);
     if (st) return st;
     for (int i = 0; i < Km; i++) {
-        int64_t c = cx->ids[cx->miss[i]];
-        memcpy(gg->table + (size_t)c * SR + (size_t)s * R, cx->er + (size_t)i * R,
+        int64_t c = cx->ids[cx->missing[i]];
+        memcpy(gg->table + (size_t)c * SR + (size_t)s * R, cx->fresh_readout + (size_t)i * R,
                (size_t)R * sizeof(float));
         gg->valid[c * gg->S + s] = 1;
     }
     return PC_OK;
 }
 
-pc_status pc_gst_forward(const pc_gnn *m, pc_gst_ctx *cx, pc_gst_graph *gg, const int64_t *ids,
-                         const float *cfg, int K, const pc_gst_opts *o, uint64_t *rng,
-                         float *scores, pc_error *err) {
-    int S = gg->S, R = gg->R, D = m->cfg_dim;
-    if (!gg->table || S < 1 || K < 1)
-        return pc_fail(err, PC_ERR_ARG, "gst: graph built without a table, or no configs");
-    if ((size_t)S > cx->perm_cap) {
-        int *p = realloc(cx->perm, (size_t)S * sizeof *p);
-        uint8_t *q = p ? realloc(cx->kept, (size_t)S) : NULL;
-        if (p) cx->perm = p;
-        if (q) cx->kept = q;
-        if (!p || !q) return pc_fail(err, PC_ERR_NOMEM, "gst: out of memory");
-        cx->perm_cap = (size_t)S;
-    }
-    int64_t *idc = realloc(cx->ids, (size_t)K * sizeof *idc);
-    if (idc) cx->ids = idc;
-    int *mi = idc ? realloc(cx->miss, (size_t)K * sizeof *mi) : NULL;
-    if (mi) cx->miss = mi;
-    if (!idc || !mi || !grow(&cx->r, &cx->r_cap, (size_t)K * R))
-        return pc_fail(err, PC_ERR_NOMEM, "gst: out of memory");
-    memcpy(cx->ids, ids, (size_t)K * sizeof *ids);
-    for (int64_t k = 0; k < K; k++)
-        if (ids[k] < 0 || ids[k] >= gg->configs)
-            return pc_fail(err, PC_ERR_RANGE, "gst: config %lld not in the table",
-                           (long long)ids[k]);
-    cx->K = K;
-    /* the trained segments: a uniform sample without replacement */
+/* The step's trained segments (a uniform sample without replacement) and kept stale ones. */
+static void sample_segments(pc_gst_ctx *cx, const pc_gst_graph *gg, const pc_gst_opts *o,
+                            uint64_t *rng) {
+    int S = gg->S;
     int T = o->train_segs < S ? o->train_segs : S;
     if (T > cx->slots) T = cx->slots;
-    for (int s = 0; s < S; s++) cx->perm[s] = s;
+    for (int s = 0; s < S; s++) {
+        cx->order[s] = s;
+        cx->kept[s] = 0;
+    }
     for (int i = 0; i < T; i++) {
         int j = i + (int)(pc_splitmix64(rng) % (uint64_t)(S - i));
-        int tmp = cx->perm[i];
-        cx->perm[i] = cx->perm[j];
-        cx->perm[j] = tmp;
+        int tmp = cx->order[i];
+        cx->order[i] = cx->order[j];
+        cx->order[j] = tmp;
     }
-    memset(cx->kept, 0, (size_t)S);
-    for (int i = 0; i < T; i++) cx->kept[cx->perm[i]] = 2; /* trained */
+    for (int i = 0; i < T; i++) cx->kept[cx->order[i]] = 2; /* trained */
     float wn_sum = 0, wc_sum = 0;
     for (int s = 0; s < S; s++) {
         if (!cx->kept[s]) {
@@ -429,21 +441,36 @@ pc_status pc_gst_forward(const pc_gnn *m, pc_gst_ctx *cx, pc_gst_graph *gg, cons
     cx->ntrained = T;
     cx->wn_sum = wn_sum;
     cx->wc_sum = wc_sum;
-    memset(cx->r, 0, (size_t)K * R * sizeof(float));
+}
+
+pc_status pc_gst_forward(const pc_gnn *m, pc_gst_ctx *cx, pc_gst_graph *gg, const int64_t *ids,
+                         const float *cfg, int K, const pc_gst_opts *o, uint64_t *rng,
+                         float *scores, pc_error *err) {
+    int S = gg->S, R = gg->R, D = m->cfg_dim;
+    if (!gg->table || S < 1 || K < 1)
+        return pc_fail(err, PC_ERR_ARG, "gst: graph built without a table, or no configs");
+    cx->K = 0;
+    if (!ctx_plan(cx, gg, K, D)) return pc_fail(err, PC_ERR_NOMEM, "gst: out of memory");
+    memcpy(cx->ids, ids, (size_t)K * sizeof *ids);
+    for (int64_t k = 0; k < K; k++)
+        if (ids[k] < 0 || ids[k] >= gg->configs)
+            return pc_fail(err, PC_ERR_RANGE, "gst: config %lld not in the table",
+                           (long long)ids[k]);
+    cx->K = K;
+    sample_segments(cx, gg, o, rng);
+    memset(cx->readout, 0, (size_t)K * R * sizeof(float));
     pc_status st;
-    for (int i = 0; i < T; i++) {
-        int s = cx->perm[i];
+    for (int i = 0; i < cx->ntrained; i++) {
+        int s = cx->order[i];
         const seg *sg = &gg->seg[s];
-        cx->tseg[i] = s;
-        if (!grow(&cx->tcfg[i], &cx->tcfg_cap[i], (size_t)K * sg->nc * D + 1) ||
-            !grow(&cx->tr[i], &cx->tr_cap[i], (size_t)K * R))
-            return pc_fail(err, PC_ERR_NOMEM, "gst: out of memory");
-        seg_cfg(sg, cfg, K, gg->nc, D, cx->tcfg[i]);
-        if ((st = pc_gnn_readout(m, cx->tws[i], &sg->g, cx->tcfg[i], K, NULL, cx->tr[i], err)))
+        cx->slot_seg[i] = s;
+        seg_cfg(sg, cfg, K, gg->nc, D, slot_cfg(cx, i));
+        if ((st = pc_gnn_readout(m, cx->train_ws[i], &sg->g, slot_cfg(cx, i), K, NULL,
+                                 slot_readout(cx, i), err)))
             return st;
         float wn, wc;
-        seg_weights(m, gg, sg, wn_sum, wc_sum, &wn, &wc);
-        accumulate(cx->r, cx->tr[i], K, R, wn, wc, 0);
+        seg_weights(m, gg, sg, cx->wn_sum, cx->wc_sum, &wn, &wc);
+        accumulate(cx->readout, slot_readout(cx, i), K, R, wn, wc, 0);
     }
     size_t SR = (size_t)S * R;
     for (int s = 0; s < S; s++) {
@@ -451,42 +478,43 @@ pc_status pc_gst_forward(const pc_gnn *m, pc_gst_ctx *cx, pc_gst_graph *gg, cons
         if ((st = stale(m, cx, gg, s, cfg, K, D, err))) return st;
         const seg *sg = &gg->seg[s];
         float wn, wc;
-        seg_weights(m, gg, sg, wn_sum, wc_sum, &wn, &wc);
+        seg_weights(m, gg, sg, cx->wn_sum, cx->wc_sum, &wn, &wc);
         if (sg->nc == 0) {
-            accumulate(cx->r, gg->shared + (size_t)s * R, K, R, wn, wc, 1);
+            accumulate(cx->readout, gg->shared + (size_t)s * R, K, R, wn, wc, 1);
             continue;
         }
         for (int k = 0; k < K; k++)
-            accumulate(cx->r + (size_t)k * R, gg->table + (size_t)ids[k] * SR + (size_t)s * R, 1,
-                       R, wn, wc, 0);
+            accumulate(cx->readout + (size_t)k * R, gg->table + (size_t)ids[k] * SR + (size_t)s * R,
+                       1, R, wn, wc, 0);
     }
-    return pc_gnn_head_forward(m, cx->hws, cx->r, K, scores, err);
+    return pc_gnn_head_forward(m, cx->head_ws, cx->readout, K, scores, err);
 }
 
 pc_status pc_gst_backward(pc_gnn *m, pc_gst_ctx *cx, pc_gst_graph *gg, const float *dscores,
                           pc_error *err) {
     int K = cx->K, R = gg->R, Pw = R / 2;
     size_t SR = (size_t)gg->S * R;
-    if (!grow(&cx->dr, &cx->dr_cap, (size_t)K * R) || !grow(&cx->drs, &cx->drs_cap, (size_t)K * R))
-        return pc_fail(err, PC_ERR_NOMEM, "gst: out of memory");
-    pc_status st = pc_gnn_head_backward(m, cx->hws, dscores, cx->dr, err);
+    if (K < 1) return pc_fail(err, PC_ERR_ARG, "gst: backward without a forward");
+    pc_status st = pc_gnn_head_backward(m, cx->head_ws, dscores, cx->d_readout, err);
     for (int i = 0; i < cx->ntrained && !st; i++) {
-        int s = cx->tseg[i];
+        int s = cx->slot_seg[i];
         const seg *sg = &gg->seg[s];
         float wn, wc;
         seg_weights(m, gg, sg, cx->wn_sum, cx->wc_sum, &wn, &wc);
         for (int k = 0; k < K; k++)
             for (int c = 0; c < R; c++)
-                cx->drs[(size_t)k * R + c] = (c < Pw ? wn : wc) * cx->dr[(size_t)k * R + c];
-        st = pc_gnn_readout_backward(m, cx->tws[i], cx->drs, err);
+                cx->d_slot_readout[(size_t)k * R + c] =
+                    (c < Pw ? wn : wc) * cx->d_readout[(size_t)k * R + c];
+        st = pc_gnn_readout_backward(m, cx->train_ws[i], cx->d_slot_readout, err);
         /* the table takes the fresh readouts */
+        const float *fresh = slot_readout(cx, i);
         if (sg->nc == 0) {
-            memcpy(gg->shared + (size_t)s * R, cx->tr[i], (size_t)R * sizeof(float));
+            memcpy(gg->shared + (size_t)s * R, fresh, (size_t)R * sizeof(float));
             gg->shared_ok[s] = 1;
         } else {
             for (int k = 0; k < K; k++) {
-                memcpy(gg->table + (size_t)cx->ids[k] * SR + (size_t)s * R,
-                       cx->tr[i] + (size_t)k * R, (size_t)R * sizeof(float));
+                memcpy(gg->table + (size_t)cx->ids[k] * SR + (size_t)s * R, fresh + (size_t)k * R,
+                       (size_t)R * sizeof(float));
                 gg->valid[cx->ids[k] * gg->S + s] = 1;
             }
         }
@@ -497,24 +525,26 @@ pc_status pc_gst_backward(pc_gnn *m, pc_gst_ctx *cx, pc_gst_graph *gg, const flo
 pc_status pc_gst_score(const pc_gnn *m, pc_gst_ctx *cx, pc_gst_graph *gg, const float *cfg,
                        int K, float *scores, pc_error *err) {
     int R = gg->R, D = m->cfg_dim;
-    if (!grow(&cx->r, &cx->r_cap, (size_t)K * R) || !grow(&cx->er, &cx->er_cap, (size_t)K * R))
+    if (!ctx_plan(cx, gg, K, D)) {
+        cx->K = 0;
         return pc_fail(err, PC_ERR_NOMEM, "gst: out of memory");
-    memset(cx->r, 0, (size_t)K * R * sizeof(float));
+    }
+    memset(cx->readout, 0, (size_t)K * R * sizeof(float));
     float wn_sum = (float)gg->n, wc_sum = (float)gg->nc;
     for (int s = 0; s < gg->S; s++) {
         const seg *sg = &gg->seg[s];
         int shared = sg->nc == 0, Ks = shared ? 1 : K;
-        pc_status st = seg_fresh(m, cx, gg, s, cfg, Ks, D, cx->er, err);
+        pc_status st = seg_fresh(m, cx, gg, s, cfg, Ks, D, cx->fresh_readout, err);
         if (st) return st;
         float wn, wc;
         seg_weights(m, gg, sg, wn_sum, wc_sum, &wn, &wc);
-        accumulate(cx->r, cx->er, K, R, wn, wc, shared);
+        accumulate(cx->readout, cx->fresh_readout, K, R, wn, wc, shared);
     }
     cx->K = K;
-    return pc_gnn_head_forward(m, cx->hws, cx->r, K, scores, err);
+    return pc_gnn_head_forward(m, cx->head_ws, cx->readout, K, scores, err);
 }
 
 pc_status pc_gst_head_backward(pc_gnn *m, pc_gst_ctx *cx, const float *dscores,
                                pc_error *err) {
-    return pc_gnn_head_backward(m, cx->hws, dscores, NULL, err);
+    return pc_gnn_head_backward(m, cx->head_ws, dscores, NULL, err);
 }

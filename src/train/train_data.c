@@ -14,82 +14,6 @@
 
 static uint64_t rand_below(uint64_t *s, uint64_t n) { return pc_splitmix64(s) % n; }
 
-/* ---- loaded graphs ---------------------------------------------------------- */
-
-void pc_tr_set_free(tset *s) {
-    for (size_t i = 0; i < s->n; i++) {
-        pc_gnn_gdata_free(&s->v[i].d);
-        pc_graph_free(s->v[i].g);
-        free(s->v[i].rt);
-        free(s->v[i].norm);
-        free(s->v[i].y);
-        free(s->v[i].by_speed);
-        pc_gst_graph_free(s->v[i].gst);
-        free(s->v[i].cand);
-        pc_infer_uniq_free(&s->v[i].uniq);
-    }
-    free(s->v);
-    s->v = NULL;
-    s->n = 0;
-}
-
-/*
- * Loads the graphs of a split whose index i has i % mod in [lo, hi): a rank's
- * share in multi-process runs (mod 1, [0, 1) = every graph).
- */
-pc_status pc_tr_set_load(const pc_dataset *d, int coll, int split, int threads, size_t mod,
-                         size_t lo_lane, size_t hi_lane, tset *s, pc_error *err) {
-    size_t n = pc_dataset_num_files(d, coll, split);
-    s->n = 0;
-    s->v = calloc(n ? n : 1, sizeof *s->v);
-    if (!s->v) return pc_fail(err, PC_ERR_NOMEM, "train: out of memory");
-    pc_load_opts lo = pc_load_opts_default();
-    lo.kind = pc_collection_kind(coll);
-    lo.threads = threads;
-    for (size_t i = 0; i < n; i++) {
-        if (i % mod < lo_lane || i % mod >= hi_lane) continue;
-        tgraph *t = &s->v[s->n];
-        pc_status st = pc_graph_load(pc_dataset_file(d, coll, split, i), &lo, &t->g, err);
-        if (st) return st;
-        t->gi = i;
-        s->n++;
-        t->c = pc_graph_num_configs(t->g);
-        const int64_t *rt = pc_graph_config_runtime(t->g);
-        const int64_t *nz = pc_graph_runtime_normalizers(t->g);
-        size_t c = (size_t)(t->c > 0 ? t->c : 1);
-        t->rt = malloc(c * sizeof(double));
-        t->y = malloc(c * sizeof(double));
-        t->norm = nz ? malloc(c * sizeof(double)) : NULL;
-        if (!t->rt || !t->y || (nz && !t->norm))
-            return pc_fail(err, PC_ERR_NOMEM, "train: out of memory");
-        for (int64_t k = 0; k < t->c; k++) {
-            t->rt[k] = (double)rt[k];
-            if (nz) t->norm[k] = (double)nz[k];
-            t->y[k] = nz && nz[k] > 0 ? t->rt[k] / t->norm[k] : t->rt[k];
-        }
-    }
-    return PC_OK;
-}
-
-
-/* Model inputs of every graph; GST models also segment them (with a table if `table`). */
-pc_status pc_tr_set_build(const pc_gnn *m, tset *s, int table, pc_error *err) {
-    for (size_t i = 0; i < s->n; i++) {
-        pc_status st = pc_gnn_gdata_build(m, s->v[i].g, &s->v[i].d, err);
-        if (!st && m->opts.gst) {
-            pc_gst_opts go = pc_gst_opts_of(m);
-            st = pc_gst_graph_build(m, &s->v[i].d, &go, table ? s->v[i].c : 0, &s->v[i].gst,
-                                    err);
-        }
-        if (st) {
-            pc_error_prefix(err, "%s: ", pc_graph_path(s->v[i].g));
-            return st;
-        }
-    }
-    return PC_OK;
-}
-
-
 /* ---- preprocessing ------------------------------------------------------ */
 
 /* Encoded rows of in (rows, din) into *buf (grown), or in itself without encodings. */
@@ -126,8 +50,8 @@ static void prep_acc_reduce(const pc_dist *d, pc_prep_acc *a) {
     for (size_t i = 0; i < n; i++) a->min[i] = -a->min[i];
 }
 
-pc_status pc_tr_fit_prep(tset *s, pc_kind kind, unsigned encode, const pc_dist *dist,
-                         pc_prep *np, pc_prep *cp, pc_error *err) {
+pc_status pc_tr_fit_prep(const pc_split_graphs *s, pc_kind kind, unsigned encode,
+                         const pc_dist *dist, pc_prep *np, pc_prep *cp, pc_error *err) {
     pc_prep_acc an = {0}, ac = {0};
     pc_encode_opts eo = pc_encode_opts_none();
     int cdim = kind == PC_KIND_TILE ? PC_TILE_CONFIG_DIM : PC_LAYOUT_CONFIG_DIM;
@@ -138,7 +62,7 @@ pc_status pc_tr_fit_prep(tset *s, pc_kind kind, unsigned encode, const pc_dist *
     if (!st) st = pc_prep_acc_init(&ac, cw, PC_PREP_LOG_THRESHOLD, err);
     float *buf = NULL, *ebuf = NULL;
     for (size_t i = 0; i < s->n && !st; i++) {
-        tgraph *t = &s->v[i];
+        const pc_split_graph *t = &s->v[i];
         if (pc_graph_node_feat_dim(t->g) != PC_NODE_FEAT_DIM ||
             pc_graph_config_dim(t->g) != cdim) {
             st = pc_fail(err, PC_ERR_FORMAT, "%s: feature widths differ from %d / %d",
@@ -205,10 +129,10 @@ pc_status pc_tr_load_data(trainer *t, pc_error *err) {
        and validates graphs i % W == R (multi-process runs; one process: all) */
     t->ntrain = pc_dataset_num_files(ds, t->coll, s_train);
     t->nvalid = pc_dataset_num_files(ds, t->coll, s_valid);
-    if (!(st = pc_tr_set_load(ds, t->coll, s_train, t->o.threads, p->G, (size_t)p->R * p->B,
-                              (size_t)p->R * p->B + p->B, &t->tr, err)))
-        st = pc_tr_set_load(ds, t->coll, s_valid, t->o.threads, (size_t)p->W, (size_t)p->R,
-                            (size_t)p->R + 1, &t->va, err);
+    if (!(st = pc_split_graphs_load(ds, t->coll, s_train, t->o.threads, p->G, (size_t)p->R * p->B,
+                                    (size_t)p->R * p->B + p->B, &t->tr, err)))
+        st = pc_split_graphs_load(ds, t->coll, s_valid, t->o.threads, (size_t)p->W, (size_t)p->R,
+                                  (size_t)p->R + 1, &t->va, err);
     pc_dataset_close(ds);
     if (st) return st;
     if (t->ntrain == 0 || t->nvalid == 0)
@@ -242,10 +166,11 @@ static void argsort_rec(int64_t *ids, int64_t *tmp, size_t n, const double *y) {
     memcpy(ids, tmp, n * sizeof *ids);
 }
 
-static pc_status build_by_speed(tset *s, pc_error *err) {
-    for (size_t i = 0; i < s->n; i++) {
-        tgraph *g = &s->v[i];
-        size_t c = (size_t)(g->c > 0 ? g->c : 1);
+static pc_status build_by_speed(trainer *t, pc_error *err) {
+    for (size_t i = 0; i < t->tr.n; i++) {
+        tcand *g = &t->cand[i];
+        int64_t c0 = t->tr.v[i].c;
+        size_t c = (size_t)(c0 > 0 ? c0 : 1);
         int64_t *tmp = malloc(c * sizeof *tmp);
         g->by_speed = malloc(c * sizeof *g->by_speed);
         if (!tmp || !g->by_speed) {
@@ -268,17 +193,18 @@ static pc_status build_by_speed(tset *s, pc_error *err) {
 static pc_status dedup_train(trainer *t, pc_error *err) {
     int64_t total = 0, kept = 0;
     for (size_t i = 0; i < t->tr.n; i++) {
-        tgraph *g = &t->tr.v[i];
-        total += g->c;
-        if (!t->o.dedup || g->c < 2) {
-            kept += g->c;
+        const pc_split_graph *s = &t->tr.v[i];
+        tcand *g = &t->cand[i];
+        total += s->c;
+        if (!t->o.dedup || s->c < 2) {
+            kept += s->c;
             continue;
         }
         pc_dedup d;
-        pc_status st = pc_graph_config_dedup(g->g, PC_DEDUP_MIN, &d, err);
+        pc_status st = pc_graph_config_dedup(s->g, PC_DEDUP_MIN, &d, err);
         if (st) return st;
         kept += d.n_out;
-        if (d.n_out < g->c) {
+        if (d.n_out < s->c) {
             g->cand = malloc((size_t)d.n_out * sizeof *g->cand);
             if (!g->cand) {
                 pc_dedup_free(&d);
@@ -287,7 +213,7 @@ static pc_status dedup_train(trainer *t, pc_error *err) {
             for (int64_t k = 0; k < d.n_out; k++) {
                 int64_t f = d.first[k], p = d.pick[k];
                 g->cand[k] = f;
-                g->y[f] = g->norm && g->norm[p] > 0 ? g->rt[p] / g->norm[p] : g->rt[p];
+                g->y[f] = s->norm && s->norm[p] > 0 ? s->rt[p] / s->norm[p] : s->rt[p];
             }
             g->ncand = d.n_out;
         }
@@ -299,10 +225,37 @@ static pc_status dedup_train(trainer *t, pc_error *err) {
     return PC_OK;
 }
 
+/* Every train graph's targets: runtimes over the tile normalizers, or runtimes. */
+static pc_status targets(trainer *t, pc_error *err) {
+    t->cand = calloc(t->tr.n ? t->tr.n : 1, sizeof *t->cand);
+    if (!t->cand) return pc_fail(err, PC_ERR_NOMEM, "train: out of memory");
+    for (size_t i = 0; i < t->tr.n; i++) {
+        const pc_split_graph *s = &t->tr.v[i];
+        tcand *g = &t->cand[i];
+        g->y = malloc((size_t)(s->c > 0 ? s->c : 1) * sizeof(double));
+        if (!g->y) return pc_fail(err, PC_ERR_NOMEM, "train: out of memory");
+        for (int64_t k = 0; k < s->c; k++)
+            g->y[k] = s->norm && s->norm[k] > 0 ? s->rt[k] / s->norm[k] : s->rt[k];
+        g->ncand = s->c;
+    }
+    return PC_OK;
+}
+
 pc_status pc_tr_prepare_candidates(trainer *t, pc_error *err) {
-    pc_status st = dedup_train(t, err);
-    if (!st && t->fast) st = build_by_speed(&t->tr, err);
+    pc_status st = targets(t, err);
+    if (!st) st = dedup_train(t, err);
+    if (!st && t->fast) st = build_by_speed(t, err);
     return st;
+}
+
+void pc_tr_candidates_free(trainer *t) {
+    for (size_t i = 0; t->cand && i < t->tr.n; i++) {
+        free(t->cand[i].y);
+        free(t->cand[i].by_speed);
+        free(t->cand[i].cand);
+    }
+    free(t->cand);
+    t->cand = NULL;
 }
 
 /* ---- batching --------------------------------------------------------------- */
@@ -338,7 +291,7 @@ uint64_t pc_tr_step_rng(const trainer *t, size_t lane, size_t s) {
 }
 
 /* Swaps perm[k] with a uniform pick from perm[k .. hi) and records it as the k-th sample. */
-static void pick(trainer *t, tgraph *g, int k, int64_t hi, uint64_t *rng) {
+static void pick(trainer *t, const tcand *g, int k, int64_t hi, uint64_t *rng) {
     int64_t j = k + (int64_t)rand_below(rng, (uint64_t)(hi - k));
     int64_t tmp = t->perm[k];
     t->perm[k] = t->perm[j];
@@ -348,7 +301,7 @@ static void pick(trainer *t, tgraph *g, int k, int64_t hi, uint64_t *rng) {
 }
 
 /* Chooses K distinct configs of g into x.ids / x.yk (see pc_train_opts.sampling). */
-int pc_tr_sample_configs(trainer *t, tgraph *g, uint64_t *rng) {
+int pc_tr_sample_configs(trainer *t, const tcand *g, uint64_t *rng) {
     int64_t n = g->ncand;
     int K = (int)(n < t->o.configs ? n : t->o.configs);
     if (!t->fast || n <= K) {

@@ -14,14 +14,12 @@
 /* ---- scoring every config of a graph ------------------------------------------ */
 
 /* Scores every graph of s and sums its metrics into e. */
-static pc_status evaluate(const pc_gnn *m, pc_gnn_ws *ws, tset *s, scratch *x,
+static pc_status evaluate(const pc_gnn *m, pc_gnn_ws *ws, pc_split_graphs *s, scratch *x,
                           pc_eval_sum *e, pc_error *err) {
     pc_eval_sum_init(e);
     for (size_t i = 0; i < s->n; i++) {
-        tgraph *t = &s->v[i];
-        if (t->c < 1) continue;
-        pc_status st =
-            pc_eval_graph(m, ws, t->g, &t->d, t->gst, &t->uniq, t->rt, t->norm, x, e, err);
+        if (s->v[i].c < 1) continue;
+        pc_status st = pc_eval_graph(m, ws, &s->v[i], x, e, err);
         if (st) return st;
     }
     return PC_OK;

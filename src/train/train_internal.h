@@ -4,8 +4,9 @@
  * (train.h is the module's header for the rest of the library).
  *
  *   train_opts.c    options: defaults, checks, the loss and the model options
- *   train_data.c    loading the splits over the lanes, preprocessing fit,
- *                   dedup, the epoch's order of graphs and the configs of a step
+ *   train_data.c    loading the splits over the lanes, preprocessing fit, the
+ *                   targets, dedup, the epoch's order of graphs and the configs
+ *                   of a step
  *   train_loop.c    setup, the optimizer step and the epoch loop (pc_train_run)
  *   train_eval.c    validation at an epoch's end
  *   train_state.c   the resume state (MODEL.state) and the best model's writes
@@ -13,8 +14,8 @@
  *   checkpoint.c    writing safetensors checkpoints, reading the resume state
  *
  * Scoring every config of a graph (inference), evaluation (and pc_eval_run),
- * the checkpoint reader and GST are the model's: src/gnn/infer.h, eval.h,
- * checkpoint.h, gst.h.
+ * the loaded graphs of a split, the checkpoint reader and GST are the model's:
+ * src/gnn/infer.h, eval.h, split_graphs.h, checkpoint.h, gst.h.
  *
  * Internal functions shared between these files are named pc_tr_*.
  */
@@ -25,46 +26,24 @@
 
 #include "common/util.h"
 #include "dataset/config_pack.h"
+#include "gnn/gst.h"
+#include "gnn/infer.h"
+#include "gnn/split_graphs.h"
 #include "perfcast/dataset.h"
 #include "perfcast/dist.h"
 #include "perfcast/metrics.h"
-#include "gnn/gst.h"
-#include "gnn/infer.h"
 #include "train/train.h"
 
-/* ---- loaded graphs (train_data.c) ----------------------------------------- */
+/* ---- loaded graphs: src/gnn/split_graphs.h; training's own per graph (train_data.c) */
 
-/* One graph of a split with what training and scoring keep beside it. */
-typedef struct tgraph {
-    pc_graph *g;
-    pc_gnn_gdata d;
-    int64_t c;
-    double *rt;   /* runtime (c) */
-    double *norm; /* tile normalizers (c), NULL for layout */
-    double *y;    /* training target: rt / norm or rt */
-    int64_t *by_speed; /* config ids by y, fastest first (sampling "fast" only) */
-    pc_gst_graph *gst; /* segments and table (GST models only) */
-    size_t gi;         /* index of the file in its split (all ranks agree) */
-    int64_t *cand;     /* training candidates: one config per duplicate group (--dedup) */
+/* What a train graph (t->tr.v[i]) adds for training: t->cand[i]. */
+typedef struct tcand {
+    double *y;         /* (c) training target: rt / norm or rt */
+    int64_t *by_speed; /* (ncand) config ids by y, fastest first (sampling "fast" only) */
+    int64_t *cand;     /* (ncand) training candidates: one config per duplicate group (--dedup);
+                          NULL: every config */
     int64_t ncand;     /* candidates (c without --dedup) */
-    pc_infer_uniq uniq; /* inference over distinct configs (src/gnn/infer.h) */
-} tgraph;
-
-/* This rank's graphs of one split. */
-typedef struct tset {
-    tgraph *v;
-    size_t n;
-} tset;
-
-void pc_tr_set_free(tset *s);
-/*
- * Loads the graphs of a split whose index i has i % mod in [lo_lane, hi_lane):
- * a rank's share in multi-process runs (mod 1, [0, 1) = every graph).
- */
-pc_status pc_tr_set_load(const pc_dataset *d, int coll, int split, int threads, size_t mod,
-                         size_t lo_lane, size_t hi_lane, tset *s, pc_error *err);
-/* Model inputs of every graph; GST models also segment them (with a table if `table`). */
-pc_status pc_tr_set_build(const pc_gnn *m, tset *s, int table, pc_error *err);
+} tcand;
 
 /* ---- scratch: the inference buffers (src/gnn/infer.h), shared by the steps */
 
@@ -136,7 +115,8 @@ typedef struct trainer {
     pc_train_progress_fn progress;
     void *user;
     /* data: this rank's graphs, and the splits' sizes over every rank */
-    tset tr, va;
+    pc_split_graphs tr, va;
+    tcand *cand; /* (tr.n) */
     size_t ntrain, nvalid;
     /* the model, its workspaces and the step's buffers */
     pc_gnn *m;
@@ -161,16 +141,17 @@ size_t pc_tr_lane_len(const trainer *t, size_t l);
 /* Opens the dataset, loads this rank's train and valid graphs, lays out the lanes. */
 pc_status pc_tr_load_data(trainer *t, pc_error *err);
 /* Preprocessing fitted on the train graphs of every rank. */
-pc_status pc_tr_fit_prep(tset *s, pc_kind kind, unsigned encode, const pc_dist *dist,
-                         pc_prep *np, pc_prep *cp, pc_error *err);
-/* --dedup's candidates and "fast" sampling's order of the train graphs. */
+pc_status pc_tr_fit_prep(const pc_split_graphs *s, pc_kind kind, unsigned encode,
+                         const pc_dist *dist, pc_prep *np, pc_prep *cp, pc_error *err);
+/* The train graphs' targets, --dedup's candidates and "fast" sampling's order. */
 pc_status pc_tr_prepare_candidates(trainer *t, pc_error *err);
+void pc_tr_candidates_free(trainer *t);
 /* A new epoch: every lane's graphs in a fresh order (the same on every rank). */
 void pc_tr_shuffle(trainer *t);
 /* The RNG of one graph of a step. */
 uint64_t pc_tr_step_rng(const trainer *t, size_t lane, size_t s);
-/* Chooses the configs of g for a step into x.ids / x.yk; returns their count. */
-int pc_tr_sample_configs(trainer *t, tgraph *g, uint64_t *rng);
+/* Chooses the configs of train graph g for a step into x.ids / x.yk; returns their count. */
+int pc_tr_sample_configs(trainer *t, const tcand *g, uint64_t *rng);
 
 /* train_loop.c */
 double pc_tr_now(void);

@@ -25,8 +25,9 @@ static void trainer_free(trainer *t) {
     pc_gnn_ws_free(t->ws);
     pc_gst_ctx_free(t->gx);
     pc_gnn_free(t->m);
-    pc_tr_set_free(&t->tr);
-    pc_tr_set_free(&t->va);
+    pc_tr_candidates_free(t);
+    pc_split_graphs_free(&t->tr);
+    pc_split_graphs_free(&t->va);
 }
 
 /* ---- setup ------------------------------------------------------------------ */
@@ -91,10 +92,9 @@ static pc_status setup(trainer *t, pc_error *err) {
     if (st) return st;
     pc_tr_state_init(t);
     if ((st = init_model(t, err))) return st;
-    if ((st = pc_tr_set_build(t->m, &t->tr, 1, err)) ||
-        (st = pc_tr_set_build(t->m, &t->va, 0, err)))
+    if ((st = pc_split_graphs_build(t->m, &t->tr, 1, err)) ||
+        (st = pc_split_graphs_build(t->m, &t->va, 0, err)))
         return st;
-    for (size_t i = 0; i < t->tr.n; i++) t->tr.v[i].ncand = t->tr.v[i].c;
     /* the estimate needs the model inputs, and comes before the training buffers */
     if ((st = pc_tr_check_memory(t, err))) return st;
     if (t->m->opts.gst && !(t->gx = pc_gst_ctx_new(t->o.gst_train_segs)))
@@ -109,9 +109,10 @@ static pc_status setup(trainer *t, pc_error *err) {
  * Loss of one graph and its gradient, ADDED to the arena's gradients.
  * head_only: GST's fine-tuning (every segment fresh, only the head learns).
  */
-static pc_status graph_grad(trainer *t, tgraph *g, uint64_t *rng, int head_only, double *loss,
+static pc_status graph_grad(trainer *t, size_t li, uint64_t *rng, int head_only, double *loss,
                             pc_error *err) {
-    int K = pc_tr_sample_configs(t, g, rng);
+    const pc_split_graph *g = &t->tr.v[li];
+    int K = pc_tr_sample_configs(t, &t->cand[li], rng);
     scratch *x = &t->x;
     pc_status st = pc_infer_gather_cfg(t->m, g->g, x->ids, K, x, err);
     uint64_t dseed = *rng ^ 0xd50u;
@@ -151,11 +152,11 @@ static pc_status train_group(trainer *t, int head_only, pc_error *err) {
         size_t lane = (size_t)p->R * (size_t)p->B + (size_t)j;
         if (r->oi >= pc_tr_lane_len(t, lane)) continue;
         size_t gi = (size_t)r->order[p->lane_off[lane] + r->oi];
-        tgraph *g = &t->tr.v[p->local_of[gi]];
-        if (g->c < 2) continue;
+        size_t li = (size_t)p->local_of[gi];
+        if (t->tr.v[li].c < 2) continue;
         uint64_t rng = pc_tr_step_rng(t, lane, r->oi);
         double L = 0;
-        pc_status st = graph_grad(t, g, &rng, head_only, &L, err);
+        pc_status st = graph_grad(t, li, &rng, head_only, &L, err);
         if (st) return st;
         agg[0] += L;
         agg[1] += 1;

@@ -55,9 +55,9 @@ static double graph_bytes(const pc_graph *g) {
     return b;
 }
 
-/* What pc_tr_set_load and pc_tr_set_build add per graph: targets, model inputs, GST
-   segments + table. */
-static double inputs_bytes(const pc_gnn *m, const tgraph *g) {
+/* What pc_split_graphs_load and _build, and the trainer's targets, add per graph: runtimes,
+   targets, model inputs, GST segments + table. */
+static double inputs_bytes(const pc_gnn *m, const pc_split_graph *g) {
     const pc_gnn_gdata *d = &g->d;
     double n = d->g.n, c = (double)g->c, e = (double)d->m;
     double b = 4 * c * 8;                                       /* rt, y, norm, by_speed */
@@ -84,19 +84,21 @@ static double cfg_scratch_bytes(const pc_gnn *m, const pc_graph *g, int64_t K) {
 #define PROCESS_BASE_BYTES (16.0 * 1048576.0)
 
 /*
- * Workspaces grow (pc_fbuf_grow, by 1.5x at least) as graphs of other sizes come,
- * freeing the old buffer. glibc serves buffers under its mmap threshold
- * (at most 32 MiB) from the heap, which keeps freed copies resident: with
- * graphs (or GST segments) of several sizes, measured peaks were 1.1-1.3x the
- * final buffers' sizes. Larger buffers are mmap'ed and returned on free:
- * measured 1-2% above (bench/RESULTS.md, "Memory estimate").
+ * Buffers grow (by 1.5x at least) as graphs of other sizes come, freeing the
+ * old ones. glibc serves buffers under its mmap threshold (at most 32 MiB)
+ * from the heap, which keeps freed copies resident: with graphs (or GST
+ * segments) of several sizes, measured peaks were 1.1-1.3x the final
+ * buffers' sizes. Larger buffers are mmap'ed and returned on free: measured
+ * 1-2% above (bench/RESULTS.md, "Memory estimate"). Measured with the
+ * per-buffer workspace; the GNN workspace's parts are now mapped directly
+ * (src/gnn/gnn_ws.c), which measured at or below it.
  */
 #define HEAP_SLACK 1.35
 #define MMAP_SLACK 1.05
 #define MMAP_THRESHOLD_MAX (32.0 * 1048576.0)
 
 /* Slack for the full-graph workspace of graph g: by the size of one (S*n, H) buffer. */
-static double heap_slack(const trainer *t, const tgraph *g) {
+static double heap_slack(const trainer *t, const pc_split_graph *g) {
     if (!g) return HEAP_SLACK;
     double S = shared_gnn_of(&t->m->opts) ? 1.0 : (double)t->o.configs;
     double buf = S * (double)g->d.g.n * t->m->opts.hidden * sizeof(float);
@@ -105,7 +107,7 @@ static double heap_slack(const trainer *t, const tgraph *g) {
 
 typedef struct mem_est {
     double data, inputs, act, total;
-    const tgraph *big; /* the train graph whose activations dominate */
+    const pc_split_graph *big; /* the train graph whose activations dominate */
 } mem_est;
 
 /*
@@ -114,12 +116,12 @@ typedef struct mem_est {
  * (chunks of configs, forward only). *scr: the largest config scratch; *big:
  * the train graph whose pass dominates.
  */
-static double full_graph_act(const trainer *t, double *scr, const tgraph **big) {
+static double full_graph_act(const trainer *t, double *scr, const pc_split_graph **big) {
     const pc_gnn *m = t->m;
     int64_t K = t->o.configs;
     double fwd_train = 0, bwd_train = 0, fwd_valid = 0;
     for (size_t i = 0; i < t->tr.n; i++) {
-        const tgraph *g = &t->tr.v[i];
+        const pc_split_graph *g = &t->tr.v[i];
         double fb = pc_gnn_pass_bytes(m, g->d.g.n, g->d.g.nc, K, 1);
         double f = pc_gnn_pass_bytes(m, g->d.g.n, g->d.g.nc, K, 0);
         if (fb > fwd_train + bwd_train) fwd_train = f, bwd_train = fb - f, *big = g;
@@ -127,7 +129,7 @@ static double full_graph_act(const trainer *t, double *scr, const tgraph **big) 
         *scr = sc > *scr ? sc : *scr;
     }
     for (size_t i = 0; i < t->va.n; i++) {
-        const tgraph *g = &t->va.v[i];
+        const pc_split_graph *g = &t->va.v[i];
         int64_t ch = pc_infer_chunk(m, &g->d.g);
         if (ch > g->c) ch = g->c > 0 ? g->c : 1;
         double f = pc_gnn_pass_bytes(m, g->d.g.n, g->d.g.nc, ch, 0);
@@ -145,15 +147,15 @@ static double full_graph_act(const trainer *t, double *scr, const tgraph **big) 
  * workspaces with backward, the fresh-segment workspace for K configs, and
  * inference's own context (chunks of 64 configs).
  */
-static double gst_act(const trainer *t, double *scr, const tgraph **big) {
+static double gst_act(const trainer *t, double *scr, const pc_split_graph **big) {
     const pc_gnn *m = t->m;
-    const tset *sets[2] = {&t->tr, &t->va};
+    const pc_split_graphs *sets[2] = {&t->tr, &t->va};
     int64_t K = t->o.configs;
     double fwd_train = 0, fwd_valid = 0;
     int slots = t->o.gst_train_segs > 0 ? t->o.gst_train_segs : 1;
     for (int k = 0; k < 2; k++)
         for (size_t i = 0; i < sets[k]->n; i++) {
-            const tgraph *g = &sets[k]->v[i];
+            const pc_split_graph *g = &sets[k]->v[i];
             int S = pc_gst_graph_segments(g->gst), sn = 0, snc = 0;
             for (int s = 0; s < S; s++) {
                 int a, b;
@@ -182,11 +184,11 @@ static mem_est estimate_memory(const trainer *t) {
     mem_est e;
     memset(&e, 0, sizeof e);
     const pc_gnn *m = t->m;
-    const tset *sets[2] = {&t->tr, &t->va};
+    const pc_split_graphs *sets[2] = {&t->tr, &t->va};
     double scr = 0;
     for (int k = 0; k < 2; k++)
         for (size_t i = 0; i < sets[k]->n; i++) {
-            const tgraph *g = &sets[k]->v[i];
+            const pc_split_graph *g = &sets[k]->v[i];
             e.data += graph_bytes(g->g);
             e.inputs += inputs_bytes(m, g);
         }
