@@ -57,20 +57,28 @@ PC_API const char *pc_sampling_name(pc_sampling s);
 PC_API pc_status pc_sampling_parse(const char *name, pc_sampling *out);
 
 /*
- * The loss: a weighted sum of ListMLE (temperature 10 on tile, 1 on layout),
- * the pairwise hinge (margin 0.1, temperature 1) and the mean squared error.
- * Weights are >= 0 with a positive sum, or all three PC_TRAIN_AUTO: the
+ * The loss: a weighted sum (weights renormalized to sum 1) of ListMLE
+ * (temperature 10 on tile, 1 on layout), the pairwise hinge over all pairs
+ * (margin 0.1, temperature 1), the mean squared error and the margin loss
+ * over close pairs (2nd place TpuGraphs' difference-matrix margin loss:
+ * the same hinge, margin 0.1, temperature 1, on the pairs of sampled configs
+ * at most 2 distinct runtimes apart in the true order, so the gradient goes
+ * to near neighbours instead of being diluted by the many easy far pairs).
+ * Weights are >= 0 with a positive sum, or all four PC_TRAIN_AUTO: the
  * collection's default (tile listmle 1 + mse 0.02, the TpuGraphs tile
  * baseline; layout hinge 1, as GST, since Kendall tau is itself pairwise).
+ * margin left PC_TRAIN_AUTO beside three set weights counts as 0 (code
+ * written before it existed).
  */
 typedef struct pc_loss_weights {
     float listmle, hinge, mse;
+    float margin;
 } pc_loss_weights;
 /*
- * Parses comma-separated name:weight terms ("listmle:1,mse:0.02"; a bare name
- * has weight 1, terms not named weigh 0) from listmle, hinge, mse. PC_ERR_ARG
- * with a message starting "loss " on a bad term, weight or a spec without a
- * positive weight.
+ * Parses comma-separated name:weight terms ("listmle:1,margin:0.5"; a bare
+ * name has weight 1, terms not named weigh 0) from listmle, hinge, mse,
+ * margin. PC_ERR_ARG with a message starting "loss " on a bad term, weight or
+ * a spec without a positive weight.
  */
 PC_API pc_status pc_loss_weights_parse(const char *spec, pc_loss_weights *out, pc_error *err);
 

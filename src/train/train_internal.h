@@ -106,7 +106,7 @@ typedef struct trainer {
     pc_kind kind;
     int fast;             /* sampling "fast" */
     pc_loss_cfg lc;       /* pc_train_opts.loss resolved */
-    char loss_desc[160];  /* its description in the checkpoint and the state */
+    char loss_desc[256];  /* its description in the checkpoint and the state */
     pc_adam_cfg ac;
     long total, warmup;   /* the cosine schedule's steps */
     char state_path[4096];/* out_path + ".state" */

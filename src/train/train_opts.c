@@ -28,7 +28,7 @@ pc_train_opts pc_train_opts_default(void) {
     o.layernorm = 1;
     o.prune_hops = PC_TRAIN_AUTO;
     o.encode = PC_ENCODE_AUTO;
-    o.loss.listmle = o.loss.hinge = o.loss.mse = PC_TRAIN_AUTO;
+    o.loss.listmle = o.loss.hinge = o.loss.mse = o.loss.margin = PC_TRAIN_AUTO;
     o.sampling = PC_SAMPLING_UNIFORM;
     o.seg_method = PC_SEGMENTS_CONTIGUOUS;
     o.seg_size = 1000;
@@ -54,7 +54,7 @@ pc_status pc_sampling_parse(const char *name, pc_sampling *out) {
 }
 
 pc_status pc_loss_weights_parse(const char *spec, pc_loss_weights *out, pc_error *err) {
-    pc_loss_weights w = {0, 0, 0};
+    pc_loss_weights w = {0, 0, 0, 0};
     char buf[256];
     if (!spec) return pc_fail(err, PC_ERR_ARG, "loss: no terms given");
     if (strlen(spec) >= sizeof buf) return pc_fail(err, PC_ERR_ARG, "loss is too long");
@@ -73,10 +73,12 @@ pc_status pc_loss_weights_parse(const char *spec, pc_loss_weights *out, pc_error
         if (!strcmp(t, "listmle")) w.listmle = (float)v;
         else if (!strcmp(t, "hinge")) w.hinge = (float)v;
         else if (!strcmp(t, "mse")) w.mse = (float)v;
+        else if (!strcmp(t, "margin")) w.margin = (float)v;
         else
-            return pc_fail(err, PC_ERR_ARG, "loss term '%s': expected listmle, hinge or mse", t);
+            return pc_fail(err, PC_ERR_ARG, "loss term '%s': expected listmle, hinge, mse or "
+                           "margin", t);
     }
-    if (!(w.listmle + w.hinge + w.mse > 0))
+    if (!(w.listmle + w.hinge + w.mse + w.margin > 0))
         return pc_fail(err, PC_ERR_ARG, "loss '%s' has no positive weight", spec);
     *out = w;
     return PC_OK;
@@ -91,23 +93,36 @@ static pc_status loss_cfg(const pc_loss_weights *w, pc_kind kind, pc_loss_cfg *l
     if (kind == PC_KIND_LAYOUT) lc->listmle_temperature = 1.0f;
     int autos = (w->listmle == PC_TRAIN_AUTO) + (w->hinge == PC_TRAIN_AUTO) +
                 (w->mse == PC_TRAIN_AUTO);
-    if (autos == 3) {
+    /* margin came later: left AUTO beside three set weights, it weighs 0 */
+    float margin = w->margin == PC_TRAIN_AUTO && autos == 0 ? 0.0f : w->margin;
+    autos += margin == PC_TRAIN_AUTO;
+    float sum = w->listmle + w->hinge + w->mse + margin;
+    if (autos == 4) {
         lc->w_listmle = kind == PC_KIND_TILE ? 1.0f : 0.0f;
         lc->w_hinge = kind == PC_KIND_TILE ? 0.0f : 1.0f;
         lc->w_mse = kind == PC_KIND_TILE ? 0.02f : 0.0f;
-    } else if (autos > 0 || !(w->listmle >= 0 && w->hinge >= 0 && w->mse >= 0) ||
-               !isfinite(w->listmle + w->hinge + w->mse) || !(w->listmle + w->hinge + w->mse > 0)) {
+    } else if (autos > 0 || !(w->listmle >= 0 && w->hinge >= 0 && w->mse >= 0 && margin >= 0) ||
+               !isfinite(sum) || !(sum > 0)) {
         return pc_fail(err, PC_ERR_ARG, "train: pc_train_opts.loss weights must be >= 0 with a "
-                       "positive sum, or all PC_TRAIN_AUTO (got %g, %g, %g)",
-                       (double)w->listmle, (double)w->hinge, (double)w->mse);
+                       "positive sum, or all PC_TRAIN_AUTO (got listmle %g, hinge %g, mse %g, "
+                       "margin %g)", (double)w->listmle, (double)w->hinge, (double)w->mse,
+                       (double)margin);
     } else {
         lc->w_listmle = w->listmle;
         lc->w_hinge = w->hinge;
         lc->w_mse = w->mse;
+        lc->w_margin = margin;
     }
-    snprintf(desc, dn, "listmle(T=%g):%g,hinge(margin=%g,T=%g):%g,mse:%g",
-             (double)lc->listmle_temperature, (double)lc->w_listmle, (double)lc->hinge_margin,
-             (double)lc->hinge_temperature, (double)lc->w_hinge, (double)lc->w_mse);
+    int n = snprintf(desc, dn, "listmle(T=%g):%g,hinge(margin=%g,T=%g):%g,mse:%g",
+                     (double)lc->listmle_temperature, (double)lc->w_listmle,
+                     (double)lc->hinge_margin, (double)lc->hinge_temperature,
+                     (double)lc->w_hinge, (double)lc->w_mse);
+    /* only a weighted margin term is described: the checkpoints of the other losses keep
+       their bytes */
+    if (lc->w_margin > 0 && n > 0 && (size_t)n < dn)
+        snprintf(desc + n, dn - (size_t)n, ",margin(margin=%g,T=%g,window=%d):%g",
+                 (double)lc->margin_value, (double)lc->margin_temperature, lc->margin_window,
+                 (double)lc->w_margin);
     return PC_OK;
 }
 

@@ -97,7 +97,10 @@ static void test_loss_parse(void **state) {
     assert_int_equal(pc_loss_weights_parse("listmle:x", &w, &err), PC_ERR_ARG);
     assert_non_null(strstr(err.msg, "loss term 'listmle': weight 'x'"));
     assert_int_equal(pc_loss_weights_parse("l2", &w, &err), PC_ERR_ARG);
-    assert_non_null(strstr(err.msg, "expected listmle, hinge or mse"));
+    assert_non_null(strstr(err.msg, "expected listmle, hinge, mse or margin"));
+    assert_int_equal(pc_loss_weights_parse("listmle,margin:0.5", &w, &err), PC_OK);
+    assert_true(w.listmle == 1.0f && w.hinge == 0.0f && w.mse == 0.0f && w.margin == 0.5f);
+    assert_int_equal(pc_loss_weights_parse("margin:-1", &w, &err), PC_ERR_ARG);
     assert_int_equal(pc_loss_weights_parse("mse:0", &w, &err), PC_ERR_ARG);
     assert_non_null(strstr(err.msg, "no positive weight"));
 }
@@ -111,7 +114,7 @@ static void test_train_defaults(void **state) {
     assert_int_equal(o.join, PC_JOIN_AUTO);
     assert_int_equal(o.encode, PC_ENCODE_AUTO);
     assert_true(o.loss.listmle == PC_TRAIN_AUTO && o.loss.hinge == PC_TRAIN_AUTO &&
-                o.loss.mse == PC_TRAIN_AUTO);
+                o.loss.mse == PC_TRAIN_AUTO && o.loss.margin == PC_TRAIN_AUTO);
     assert_int_equal(o.pool, PC_POOL_MEAN);
     assert_int_equal(o.act, PC_ACT_LEAKY_RELU);
     assert_int_equal(o.sampling, PC_SAMPLING_UNIFORM);
@@ -165,6 +168,12 @@ static void test_train_checks(void **state) {
     o = base;
     o.loss.listmle = 1; /* the others still AUTO */
     refused(&o, "pc_train_opts.loss");
+    o = base;
+    o.loss.margin = 1; /* the others still AUTO */
+    refused(&o, "pc_train_opts.loss");
+    o = base;
+    o.loss.listmle = o.loss.hinge = o.loss.mse = 0; /* margin AUTO counts as 0: no weight */
+    refused(&o, "pc_train_opts.loss weights must be >= 0 with a positive sum");
     o = base;
     o.gst = 1; /* tile */
     refused(&o, "pc_train_opts.gst applies to layout collections");
