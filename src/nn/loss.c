@@ -86,7 +86,7 @@ double pc_loss_close_margin(float *ds, const float *s, const double *y, int K, f
     if (bad_temperature(temperature) || !isfinite(margin) || window < 1) return NAN;
     if (K <= 1) return 0.0;
     ykey *ord = malloc((size_t)K * sizeof(ykey));
-    int *lvl = malloc((size_t)K * sizeof(int));          // dense rank by sorted position
+    int *lvl = malloc((size_t)K * sizeof(int));            // dense rank by sorted position
     long long *net = calloc((size_t)K, sizeof(long long)); // by sorted position
     if (!ord || !lvl || !net) {
         free(ord), free(lvl), free(net);

@@ -125,6 +125,8 @@ static void test_train_defaults(void **state) {
     assert_int_equal(o.gst_train_segs, 1);
     assert_true(o.gst_keep == 0.5f);
     assert_int_equal(o.batch_graphs, 1);
+    assert_int_equal(o.epochs, PC_TRAIN_AUTO); /* 20, or the time budget's */
+    assert_int_equal(o.patience, PC_TRAIN_AUTO);
 }
 
 /* pc_train_run's refusal of o, with a message holding `want`. */
@@ -149,7 +151,7 @@ static void test_train_checks(void **state) {
     refused(&o, "pc_train_opts.data_dir");
     o = base;
     o.epochs = 0;
-    refused(&o, "pc_train_opts.epochs must be >= 1");
+    refused(&o, "pc_train_opts.epochs must be >= 1 or PC_TRAIN_AUTO");
     o = base;
     o.configs = 1;
     refused(&o, "pc_train_opts.configs");
@@ -180,6 +182,28 @@ static void test_train_checks(void **state) {
     o = base;
     o.prune_hops = 1;
     refused(&o, "pc_train_opts.prune_hops applies to layout collections");
+    o = base;
+    o.collapse_chains = 1; /* tile: never pruned */
+    refused(&o, "pc_train_opts.collapse_chains needs pruning");
+    o = base;
+    o.collection = "layout:xla:random";
+    o.prune_hops = 0;
+    o.collapse_chains = 1;
+    refused(&o, "pc_train_opts.collapse_chains needs pruning");
+    o = base;
+    o.gst_finetune = 1;
+    refused(&o, "pc_train_opts.gst_finetune needs pc_train_opts.gst");
+    o = base;
+    o.collection = "layout:xla:random";
+    o.attn_heads = 3; /* 2 x hidden 64 */
+    refused(&o, "pc_train_opts.attn_heads (3) must divide the width of what the attention "
+                "mixes, 128 here");
+    o = base;
+    o.epochs = -2;
+    refused(&o, "pc_train_opts.epochs must be >= 1 or PC_TRAIN_AUTO");
+    o = base;
+    o.patience = 0;
+    refused(&o, "pc_train_opts.patience must be >= 1 or PC_TRAIN_AUTO");
     /* a result struct of another build */
     pc_train_result r;
     r.struct_size = 3;

@@ -80,7 +80,7 @@ typedef enum lossid { L_HINGE, L_LISTMLE, L_MSE, L_COMBO, L_MARGIN } lossid;
 typedef struct lcase {
     lossid id;
     double margin, t_hinge, t_listmle;
-    double w[4]; /* combo: listmle, hinge, mse, margin (unnormalized) */
+    double w[4];     /* combo: listmle, hinge, mse, margin (unnormalized) */
     double cm, t_cm; /* the margin loss's margin and temperature */
     int window;
 } lcase;
