@@ -10,12 +10,24 @@
  *  - each epoch visits the train graphs in an order shuffled by a PRNG seeded
  *    from opts.seed, samples `configs` configurations per graph uniformly
  *    without replacement and takes one AdamW step per graph (gradient norm
- *    clipped, cosine learning rate with linear warmup);
+ *    clipped, cosine learning rate with linear warmup over the first epoch or
+ *    a tenth of the run, annealed to its end);
  *  - evaluates on the valid split after every epoch with the collection's
  *    metric (tile: mean Kaggle tile score; layout: mean Kendall tau-b over
  *    ALL configs of each graph), keeps the best parameters and stops after
  *    `patience` epochs without improvement, after `epochs`, or when the time
  *    budget would be exceeded;
+ *  - the length: without a time budget (or with `epochs` set) `epochs`
+ *    (default 20) and `patience` (default 5) epochs, the schedule over them.
+ *    With a time budget and `epochs` PC_TRAIN_AUTO the budget sets it: epochs
+ *    run until the budget (a next epoch that would not fit is not started)
+ *    or patience; after each epoch the epochs that fit are estimated from
+ *    this run's speed (steps and validation), the cosine schedule ends with
+ *    the last of them (the peak is held until the first estimate) and an
+ *    AUTO patience is half of them (at least 5) validation rounds;
+ *  - a budget too small for one epoch validates and writes the partial
+ *    epoch's model (or the initial weights if no step was taken) and logs
+ *    so;
  *  - writes the best model as a safetensors checkpoint (temp + rename).
  *
  * Losses: pc_loss_weights below (by default tile ListMLE T=10 + 0.02 MSE, the
@@ -29,7 +41,8 @@
  *
  * Determinism: for a given seed the checkpoint is byte-for-byte the same
  * (the NN kernels are thread-count independent; timing is never stored),
- * unless the time budget cut the run short.
+ * unless the time budget cut the run short or set its length (then the
+ * learning rate schedule and patience come from measured speed).
  */
 #ifndef PERFCAST_TRAIN_H
 #define PERFCAST_TRAIN_H
@@ -57,20 +70,28 @@ PC_API const char *pc_sampling_name(pc_sampling s);
 PC_API pc_status pc_sampling_parse(const char *name, pc_sampling *out);
 
 /*
- * The loss: a weighted sum of ListMLE (temperature 10 on tile, 1 on layout),
- * the pairwise hinge (margin 0.1, temperature 1) and the mean squared error.
- * Weights are >= 0 with a positive sum, or all three PC_TRAIN_AUTO: the
+ * The loss: a weighted sum (weights renormalized to sum 1) of ListMLE
+ * (temperature 10 on tile, 1 on layout), the pairwise hinge over all pairs
+ * (margin 0.1, temperature 1), the mean squared error and the margin loss
+ * over close pairs (2nd place TpuGraphs' difference-matrix margin loss:
+ * the same hinge, margin 0.1, temperature 1, on the pairs of sampled configs
+ * at most 2 distinct runtimes apart in the true order, so the gradient goes
+ * to near neighbours instead of being diluted by the many easy far pairs).
+ * Weights are >= 0 with a positive sum, or all four PC_TRAIN_AUTO: the
  * collection's default (tile listmle 1 + mse 0.02, the TpuGraphs tile
  * baseline; layout hinge 1, as GST, since Kendall tau is itself pairwise).
+ * margin left PC_TRAIN_AUTO beside three set weights counts as 0 (code
+ * written before it existed).
  */
 typedef struct pc_loss_weights {
     float listmle, hinge, mse;
+    float margin;
 } pc_loss_weights;
 /*
- * Parses comma-separated name:weight terms ("listmle:1,mse:0.02"; a bare name
- * has weight 1, terms not named weigh 0) from listmle, hinge, mse. PC_ERR_ARG
- * with a message starting "loss " on a bad term, weight or a spec without a
- * positive weight.
+ * Parses comma-separated name:weight terms ("listmle:1,margin:0.5"; a bare
+ * name has weight 1, terms not named weigh 0) from listmle, hinge, mse,
+ * margin. PC_ERR_ARG with a message starting "loss " on a bad term, weight or
+ * a spec without a positive weight.
  */
 PC_API pc_status pc_loss_weights_parse(const char *spec, pc_loss_weights *out, pc_error *err);
 
@@ -89,8 +110,12 @@ typedef struct pc_train_opts {
     const char *collection; /* "tile:xla", "layout:xla:random", ...; required (default NULL) */
     const char *out_path;   /* checkpoint to write; required (default NULL) */
     double time_budget;     /* seconds, default 0 = none */
-    int epochs;             /* default 20 */
-    int patience;           /* early stop after this many epochs without gain, default 5 */
+    /* default PC_TRAIN_AUTO: 20, or with a time_budget as many as the budget holds (see
+       above; the checkpoint then records -1) */
+    int epochs;
+    /* early stop after this many epochs without gain; default PC_TRAIN_AUTO: 5, or when the
+       budget sets the length half the epochs estimated to fit, at least 5 */
+    int patience;
     uint64_t seed;          /* default 1 */
     int threads;            /* threads of this run, 0 = OpenMP default (predict.h) */
     int configs;            /* sampled per graph and step (>= 2); default PC_TRAIN_AUTO: 32
@@ -180,7 +205,8 @@ typedef void (*pc_train_log_fn)(void *user, const char *line);
 /* Where training stands; passed to the progress callback. */
 typedef struct pc_train_progress {
     size_t struct_size;           /* sizeof(pc_train_progress), set by the library */
-    int epoch, epochs;            /* 1-based current epoch, planned epochs */
+    int epoch, epochs;            /* 1-based current epoch, planned epochs (when the time
+                                     budget sets the length: the estimate, 0 before it) */
     size_t step, steps_per_epoch; /* steps done in this epoch */
     double samples_per_s;         /* config samples per second, this run */
     double eta_s;                 /* to the planned end (an upper bound with early stop) */

@@ -18,21 +18,27 @@ static void train_help(FILE *f) {
             "on DIR's train split, keeps the parameters that score best on the valid split\n"
             "(tile: mean tile score; layout: mean Kendall tau) and writes them with the\n"
             "feature preprocessing to MODEL (safetensors) whenever they improve. Same seed\n"
-            "and threads, same bytes. The training state goes to MODEL.state after every\n"
-            "epoch and on Ctrl-C; --resume continues from it.\n\n"
+            "and threads, same bytes (not when --time-budget stops the run or, without\n"
+            "--epochs, sets its length: that depends on speed). The training state goes to\n"
+            "MODEL.state after every epoch and on Ctrl-C; --resume continues from it.\n\n"
             "  --data DIR          dataset root\n"
             "  --collection C      collection to train on\n"
             "  --out MODEL         checkpoint to write\n"
-            "  --time-budget SEC   stop in time (default: none)\n"
-            "  --epochs N          at most N epochs (default 20)\n"
-            "  --patience N        early stop after N epochs without gain (default 5)\n"
+            "  --time-budget SEC   stop in time (default: none); without --epochs it sets\n"
+            "                      the length: epochs run until the budget or patience, the\n"
+            "                      learning rate anneals over the epochs estimated to fit\n"
+            "  --epochs N          at most N epochs (default 20; with --time-budget: no limit)\n"
+            "  --patience N        early stop after N epochs without gain (default 5; when the\n"
+            "                      budget sets the length: half the epochs that fit, >= 5)\n"
             "  --seed N            random seed (default 1)\n"
             "  --threads N         worker threads (0 = all cores)\n"
             "  --configs K         configs sampled per graph and step (default 32 tile, 16 layout)\n"
             "  --sampling P        uniform (default) or fast: half of K from the fastest\n"
             "                      max(K, 10%%) configs of the graph\n"
-            "  --loss SPEC         terms name:weight from listmle, hinge, mse (default tile\n"
-            "                      listmle:1,mse:0.02; layout hinge:1)\n"
+            "  --loss SPEC         terms name:weight from listmle, hinge (all pairs), mse,\n"
+            "                      margin (close pairs: configs at most 2 distinct runtimes\n"
+            "                      apart; margin 0.1) (default tile listmle:1,mse:0.02;\n"
+            "                      layout hinge:1); e.g. listmle:1,margin:0.5\n"
             "  --lr X              peak learning rate (default 0.001)\n"
             "  --weight-decay X    AdamW decoupled weight decay (default 0.0001)\n"
             "  --clip X            gradient-norm clip (default 1)\n"
@@ -149,8 +155,10 @@ static void progress_line(void *user, const pc_train_progress *p) {
     if (isfinite(p->valid)) snprintf(valid, sizeof valid, "%.4f", p->valid);
     else snprintf(valid, sizeof valid, "-");
     int pct = p->steps_per_epoch ? (int)(100.0 * (double)p->step / (double)p->steps_per_epoch) : 0;
-    fprintf(stderr, "\r\033[Kepoch %d/%d %3d%% | %.0f samples/s | loss %.4f | valid %s | %s, "
-            "ETA %s", p->epoch, p->epochs, pct, p->samples_per_s, p->loss, valid, el, eta);
+    char planned[16] = "?"; /* 0: the budget's estimate is not made yet */
+    if (p->epochs > 0) snprintf(planned, sizeof planned, "%d", p->epochs);
+    fprintf(stderr, "\r\033[Kepoch %d/%s %3d%% | %.0f samples/s | loss %.4f | valid %s | %s, "
+            "ETA %s", p->epoch, planned, pct, p->samples_per_s, p->loss, valid, el, eta);
     fflush(stderr);
     c->live = 1;
 }

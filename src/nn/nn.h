@@ -325,6 +325,22 @@ double pc_loss_pairwise_hinge_batch(float *ds, const float *s, const double *y, 
                                     float margin, float temperature, float weight);
 
 /*
+ * Margin loss over close pairs (2nd place TpuGraphs' difference-matrix
+ * margin loss, restricted to a band): sort the configs by runtime and give
+ * each distinct runtime its dense rank r (tied configs share one; NaN
+ * runtimes take no part). Over the pairs C = {(i,j) : 1 <= r_j - r_i <= window}
+ * (i truly faster, at most `window` distinct runtimes apart),
+ *   L = 1/|C| * sum_C max(0, margin - (s_j - s_i) / T).
+ * Unlike the all-pairs hinge, far pairs (easy, and the bulk of the K^2) do
+ * not dilute the mean: the gradient goes to neighbours in the true order,
+ * the pairs a model that has the coarse order still gets wrong; window >=
+ * the number of distinct runtimes gives the hinge back (up to rounding). O(K log K + |C|);
+ * allocates O(K) scratch per call. window < 1 returns NaN.
+ */
+double pc_loss_close_margin(float *ds, const float *s, const double *y, int K, float margin,
+                            float temperature, int window, float weight);
+
+/*
  * ListMLE (Plackett-Luce negative log-likelihood of the true order): sort
  * the configs by runtime, fastest first, giving pi(0..K-1); ties in y are
  * broken deterministically by index (stable: the lower index comes first;
@@ -357,26 +373,34 @@ double pc_loss_mse_norm_batch(float *ds, const float *s, const double *y, int G,
 /*
  * Weighted combination, weights renormalized to sum to 1 like the TpuGraphs
  * baseline's "ListMLELoss:1,MSE:0.02":
- *   L = (w_l * L_listmle + w_h * L_hinge + w_m * L_mse) / (w_l + w_h + w_m).
+ *   L = (w_l * L_listmle + w_h * L_hinge + w_m * L_mse + w_c * L_margin)
+ *       / (w_l + w_h + w_m + w_c).
  * Weights must be >= 0 and finite with a positive sum; a component with
- * weight 0 is not evaluated (its part is reported as 0).
+ * weight 0 is not evaluated (its part is reported as 0). The gradients are
+ * added in the order listmle, hinge, mse, margin.
  */
 typedef struct pc_loss_cfg {
     float w_listmle, w_hinge, w_mse;
     float listmle_temperature;
     float hinge_margin, hinge_temperature;
+    float w_margin; /* pc_loss_close_margin */
+    float margin_value, margin_temperature;
+    int margin_window;
 } pc_loss_cfg;
 
 /* TpuGraphs tile default: ListMLE 1, hinge 0, MSE 0.02; T = 10 for both
- * ranking losses; hinge margin 1. */
+ * ranking losses; hinge margin 1; margin loss weight 0 (margin 0.1, T 1,
+ * window 2). */
 pc_loss_cfg pc_loss_cfg_default(void);
 
-/* parts (may be NULL) receives the unweighted {L_listmle, L_hinge, L_mse}. */
+/* The combination's components, in the order of parts[] below. */
+#define PC_LOSS_PARTS 4
+/* parts (may be NULL) receives the unweighted {L_listmle, L_hinge, L_mse, L_margin}. */
 double pc_loss_combo(float *ds, const float *s, const double *y, int K, const pc_loss_cfg *cfg,
-                     float weight, double parts[3]);
-/* parts (may be NULL) receives the graph means of the three components. */
+                     float weight, double parts[PC_LOSS_PARTS]);
+/* parts (may be NULL) receives the graph means of the components. */
 double pc_loss_combo_batch(float *ds, const float *s, const double *y, int G, int K,
-                           const pc_loss_cfg *cfg, float weight, double parts[3]);
+                           const pc_loss_cfg *cfg, float weight, double parts[PC_LOSS_PARTS]);
 
 /* ==== end of losses ======================================================== */
 

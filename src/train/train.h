@@ -25,6 +25,21 @@
    no layouts and the ablation could not separate encodings on tile: off. */
 #define PC_TRAIN_DEFAULT_LAYOUT_ENCODE PC_ENCODE_ALL
 
+/* The run's length without a time budget (pc_train_opts.epochs and patience
+   PC_TRAIN_AUTO), as before the budget could set it. */
+#define PC_TRAIN_DEFAULT_EPOCHS 20
+#define PC_TRAIN_DEFAULT_PATIENCE 5
+/* With a time budget and epochs PC_TRAIN_AUTO the budget sets the length:
+   epochs stop at this bound only (the CLI's --epochs limit), and an AUTO
+   patience is PC_TRAIN_BUDGET_PATIENCE_FRAC of the epochs estimated to fit
+   in the budget, at least PC_TRAIN_DEFAULT_PATIENCE: with the learning rate
+   annealed over the budget the late epochs still gain, and a validation
+   metric over few graphs is noisy (issue #14: 20 epochs / patience 5 under a
+   6-minute budget lost half of layout:xla:random's tau), so the run stops
+   early only when half of its budget brought nothing. */
+#define PC_TRAIN_MAX_EPOCHS 1000000000
+#define PC_TRAIN_BUDGET_PATIENCE_FRAC 0.5
+
 /* What a checkpoint records besides the tensors. */
 typedef struct pc_ckpt_info {
     int collection;

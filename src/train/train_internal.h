@@ -83,6 +83,10 @@ typedef struct tr_state {
     double lsum;     /* loss sum and graphs of the epoch so far */
     size_t lcount;
     double last_loss; /* the last epoch's mean loss (reported, not saved) */
+    /* when the time budget sets the length (trainer.budget_len): the epochs estimated to
+       fit and the schedule's last step from them, 0 = no estimate yet (saved) */
+    int epochs_est;
+    long total_est;
     float *best;      /* parameters of the best epoch (numel) */
     int64_t *order;   /* every lane's permutation of its graphs (ntrain) */
 } tr_state;
@@ -96,6 +100,7 @@ typedef struct tr_clock {
     double last_progress;
     long steps_run;
     size_t samples_run;
+    int estimates; /* budget estimates made by this run (budget_estimate) */
 } tr_clock;
 
 /* Everything one pc_train_run needs. */
@@ -106,9 +111,13 @@ typedef struct trainer {
     pc_kind kind;
     int fast;             /* sampling "fast" */
     pc_loss_cfg lc;       /* pc_train_opts.loss resolved */
-    char loss_desc[160];  /* its description in the checkpoint and the state */
+    char loss_desc[256];  /* its description in the checkpoint and the state */
     pc_adam_cfg ac;
     long total, warmup;   /* the cosine schedule's steps */
+    /* the run's length: epochs_max (o.epochs, or unbounded when budget_len) and patience
+       (o.patience, or re-estimated after each epoch when budget_len and AUTO) */
+    int budget_len; /* o.time_budget > 0 and o.epochs PC_TRAIN_AUTO: the budget sets it */
+    int epochs_max, patience;
     char state_path[4096];/* out_path + ".state" */
     /* rank 0's log and progress callbacks (NULL on the other ranks) */
     pc_train_log_fn log;
@@ -130,10 +139,14 @@ typedef struct trainer {
     tr_clock clock;
 } trainer;
 
-/* train_opts.c: checks t->o and fills coll, kind, fast, lc, loss_desc, state_path. */
+/* train_opts.c: checks t->o and fills coll, kind, fast, lc, loss_desc, state_path,
+   budget_len, epochs_max, patience. */
 pc_status pc_tr_check_opts(trainer *t, pc_error *err);
 /* The model options t->o asks for. */
 pc_status pc_tr_model_opts(const trainer *t, pc_gnn_opts *mo, pc_error *err);
+/* Refuses attention heads that do not divide the head's input with these model options and
+   cfg_dim config features after preprocessing (-1: not known yet, checked when it matters). */
+pc_status pc_tr_check_attention(const pc_gnn_opts *mo, int cfg_dim, pc_error *err);
 
 /* train_data.c */
 /* Graphs in lane l (global indices l, l + G, ...). */

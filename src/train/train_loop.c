@@ -5,6 +5,7 @@
  * final writes (pc_train_run).
  */
 #define _POSIX_C_SOURCE 200809L
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -53,6 +54,7 @@ static pc_status init_model(trainer *t, pc_error *err) {
     pc_gnn_opts mo;
     pc_status st = pc_tr_model_opts(t, &mo, err);
     if (!st) st = pc_tr_fit_prep(&t->tr, t->kind, mo.encode, t->topo.dist, &np, &cp, err);
+    if (!st) st = pc_tr_check_attention(&mo, cp.out_dim, err);
     if (!st) st = pc_gnn_new(&mo, np.out_dim, cp.out_dim, t->o.seed, &t->m, err);
     if (!st) st = pc_gnn_set_prep(t->m, &np, &cp, err);
     pc_prep_free(&np);
@@ -63,6 +65,52 @@ static pc_status init_model(trainer *t, pc_error *err) {
     if (!t->state.best || !t->state.order)
         return pc_fail(err, PC_ERR_NOMEM, "train: out of memory");
     return PC_OK;
+}
+
+/*
+ * When the time budget sets the length: the schedule's last step and an AUTO patience from
+ * the estimate in the state (after an epoch of this run, or saved by the run resumed).
+ */
+static void apply_estimate(trainer *t) {
+    const tr_state *s = &t->state;
+    if (!t->budget_len || s->epochs_est <= 0) return;
+    t->total = s->total_est;
+    if (t->o.patience == PC_TRAIN_AUTO) {
+        int p = (int)ceil(PC_TRAIN_BUDGET_PATIENCE_FRAC * (double)s->epochs_est);
+        t->patience = p > PC_TRAIN_DEFAULT_PATIENCE ? p : PC_TRAIN_DEFAULT_PATIENCE;
+    }
+}
+
+/*
+ * After each epoch when the budget sets the length: the epochs that fit are those done plus
+ * the whole epochs (steps and validation at this run's mean speed so far) the rest of the
+ * budget holds; the cosine schedule ends with the last of them. Timing decides it, so such
+ * runs are not bitwise reproducible.
+ */
+static void budget_estimate(trainer *t) {
+    tr_state *s = &t->state;
+    const tr_clock *c = &t->clock;
+    if (!t->budget_len || c->steps_run <= 0 || t->topo.S == 0) return;
+    double now = pc_tr_now(), S = (double)t->topo.S;
+    /* the ranks' clocks differ: every rank takes the slowest, or the schedules would */
+    double v[2] = {(now - c->t_steps0) * S / (double)c->steps_run,
+                   (now - c->t0) - t->o.time_budget};
+    pc_dist_max_f64(t->topo.dist, v, 2);
+    double per_epoch = v[0], left = -v[1];
+    double fit = per_epoch > 0 && left > 0 ? floor(left / per_epoch) : 0;
+    double room = (double)(PC_TRAIN_MAX_EPOCHS - s->epochs_done);
+    if (fit > room) fit = room;
+    double steps_left = (double)(LONG_MAX / 2 - s->step) / S; /* no overflow of the total */
+    if (fit > steps_left) fit = floor(steps_left);
+    int first = c->estimates == 0;
+    s->epochs_est = s->epochs_done + (int)fit;
+    s->total_est = s->step + (long)fit * (long)t->topo.S;
+    apply_estimate(t);
+    if (first)
+        pc_tr_logf(t->log, t->user, "time budget: about %d epochs fit (%.2fs each); the learning "
+                   "rate anneals over them; patience %d epochs", s->epochs_est, per_epoch,
+                   t->patience);
+    t->clock.estimates++;
 }
 
 /* The step's workspaces and buffers, the GST and AdamW options, the schedule. */
@@ -81,6 +129,14 @@ static pc_status init_step(trainer *t, pc_error *err) {
     t->ac.decoupled = 1;
     t->ac.weight_decay = t->o.weight_decay;
     long S = (long)t->topo.S;
+    if (t->budget_len) {
+        /* the budget sets the length: warm up over the first epoch and hold the peak until
+           the first estimate of the epochs that fit (budget_estimate) */
+        t->total = LONG_MAX;
+        t->warmup = S > 1 ? S : 1;
+        apply_estimate(t);
+        return PC_OK;
+    }
     t->total = (long)t->o.epochs * S;
     t->warmup = t->total / 10 < S ? t->total / 10 : S;
     if (t->warmup < 1) t->warmup = 1;
@@ -200,7 +256,7 @@ static void report_progress(trainer *t, int force) {
     pc_train_progress p;
     p.struct_size = sizeof p;
     p.epoch = r->epoch;
-    p.epochs = t->o.epochs;
+    p.epochs = t->budget_len ? r->epochs_est : t->o.epochs; /* 0: not estimated yet */
     p.step = r->oi;
     p.steps_per_epoch = S;
     p.elapsed_s = now - c->t0;
@@ -210,8 +266,10 @@ static void report_progress(trainer *t, int force) {
     p.loss = r->lcount ? r->lsum / (double)r->lcount : NAN;
     p.valid = r->last_valid;
     double rate = busy > 0 ? (double)c->steps_run / busy : 0;
-    double left = (double)(t->o.epochs - r->epoch) * (double)S + (double)(S - r->oi);
-    p.eta_s = rate > 0 ? left / rate + c->last_valid_s * (t->o.epochs - r->epoch + 1) : NAN;
+    double left = (double)(p.epochs - r->epoch) * (double)S + (double)(S - r->oi);
+    p.eta_s = rate > 0 && p.epochs > 0
+                  ? left / rate + c->last_valid_s * (p.epochs - r->epoch + 1)
+                  : t->budget_len ? INFINITY : NAN; /* capped by the budget below */
     if (t->o.time_budget > 0 && p.eta_s > t->o.time_budget - p.elapsed_s)
         p.eta_s = t->o.time_budget - p.elapsed_s > 0 ? t->o.time_budget - p.elapsed_s : 0;
     t->progress(t->user, &p);
@@ -266,6 +324,28 @@ static pc_status run_steps(trainer *t, int *stop, int *budget_hit, pc_error *err
 }
 
 /*
+ * The time budget ran out before the first epoch was complete (s->oi of its steps done):
+ * says so, and what gets written instead (the partial epoch, validated as epoch 1).
+ */
+static void log_budget_short(const trainer *t) {
+    const tr_state *s = &t->state;
+    const tr_clock *c = &t->clock;
+    double load = c->t_steps0 - c->t0, steps = pc_tr_now() - c->t_steps0;
+    if (s->oi == 0) {
+        pc_tr_logf(t->log, t->user, "time budget: pc_train_opts.time_budget (%gs) ran out "
+                   "before the first training step (loading and setup took %.2fs): writing the "
+                   "untrained model (its initial weights), validated as epoch %d",
+                   t->o.time_budget, load, s->epoch);
+        return;
+    }
+    pc_tr_logf(t->log, t->user, "time budget: pc_train_opts.time_budget (%gs) is too small for "
+               "one epoch: it ran out after %zu of %zu steps of epoch %d (loading took %.2fs; "
+               "the other steps need about %.2fs more): writing the model of this partial "
+               "epoch, validated as epoch %d", t->o.time_budget, s->oi, t->topo.S, s->epoch,
+               load, steps * (double)(t->topo.S - s->oi) / (double)s->oi, s->epoch);
+}
+
+/*
  * Epochs from state.epoch until the last, early stopping or a stop
  * (*interrupted: the run stopped before its end and leaves a state to resume).
  * Every completed epoch is validated and its state saved.
@@ -273,8 +353,8 @@ static pc_status run_steps(trainer *t, int *stop, int *budget_hit, pc_error *err
 static pc_status run_epochs(trainer *t, int *interrupted, pc_error *err) {
     tr_state *s = &t->state;
     *interrupted = 0;
-    for (; s->epoch <= t->o.epochs; s->epoch++) {
-        if (s->since >= t->o.patience) break;
+    for (; s->epoch <= t->epochs_max; s->epoch++) {
+        if (s->since >= t->patience) break;
         if (s->oi >= t->topo.S) { /* a new epoch */
             if (t->o.time_budget > 0 && s->best_epoch > 0 &&
                 pc_tr_now() - t->clock.t0 + t->clock.last_epoch_s > t->o.time_budget) {
@@ -297,13 +377,17 @@ static pc_status run_epochs(trainer *t, int *interrupted, pc_error *err) {
         }
         // the epoch is complete, or the budget ran out before any epoch did:
         // validate what there is, so a model gets written
-        if (stop) s->oi = t->topo.S;
+        if (stop) {
+            log_budget_short(t);
+            s->oi = t->topo.S;
+        }
         if ((st = pc_tr_end_epoch(t, err))) return st;
         t->clock.last_epoch_s = pc_tr_now() - te;
+        if (!stop) budget_estimate(t);
         report_progress(t, 1);
         if (stop) return PC_OK;
         if ((st = pc_tr_save_state(t, err))) return st;
-        if (s->since >= t->o.patience) {
+        if (s->since >= t->patience) {
             pc_tr_logf(t->log, t->user, "early stop: %d epochs without improvement", s->since);
             s->epoch++;
             return PC_OK;

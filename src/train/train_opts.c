@@ -12,8 +12,8 @@ pc_train_opts pc_train_opts_default(void) {
     pc_train_opts o;
     memset(&o, 0, sizeof o);
     o.struct_size = sizeof o;
-    o.epochs = 20;
-    o.patience = 5;
+    o.epochs = PC_TRAIN_AUTO;
+    o.patience = PC_TRAIN_AUTO;
     o.seed = 1;
     o.configs = PC_TRAIN_AUTO;
     o.lr = 1e-3f;
@@ -28,7 +28,7 @@ pc_train_opts pc_train_opts_default(void) {
     o.layernorm = 1;
     o.prune_hops = PC_TRAIN_AUTO;
     o.encode = PC_ENCODE_AUTO;
-    o.loss.listmle = o.loss.hinge = o.loss.mse = PC_TRAIN_AUTO;
+    o.loss.listmle = o.loss.hinge = o.loss.mse = o.loss.margin = PC_TRAIN_AUTO;
     o.sampling = PC_SAMPLING_UNIFORM;
     o.seg_method = PC_SEGMENTS_CONTIGUOUS;
     o.seg_size = 1000;
@@ -54,7 +54,7 @@ pc_status pc_sampling_parse(const char *name, pc_sampling *out) {
 }
 
 pc_status pc_loss_weights_parse(const char *spec, pc_loss_weights *out, pc_error *err) {
-    pc_loss_weights w = {0, 0, 0};
+    pc_loss_weights w = {0, 0, 0, 0};
     char buf[256];
     if (!spec) return pc_fail(err, PC_ERR_ARG, "loss: no terms given");
     if (strlen(spec) >= sizeof buf) return pc_fail(err, PC_ERR_ARG, "loss is too long");
@@ -73,10 +73,12 @@ pc_status pc_loss_weights_parse(const char *spec, pc_loss_weights *out, pc_error
         if (!strcmp(t, "listmle")) w.listmle = (float)v;
         else if (!strcmp(t, "hinge")) w.hinge = (float)v;
         else if (!strcmp(t, "mse")) w.mse = (float)v;
+        else if (!strcmp(t, "margin")) w.margin = (float)v;
         else
-            return pc_fail(err, PC_ERR_ARG, "loss term '%s': expected listmle, hinge or mse", t);
+            return pc_fail(err, PC_ERR_ARG, "loss term '%s': expected listmle, hinge, mse or "
+                           "margin", t);
     }
-    if (!(w.listmle + w.hinge + w.mse > 0))
+    if (!(w.listmle + w.hinge + w.mse + w.margin > 0))
         return pc_fail(err, PC_ERR_ARG, "loss '%s' has no positive weight", spec);
     *out = w;
     return PC_OK;
@@ -91,24 +93,52 @@ static pc_status loss_cfg(const pc_loss_weights *w, pc_kind kind, pc_loss_cfg *l
     if (kind == PC_KIND_LAYOUT) lc->listmle_temperature = 1.0f;
     int autos = (w->listmle == PC_TRAIN_AUTO) + (w->hinge == PC_TRAIN_AUTO) +
                 (w->mse == PC_TRAIN_AUTO);
-    if (autos == 3) {
+    /* margin came later: left AUTO beside three set weights, it weighs 0 */
+    float margin = w->margin == PC_TRAIN_AUTO && autos == 0 ? 0.0f : w->margin;
+    autos += margin == PC_TRAIN_AUTO;
+    float sum = w->listmle + w->hinge + w->mse + margin;
+    if (autos == 4) {
         lc->w_listmle = kind == PC_KIND_TILE ? 1.0f : 0.0f;
         lc->w_hinge = kind == PC_KIND_TILE ? 0.0f : 1.0f;
         lc->w_mse = kind == PC_KIND_TILE ? 0.02f : 0.0f;
-    } else if (autos > 0 || !(w->listmle >= 0 && w->hinge >= 0 && w->mse >= 0) ||
-               !isfinite(w->listmle + w->hinge + w->mse) || !(w->listmle + w->hinge + w->mse > 0)) {
+    } else if (autos > 0 || !(w->listmle >= 0 && w->hinge >= 0 && w->mse >= 0 && margin >= 0) ||
+               !isfinite(sum) || !(sum > 0)) {
         return pc_fail(err, PC_ERR_ARG, "train: pc_train_opts.loss weights must be >= 0 with a "
-                       "positive sum, or all PC_TRAIN_AUTO (got %g, %g, %g)",
-                       (double)w->listmle, (double)w->hinge, (double)w->mse);
+                       "positive sum, or all PC_TRAIN_AUTO (got listmle %g, hinge %g, mse %g, "
+                       "margin %g)", (double)w->listmle, (double)w->hinge, (double)w->mse,
+                       (double)margin);
     } else {
         lc->w_listmle = w->listmle;
         lc->w_hinge = w->hinge;
         lc->w_mse = w->mse;
+        lc->w_margin = margin;
     }
-    snprintf(desc, dn, "listmle(T=%g):%g,hinge(margin=%g,T=%g):%g,mse:%g",
-             (double)lc->listmle_temperature, (double)lc->w_listmle, (double)lc->hinge_margin,
-             (double)lc->hinge_temperature, (double)lc->w_hinge, (double)lc->w_mse);
+    int n = snprintf(desc, dn, "listmle(T=%g):%g,hinge(margin=%g,T=%g):%g,mse:%g",
+                     (double)lc->listmle_temperature, (double)lc->w_listmle,
+                     (double)lc->hinge_margin, (double)lc->hinge_temperature,
+                     (double)lc->w_hinge, (double)lc->w_mse);
+    /* only a weighted margin term is described: the checkpoints of the other losses keep
+       their bytes */
+    if (lc->w_margin > 0 && n > 0 && (size_t)n < dn)
+        snprintf(desc + n, dn - (size_t)n, ",margin(margin=%g,T=%g,window=%d):%g",
+                 (double)lc->margin_value, (double)lc->margin_temperature, lc->margin_window,
+                 (double)lc->w_margin);
     return PC_OK;
+}
+
+/*
+ * The run's length. Without a time budget (or with epochs set) AUTO is today's 20 epochs and
+ * patience 5, written back into o so the checkpoint records the same options as before.
+ * With a budget and epochs AUTO the budget sets the length: epochs are unbounded and an AUTO
+ * patience is re-estimated after each epoch (train_loop.c), both recorded as AUTO (-1).
+ */
+static void resolve_length(trainer *t) {
+    pc_train_opts *o = &t->o;
+    t->budget_len = o->time_budget > 0 && o->epochs == PC_TRAIN_AUTO;
+    if (!t->budget_len && o->epochs == PC_TRAIN_AUTO) o->epochs = PC_TRAIN_DEFAULT_EPOCHS;
+    if (!t->budget_len && o->patience == PC_TRAIN_AUTO) o->patience = PC_TRAIN_DEFAULT_PATIENCE;
+    t->epochs_max = t->budget_len ? PC_TRAIN_MAX_EPOCHS : o->epochs;
+    t->patience = o->patience != PC_TRAIN_AUTO ? o->patience : PC_TRAIN_DEFAULT_PATIENCE;
 }
 
 /* The first pc_train_opts field out of its range, with what it must be; NULL if none. */
@@ -117,8 +147,8 @@ static const char *bad_field(const pc_train_opts *o, const char **must) {
         int bad;
         const char *field, *must;
     } c[] = {
-        {o->epochs < 1, "epochs", ">= 1"},
-        {o->patience < 1, "patience", ">= 1"},
+        {o->epochs != PC_TRAIN_AUTO && o->epochs < 1, "epochs", ">= 1 or PC_TRAIN_AUTO"},
+        {o->patience != PC_TRAIN_AUTO && o->patience < 1, "patience", ">= 1 or PC_TRAIN_AUTO"},
         {o->threads < 0, "threads", ">= 0"},
         {o->configs != PC_TRAIN_AUTO && o->configs < 2, "configs", ">= 2 or PC_TRAIN_AUTO"},
         {!(o->time_budget >= 0), "time_budget", ">= 0"},
@@ -172,12 +202,58 @@ pc_status pc_tr_check_opts(trainer *t, pc_error *err) {
     if (o->prune_hops > 0 && t->kind != PC_KIND_LAYOUT)
         return pc_fail(err, PC_ERR_ARG, "train: pc_train_opts.prune_hops applies to layout "
                        "collections (tile graphs have no configurable nodes)");
+    /* options that would be silently ignored in this combination */
+    int hops = o->prune_hops;
+    if (hops == PC_TRAIN_AUTO) hops = t->kind == PC_KIND_LAYOUT ? PC_TRAIN_DEFAULT_PRUNE_HOPS : 0;
+    if (o->collapse_chains && hops < 1)
+        return pc_fail(err, PC_ERR_ARG, "train: pc_train_opts.collapse_chains needs pruning "
+                       "(pc_train_opts.prune_hops >= 1, layout collections)");
+    if (o->gst_finetune > 0 && !o->gst)
+        return pc_fail(err, PC_ERR_ARG, "train: pc_train_opts.gst_finetune needs "
+                       "pc_train_opts.gst (it fine-tunes GST's head)");
     if (o->configs == PC_TRAIN_AUTO) o->configs = t->kind == PC_KIND_TILE ? 32 : 16;
+    resolve_length(t);
+    if (o->attn_heads > 0 && !o->resume) { /* before loading when the width is known already */
+        pc_gnn_opts mo;
+        pc_status st = pc_tr_model_opts(t, &mo, err);
+        if (!st) st = pc_tr_check_attention(&mo, -1, err);
+        if (st) return st;
+    }
     t->fast = o->sampling == PC_SAMPLING_FAST;
     if (snprintf(t->state_path, sizeof t->state_path, "%s.state", o->out_path) >=
         (int)sizeof t->state_path)
         return pc_fail(err, PC_ERR_ARG, "train: pc_train_opts.out_path is too long");
     return loss_cfg(&o->loss, t->kind, &t->lc, t->loss_desc, sizeof t->loss_desc, err);
+}
+
+pc_status pc_tr_check_attention(const pc_gnn_opts *mo, int cfg_dim, pc_error *err) {
+    int late_tile = mo->kind == PC_KIND_TILE && mo->join == PC_JOIN_LATE;
+    if (mo->attn_heads <= 0 || (late_tile && cfg_dim < 0)) return PC_OK;
+    pc_gnn shape; /* the model's readout width from these options alone */
+    memset(&shape, 0, sizeof shape);
+    shape.opts = *mo;
+    shape.cfg_dim = cfg_dim > 0 ? cfg_dim : 0;
+    int R = pc_gnn_readout_width(&shape);
+    int P = mo->pool == PC_POOL_MEANMAX ? 2 * mo->hidden : mo->hidden;
+    if (R % mo->attn_heads == 0) return PC_OK;
+    char what[160], fits[64] = "";
+    if (mo->kind == PC_KIND_LAYOUT)
+        snprintf(what, sizeof what, "layout: the pooled graph and configurable nodes, 2 x %d", P);
+    else if (late_tile)
+        snprintf(what, sizeof what, "tile with join late: the pooled graph, %d, and the %d "
+                 "config features left after preprocessing; join early makes it %d", P,
+                 cfg_dim, P);
+    else
+        snprintf(what, sizeof what, "the pooled graph, %d", P);
+    size_t n = 0;
+    for (int h = 1; h <= 16 && n < sizeof fits; h++)
+        if (R % h == 0) {
+            int k = snprintf(fits + n, sizeof fits - n, "%s%d", n ? ", " : "", h);
+            n += k > 0 ? (size_t)k : 0;
+        }
+    return pc_fail(err, PC_ERR_ARG, "train: pc_train_opts.attn_heads (%d) must divide the width "
+                   "of what the attention mixes, %d here (%s); heads up to 16 that fit: %s",
+                   mo->attn_heads, R, what, fits);
 }
 
 pc_status pc_tr_model_opts(const trainer *t, pc_gnn_opts *mo, pc_error *err) {

@@ -30,12 +30,17 @@ static char *state_json(const trainer *t) {
     const tr_state *r = &t->state;
     char *s = malloc(2048);
     if (!s) return NULL;
+    /* the budget's estimate (trainer.budget_len runs only, so other states keep their bytes) */
+    char est[64] = "";
+    if (t->budget_len)
+        snprintf(est, sizeof est, "\"epochs_est\":%d,\"total_est\":%ld,", r->epochs_est,
+                 r->total_est);
     snprintf(s, 2048,
-             "{\"rng\":\"%llu\",\"step\":%ld,\"epoch\":%d,\"oi\":%zu,\"best_epoch\":%d,"
+             "{%s\"rng\":\"%llu\",\"step\":%ld,\"epoch\":%d,\"oi\":%zu,\"best_epoch\":%d,"
              "\"since\":%d,\"best_metric\":%.17g,\"first_loss\":%.17g,\"lsum\":%.17g,"
              "\"lcount\":%zu,\"last_valid\":%.17g,"
              "\"fixed\":\"%s|%s|%llu|%d|%.9g|%.9g|%.9g|%s|%s|%zu|%zu|%zu\"}",
-             (unsigned long long)r->rng, r->step, r->epoch, r->oi, r->best_epoch, r->since,
+             est, (unsigned long long)r->rng, r->step, r->epoch, r->oi, r->best_epoch, r->since,
              isfinite(r->best_metric) ? r->best_metric : -1e308,
              isfinite(r->first_loss) ? r->first_loss : -1.0, r->lsum, r->lcount,
              isfinite(r->last_valid) ? r->last_valid : -1e308, o->collection, o->data_dir,
@@ -180,6 +185,13 @@ pc_status pc_tr_resume(trainer *t, pc_error *err) {
                      fx2->valuestring);
     else
         st = restore_scalars(t, rng->valuestring, v, err);
+    double est[2];
+    if (!st && t->budget_len && !jnum(root, "epochs_est", &est[0]) &&
+        !jnum(root, "total_est", &est[1]) && est[0] >= 0 && est[0] <= PC_TRAIN_MAX_EPOCHS &&
+        est[1] >= 0 && est[1] <= 9e15) {
+        t->state.epochs_est = (int)est[0];
+        t->state.total_est = (long)est[1];
+    }
     cJSON_Delete(root);
     cJSON_Delete(me);
     free(mine);

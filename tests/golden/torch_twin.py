@@ -172,6 +172,23 @@ def hinge(s, y, margin, T):
     return torch.stack(terms).mean()
 
 
+def close_margin(s, y, margin, T, window):
+    """2nd place TpuGraphs' difference-matrix margin loss over close pairs (nn.h): with the
+    dense runtime ranks r (ties share one; NaN runtimes take no part) and the difference
+    matrices Ds[i, j] = s_j - s_i, Dr[i, j] = r_j - r_i, the mean of
+    relu(margin - Ds / T) over the entries with 1 <= Dr <= window."""
+    y = np.asarray(y, dtype=np.float64)
+    ok = ~np.isnan(y)
+    r = np.full(len(y), -(10 ** 9), dtype=np.int64)
+    r[ok] = np.unique(y[ok], return_inverse=True)[1]
+    Dr = r[None, :] - r[:, None]
+    mask = (Dr >= 1) & (Dr <= window) & ok[:, None] & ok[None, :]
+    if not mask.any():
+        return s.sum() * 0.0
+    Ds = s[None, :] - s[:, None]
+    return torch.clamp(margin - Ds / T, min=0.0)[torch.as_tensor(mask)].mean()
+
+
 def mse_norm(s, y):
     yt = torch.as_tensor(np.asarray(y, dtype=np.float64))
     mu = yt.mean()
@@ -180,8 +197,10 @@ def mse_norm(s, y):
 
 
 def combo(s, y, cfg):
-    """cfg: dict w_listmle, w_hinge, w_mse, listmle_t, hinge_margin, hinge_t."""
-    w = np.array([cfg["w_listmle"], cfg["w_hinge"], cfg["w_mse"]], dtype=np.float64)
+    """cfg: dict w_listmle, w_hinge, w_mse, listmle_t, hinge_margin, hinge_t and optionally
+    w_margin, margin, margin_t, window (the close-pair margin loss)."""
+    w = np.array([cfg["w_listmle"], cfg["w_hinge"], cfg["w_mse"], cfg.get("w_margin", 0.0)],
+                 dtype=np.float64)
     w = w / w.sum()
     L = s.sum() * 0.0
     if w[0] > 0:
@@ -190,6 +209,8 @@ def combo(s, y, cfg):
         L = L + w[1] * hinge(s, y, cfg["hinge_margin"], cfg["hinge_t"])
     if w[2] > 0:
         L = L + w[2] * mse_norm(s, y)
+    if w[3] > 0:
+        L = L + w[3] * close_margin(s, y, cfg["margin"], cfg["margin_t"], cfg["window"])
     return L
 
 

@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """
 The golden reference files (tests/golden/golden_*.npz) provably come from
-tests/golden/make_golden.py and make_attention_golden.py: rerun them into a
-temporary folder and compare every array with the committed files (same
-keys, dtypes and shapes; inputs and parameters bitwise, computed values to
+tests/golden/make_golden.py, make_attention_golden.py and make_loss_golden.py:
+rerun them into a temporary folder and compare every array with the committed
+files (same keys, dtypes and shapes; inputs and parameters bitwise, NaN equal
+to NaN, computed values to
 1e-12 relative, which allows last-bit differences of another torch/BLAS
 build). Skips (77) without torch.
 """
@@ -24,7 +25,7 @@ GOLDEN = os.path.join(HERE, "..", "golden")
 COMPUTED = ("scores", "loss", "step_loss")
 # keys of computed values in golden_attention.npz: out.<case>, loss.<case> (and g.*)
 COMPUTED_PREFIXES = ("g.", "out.", "loss.")
-GENERATORS = ("make_golden.py", "make_attention_golden.py")
+GENERATORS = ("make_golden.py", "make_attention_golden.py", "make_loss_golden.py")
 
 
 def main():
@@ -61,7 +62,7 @@ def main():
                     if not np.allclose(x, y, rtol=1e-12, atol=1e-15):
                         print(f"FAIL {name}:{k}: max rel diff {d:.3e}")
                         bad += 1
-                elif not np.array_equal(x, y):
+                elif not np.array_equal(x, y, equal_nan=x.dtype.kind == "f"):
                     print(f"FAIL {name}:{k}: not bitwise equal")
                     bad += 1
             print(f"{name}: {len(a.files)} arrays, max rel diff of computed values {worst:.3e}")

@@ -238,6 +238,70 @@ def options_tests(data):
                      r"\S+, ETA \S+", p.stderr) is not None, "progress line: %r" % p.stderr[-300:])
 
 
+def meta_train(path):
+    """The "train" object of a checkpoint's perfcast metadata."""
+    raw = open(path, "rb").read()
+    n = int.from_bytes(raw[:8], "little")
+    head = json.loads(raw[8:8 + n])
+    return json.loads(head["__metadata__"]["perfcast"])["train"]
+
+
+def budget_tests(data):
+    """A time budget without --epochs sets the length; too small a budget says what it wrote;
+    the margin loss trains; conflicting options are refused."""
+    out = os.path.join(TMP, "budget_len.st")
+    p, ep = train(data, "tile:xla", out, "--time-budget", "2", "--hidden", "16", "--layers", "1")
+    m = re.search(r"time budget: about (\d+) epochs fit \(\S+s each\); the learning rate "
+                  r"anneals over them; patience (\d+) epochs", p.stdout)
+    expect(m is not None, "budget estimate logged: " + p.stdout[-500:])
+    if m:
+        expect(int(m.group(2)) >= 5 and int(m.group(2)) >= int(m.group(1)) // 2,
+               "patience half the estimated epochs, >= 5: " + m.group(0))
+    if os.path.isfile(out):
+        t = meta_train(out)
+        expect(t["epochs"] == -1 and t["patience"] == -1 and t["epochs_run"] == len(ep),
+               "the budget's length recorded as auto: %r" % t)
+    # with --epochs the budget only stops the run, as before
+    out = os.path.join(TMP, "budget_ep.st")
+    p, ep = train(data, "tile:xla", out, "--time-budget", "100", "--epochs", "2")
+    expect(len(ep) == 2 and "epochs fit" not in p.stdout, "--epochs with a budget: 2 epochs")
+    if os.path.isfile(out):
+        expect(meta_train(out)["epochs"] == 2, "--epochs recorded")
+    # no budget: the old defaults, recorded as numbers
+    out = os.path.join(TMP, "budget_none.st")
+    train(data, "tile:xla", out, "--patience", "1", "--hidden", "8", "--layers", "1")
+    if os.path.isfile(out):
+        t = meta_train(out)
+        expect(t["epochs"] == 20 and t["patience"] == 1, "default epochs 20 recorded: %r" % t)
+    # a budget too small for a step: says so and writes the initial weights
+    out = os.path.join(TMP, "budget_tiny.st")
+    p, ep = train(data, "tile:xla", out, "--time-budget", "0.000001")
+    expect("--time-budget (1e-06s) ran out before the first training step" in p.stdout and
+           "writing the untrained model" in p.stdout, "too small a budget: " + p.stdout)
+    # the margin loss alone and with ListMLE; recorded only when weighted
+    for spec in ("margin:1", "listmle:1,margin:0.5"):
+        out = os.path.join(TMP, "margin_%d.st" % len(spec))
+        train(data, "layout:xla:random", out, "--epochs", "2", "--configs", "8", "--loss", spec)
+        if os.path.isfile(out):
+            loss = meta_train(out)["loss"]
+            expect(",margin(margin=0.1,T=1,window=2):" in loss, "margin loss recorded: " + loss)
+    # conflicting options: clear refusals naming the flags, before any training
+    bad = os.path.join(TMP, "conflict.st")
+    for args, needle in (
+            (["--collection", "layout:xla:random", "--cfg-attention", "3"],
+             "--cfg-attention (3) must divide the width of what the attention mixes, 128 here"),
+            (["--collection", "tile:xla", "--cfg-attention", "4", "--join", "late"],
+             "join early makes it 64); heads up to 16 that fit: 1, "),
+            (["--collection", "tile:xla", "--collapse-chains"],
+             "--collapse-chains needs pruning (--prune-hops >= 1"),
+            (["--collection", "layout:xla:random", "--gst-finetune", "1"],
+             "--gst-finetune needs --gst")):
+        p = run("train", "--data", data, "--out", bad, *args)
+        expect_rc(p, 1, "conflicting options %r" % args)
+        expect(needle in p.stderr, "message for %r: %s" % (args, p.stderr))
+        expect("epoch" not in p.stdout, "refused before training: %r" % args)
+
+
 def main():
     shutil.rmtree(TMP, ignore_errors=True)
     os.makedirs(TMP)
@@ -330,6 +394,7 @@ def main():
 
     resume_tests(data)
     options_tests(data)
+    budget_tests(data)
 
     # usage errors and failures
     bad = os.path.join(TMP, "bad.safetensors")

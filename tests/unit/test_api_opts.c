@@ -97,7 +97,10 @@ static void test_loss_parse(void **state) {
     assert_int_equal(pc_loss_weights_parse("listmle:x", &w, &err), PC_ERR_ARG);
     assert_non_null(strstr(err.msg, "loss term 'listmle': weight 'x'"));
     assert_int_equal(pc_loss_weights_parse("l2", &w, &err), PC_ERR_ARG);
-    assert_non_null(strstr(err.msg, "expected listmle, hinge or mse"));
+    assert_non_null(strstr(err.msg, "expected listmle, hinge, mse or margin"));
+    assert_int_equal(pc_loss_weights_parse("listmle,margin:0.5", &w, &err), PC_OK);
+    assert_true(w.listmle == 1.0f && w.hinge == 0.0f && w.mse == 0.0f && w.margin == 0.5f);
+    assert_int_equal(pc_loss_weights_parse("margin:-1", &w, &err), PC_ERR_ARG);
     assert_int_equal(pc_loss_weights_parse("mse:0", &w, &err), PC_ERR_ARG);
     assert_non_null(strstr(err.msg, "no positive weight"));
 }
@@ -111,7 +114,7 @@ static void test_train_defaults(void **state) {
     assert_int_equal(o.join, PC_JOIN_AUTO);
     assert_int_equal(o.encode, PC_ENCODE_AUTO);
     assert_true(o.loss.listmle == PC_TRAIN_AUTO && o.loss.hinge == PC_TRAIN_AUTO &&
-                o.loss.mse == PC_TRAIN_AUTO);
+                o.loss.mse == PC_TRAIN_AUTO && o.loss.margin == PC_TRAIN_AUTO);
     assert_int_equal(o.pool, PC_POOL_MEAN);
     assert_int_equal(o.act, PC_ACT_LEAKY_RELU);
     assert_int_equal(o.sampling, PC_SAMPLING_UNIFORM);
@@ -122,6 +125,8 @@ static void test_train_defaults(void **state) {
     assert_int_equal(o.gst_train_segs, 1);
     assert_true(o.gst_keep == 0.5f);
     assert_int_equal(o.batch_graphs, 1);
+    assert_int_equal(o.epochs, PC_TRAIN_AUTO); /* 20, or the time budget's */
+    assert_int_equal(o.patience, PC_TRAIN_AUTO);
 }
 
 /* pc_train_run's refusal of o, with a message holding `want`. */
@@ -146,7 +151,7 @@ static void test_train_checks(void **state) {
     refused(&o, "pc_train_opts.data_dir");
     o = base;
     o.epochs = 0;
-    refused(&o, "pc_train_opts.epochs must be >= 1");
+    refused(&o, "pc_train_opts.epochs must be >= 1 or PC_TRAIN_AUTO");
     o = base;
     o.configs = 1;
     refused(&o, "pc_train_opts.configs");
@@ -166,11 +171,39 @@ static void test_train_checks(void **state) {
     o.loss.listmle = 1; /* the others still AUTO */
     refused(&o, "pc_train_opts.loss");
     o = base;
+    o.loss.margin = 1; /* the others still AUTO */
+    refused(&o, "pc_train_opts.loss");
+    o = base;
+    o.loss.listmle = o.loss.hinge = o.loss.mse = 0; /* margin AUTO counts as 0: no weight */
+    refused(&o, "pc_train_opts.loss weights must be >= 0 with a positive sum");
+    o = base;
     o.gst = 1; /* tile */
     refused(&o, "pc_train_opts.gst applies to layout collections");
     o = base;
     o.prune_hops = 1;
     refused(&o, "pc_train_opts.prune_hops applies to layout collections");
+    o = base;
+    o.collapse_chains = 1; /* tile: never pruned */
+    refused(&o, "pc_train_opts.collapse_chains needs pruning");
+    o = base;
+    o.collection = "layout:xla:random";
+    o.prune_hops = 0;
+    o.collapse_chains = 1;
+    refused(&o, "pc_train_opts.collapse_chains needs pruning");
+    o = base;
+    o.gst_finetune = 1;
+    refused(&o, "pc_train_opts.gst_finetune needs pc_train_opts.gst");
+    o = base;
+    o.collection = "layout:xla:random";
+    o.attn_heads = 3; /* 2 x hidden 64 */
+    refused(&o, "pc_train_opts.attn_heads (3) must divide the width of what the attention "
+                "mixes, 128 here");
+    o = base;
+    o.epochs = -2;
+    refused(&o, "pc_train_opts.epochs must be >= 1 or PC_TRAIN_AUTO");
+    o = base;
+    o.patience = 0;
+    refused(&o, "pc_train_opts.patience must be >= 1 or PC_TRAIN_AUTO");
     /* a result struct of another build */
     pc_train_result r;
     r.struct_size = 3;

@@ -2,7 +2,8 @@
  * Golden test (llm.c style): perfcast's models and losses against an
  * independent PyTorch twin (tests/golden/torch_twin.py, float64). The
  * reference files tests/golden/golden_<case>.npz come from
- * `/usr/bin/python3 tests/golden/make_golden.py` (see there for the keys);
+ * `/usr/bin/python3 tests/golden/make_golden.py` (see there for the keys;
+ * golden_loss.npz, the losses alone, from make_loss_golden.py);
  * tests/scripts/test_golden_regen.py checks they still do.
  *
  * Per case: build the model from the file's options, copy the parameters in
@@ -230,12 +231,64 @@ static void test_golden_layout_late(void **state) {
     run_case("layout_late");
 }
 
+/*
+ * The losses' combination (pc_loss_combo), above all the margin loss over
+ * close pairs, against the twin's difference-matrix formulation
+ * (tests/golden/make_loss_golden.py): the loss and dL/ds of every case.
+ */
+static void test_golden_losses(void **state) {
+    (void)state;
+    static const char *const cases[] = {"margin_w1",  "margin_w2_ties", "margin_w3_t10",
+                                        "margin_nan", "listmle_margin", "all_four"};
+    gfile f;
+    gopen(&f, "loss");
+    print_message("golden losses (%s)\n", f.path);
+    int ok = 1;
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        char key[64];
+        pc_array s = PC_ARRAY_INIT, y = PC_ARRAY_INIT, cfg = PC_ARRAY_INIT, lref = PC_ARRAY_INIT,
+                 gref = PC_ARRAY_INIT;
+        snprintf(key, sizeof key, "s.%s", cases[c]);
+        gread(&f, key, PC_DTYPE_F32, &s);
+        snprintf(key, sizeof key, "y.%s", cases[c]);
+        gread(&f, key, PC_DTYPE_F64, &y);
+        snprintf(key, sizeof key, "cfg.%s", cases[c]);
+        gread(&f, key, PC_DTYPE_F64, &cfg);
+        snprintf(key, sizeof key, "loss.%s", cases[c]);
+        gread(&f, key, PC_DTYPE_F64, &lref);
+        snprintf(key, sizeof key, "g.%s", cases[c]);
+        gread(&f, key, PC_DTYPE_F64, &gref);
+        int K = (int)pc_array_count(&s);
+        assert_int_equal(pc_array_count(&cfg), 10);
+        assert_int_equal(pc_array_count(&gref), K);
+        const double *v = cfg.data;
+        pc_loss_cfg lc = {.w_listmle = (float)v[0], .w_hinge = (float)v[1],
+                          .w_mse = (float)v[2], .w_margin = (float)v[3],
+                          .listmle_temperature = (float)v[4], .hinge_margin = (float)v[5],
+                          .hinge_temperature = (float)v[6], .margin_value = (float)v[7],
+                          .margin_temperature = (float)v[8], .margin_window = (int)v[9]};
+        float *ds = calloc((size_t)K, sizeof(float));
+        assert_non_null(ds);
+        double L = pc_loss_combo(ds, s.data, y.data, K, &lc, 1.0f, NULL);
+        float Lf = (float)L;
+        print_message(" %s (K=%d):\n", cases[c], K);
+        ok &= compare("loss", &Lf, lref.data, 1, NULL);
+        ok &= compare("dL/ds", ds, gref.data, K, NULL);
+        free(ds);
+        pc_array *all[] = {&s, &y, &cfg, &lref, &gref};
+        for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) pc_array_free(all[i]);
+    }
+    pc_npz_close(f.z);
+    assert_true(ok);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_golden_tile_early),
         cmocka_unit_test(test_golden_tile_late),
         cmocka_unit_test(test_golden_layout),
         cmocka_unit_test(test_golden_layout_late),
+        cmocka_unit_test(test_golden_losses),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,11 +1,13 @@
 /*
- * Unit tests for the ranking losses (src/nn/loss.c): pairwise hinge,
- * ListMLE, MSE on mean-normalized runtime, their combination and the batch
- * wrappers.
+ * Unit tests for the ranking losses (src/nn/loss.c): pairwise hinge, the
+ * margin loss over close pairs, ListMLE, MSE on mean-normalized runtime,
+ * their combination and the batch wrappers. (tests/unit/test_golden.c also
+ * checks the margin loss and its combinations against the PyTorch twin.)
  *
  * Each loss has an independent double reference here (naive O(K^2) suffix
  * logsumexp with max subtraction for ListMLE, insertion sort for the true
- * order). Checks:
+ * order; the margin loss as a masked difference matrix, dense ranks counted
+ * pair by pair). Checks:
  *  - value: |L - L_ref| / max(1, |L_ref|) <= 1e-9 (both sum in double);
  *  - gradient: the float ds (with a weight != 1) against weight times the
  *    central differences (h = 1e-6) of the reference in double,
@@ -73,12 +75,14 @@ static void rand_runtimes(trng *r, double *y, int K, int ties) {
 
 /* ---- double references --------------------------------------------------------- */
 
-typedef enum lossid { L_HINGE, L_LISTMLE, L_MSE, L_COMBO } lossid;
+typedef enum lossid { L_HINGE, L_LISTMLE, L_MSE, L_COMBO, L_MARGIN } lossid;
 
 typedef struct lcase {
     lossid id;
     double margin, t_hinge, t_listmle;
-    double w[3]; /* combo: listmle, hinge, mse (unnormalized) */
+    double w[4];     /* combo: listmle, hinge, mse, margin (unnormalized) */
+    double cm, t_cm; /* the margin loss's margin and temperature */
+    int window;
 } lcase;
 
 static double ref_hinge(const double *s, const double *y, int K, double m, double T) {
@@ -90,6 +94,34 @@ static double ref_hinge(const double *s, const double *y, int K, double m, doubl
                 np++;
                 L += fmax(0.0, m - (s[j] - s[i]) / T);
             }
+    return np ? L / np : 0.0;
+}
+
+/* Dense rank of y[i]: how many distinct runtimes are smaller. */
+static int dense_rank(const double *y, int K, int i) {
+    int r = 0;
+    for (int j = 0; j < K; j++) {
+        if (!(y[j] < y[i])) continue;
+        int first = 1; // count each distinct value once: at its lowest index
+        for (int k = 0; k < j; k++)
+            if (y[k] == y[j]) first = 0;
+        r += first;
+    }
+    return r;
+}
+
+/* The difference matrices D_ij = s_j - s_i and R_ij = rank_j - rank_i, masked to 1..w. */
+static double ref_margin(const double *s, const double *y, int K, double m, double T, int w) {
+    double L = 0.0;
+    long np = 0;
+    for (int i = 0; i < K; i++)
+        for (int j = 0; j < K; j++) {
+            if (isnan(y[i]) || isnan(y[j])) continue;
+            int d = dense_rank(y, K, j) - dense_rank(y, K, i);
+            if (d < 1 || d > w) continue;
+            np++;
+            L += fmax(0.0, m - (s[j] - s[i]) / T);
+        }
     return np ? L / np : 0.0;
 }
 
@@ -137,11 +169,15 @@ static double ref_loss(const lcase *c, const double *s, const double *y, int K) 
     case L_HINGE: return ref_hinge(s, y, K, m, th);
     case L_LISTMLE: return ref_listmle(s, y, K, tl);
     case L_MSE: return ref_mse(s, y, K);
+    case L_MARGIN: return ref_margin(s, y, K, fp(c->cm), fp(c->t_cm), c->window);
     case L_COMBO: {
-        const double w0 = fp(c->w[0]), w1 = fp(c->w[1]), w2 = fp(c->w[2]);
-        return (w0 * ref_listmle(s, y, K, tl) + w1 * ref_hinge(s, y, K, m, th) +
-                w2 * ref_mse(s, y, K)) /
-               (w0 + w1 + w2);
+        const double w0 = fp(c->w[0]), w1 = fp(c->w[1]), w2 = fp(c->w[2]), w3 = fp(c->w[3]);
+        // a part with weight 0 is not evaluated (its parameters may be invalid)
+        return ((w0 > 0 ? w0 * ref_listmle(s, y, K, tl) : 0.0) +
+                (w1 > 0 ? w1 * ref_hinge(s, y, K, m, th) : 0.0) +
+                (w2 > 0 ? w2 * ref_mse(s, y, K) : 0.0) +
+                (w3 > 0 ? w3 * ref_margin(s, y, K, fp(c->cm), fp(c->t_cm), c->window) : 0.0)) /
+               (w0 + w1 + w2 + w3);
     }
     }
     return NAN;
@@ -150,7 +186,9 @@ static double ref_loss(const lcase *c, const double *s, const double *y, int K) 
 static pc_loss_cfg cfg_of(const lcase *c) {
     return (pc_loss_cfg){.w_listmle = (float)c->w[0], .w_hinge = (float)c->w[1],
                          .w_mse = (float)c->w[2], .listmle_temperature = (float)c->t_listmle,
-                         .hinge_margin = (float)c->margin, .hinge_temperature = (float)c->t_hinge};
+                         .hinge_margin = (float)c->margin, .hinge_temperature = (float)c->t_hinge,
+                         .w_margin = (float)c->w[3], .margin_value = (float)c->cm,
+                         .margin_temperature = (float)c->t_cm, .margin_window = c->window};
 }
 
 /* The float implementation under test. */
@@ -161,6 +199,8 @@ static double run_loss(const lcase *c, float *ds, const float *s, const double *
         return pc_loss_pairwise_hinge(ds, s, y, K, (float)c->margin, (float)c->t_hinge, weight);
     case L_LISTMLE: return pc_loss_listmle(ds, s, y, K, (float)c->t_listmle, weight);
     case L_MSE: return pc_loss_mse_norm(ds, s, y, K, weight);
+    case L_MARGIN:
+        return pc_loss_close_margin(ds, s, y, K, (float)c->cm, (float)c->t_cm, c->window, weight);
     case L_COMBO: {
         pc_loss_cfg cfg = cfg_of(c);
         return pc_loss_combo(ds, s, y, K, &cfg, weight, NULL);
@@ -232,6 +272,29 @@ static void test_hinge_grad(void **state) {
             }
 }
 
+static void test_margin_grad(void **state) {
+    (void)state;
+    trng r = {19};
+    const lcase cases[] = {{.id = L_MARGIN, .cm = 1.0, .t_cm = 1.0, .window = 1},
+                           {.id = L_MARGIN, .cm = 0.1, .t_cm = 10.0, .window = 2},
+                           {.id = L_MARGIN, .cm = 1.0, .t_cm = 10.0, .window = 3},
+                           {.id = L_MARGIN, .cm = 1.0, .t_cm = 1.0, .window = 100}};
+    const int Ks[] = {2, 3, 8, 17, 33};
+    for (size_t ci = 0; ci < sizeof cases / sizeof *cases; ci++)
+        for (size_t ki = 0; ki < sizeof Ks / sizeof *Ks; ki++)
+            for (int ties = 0; ties < 2; ties++) {
+                int K = Ks[ki];
+                float s[KMAX];
+                double y[KMAX];
+                grid_scores(&r, s, K);
+                rand_runtimes(&r, y, K, ties);
+                char name[64];
+                snprintf(name, sizeof name, "margin m=%g T=%g w=%d%s", cases[ci].cm,
+                         cases[ci].t_cm, cases[ci].window, ties ? " ties" : "");
+                check_grad(name, &cases[ci], s, y, K);
+            }
+}
+
 static void test_listmle_grad(void **state) {
     (void)state;
     trng r = {12};
@@ -273,7 +336,11 @@ static void test_combo_grad(void **state) {
     const lcase cases[] = {
         {.id = L_COMBO, .margin = 1.0, .t_hinge = 1.0, .t_listmle = 1.0, .w = {1.0, 1.0, 1.0}},
         {.id = L_COMBO, .margin = 0.1, .t_hinge = 10.0, .t_listmle = 10.0, .w = {1.0, 0.0, 0.02}},
-        {.id = L_COMBO, .margin = 1.0, .t_hinge = 10.0, .t_listmle = 2.0, .w = {3.0, 2.0, 0.5}}};
+        {.id = L_COMBO, .margin = 1.0, .t_hinge = 10.0, .t_listmle = 2.0, .w = {3.0, 2.0, 0.5}},
+        {.id = L_COMBO, .t_listmle = 1.0, .w = {1.0, 0, 0, 0.5}, .cm = 0.1, .t_cm = 1.0,
+         .window = 2},
+        {.id = L_COMBO, .margin = 1.0, .t_hinge = 1.0, .t_listmle = 10.0, .w = {1, 1, 0.02, 2},
+         .cm = 1.0, .t_cm = 1.0, .window = 1}};
     for (size_t ci = 0; ci < sizeof cases / sizeof *cases; ci++) {
         int K = 9;
         float s[KMAX];
@@ -407,12 +474,14 @@ static void test_k01(void **state) {
     assert_float_equal(pc_loss_mse_norm(ds, s, y, 1, 1.0f), 4.0, 1e-12);
     assert_float_equal(ds[0], 4.0, 1e-7);
     ds[0] = 0.0f;
-    double parts[3];
+    double parts[PC_LOSS_PARTS];
     double L = pc_loss_combo(ds, s, y, 1, &cfg, 1.0f, parts);
     assert_true(isfinite(L) && isfinite(ds[0]));
     assert_true(parts[0] == 0.0 && parts[1] == 0.0);
     // K = 0: everything is 0, nothing touched.
     assert_true(pc_loss_pairwise_hinge(NULL, s, y, 0, 1.0f, 1.0f, 1.0f) == 0.0);
+    assert_true(pc_loss_close_margin(NULL, s, y, 0, 1.0f, 1.0f, 1, 1.0f) == 0.0);
+    assert_true(pc_loss_close_margin(ds, s, y, 1, 1.0f, 1.0f, 1, 1.0f) == 0.0);
     assert_true(pc_loss_listmle(NULL, s, y, 0, 1.0f, 1.0f) == 0.0);
     assert_true(pc_loss_mse_norm(NULL, s, y, 0, 1.0f) == 0.0);
     assert_true(pc_loss_combo(NULL, s, y, 0, &cfg, 1.0f, NULL) == 0.0);
@@ -472,7 +541,8 @@ static void test_permutation(void **state) {
         {.id = L_HINGE, .margin = 1.0, .t_hinge = 1.0},
         {.id = L_LISTMLE, .t_listmle = 1.0},
         {.id = L_MSE},
-        {.id = L_COMBO, .margin = 0.1, .t_hinge = 10.0, .t_listmle = 10.0, .w = {1, 1, 0.02}}};
+        {.id = L_COMBO, .margin = 0.1, .t_hinge = 10.0, .t_listmle = 10.0, .w = {1, 1, 0.02}},
+        {.id = L_MARGIN, .cm = 0.5, .t_cm = 1.0, .window = 2}};
     for (size_t ci = 0; ci < sizeof cases / sizeof *cases; ci++)
         for (int trial = 0; trial < 5; trial++) {
             float s[KMAX], sp[KMAX], ds[KMAX] = {0}, dsp[KMAX] = {0};
@@ -480,7 +550,10 @@ static void test_permutation(void **state) {
             int perm[KMAX];
             for (int k = 0; k < K; k++) s[k] = (float)trng_unif(&r, -2.0, 2.0);
             // ListMLE is invariant only without runtime ties (ties follow the index).
-            rand_runtimes(&r, y, K, cases[ci].id == L_HINGE || cases[ci].id == L_MSE);
+            // (dense ranks make the margin loss invariant with ties too)
+            rand_runtimes(&r, y, K,
+                          cases[ci].id == L_HINGE || cases[ci].id == L_MSE ||
+                              cases[ci].id == L_MARGIN);
             trng_perm(&r, perm, K);
             for (int k = 0; k < K; k++) sp[k] = s[perm[k]], yp[k] = y[perm[k]];
             double L = run_loss(&cases[ci], ds, s, y, K, 1.0f);
@@ -504,12 +577,12 @@ static void test_combo_weights(void **state) {
     pc_loss_cfg cfg = {.w_listmle = 2.0f, .w_hinge = 1.0f, .w_mse = 1.0f,
                        .listmle_temperature = 10.0f, .hinge_margin = 0.1f,
                        .hinge_temperature = 1.0f};
-    double parts[3];
+    double parts[PC_LOSS_PARTS];
     double L = pc_loss_combo(ds, s, y, K, &cfg, 1.0f, parts);
     double ll = pc_loss_listmle(ref, s, y, K, 10.0f, 0.5f);
     double lh = pc_loss_pairwise_hinge(ref, s, y, K, 0.1f, 1.0f, 0.25f);
     double lm = pc_loss_mse_norm(ref, s, y, K, 0.25f);
-    assert_true(parts[0] == ll && parts[1] == lh && parts[2] == lm);
+    assert_true(parts[0] == ll && parts[1] == lh && parts[2] == lm && parts[3] == 0.0);
     assert_float_equal(L, 0.5 * ll + 0.25 * lh + 0.25 * lm, 1e-12);
     for (int k = 0; k < K; k++) assert_float_equal(ds[k], ref[k], 1e-6);
 
@@ -614,15 +687,18 @@ static void test_batch(void **state) {
     pc_loss_cfg cfg = {.w_listmle = 1.0f, .w_hinge = 0.5f, .w_mse = 0.02f,
                        .listmle_temperature = 10.0f, .hinge_margin = 1.0f,
                        .hinge_temperature = 10.0f};
-    double parts[3], pacc[3] = {0, 0, 0};
+    cfg.w_margin = 0.7f, cfg.margin_value = 0.1f, cfg.margin_temperature = 1.0f;
+    cfg.margin_window = 2;
+    double parts[PC_LOSS_PARTS], pacc[PC_LOSS_PARTS] = {0, 0, 0, 0};
     L = pc_loss_combo_batch(ds, s, y, G, K, &cfg, w, parts);
     for (int g = 0; g < G; g++) {
-        double p[3];
+        double p[PC_LOSS_PARTS];
         Lr += pc_loss_combo(ref + g * K, s + g * K, y + g * K, K, &cfg, w / G, p);
-        for (int c = 0; c < 3; c++) pacc[c] += p[c];
+        for (int c = 0; c < PC_LOSS_PARTS; c++) pacc[c] += p[c];
     }
     assert_float_equal(L, Lr / G, 1e-12);
-    for (int c = 0; c < 3; c++) assert_float_equal(parts[c], pacc[c] / G, 1e-12);
+    assert_true(parts[3] > 0.0);
+    for (int c = 0; c < PC_LOSS_PARTS; c++) assert_float_equal(parts[c], pacc[c] / G, 1e-12);
     for (int i = 0; i < G * K; i++) assert_float_equal(ds[i], ref[i], 1e-7);
 
     // Finite differences through the batch mean: dL/ds = weight/G * dL_g/ds.
@@ -646,6 +722,82 @@ static void test_batch(void **state) {
     assert_true(gerr <= GRAD_TOL);
 }
 
+/* ---- the margin loss: hand values, its window, ties, NaN, bad parameters -------------- */
+
+static void test_margin_cases(void **state) {
+    (void)state;
+    {   // y = (3, 1, 2, 4): levels 2, 0, 1, 3. Window 1: pairs (1,2), (2,0), (0,3).
+        // s = (0.5, 0, 1, 0.2), margin 1, T 1: 1-(1-0)=0, 1-(0.5-1)=1.5, 1-(0.2-0.5)=1.3.
+        float s[] = {0.5f, 0.0f, 1.0f, 0.2f}, ds[4] = {0};
+        double y[] = {3.0, 1.0, 2.0, 4.0};
+        assert_float_equal(pc_loss_close_margin(ds, s, y, 4, 1.0f, 1.0f, 1, 1.0f), 2.8 / 3,
+                           1e-7);
+        // active (2,0): ds2 += 1/3, ds0 -= 1/3; (0,3): ds0 += 1/3, ds3 -= 1/3
+        const float want[] = {0.0f, 0.0f, 1.0f / 3, -1.0f / 3};
+        for (int k = 0; k < 4; k++) assert_float_equal(ds[k], want[k], 1e-7);
+        // Window 2 adds (1,0) (1-0.5 = 0.5) and (2,3) (1-(0.2-1) = 1.8): 5 pairs
+        assert_float_equal(pc_loss_close_margin(NULL, s, y, 4, 1.0f, 1.0f, 2, 1.0f),
+                           (2.8 + 0.5 + 1.8) / 5, 1e-7);
+        // Window 3 = every pair: the hinge.
+        assert_float_equal(pc_loss_close_margin(NULL, s, y, 4, 1.0f, 1.0f, 3, 1.0f),
+                           pc_loss_pairwise_hinge(NULL, s, y, 4, 1.0f, 1.0f, 1.0f), 1e-12);
+    }
+    {   // A window as wide as the levels gives the hinge back, ties and all.
+        trng r = {20};
+        for (int trial = 0; trial < 8; trial++) {
+            const int K = 13;
+            float s[KMAX], ds[KMAX] = {0}, dh[KMAX] = {0};
+            double y[KMAX];
+            for (int k = 0; k < K; k++) s[k] = (float)trng_unif(&r, -2.0, 2.0);
+            rand_runtimes(&r, y, K, trial & 1);
+            double a = pc_loss_close_margin(ds, s, y, K, 0.3f, 2.0f, K, 0.9f);
+            double b = pc_loss_pairwise_hinge(dh, s, y, K, 0.3f, 2.0f, 0.9f);
+            assert_float_equal(a, b, 1e-12);
+            for (int k = 0; k < K; k++) assert_float_equal(ds[k], dh[k], 1e-6);
+        }
+    }
+    {   // Duplicates: tied configs form no pair and do not narrow the window.
+        // y = (1, 1, 1, 2, 3): window 1 pairs: 0-2 with 3 (three), 3 with 4 (one).
+        float s[] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f}, ds[5] = {0};
+        double y[] = {1.0, 1.0, 1.0, 2.0, 3.0};
+        assert_float_equal(pc_loss_close_margin(ds, s, y, 5, 1.0f, 1.0f, 1, 1.0f), 1.0, 1e-12);
+        const float want[] = {0.25f, 0.25f, 0.25f, -0.75f + 0.25f, -0.25f};
+        for (int k = 0; k < 5; k++) assert_float_equal(ds[k], want[k], 1e-7);
+        // all tied: no pair, nothing added
+        double yt[] = {2.0, 2.0, 2.0, 2.0, 2.0};
+        memset(ds, 0, sizeof ds);
+        assert_true(pc_loss_close_margin(ds, s, yt, 5, 1.0f, 1.0f, 1, 1.0f) == 0.0);
+        for (int k = 0; k < 5; k++) assert_true(ds[k] == 0.0f);
+    }
+    {   // NaN runtimes take no part: the same as the list without them.
+        float s[] = {0.4f, 9.0f, -0.3f, 0.1f}, s3[] = {0.4f, -0.3f, 0.1f}, ds[4] = {0},
+              d3[3] = {0};
+        double y[] = {2.0, NAN, 1.0, 3.0}, y3[] = {2.0, 1.0, 3.0};
+        double a = pc_loss_close_margin(ds, s, y, 4, 1.0f, 1.0f, 1, 1.0f);
+        double b = pc_loss_close_margin(d3, s3, y3, 3, 1.0f, 1.0f, 1, 1.0f);
+        assert_true(a == b && ds[1] == 0.0f);
+        assert_true(ds[0] == d3[0] && ds[2] == d3[1] && ds[3] == d3[2]);
+    }
+    {   // Bad parameters: NaN, ds untouched; the combo refuses them only when weighted.
+        float s[] = {0.3f, -0.2f, 1.1f}, ds[3] = {0};
+        double y[] = {2.0, 1.0, 3.0};
+        assert_true(isnan(pc_loss_close_margin(ds, s, y, 3, 1.0f, 1.0f, 0, 1.0f)));
+        assert_true(isnan(pc_loss_close_margin(ds, s, y, 3, 1.0f, 0.0f, 1, 1.0f)));
+        assert_true(isnan(pc_loss_close_margin(ds, s, y, 3, NAN, 1.0f, 1, 1.0f)));
+        pc_loss_cfg c = pc_loss_cfg_default();
+        c.margin_window = 0;
+        assert_true(isfinite(pc_loss_combo(ds, s, y, 3, &c, 1.0f, NULL)));
+        memset(ds, 0, sizeof ds);
+        c.w_margin = 1.0f;
+        assert_true(isnan(pc_loss_combo(ds, s, y, 3, &c, 1.0f, NULL)));
+        for (int k = 0; k < 3; k++) assert_true(ds[k] == 0.0f);
+        // the default: weight 0, margin 0.1, T 1, window 2
+        pc_loss_cfg d = pc_loss_cfg_default();
+        assert_true(d.w_margin == 0.0f && d.margin_value == 0.1f &&
+                    d.margin_temperature == 1.0f && d.margin_window == 2);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_hinge_grad),     cmocka_unit_test(test_listmle_grad),
@@ -654,6 +806,7 @@ int main(void) {
         cmocka_unit_test(test_k01),            cmocka_unit_test(test_listmle_large),
         cmocka_unit_test(test_permutation),    cmocka_unit_test(test_combo_weights),
         cmocka_unit_test(test_params_accumulate), cmocka_unit_test(test_batch),
+        cmocka_unit_test(test_margin_grad),    cmocka_unit_test(test_margin_cases),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
