@@ -161,7 +161,6 @@ PC_API double pc_scoreboard_collection(const pc_scoreboard *b, int collection);
  */
 PC_API double pc_scoreboard_overall(const pc_scoreboard *b);
 
-
 /* ---- confidence intervals and spread ------------------------------------ */
 
 /*
@@ -220,8 +219,7 @@ typedef struct pc_spread {
     uint64_t count;     /* values used */
     uint64_t nan_count; /* NaN values skipped */
 } pc_spread;
-PC_API pc_status pc_spread_compute(const double *values, size_t n, pc_spread *out,
-                                   pc_error *err);
+PC_API pc_status pc_spread_compute(const double *values, size_t n, pc_spread *out, pc_error *err);
 
 #ifdef __cplusplus
 }

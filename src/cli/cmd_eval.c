@@ -11,29 +11,30 @@
 #include "perfcast/predict.h"
 
 static void eval_help(FILE *f) {
-    fprintf(f,
-            "usage: perfcast eval --model MODEL [--model MODEL ...] --data DIR [--split valid]\n"
-            "                     [--seeds N [--seed S]] [--json]\n\n"
-            "Scores every graph of the split with the model's collection metric: tile prints\n"
-            "the mean tile score, ordered-pair accuracy and top-1/5/10 slowdown; layout the\n"
-            "mean Kendall tau-b and ordered-pair accuracy. Each mean comes with its 95%%\n"
-            "confidence interval, a percentile bootstrap over the graphs (%d resamples,\n"
-            "fixed seed: the same interval every run).\n\n"
-            "Several checkpoints (--model repeated, or --seeds) are each scored as above,\n"
-            "then summarized per metric: mean ± sample std (and min, max) over them, the\n"
-            "spread between training seeds.\n\n"
-            "  --model MODEL   checkpoint written by perfcast train (repeat for several)\n"
-            "  --data DIR      dataset root\n"
-            "  --split S       train, valid (default) or test (needs runtimes)\n"
-            "  --seeds N       the N checkpoints of 'perfcast train --seeds N --out MODEL':\n"
-            "                  MODEL with .seedS before its extension, S = seed .. seed+N-1\n"
-            "                  (model.safetensors -> model.seed1.safetensors, ...)\n"
-            "  --seed S        first seed of --seeds (default 1, train's default)\n"
-            "  --threads N     worker threads (0 = all cores)\n"
-            "  --json          machine-readable output: each metric's key as before plus\n"
-            "                  KEY_ci95 = [lo, hi]; several checkpoints: \"models\" (one such\n"
-            "                  object each, with \"model\") and \"mean\", \"std\", \"min\", \"max\"\n",
-            PC_BOOTSTRAP_RESAMPLES);
+    fprintf(
+        f,
+        "usage: perfcast eval --model MODEL [--model MODEL ...] --data DIR [--split valid]\n"
+        "                     [--seeds N [--seed S]] [--json]\n\n"
+        "Scores every graph of the split with the model's collection metric: tile prints\n"
+        "the mean tile score, ordered-pair accuracy and top-1/5/10 slowdown; layout the\n"
+        "mean Kendall tau-b and ordered-pair accuracy. Each mean comes with its 95%%\n"
+        "confidence interval, a percentile bootstrap over the graphs (%d resamples,\n"
+        "fixed seed: the same interval every run).\n\n"
+        "Several checkpoints (--model repeated, or --seeds) are each scored as above,\n"
+        "then summarized per metric: mean ± sample std (and min, max) over them, the\n"
+        "spread between training seeds.\n\n"
+        "  --model MODEL   checkpoint written by perfcast train (repeat for several)\n"
+        "  --data DIR      dataset root\n"
+        "  --split S       train, valid (default) or test (needs runtimes)\n"
+        "  --seeds N       the N checkpoints of 'perfcast train --seeds N --out MODEL':\n"
+        "                  MODEL with .seedS before its extension, S = seed .. seed+N-1\n"
+        "                  (model.safetensors -> model.seed1.safetensors, ...)\n"
+        "  --seed S        first seed of --seeds (default 1, train's default)\n"
+        "  --threads N     worker threads (0 = all cores)\n"
+        "  --json          machine-readable output: each metric's key as before plus\n"
+        "                  KEY_ci95 = [lo, hi]; several checkpoints: \"models\" (one such\n"
+        "                  object each, with \"model\") and \"mean\", \"std\", \"min\", \"max\"\n",
+        PC_BOOTSTRAP_RESAMPLES);
 }
 
 /* ---- one result's metrics ---- */
@@ -74,17 +75,22 @@ static void jnum(const char *key, double v, int last) {
 }
 
 static void jval(double v) {
-    if (isfinite(v)) printf("%.10g", v);
-    else printf("null");
+    if (isfinite(v))
+        printf("%.10g", v);
+    else
+        printf("null");
 }
 
 /* A JSON string: quotes, backslashes and control bytes escaped. */
 static void jstr(const char *s) {
     putchar('"');
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\') printf("\\%c", *p);
-        else if (*p < 0x20) printf("\\u%04x", *p);
-        else putchar(*p);
+        if (*p == '"' || *p == '\\')
+            printf("\\%c", *p);
+        else if (*p < 0x20)
+            printf("\\u%04x", *p);
+        else
+            putchar(*p);
     }
     putchar('"');
 }
@@ -98,7 +104,8 @@ static void print_json_one(const pc_eval_result *r, const char *split, const cha
         printf(", ");
     }
     printf("\"collection\": \"%s\", \"split\": \"%s\", \"graphs\": %d, \"metric_name\": "
-           "\"%s\", ", pc_collection_name(r->collection), split, r->graphs, text_name(r, M_METRIC));
+           "\"%s\", ",
+           pc_collection_name(r->collection), split, r->graphs, text_name(r, M_METRIC));
     for (int k = 0; k < M_COUNT; k++)
         if (shown(r, k, 0)) jnum(json_key[k], value_of(r, k, NULL), 0);
     for (int k = 0; k < M_COUNT; k++) {
@@ -146,8 +153,8 @@ static int print_several(const pc_eval_result *r, const char *const *models, int
     free(v);
     if (json) {
         printf("{\"collection\": \"%s\", \"split\": \"%s\", \"metric_name\": \"%s\", "
-               "\"models\": [", pc_collection_name(r[0].collection), split,
-               text_name(&r[0], M_METRIC));
+               "\"models\": [",
+               pc_collection_name(r[0].collection), split, text_name(&r[0], M_METRIC));
         for (int i = 0; i < n; i++) {
             print_json_one(&r[i], split, models[i]);
             printf(i + 1 < n ? ", " : "], ");
@@ -157,7 +164,10 @@ static int print_several(const pc_eval_result *r, const char *const *models, int
             printf("\"%s\": {", stat[s]);
             for (int k = 0, first = 1; k < M_COUNT; k++) {
                 if (!shown(&r[0], k, 0)) continue;
-                double x = s == 0 ? sp[k].mean : s == 1 ? sp[k].std : s == 2 ? sp[k].min : sp[k].max;
+                double x = s == 0   ? sp[k].mean
+                           : s == 1 ? sp[k].std
+                           : s == 2 ? sp[k].min
+                                    : sp[k].max;
                 printf("%s", first ? "" : ", ");
                 jnum(json_key[k], x, 1);
                 first = 0;
@@ -176,8 +186,8 @@ static int print_several(const pc_eval_result *r, const char *const *models, int
     for (int i = 0; i < M_COUNT; i++) {
         int k = text_order[i];
         if (!shown(&r[0], k, 1)) continue;
-        printf("  %-15s %.6f ± %.6f (%.6f .. %.6f)\n", text_name(&r[0], k), sp[k].mean,
-               sp[k].std, sp[k].min, sp[k].max);
+        printf("  %-15s %.6f ± %.6f (%.6f .. %.6f)\n", text_name(&r[0], k), sp[k].mean, sp[k].std,
+               sp[k].min, sp[k].max);
     }
     return PC_EXIT_OK;
 }
@@ -197,8 +207,10 @@ typedef struct eval_args {
 static int expand_seeds(eval_args *a) {
     if (a->seeds == 0) return -1;
     if (a->n_models != 1)
-        return pc_cli_usage_error("eval", "--seeds N takes one --model (the --out of train "
-                                  "--seeds), got %d", a->n_models);
+        return pc_cli_usage_error("eval",
+                                  "--seeds N takes one --model (the --out of train "
+                                  "--seeds), got %d",
+                                  a->n_models);
     if (a->seed + a->seeds - 1 < a->seed)
         return pc_cli_usage_error("eval", "--seed + --seeds overflows");
     a->owned = calloc((size_t)a->seeds, sizeof *a->owned);
@@ -216,12 +228,15 @@ static int expand_seeds(eval_args *a) {
 }
 
 static int eval_parse(int argc, char **argv, eval_args *a) {
-    static const struct option opts[] = {
-        {"model", required_argument, 0, 'm'}, {"data", required_argument, 0, 'd'},
-        {"split", required_argument, 0, 's'}, {"threads", required_argument, 0, 't'},
-        {"seeds", required_argument, 0, 'N'}, {"seed", required_argument, 0, 'S'},
-        {"json", no_argument, 0, 'j'},        {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0}};
+    static const struct option opts[] = {{"model", required_argument, 0, 'm'},
+                                         {"data", required_argument, 0, 'd'},
+                                         {"split", required_argument, 0, 's'},
+                                         {"threads", required_argument, 0, 't'},
+                                         {"seeds", required_argument, 0, 'N'},
+                                         {"seed", required_argument, 0, 'S'},
+                                         {"json", no_argument, 0, 'j'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
     long long v;
     int c;
     optind = 1;
@@ -252,8 +267,10 @@ static int eval_parse(int argc, char **argv, eval_args *a) {
             break;
         case 'S':
             if (pc_cli_parse_i64(optarg, 0, INT64_MAX, &a->seed))
-                return pc_cli_usage_error("eval", "--seed expects a non-negative integer, got "
-                                          "'%s'", optarg);
+                return pc_cli_usage_error("eval",
+                                          "--seed expects a non-negative integer, got "
+                                          "'%s'",
+                                          optarg);
             break;
         case 'j': a->json = 1; break;
         case 'h': eval_help(stdout); return PC_EXIT_OK;
@@ -282,9 +299,10 @@ static int eval_all(int argc, char **argv, eval_args *a) {
         st = pc_eval_run_dist(a->models[i], a->data, a->split, a->threads, dist, &r[i], &e);
         if (!st && r[i].collection != r[0].collection) {
             e.code = st = PC_ERR_INVALID;
-            snprintf(e.msg, sizeof e.msg, "eval: %.400s is a %s model, %.400s a %s one: "
-                     "checkpoints evaluated together must share a collection", a->models[i],
-                     pc_collection_name(r[i].collection), a->models[0],
+            snprintf(e.msg, sizeof e.msg,
+                     "eval: %.400s is a %s model, %.400s a %s one: "
+                     "checkpoints evaluated together must share a collection",
+                     a->models[i], pc_collection_name(r[i].collection), a->models[0],
                      pc_collection_name(r[0].collection));
         }
     }
@@ -292,9 +310,10 @@ static int eval_all(int argc, char **argv, eval_args *a) {
         pc_cli_dist_abort(dist, e.msg); /* the other ranks must not wait */
     int rank = pc_dist_rank(dist), rc = PC_EXIT_OK;
     pc_cli_dist_close(dist);
-    if (st != PC_OK) rc = pc_cli_fail(&e);
-    else if (rank == 0 && a->n_models > 1) rc = print_several(r, a->models, a->n_models, a->split,
-                                                              a->json);
+    if (st != PC_OK)
+        rc = pc_cli_fail(&e);
+    else if (rank == 0 && a->n_models > 1)
+        rc = print_several(r, a->models, a->n_models, a->split, a->json);
     else if (rank == 0 && a->json) {
         print_json_one(&r[0], a->split, NULL);
         printf("\n");

@@ -469,8 +469,8 @@ static int train_parse(int argc, char **argv, pc_train_opts *o, cli_train *ct) {
 static int copy_file(const char *src, const char *dst, pc_error *e) {
     char tmp[4200];
     int len = snprintf(tmp, sizeof tmp, "%s.tmp", dst);
-    FILE *in = fopen(src, "rb"), *out = in && len > 0 && (size_t)len < sizeof tmp
-                                            ? fopen(tmp, "wb") : NULL;
+    FILE *in = fopen(src, "rb"),
+         *out = in && len > 0 && (size_t)len < sizeof tmp ? fopen(tmp, "wb") : NULL;
     char buf[1 << 16];
     size_t n;
     int ok = in && out;
@@ -493,7 +493,9 @@ static int copy_file(const char *src, const char *dst, pc_error *e) {
  */
 static int seeds_summary(const pc_train_opts *o, const cli_train *ct, char (*paths)[4096],
                          const double *best, int runs) {
-    const char *name = pc_collection_find(o->collection) == PC_SCORE_TILE_COLLECTION ? "tile score" : "Kendall tau";
+    const char *name = pc_collection_find(o->collection) == PC_SCORE_TILE_COLLECTION
+                           ? "tile score"
+                           : "Kendall tau";
     int b = -1;
     for (int i = 0; i < runs; i++) {
         printf("seed %llu: best valid %s %.6f (%s)\n", (unsigned long long)o->seed + (unsigned)i,
@@ -504,11 +506,14 @@ static int seeds_summary(const pc_train_opts *o, const cli_train *ct, char (*pat
     pc_error e;
     if (pc_spread_compute(best, (size_t)runs, &sp, &e)) return pc_cli_fail(&e);
     printf("seeds %llu..%llu: best valid %s mean %.6f ± %.6f (std over %llu runs), min %.6f, "
-           "max %.6f\n", (unsigned long long)o->seed, (unsigned long long)o->seed + (unsigned)runs - 1,
-           name, sp.mean, sp.std, (unsigned long long)sp.count, sp.min, sp.max);
+           "max %.6f\n",
+           (unsigned long long)o->seed, (unsigned long long)o->seed + (unsigned)runs - 1, name,
+           sp.mean, sp.std, (unsigned long long)sp.count, sp.min, sp.max);
     if (b < 0) {
-        fprintf(stderr, "perfcast: error: no run of --seeds %lld completed an epoch: %s not "
-                "written\n", ct->seeds, o->out_path);
+        fprintf(stderr,
+                "perfcast: error: no run of --seeds %lld completed an epoch: %s not "
+                "written\n",
+                ct->seeds, o->out_path);
         return PC_EXIT_FAIL;
     }
     if (copy_file(paths[b], o->out_path, &e)) return pc_cli_fail(&e);
@@ -522,7 +527,7 @@ static int seeds_summary(const pc_train_opts *o, const cli_train *ct, char (*pat
  * and budget / N; then the summary (rank 0). The exit code.
  */
 static int train_seeds(pc_train_opts *o, cli_train *ct, const pc_dist *dist, pc_error *e) {
-    int runs = (int)ct->seeds, done = 0, rc = PC_EXIT_OK;
+    int runs = (int)ct->seeds, rc = PC_EXIT_OK;
     char(*paths)[4096] = calloc((size_t)runs, sizeof *paths);
     double *best = calloc((size_t)runs, sizeof *best);
     if (!paths || !best) {
@@ -547,15 +552,15 @@ static int train_seeds(pc_train_opts *o, cli_train *ct, const pc_dist *dist, pc_
         r.struct_size = sizeof r;
         st = pc_train_run(&run, log_line, progress_line, ct, &r, e);
         clear_live(ct);
-        best[i] = st || r.epochs_run < 1 ? NAN : r.best_metric;
-        if (!st && !r.interrupted) done = i + 1;
+        /* a run stopped by its budget (or --stop-after-steps) counts, as a single run would */
+        best[i] = st || r.best_epoch < 1 ? NAN : r.best_metric;
     }
     if (st != PC_OK && pc_dist_size(dist) > 1) pc_cli_dist_abort(dist, e->msg);
     if (st != PC_OK) {
         pc_error f = *e;
         fields_as_flags(e->msg, f.msg, sizeof f.msg);
         rc = pc_cli_fail(&f);
-    } else if (stop_flag || done < runs) {
+    } else if (stop_flag) {
         rc = 130; /* interrupted: the run's state is saved; no summary of a partial set */
     } else if (pc_dist_rank(dist) == 0) {
         rc = seeds_summary(o, ct, paths, best, runs);

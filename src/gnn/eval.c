@@ -166,11 +166,12 @@ static pc_status interval_over_graphs(const eval_values *t, int k, double *buf, 
 static pc_status eval_intervals(const eval_values *t, pc_eval_result *res, pc_error *err) {
     double *buf = malloc((t->n ? t->n : 1) * sizeof *buf);
     if (!buf) return pc_fail(err, PC_ERR_NOMEM, "out of memory");
-    double(*ci[PC_EVAL_NVALUES])[2] = {&res->metric_ci, &res->tau_ci, &res->opa_ci,
-                                       &res->slowdown_ci[0], &res->slowdown_ci[1],
-                                       &res->slowdown_ci[2]};
+    double(*ci[PC_EVAL_NVALUES])[2] = {&res->metric_ci,      &res->tau_ci,
+                                       &res->opa_ci,         &res->slowdown_ci[0],
+                                       &res->slowdown_ci[1], &res->slowdown_ci[2]};
     pc_status st = PC_OK;
-    for (int k = 0; k < PC_EVAL_NVALUES && !st; k++) st = interval_over_graphs(t, k, buf, *ci[k], err);
+    for (int k = 0; k < PC_EVAL_NVALUES && !st; k++)
+        st = interval_over_graphs(t, k, buf, *ci[k], err);
     free(buf);
     res->ci_level = PC_BOOTSTRAP_LEVEL;
     res->ci_resamples = PC_BOOTSTRAP_RESAMPLES;

@@ -31,8 +31,15 @@ pc_status pc_eval_graph(const pc_gnn *m, pc_gnn_ws *ws, pc_split_graph *t, pc_in
                         pc_eval_sum *e, pc_error *err);
 
 /* A graph's own metrics, in this order (pc_eval_graph_values). */
-enum { PC_EVAL_METRIC, PC_EVAL_TAU, PC_EVAL_OPA, PC_EVAL_SD1, PC_EVAL_SD5, PC_EVAL_SD10,
-       PC_EVAL_NVALUES };
+enum {
+    PC_EVAL_METRIC,
+    PC_EVAL_TAU,
+    PC_EVAL_OPA,
+    PC_EVAL_SD1,
+    PC_EVAL_SD5,
+    PC_EVAL_SD10,
+    PC_EVAL_NVALUES
+};
 /*
  * pc_eval_graph that also writes the graph's values to v (NaN where a metric
  * is undefined or not of the model's kind: tau of an all-tied graph, the

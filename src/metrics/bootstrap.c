@@ -21,8 +21,10 @@ static size_t draw_index(uint64_t *state, uint64_t n) {
 static pc_status check_finite(const double *v, size_t n, pc_error *err) {
     for (size_t i = 0; i < n; i++)
         if (!isfinite(v[i]))
-            return pc_fail(err, PC_ERR_ARG, "bootstrap: values[%zu] is %g, expected a finite "
-                           "value", i, v[i]);
+            return pc_fail(err, PC_ERR_ARG,
+                           "bootstrap: values[%zu] is %g, expected a finite "
+                           "value",
+                           i, v[i]);
     return PC_OK;
 }
 
@@ -47,8 +49,11 @@ static int cmp_double(const void *a, const void *b) {
 
 pc_status pc_percentile(double *x, size_t n, double q, double *out, pc_error *err) {
     if (n < 1 || !x) return pc_fail(err, PC_ERR_ARG, "percentile: needs n >= 1 values");
-    if (!(q >= 0 && q <= 1)) return pc_fail(err, PC_ERR_ARG, "percentile: q = %g, expected "
-                                            "0 <= q <= 1", q);
+    if (!(q >= 0 && q <= 1))
+        return pc_fail(err, PC_ERR_ARG,
+                       "percentile: q = %g, expected "
+                       "0 <= q <= 1",
+                       q);
     pc_status st = check_finite(x, n, err);
     if (st) return st;
     qsort(x, n, sizeof *x, cmp_double);
@@ -71,8 +76,8 @@ pc_status pc_bootstrap_mean_ci(const double *values, size_t n, size_t resamples,
     if (st) return st;
     double a = NAN, b = NAN;
     if (n > 0) {
-        double *means = resamples <= SIZE_MAX / sizeof *means
-                            ? malloc(resamples * sizeof *means) : NULL;
+        double *means =
+            resamples <= SIZE_MAX / sizeof *means ? malloc(resamples * sizeof *means) : NULL;
         if (!means) {
             return pc_fail(err, PC_ERR_NOMEM, "bootstrap: out of memory for %zu resamples",
                            resamples);
@@ -109,8 +114,10 @@ pc_status pc_spread_compute(const double *values, size_t n, pc_spread *out, pc_e
             continue;
         }
         if (isinf(v))
-            return pc_fail(err, PC_ERR_ARG, "spread: values[%zu] is %g, expected a finite value "
-                           "or NaN", i, v);
+            return pc_fail(err, PC_ERR_ARG,
+                           "spread: values[%zu] is %g, expected a finite value "
+                           "or NaN",
+                           i, v);
         if (!s.count || v < s.min) s.min = v;
         if (!s.count || v > s.max) s.max = v;
         sum += v;

@@ -41,7 +41,8 @@ static int fail(const pc_error *err) {
 
 static int usage(void) {
     fputs("usage: pc_metrics_tool pairs X Y | rank PRED RUNTIME NORM|- K... | bootstrap V R S L"
-          " | indices N R S | percentile X Q | spread X\n", stderr);
+          " | indices N R S | percentile X Q | spread X\n",
+          stderr);
     return 2;
 }
 

@@ -577,22 +577,14 @@ static void test_spread(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_counts_random_ties),
-        cmocka_unit_test(test_counts_correlated),
-        cmocka_unit_test(test_counts_special_values),
-        cmocka_unit_test(test_tau_known_values),
-        cmocka_unit_test(test_tau_edge_cases),
-        cmocka_unit_test(test_tau_bad_input),
-        cmocka_unit_test(test_topk_random_ties),
-        cmocka_unit_test(test_topk_known),
-        cmocka_unit_test(test_topk_bad_input),
-        cmocka_unit_test(test_scoreboard),
-        cmocka_unit_test(test_metric_mean),
-        cmocka_unit_test(test_scale_1e6),
-        cmocka_unit_test(test_bootstrap_direct),
-        cmocka_unit_test(test_bootstrap_coverage),
-        cmocka_unit_test(test_bootstrap_edges),
-        cmocka_unit_test(test_spread),
+        cmocka_unit_test(test_counts_random_ties),    cmocka_unit_test(test_counts_correlated),
+        cmocka_unit_test(test_counts_special_values), cmocka_unit_test(test_tau_known_values),
+        cmocka_unit_test(test_tau_edge_cases),        cmocka_unit_test(test_tau_bad_input),
+        cmocka_unit_test(test_topk_random_ties),      cmocka_unit_test(test_topk_known),
+        cmocka_unit_test(test_topk_bad_input),        cmocka_unit_test(test_scoreboard),
+        cmocka_unit_test(test_metric_mean),           cmocka_unit_test(test_scale_1e6),
+        cmocka_unit_test(test_bootstrap_direct),      cmocka_unit_test(test_bootstrap_coverage),
+        cmocka_unit_test(test_bootstrap_edges),       cmocka_unit_test(test_spread),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
