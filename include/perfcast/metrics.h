@@ -1,8 +1,9 @@
 /*
  * Ranking metrics for learned cost models (TpuGraphs conventions, see
  * shared/reference/tpugraphs.md section 2): Kendall tau-b, ordered-pair
- * accuracy (OPA), top-K slowdown, the Kaggle tile score, and the per-collection
- * and overall competition score.
+ * accuracy (OPA), top-K slowdown, the Kaggle tile score, the per-collection
+ * and overall competition score, and how sure a mean over graphs or seeds is
+ * (bootstrap confidence intervals, the spread over seeds).
  *
  * Score convention: a model's predicted score is runtime-like, LOWER means
  * predicted FASTER. A perfect model orders its scores like the runtimes, so
@@ -159,6 +160,66 @@ PC_API double pc_scoreboard_collection(const pc_scoreboard *b, int collection);
  * result scores 0.2); check pc_scoreboard_collection for NaN to detect one.
  */
 PC_API double pc_scoreboard_overall(const pc_scoreboard *b);
+
+/* ---- confidence intervals and spread ------------------------------------ */
+
+/*
+ * Bootstrap percentile interval of a mean (Efron): `resamples` samples of n
+ * values drawn with replacement from values[0 .. n), the mean of each, and
+ * the (1 - level) / 2 and (1 + level) / 2 percentiles of those means,
+ * interpolated linearly between order statistics as numpy.percentile's
+ * default ('linear') does. `perfcast eval` bootstraps over graphs this way
+ * (each graph's metric is one value).
+ *
+ * The draws are a fixed function of seed, n and resamples, so the interval
+ * is reproducible: one splitmix64 stream (state = seed; each step adds
+ * 0x9E3779B97F4A7C15 and mixes) gives every index of resample 0, then of
+ * resample 1, ..., each index drawn by rejection without modulo bias:
+ * words r < (2^64 - n) mod n are skipped and the index is r mod n.
+ * pc_bootstrap_indices writes that very stream.
+ *
+ * n == 0: *lo = *hi = NaN and PC_OK (no values, no interval); n == 1: the
+ * value twice. Values must be finite (NaN or +-inf is PC_ERR_ARG naming
+ * the index: drop undefined values, e.g. the tau of an all-tied graph,
+ * first); resamples >= 1; 0 < level < 1. lo or hi may be NULL.
+ * Takes O(resamples * n) time and O(resamples) memory.
+ */
+#define PC_BOOTSTRAP_RESAMPLES 2000 /* what perfcast eval draws */
+#define PC_BOOTSTRAP_SEED 20231101u /* and its seed */
+#define PC_BOOTSTRAP_LEVEL 0.95     /* and its level */
+PC_API pc_status pc_bootstrap_mean_ci(const double *values, size_t n, size_t resamples,
+                                      uint64_t seed, double level, double *lo, double *hi,
+                                      pc_error *err);
+
+/*
+ * The draws of pc_bootstrap_mean_ci: resamples * n indices in [0, n),
+ * resample b's at idx[b * n .. (b + 1) * n). Requires n >= 1 and
+ * resamples >= 1 (PC_ERR_ARG otherwise, or when resamples * n overflows).
+ */
+PC_API pc_status pc_bootstrap_indices(size_t n, size_t resamples, uint64_t seed, size_t *idx,
+                                      pc_error *err);
+
+/*
+ * The linear-interpolation percentile (numpy.percentile's default) of
+ * x[0 .. n) at q in [0, 1]: with x sorted ascending and h = (n - 1) q,
+ * x[floor h] + (h - floor h) (x[floor h + 1] - x[floor h]). Sorts x in
+ * place. n >= 1 and finite x; PC_ERR_ARG otherwise.
+ */
+PC_API pc_status pc_percentile(double *x, size_t n, double q, double *out, pc_error *err);
+
+/*
+ * Mean, sample standard deviation (n - 1 in the denominator, numpy's
+ * ddof=1), minimum and maximum of values, NaN values skipped and counted
+ * apart (as pc_metric_mean): `perfcast train --seeds` and `eval` over
+ * several checkpoints report the spread over seeds this way. With no values
+ * every statistic is NaN; with one, std is NaN. +-inf is PC_ERR_ARG.
+ */
+typedef struct pc_spread {
+    double mean, std, min, max;
+    uint64_t count;     /* values used */
+    uint64_t nan_count; /* NaN values skipped */
+} pc_spread;
+PC_API pc_status pc_spread_compute(const double *values, size_t n, pc_spread *out, pc_error *err);
 
 #ifdef __cplusplus
 }

@@ -42,7 +42,7 @@
  *    library hands to a callback (pc_train_progress) carries the library's
  *    struct_size for the callback to compare.
  *  - Plain value structs (pc_error, pc_array, pc_array_info, pc_pair_counts,
- *    pc_metric_mean, pc_scoreboard) are frozen: their fields do not change
+ *    pc_metric_mean, pc_scoreboard, pc_spread) are frozen: their fields do not change
  *    within a major version.
  *  - The analytic and calibration models and the HLO cost report
  *    (perfcast/analytic.h, calib.h, hlo_cost.h) pass large value structs by

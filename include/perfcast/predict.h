@@ -25,6 +25,19 @@ typedef struct pc_eval_result {
     double tau;       /* mean Kendall tau-b (both kinds; NaN graphs skipped) */
     double opa;       /* mean ordered-pair accuracy */
     double slowdown[3]; /* tile: mean top-1/5/10 slowdown; layout: NaN */
+    /*
+     * How sure each mean is: a percentile bootstrap over the graphs (each
+     * graph's value one sample; perfcast/metrics.h pc_bootstrap_mean_ci with
+     * PC_BOOTSTRAP_RESAMPLES, _SEED and _LEVEL, so reproducible): the interval
+     * [lo, hi] of the mean above it. NaN where the mean is NaN. The same
+     * whatever the number of ranks.
+     */
+    double metric_ci[2];
+    double tau_ci[2];
+    double opa_ci[2];
+    double slowdown_ci[3][2];
+    double ci_level;  /* 0.95 */
+    int ci_resamples; /* 2000 */
 } pc_eval_result;
 
 /* Scores every graph of `split` ("valid" by default when NULL). */

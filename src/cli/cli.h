@@ -77,6 +77,14 @@ int pc_cli_parse_i64(const char *s, long long lo, long long hi, long long *out);
 int pc_cli_json_threads_opts(const char *cmd, int argc, char **argv, int *json,
                              long long *threads, void (*help)(FILE *));
 
+/*
+ * The checkpoint of seed `seed` in `perfcast train --seeds N --out OUT` (and
+ * `eval --seeds N --model OUT`): ".seed<seed>" before OUT's extension
+ * (model.safetensors -> model.seed3.safetensors; model -> model.seed3).
+ * 0 on success, -1 when it does not fit in cap bytes.
+ */
+int pc_cli_seed_path(const char *out, unsigned long long seed, char *buf, size_t cap);
+
 /* "12.3k", "4.5M" style counts for tables. */
 const char *pc_cli_human(double v, char *buf, size_t cap);
 

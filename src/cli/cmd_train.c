@@ -9,6 +9,7 @@
 
 #include "cli.h"
 #include "perfcast/dist.h"
+#include "perfcast/metrics.h"
 #include "perfcast/train.h"
 
 static void train_help(FILE *f) {
@@ -31,6 +32,13 @@ static void train_help(FILE *f) {
             "  --patience N        early stop after N epochs without gain (default 5; when the\n"
             "                      budget sets the length: half the epochs that fit, >= 5)\n"
             "  --seed N            random seed (default 1)\n"
+            "  --seeds N           N runs, seeds --seed .. --seed+N-1, one after another\n"
+            "                      (default 1); run S writes MODEL with .seedS before its\n"
+            "                      extension (model.seed2.safetensors), MODEL is a copy of\n"
+            "                      the run best on valid, and the best valid metric is\n"
+            "                      summarized as mean ± std (min, max) over the runs.\n"
+            "                      --time-budget is the whole: each run gets budget / N.\n"
+            "                      'perfcast eval --seeds N --model MODEL' scores them all\n"
             "  --threads N         worker threads (0 = all cores)\n"
             "  --configs K         configs sampled per graph and step (default 32 tile, 16 layout)\n"
             "  --sampling P        uniform (default) or fast: half of K from the fastest\n"
@@ -85,6 +93,7 @@ typedef struct cli_train {
     int live;     /* a live progress line is showing on stderr */
     int progress; /* show progress */
     const char *loss, *encode; /* --loss, --encode: parsed once every flag is read */
+    long long seeds;           /* --seeds */
 } cli_train;
 
 static void clear_live(cli_train *c) {
@@ -188,7 +197,7 @@ static int parse_double(const char *s, double lo, double hi, double *out) {
 enum { O_BUDGET = 256, O_EPOCHS, O_PATIENCE, O_CONFIGS, O_LR, O_HIDDEN, O_LAYERS, O_SAMPLING,
        O_LOSS, O_WD, O_CLIP, O_EMB, O_POOL, O_JOIN, O_ACT, O_DROPOUT, O_NOLN, O_RESUME,
        O_STOPAFTER, O_PROGRESS, O_GST, O_SEGMENTS, O_SEGSIZE, O_GSTSEGS, O_GSTKEEP,
-       O_GSTFT, O_MAXMEM, O_PRUNE, O_COLLAPSE, O_ENCODE, O_ATTN, O_DEDUP, O_BATCH };
+       O_GSTFT, O_MAXMEM, O_PRUNE, O_COLLAPSE, O_ENCODE, O_ATTN, O_DEDUP, O_BATCH, O_SEEDS };
 
 static const struct option train_opts[] = {
     {"data", required_argument, 0, 'd'},         {"collection", required_argument, 0, 'c'},
@@ -217,6 +226,7 @@ static const struct option train_opts[] = {
     {"cfg-attention", required_argument, 0, O_ATTN},
     {"dedup", no_argument, 0, O_DEDUP},
     {"batch-graphs", required_argument, 0, O_BATCH},
+    {"seeds", required_argument, 0, O_SEEDS},
     {"help", no_argument, 0, 'h'},               {0, 0, 0, 0}};
 
 /* The integer flags: "<flag> expects <lo>..<hi>, got '<v>'". */
@@ -362,6 +372,10 @@ static int train_opt(pc_train_opts *o, cli_train *ct, int c, const char *v, char
     case O_NOLN: o->layernorm = 0; return -1;
     case O_RESUME: o->resume = 1; return -1;
     case O_PROGRESS: return parse_progress(v, ct);
+    case O_SEEDS:
+        if (pc_cli_parse_i64(v, 1, 1000, &ct->seeds))
+            return pc_cli_usage_error("train", "--seeds expects 1..1000, got '%s'", v);
+        return -1;
     case O_ATTN:
         if (pc_cli_parse_i64(v, 0, 16, &n))
             return pc_cli_usage_error("train", "--cfg-attention expects 0..16 heads, got '%s'", v);
@@ -434,6 +448,7 @@ static int train_parse(int argc, char **argv, pc_train_opts *o, cli_train *ct) {
     ct->live = 0;
     ct->progress = isatty(fileno(stderr));
     ct->loss = ct->encode = NULL;
+    ct->seeds = 1;
     optind = 1;
     opterr = 0;
     int c, rc;
@@ -444,10 +459,123 @@ static int train_parse(int argc, char **argv, pc_train_opts *o, cli_train *ct) {
     if (!o->out_path) return pc_cli_usage_error("train", "--out MODEL is required");
     if (optind != argc)
         return pc_cli_usage_error("train", "unexpected argument '%s'", argv[optind]);
+    if (ct->seeds > 1 && o->resume)
+        return pc_cli_usage_error("train", "--resume continues one run: resume a --seeds run "
+                                  "seed by seed (--seed S --out its MODEL.seedS file)");
+    if (ct->seeds > 1 && (unsigned long long)o->seed + (unsigned long long)ct->seeds - 1 >
+                             (unsigned long long)INT64_MAX)
+        return pc_cli_usage_error("train", "--seed + --seeds - 1 is above %lld",
+                                  (long long)INT64_MAX);
     return parse_loss_encode(o, ct);
 }
 
 /* ---------------- the run ---------------- */
+
+/* ---------------- --seeds N ---------------- */
+
+/* Copies src to dst through a temporary name: 0, or -1 with the message in e. */
+static int copy_file(const char *src, const char *dst, pc_error *e) {
+    char tmp[4200];
+    int len = snprintf(tmp, sizeof tmp, "%s.tmp", dst);
+    FILE *in = fopen(src, "rb"),
+         *out = in && len > 0 && (size_t)len < sizeof tmp ? fopen(tmp, "wb") : NULL;
+    char buf[1 << 16];
+    size_t n;
+    int ok = in && out;
+    while (ok && (n = fread(buf, 1, sizeof buf, in)) > 0) ok = fwrite(buf, 1, n, out) == n;
+    ok = ok && !ferror(in);
+    if (in) fclose(in);
+    if (out && fclose(out)) ok = 0;
+    if (ok && rename(tmp, dst)) ok = 0;
+    if (!ok) {
+        if (out) remove(tmp);
+        e->code = PC_ERR_IO;
+        snprintf(e->msg, sizeof e->msg, "train: cannot copy %.450s to %.450s", src, dst);
+    }
+    return ok ? 0 : -1;
+}
+
+/*
+ * After the runs of --seeds: each run's best valid metric and their spread,
+ * and MODEL as a copy of the run best on valid. The exit code.
+ */
+static int seeds_summary(const pc_train_opts *o, const cli_train *ct, char (*paths)[4096],
+                         const double *best, int runs) {
+    const char *name = pc_collection_find(o->collection) == PC_SCORE_TILE_COLLECTION
+                           ? "tile score"
+                           : "Kendall tau";
+    int b = -1;
+    for (int i = 0; i < runs; i++) {
+        printf("seed %llu: best valid %s %.6f (%s)\n", (unsigned long long)o->seed + (unsigned)i,
+               name, best[i], paths[i]);
+        if (isfinite(best[i]) && (b < 0 || best[i] > best[b])) b = i;
+    }
+    pc_spread sp;
+    pc_error e;
+    if (pc_spread_compute(best, (size_t)runs, &sp, &e)) return pc_cli_fail(&e);
+    printf("seeds %llu..%llu: best valid %s mean %.6f ± %.6f (std over %llu runs), min %.6f, "
+           "max %.6f\n",
+           (unsigned long long)o->seed, (unsigned long long)o->seed + (unsigned)runs - 1, name,
+           sp.mean, sp.std, (unsigned long long)sp.count, sp.min, sp.max);
+    if (b < 0) {
+        fprintf(stderr,
+                "perfcast: error: no run of --seeds %lld completed an epoch: %s not "
+                "written\n",
+                ct->seeds, o->out_path);
+        return PC_EXIT_FAIL;
+    }
+    if (copy_file(paths[b], o->out_path, &e)) return pc_cli_fail(&e);
+    printf("wrote %s (a copy of %s, seed %llu: best on valid)\n", o->out_path, paths[b],
+           (unsigned long long)o->seed + (unsigned)b);
+    return PC_EXIT_OK;
+}
+
+/*
+ * --seeds N: the runs one after another, each with its seed, its own MODEL.seedS
+ * and budget / N; then the summary (rank 0). The exit code.
+ */
+static int train_seeds(pc_train_opts *o, cli_train *ct, const pc_dist *dist, pc_error *e) {
+    int runs = (int)ct->seeds, rc = PC_EXIT_OK;
+    char(*paths)[4096] = calloc((size_t)runs, sizeof *paths);
+    double *best = calloc((size_t)runs, sizeof *best);
+    if (!paths || !best) {
+        free(paths), free(best);
+        return fputs("perfcast: error: out of memory\n", stderr), PC_EXIT_FAIL;
+    }
+    pc_train_opts run = *o;
+    if (o->time_budget > 0) run.time_budget = o->time_budget / runs;
+    pc_status st = PC_OK;
+    for (int i = 0; i < runs && !st && !stop_flag; i++) {
+        run.seed = o->seed + (uint64_t)i;
+        if (pc_cli_seed_path(o->out_path, run.seed, paths[i], sizeof paths[i])) {
+            e->code = st = PC_ERR_ARG;
+            snprintf(e->msg, sizeof e->msg, "train: --out is too long for --seeds");
+            break;
+        }
+        run.out_path = paths[i];
+        if (pc_dist_rank(dist) == 0)
+            printf("seed %llu (run %d of %d): writing %s\n", (unsigned long long)run.seed, i + 1,
+                   runs, paths[i]);
+        pc_train_result r;
+        r.struct_size = sizeof r;
+        st = pc_train_run(&run, log_line, progress_line, ct, &r, e);
+        clear_live(ct);
+        /* a run stopped by its budget (or --stop-after-steps) counts, as a single run would */
+        best[i] = st || r.best_epoch < 1 ? NAN : r.best_metric;
+    }
+    if (st != PC_OK && pc_dist_size(dist) > 1) pc_cli_dist_abort(dist, e->msg);
+    if (st != PC_OK) {
+        pc_error f = *e;
+        fields_as_flags(e->msg, f.msg, sizeof f.msg);
+        rc = pc_cli_fail(&f);
+    } else if (stop_flag) {
+        rc = 130; /* interrupted: the run's state is saved; no summary of a partial set */
+    } else if (pc_dist_rank(dist) == 0) {
+        rc = seeds_summary(o, ct, paths, best, runs);
+    }
+    free(paths), free(best);
+    return rc;
+}
 
 /* Trains under MPI when launched by mpirun, with Ctrl-C saving the state;
  * returns the exit code (130 when interrupted). */
@@ -463,6 +591,11 @@ static int train_run(int *argc, char ***argv, pc_train_opts *o, cli_train *ct) {
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     o->stop_flag = &stop_flag;
+    if (ct->seeds > 1) {
+        int rc = train_seeds(o, ct, dist, &e);
+        pc_cli_dist_close(dist);
+        return rc;
+    }
     pc_train_result r;
     r.struct_size = sizeof r;
     pc_status st = pc_train_run(o, log_line, progress_line, ct, &r, &e);

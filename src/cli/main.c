@@ -152,6 +152,15 @@ const char *pc_cli_human(double v, char *buf, size_t cap) {
     return buf;
 }
 
+int pc_cli_seed_path(const char *out, unsigned long long seed, char *buf, size_t cap) {
+    const char *base = strrchr(out, '/');
+    base = base ? base + 1 : out;
+    const char *dot = strrchr(base, '.');
+    if (!dot || dot == base) dot = base + strlen(base); /* no extension: append */
+    int n = snprintf(buf, cap, "%.*s.seed%llu%s", (int)(dot - out), out, seed, dot);
+    return n < 0 || (size_t)n >= cap ? -1 : 0;
+}
+
 int main(int argc, char **argv) {
     if (argc < 2) {
         usage(stderr);

@@ -3,6 +3,7 @@
  * pc_eval_run, `perfcast eval` over a split.
  */
 #define _POSIX_C_SOURCE 200809L
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -41,31 +42,44 @@ void pc_eval_sum_reduce(const pc_dist *d, pc_eval_sum *e) {
 
 pc_status pc_eval_graph(const pc_gnn *m, pc_gnn_ws *ws, pc_split_graph *t, pc_infer_scratch *x,
                         pc_eval_sum *e, pc_error *err) {
+    double v[PC_EVAL_NVALUES];
+    int scored;
+    return pc_eval_graph_values(m, ws, t, x, e, v, &scored, err);
+}
+
+pc_status pc_eval_graph_values(const pc_gnn *m, pc_gnn_ws *ws, pc_split_graph *t,
+                               pc_infer_scratch *x, pc_eval_sum *e, double v[PC_EVAL_NVALUES],
+                               int *scored, pc_error *err) {
     static const size_t ks[3] = {1, 5, 10};
     pc_graph *g = t->g;
     const double *rt = t->rt, *norm = t->norm;
     int64_t nc = pc_graph_num_configs(g);
+    *scored = 0;
     if (nc < 1) return PC_OK;
     pc_status st = pc_infer_all(m, ws, g, &t->d, t->gst, &t->uniq, x, err);
     if (st) return st;
     size_t c = (size_t)nc;
-    double tau, opa, v;
-    if ((st = pc_kendall_tau_b(x->pred, rt, c, &tau, err)) ||
-        (st = pc_ordered_pair_accuracy(x->pred, rt, c, &opa, err)))
+    double w[PC_EVAL_NVALUES];
+    for (int k = 0; k < PC_EVAL_NVALUES; k++) w[k] = NAN;
+    if ((st = pc_kendall_tau_b(x->pred, rt, c, &w[PC_EVAL_TAU], err)) ||
+        (st = pc_ordered_pair_accuracy(x->pred, rt, c, &w[PC_EVAL_OPA], err)))
         goto fail;
-    pc_metric_mean_add(&e->tau, tau);
-    pc_metric_mean_add(&e->opa, opa);
     if (m->opts.kind == PC_KIND_TILE) {
-        if ((st = pc_tile_score(x->pred, rt, norm, c, &v, err))) goto fail;
-        pc_metric_mean_add(&e->metric, v);
-        for (int k = 0; k < 3; k++) {
-            if ((st = pc_topk_slowdown(x->pred, rt, norm, c, ks[k], &v, err))) goto fail;
-            pc_metric_mean_add(&e->sd[k], v);
-        }
+        if ((st = pc_tile_score(x->pred, rt, norm, c, &w[PC_EVAL_METRIC], err))) goto fail;
+        for (int k = 0; k < 3; k++)
+            if ((st = pc_topk_slowdown(x->pred, rt, norm, c, ks[k], &w[PC_EVAL_SD1 + k], err)))
+                goto fail;
     } else {
-        pc_metric_mean_add(&e->metric, tau);
+        w[PC_EVAL_METRIC] = w[PC_EVAL_TAU];
     }
+    pc_metric_mean_add(&e->tau, w[PC_EVAL_TAU]);
+    pc_metric_mean_add(&e->opa, w[PC_EVAL_OPA]);
+    pc_metric_mean_add(&e->metric, w[PC_EVAL_METRIC]);
+    if (m->opts.kind == PC_KIND_TILE)
+        for (int k = 0; k < 3; k++) pc_metric_mean_add(&e->sd[k], w[PC_EVAL_SD1 + k]);
     e->graphs++;
+    memcpy(v, w, sizeof w);
+    *scored = 1;
     return PC_OK;
 fail:
     pc_error_prefix(err, "%s: ", pc_graph_path(g));
@@ -87,6 +101,81 @@ static pc_status require_runtimes(const pc_split_graphs *s, pc_error *err) {
                            "'perfcast predict')", pc_graph_path(g), (long long)k, (long long)rt[k]);
     }
     return PC_OK;
+}
+
+/*
+ * Every graph's values, by its index in the split (so the intervals do not
+ * depend on how graphs were shared over ranks): val[gi * PC_EVAL_NVALUES + k]
+ * and have[...] = 1 where graph gi has a finite value k.
+ */
+typedef struct eval_values {
+    size_t n; /* graphs in the split */
+    double *val, *have;
+} eval_values;
+
+static pc_status eval_values_new(eval_values *t, size_t n, pc_error *err) {
+    t->n = n;
+    size_t len = (n ? n : 1) * PC_EVAL_NVALUES;
+    t->val = calloc(len, sizeof *t->val);
+    t->have = calloc(len, sizeof *t->have);
+    if (!t->val || !t->have) return pc_fail(err, PC_ERR_NOMEM, "out of memory");
+    return PC_OK;
+}
+
+static void eval_values_set(eval_values *t, size_t gi, const double *v) {
+    for (int k = 0; k < PC_EVAL_NVALUES && gi < t->n; k++) {
+        int ok = isfinite(v[k]);
+        t->val[gi * PC_EVAL_NVALUES + k] = ok ? v[k] : 0;
+        t->have[gi * PC_EVAL_NVALUES + k] = ok;
+    }
+}
+
+/* Each rank holds its graphs' values, zeros elsewhere: every rank gets all of them. */
+static void eval_values_reduce(const pc_dist *d, eval_values *t) {
+    if (pc_dist_size(d) <= 1) return;
+    pc_dist_sum_f64(d, t->val, t->n * PC_EVAL_NVALUES);
+    pc_dist_sum_f64(d, t->have, t->n * PC_EVAL_NVALUES);
+}
+
+static void eval_values_free(eval_values *t) {
+    free(t->val);
+    free(t->have);
+}
+
+/*
+ * The bootstrap interval over graphs of the mean of value k (the graphs
+ * where it is defined), into ci[0..1]; NaN when no graph has it.
+ */
+static pc_status interval_over_graphs(const eval_values *t, int k, double *buf, double ci[2],
+                                      pc_error *err) {
+    size_t m = 0;
+    for (size_t g = 0; g < t->n; g++)
+        if (t->have[g * PC_EVAL_NVALUES + k]) buf[m++] = t->val[g * PC_EVAL_NVALUES + k];
+    return pc_bootstrap_mean_ci(buf, m, PC_BOOTSTRAP_RESAMPLES, PC_BOOTSTRAP_SEED,
+                                PC_BOOTSTRAP_LEVEL, &ci[0], &ci[1], err);
+}
+
+/*
+ * res's confidence intervals: a percentile bootstrap over graphs of every
+ * mean (perfcast/metrics.h, PC_BOOTSTRAP_*). Hook for ensembles: a checkpoint
+ * with several members would score each member's per-graph values as well
+ * (an eval_values per member) and add intervals "over members" here, as new
+ * fields appended to pc_eval_result after ci_resamples; the intervals over
+ * graphs stay those of the averaged ensemble's scores.
+ */
+static pc_status eval_intervals(const eval_values *t, pc_eval_result *res, pc_error *err) {
+    double *buf = malloc((t->n ? t->n : 1) * sizeof *buf);
+    if (!buf) return pc_fail(err, PC_ERR_NOMEM, "out of memory");
+    double(*ci[PC_EVAL_NVALUES])[2] = {&res->metric_ci,      &res->tau_ci,
+                                       &res->opa_ci,         &res->slowdown_ci[0],
+                                       &res->slowdown_ci[1], &res->slowdown_ci[2]};
+    pc_status st = PC_OK;
+    for (int k = 0; k < PC_EVAL_NVALUES && !st; k++)
+        st = interval_over_graphs(t, k, buf, *ci[k], err);
+    free(buf);
+    res->ci_level = PC_BOOTSTRAP_LEVEL;
+    res->ci_resamples = PC_BOOTSTRAP_RESAMPLES;
+    return st;
 }
 
 pc_status pc_eval_run(const char *model_path, const char *data_dir, const char *split,
@@ -117,8 +206,16 @@ static pc_status eval_run(const char *model_path, const char *data_dir, int sp, 
     if (!st && !(ws = pc_gnn_ws_new())) st = pc_fail(err, PC_ERR_NOMEM, "out of memory");
     pc_eval_sum e;
     pc_eval_sum_init(&e);
-    for (size_t i = 0; i < s.n && !st; i++) st = pc_eval_graph(m, ws, &s.v[i], &x, &e, err);
+    eval_values t = {0, NULL, NULL};
+    if (!st) st = eval_values_new(&t, pc_dataset_num_files(ds, coll, sp), err);
+    for (size_t i = 0; i < s.n && !st; i++) {
+        double v[PC_EVAL_NVALUES];
+        int scored;
+        st = pc_eval_graph_values(m, ws, &s.v[i], &x, &e, v, &scored, err);
+        if (!st && scored) eval_values_set(&t, s.v[i].gi, v);
+    }
     if (!st) pc_eval_sum_reduce(dist, &e);
+    if (!st) eval_values_reduce(dist, &t);
     if (!st) {
         memset(res, 0, sizeof *res);
         res->struct_size = sizeof *res;
@@ -129,7 +226,9 @@ static pc_status eval_run(const char *model_path, const char *data_dir, int sp, 
         res->tau = pc_metric_mean_value(&e.tau);
         res->opa = pc_metric_mean_value(&e.opa);
         for (int k = 0; k < 3; k++) res->slowdown[k] = pc_metric_mean_value(&e.sd[k]);
+        st = eval_intervals(&t, res, err);
     }
+    eval_values_free(&t);
     pc_infer_scratch_free(&x);
     pc_gnn_ws_free(ws);
     pc_split_graphs_free(&s);

@@ -30,4 +30,25 @@ void pc_eval_sum_reduce(const pc_dist *d, pc_eval_sum *e);
 pc_status pc_eval_graph(const pc_gnn *m, pc_gnn_ws *ws, pc_split_graph *t, pc_infer_scratch *x,
                         pc_eval_sum *e, pc_error *err);
 
+/* A graph's own metrics, in this order (pc_eval_graph_values). */
+enum {
+    PC_EVAL_METRIC,
+    PC_EVAL_TAU,
+    PC_EVAL_OPA,
+    PC_EVAL_SD1,
+    PC_EVAL_SD5,
+    PC_EVAL_SD10,
+    PC_EVAL_NVALUES
+};
+/*
+ * pc_eval_graph that also writes the graph's values to v (NaN where a metric
+ * is undefined or not of the model's kind: tau of an all-tied graph, the
+ * slowdowns of layout). *scored is 0 when the graph has no configs (v
+ * untouched, e unchanged). The per-graph values feed the bootstrap intervals
+ * of pc_eval_run.
+ */
+pc_status pc_eval_graph_values(const pc_gnn *m, pc_gnn_ws *ws, pc_split_graph *t,
+                               pc_infer_scratch *x, pc_eval_sum *e, double v[PC_EVAL_NVALUES],
+                               int *scored, pc_error *err);
+
 #endif /* PC_MODEL_EVAL_H */

@@ -10,6 +10,13 @@ against an O(n^2) numpy reference for small n. Top-K indices, top-K slowdown
 numpy reference (stable sort of the predictions, lower score = faster, ties
 by index). NaN inputs must fail with a message.
 
+Bootstrap intervals (pc_bootstrap_mean_ci, pc_bootstrap_indices): the draws
+equal a pure-Python twin of the splitmix64 stream (bootstrap_ref.py), the
+interval equals numpy's percentile of the means over those draws, and agrees
+with scipy.stats.bootstrap (percentile method, its own RNG) within Monte Carlo
+error; n = 0 and 1, constant values and bad arguments. pc_percentile against
+numpy.percentile, pc_spread_compute against numpy mean / std(ddof=1) / min / max.
+
 Driven through tests/tools/pc_metrics_tool (raw float64 files).
 Environment (set by tests/CMakeLists.txt): PC_METRICS_TOOL, PC_TEST_TMP.
 Exit 0 pass, 1 fail, 77 skip (numpy or scipy missing).
@@ -19,6 +26,9 @@ import os
 import shutil
 import subprocess
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bootstrap_ref  # noqa: E402
 
 try:
     import numpy as np
@@ -30,7 +40,7 @@ except ImportError:
 TOOL = os.environ.get("PC_METRICS_TOOL")
 TMP = os.environ.get("PC_TEST_TMP") or os.path.join("/tmp", "pc_test_metrics_scipy")
 FAILS = []
-CHECKED = {"tau": 0, "counts": 0, "rank": 0}
+CHECKED = {"tau": 0, "counts": 0, "rank": 0, "bootstrap": 0}
 
 
 def fail(msg):
@@ -193,6 +203,85 @@ def test_nan_rejected():
         fail("rank with NaN normalizer: exit %d, stderr %r" % (p.returncode, p.stderr))
 
 
+def floats(line):
+    return [float(v) for v in line.split("\t")]
+
+
+def boot(values, resamples, seed, level):
+    p = tool("bootstrap", write("v.f64", values), resamples, seed, level)
+    if p.returncode != 0:
+        fail("bootstrap: exit %d: %s" % (p.returncode, p.stderr.strip()))
+        return None
+    return floats(p.stdout)
+
+
+def test_bootstrap(rng):
+    # the draws: the pure-Python stream, and in range
+    for n, r, seed in ((1, 3, 0), (7, 20, 1), (50, 40, 20231101), (3, 5, 2**64 - 1)):
+        p = tool("indices", n, r, seed)
+        got = np.array([[int(v) for v in l.split(",")] for l in p.stdout.split()])
+        want = bootstrap_ref.indices(n, r, seed)
+        if p.returncode != 0 or got.shape != want.shape or not (got == want).all():
+            fail("indices n=%d r=%d seed=%d differ from the Python stream" % (n, r, seed))
+        CHECKED["bootstrap"] += 1
+    # the interval: numpy's percentile of the means over those draws
+    for n, r, seed, level in ((10, 200, 1, 0.95), (37, 2000, 20231101, 0.95), (5, 999, 7, 0.5),
+                              (200, 500, 3, 0.99)):
+        v = rng.normal(size=n) * rng.uniform(0.1, 10)
+        got, want = boot(v, r, seed, level), bootstrap_ref.mean_ci(v, r, seed, level)
+        if got is None or not all(same(a, b, 1e-12) for a, b in zip(got, want)):
+            fail("bootstrap n=%d r=%d: %r, numpy %r" % (n, r, got, want))
+        CHECKED["bootstrap"] += 1
+    # against scipy's own bootstrap (other RNG): within Monte Carlo error of the width
+    v = rng.exponential(size=300)
+    got = boot(v, 20000, 5, 0.95)
+    ref = stats.bootstrap((v,), np.mean, n_resamples=20000, confidence_level=0.95,
+                          method="percentile", random_state=np.random.default_rng(1))
+    lo, hi = ref.confidence_interval.low, ref.confidence_interval.high
+    if got is None or abs(got[0] - lo) > 0.05 * (hi - lo) or abs(got[1] - hi) > 0.05 * (hi - lo):
+        fail("bootstrap vs scipy.stats.bootstrap: %r vs [%g, %g]" % (got, lo, hi))
+    CHECKED["bootstrap"] += 1
+    # degenerate inputs
+    got = boot(np.array([]), 100, 1, 0.95)
+    if got is None or not all(math.isnan(x) for x in got):
+        fail("bootstrap of no values: %r, expected NaN NaN" % (got,))
+    for v in (np.array([0.25]), np.full(9, -3.5)):
+        got = boot(v, 100, 1, 0.95)
+        if got != [v[0], v[0]]:
+            fail("bootstrap of %r: %r, expected the value twice" % (v, got))
+    for args, msg in (((np.array([1.0, np.nan]), 10, 1, 0.95), "values[1]"),
+                      ((np.array([1.0, np.inf]), 10, 1, 0.95), "values[1]"),
+                      ((np.array([1.0, 2.0]), 0, 1, 0.95), "resamples"),
+                      ((np.array([1.0, 2.0]), 10, 1, 1.0), "level"),
+                      ((np.array([1.0, 2.0]), 10, 1, 0.0), "level")):
+        p = tool("bootstrap", write("v.f64", args[0]), *args[1:])
+        if p.returncode != 1 or msg not in p.stderr:
+            fail("bootstrap %r: exit %d, stderr %r" % (args[1:], p.returncode, p.stderr))
+    p = tool("indices", 0, 5, 1)
+    if p.returncode != 1:
+        fail("indices with n = 0: exit %d" % p.returncode)
+    # percentile and spread
+    for n in (1, 2, 5, 100):
+        x = rng.normal(size=n)
+        for q in (0.0, 0.025, 0.3, 0.5, 0.975, 1.0):
+            p = tool("percentile", write("x.f64", x), q)
+            want = float(np.percentile(x, 100 * q))
+            if p.returncode != 0 or not same(float(p.stdout), want, 1e-13):
+                fail("percentile n=%d q=%g: %r, numpy %r" % (n, q, p.stdout, want))
+    for x in (rng.normal(size=7), np.array([2.0]), np.array([1.0, np.nan, 3.0, 8.0]), np.array([])):
+        p = tool("spread", write("x.f64", x))
+        f = floats(p.stdout) if p.returncode == 0 else None
+        y = x[~np.isnan(x)]
+        want = ([float(np.mean(y)), float(np.std(y, ddof=1)) if y.size > 1 else math.nan,
+                 float(np.min(y)), float(np.max(y))] if y.size else [math.nan] * 4)
+        want += [y.size, x.size - y.size]
+        if f is None or not all(same(a, b, 1e-12) for a, b in zip(f, want)):
+            fail("spread %r: %r, numpy %r" % (x, f, want))
+    p = tool("spread", write("x.f64", np.array([1.0, -np.inf])))
+    if p.returncode != 1 or "values[1]" not in p.stderr:
+        fail("spread with -inf: exit %d, %r" % (p.returncode, p.stderr))
+
+
 def main():
     if not TOOL or not os.path.exists(TOOL):
         print("FAIL: PC_METRICS_TOOL not set or missing (%r)" % TOOL)
@@ -203,8 +292,10 @@ def main():
     test_tau(rng)
     test_rank(rng)
     test_nan_rejected()
-    print("checked: %d tau vs scipy, %d exact counts/OPA vs numpy, %d rank cases"
-          % (CHECKED["tau"], CHECKED["counts"], CHECKED["rank"]))
+    test_bootstrap(rng)
+    print("checked: %d tau vs scipy, %d exact counts/OPA vs numpy, %d rank cases, "
+          "%d bootstrap cases" % (CHECKED["tau"], CHECKED["counts"], CHECKED["rank"],
+                                  CHECKED["bootstrap"]))
     if FAILS:
         print("%d failure(s)" % len(FAILS))
         return 1

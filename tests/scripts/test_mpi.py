@@ -106,6 +106,9 @@ def main():
         r1, r2 = json.loads(e1.stdout), json.loads(e2.stdout)
         expect(r1["graphs"] == r2["graphs"] and abs(r1["metric"] - r2["metric"]) < 1e-9,
                "eval: %r vs %r" % (r1, r2))
+        expect(all(abs(a - b) < 1e-9 for a, b in zip(r1["metric_ci95"], r2["metric_ci95"])),
+               "eval: the interval over graphs does not depend on the ranks: %r vs %r"
+               % (r1["metric_ci95"], r2["metric_ci95"]))
     except ValueError:
         FAILS.append("eval output: %r / %r" % (e1.stdout, e2.stdout))
     c1, c2 = os.path.join(TMP, "one.csv"), os.path.join(TMP, "two.csv")

@@ -9,6 +9,14 @@
  *   pc_metrics_tool rank PRED.f64 RUNTIME.f64 NORM.f64|- K...
  *       per K: "topk K i0,i1,..." and "slowdown K value"; then "tile value"
  *       (NORM "-" means unnormalized)
+ *   pc_metrics_tool bootstrap VALUES.f64 RESAMPLES SEED LEVEL
+ *       one line: lo hi (pc_bootstrap_mean_ci)
+ *   pc_metrics_tool indices N RESAMPLES SEED
+ *       one line per resample: its n indices, comma-separated (pc_bootstrap_indices)
+ *   pc_metrics_tool percentile X.f64 Q
+ *       one line: the percentile (pc_percentile)
+ *   pc_metrics_tool spread X.f64
+ *       one line: mean std min max count nan_count (pc_spread_compute)
  *
  * Fields are tab-separated; doubles are printed with %.17g ("nan" for NaN).
  * Exit status: 0 success, 1 pc_* failure ("pc_metrics_tool: error (<status>):
@@ -32,7 +40,9 @@ static int fail(const pc_error *err) {
 }
 
 static int usage(void) {
-    fputs("usage: pc_metrics_tool pairs X Y | rank PRED RUNTIME NORM|- K...\n", stderr);
+    fputs("usage: pc_metrics_tool pairs X Y | rank PRED RUNTIME NORM|- K... | bootstrap V R S L"
+          " | indices N R S | percentile X Q | spread X\n",
+          stderr);
     return 2;
 }
 
@@ -114,8 +124,72 @@ done:
     return rc;
 }
 
+static int cmd_bootstrap(char **argv) {
+    vec x = {NULL, 0};
+    if (!read_vec(argv[0], &x)) return 2;
+    pc_error e;
+    double lo, hi;
+    int rc = 0;
+    if (pc_bootstrap_mean_ci(x.v, x.n, strtoull(argv[1], NULL, 10), strtoull(argv[2], NULL, 10),
+                             strtod(argv[3], NULL), &lo, &hi, &e))
+        rc = fail(&e);
+    else
+        printf("%.17g\t%.17g\n", lo, hi);
+    free(x.v);
+    return rc;
+}
+
+static int cmd_indices(char **argv) {
+    size_t n = strtoull(argv[0], NULL, 10), r = strtoull(argv[1], NULL, 10);
+    size_t total = n * r;
+    size_t *idx = malloc((total > 0 ? total : 1) * sizeof *idx);
+    if (!idx) return 2;
+    pc_error e;
+    int rc = 0;
+    if (pc_bootstrap_indices(n, r, strtoull(argv[2], NULL, 10), idx, &e))
+        rc = fail(&e);
+    else
+        for (size_t b = 0; b < r; b++)
+            for (size_t k = 0; k < n; k++) printf("%zu%s", idx[b * n + k], k + 1 < n ? "," : "\n");
+    free(idx);
+    return rc;
+}
+
+static int cmd_percentile(char **argv) {
+    vec x = {NULL, 0};
+    if (!read_vec(argv[0], &x)) return 2;
+    pc_error e;
+    double v;
+    int rc = 0;
+    if (pc_percentile(x.v, x.n, strtod(argv[1], NULL), &v, &e))
+        rc = fail(&e);
+    else
+        printf("%.17g\n", v);
+    free(x.v);
+    return rc;
+}
+
+static int cmd_spread(char **argv) {
+    vec x = {NULL, 0};
+    if (!read_vec(argv[0], &x)) return 2;
+    pc_error e;
+    pc_spread s;
+    int rc = 0;
+    if (pc_spread_compute(x.v, x.n, &s, &e))
+        rc = fail(&e);
+    else
+        printf("%.17g\t%.17g\t%.17g\t%.17g\t%" PRIu64 "\t%" PRIu64 "\n", s.mean, s.std, s.min,
+               s.max, s.count, s.nan_count);
+    free(x.v);
+    return rc;
+}
+
 int main(int argc, char **argv) {
     if (argc == 4 && strcmp(argv[1], "pairs") == 0) return cmd_pairs(argv[2], argv[3]);
     if (argc >= 5 && strcmp(argv[1], "rank") == 0) return cmd_rank(argc - 2, argv + 2);
+    if (argc == 6 && strcmp(argv[1], "bootstrap") == 0) return cmd_bootstrap(argv + 2);
+    if (argc == 5 && strcmp(argv[1], "indices") == 0) return cmd_indices(argv + 2);
+    if (argc == 4 && strcmp(argv[1], "percentile") == 0) return cmd_percentile(argv + 2);
+    if (argc == 3 && strcmp(argv[1], "spread") == 0) return cmd_spread(argv + 2);
     return usage();
 }
