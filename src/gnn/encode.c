@@ -257,7 +257,8 @@ pc_status pc_encode_node_graph(const pc_encode_opts *o, const pc_encode_graph *g
     if (pc_encode_node_width(o, g->dim) < 0)
         return pc_fail(err, PC_ERR_ARG, "encode: node features have %d columns, need %d",
                        g->dim, PC_NODE_FEAT_DIM);
-    float *roof = pc_malloc_array((uint64_t)(g->n > 0 ? g->n : 1), PC_ENCODE_ROOF_COLS * sizeof(float));
+    float *roof =
+        pc_malloc_array((uint64_t)(g->n > 0 ? g->n : 1), PC_ENCODE_ROOF_COLS * sizeof(float));
     if (!roof) return pc_fail(err, PC_ERR_NOMEM, "encode: out of memory");
     int64_t bad = 0;
     int rc = pc_tpug_roofline(g->n, g->feat, g->dim, g->opcode, g->edges, g->m, roof, &bad);

@@ -17,19 +17,55 @@ pc_tpug_roof_cat pc_tpug_roof_category(int32_t op) {
     case PC_HLO_REDUCE_WINDOW: return PC_TPUG_ROOF_REDUCE_WINDOW;
     case PC_HLO_COPY:
     case PC_HLO_TRANSPOSE: return PC_TPUG_ROOF_MOVE;
-    case PC_HLO_ABS: case PC_HLO_ADD: case PC_HLO_ATAN2: case PC_HLO_BITCAST_CONVERT:
-    case PC_HLO_CEIL: case PC_HLO_CLAMP: case PC_HLO_COUNT_LEADING_ZEROS: case PC_HLO_COMPARE:
-    case PC_HLO_COMPLEX: case PC_HLO_CONVERT: case PC_HLO_COSINE: case PC_HLO_DIVIDE:
-    case PC_HLO_EXPONENTIAL: case PC_HLO_EXPONENTIAL_MINUS_ONE: case PC_HLO_FLOOR:
-    case PC_HLO_IMAG: case PC_HLO_IS_FINITE: case PC_HLO_LOG: case PC_HLO_LOG_PLUS_ONE:
-    case PC_HLO_AND: case PC_HLO_NOT: case PC_HLO_OR: case PC_HLO_XOR: case PC_HLO_MAP:
-    case PC_HLO_MAXIMUM: case PC_HLO_MINIMUM: case PC_HLO_MULTIPLY: case PC_HLO_NEGATE:
-    case PC_HLO_POPCNT: case PC_HLO_POWER: case PC_HLO_REAL: case PC_HLO_REDUCE_PRECISION:
-    case PC_HLO_REMAINDER: case PC_HLO_ROUND_NEAREST_AFZ: case PC_HLO_RSQRT: case PC_HLO_SELECT:
-    case PC_HLO_SHIFT_LEFT: case PC_HLO_SHIFT_RIGHT_ARITHMETIC: case PC_HLO_SHIFT_RIGHT_LOGICAL:
-    case PC_HLO_SIGN: case PC_HLO_SINE: case PC_HLO_SQRT: case PC_HLO_SUBTRACT: case PC_HLO_TANH:
-    case PC_HLO_CBRT: case PC_HLO_LOGISTIC: case PC_HLO_ROUND_NEAREST_EVEN:
-    case PC_HLO_STOCHASTIC_CONVERT: case PC_HLO_TAN: return PC_TPUG_ROOF_ELEMENTWISE;
+    case PC_HLO_ABS:
+    case PC_HLO_ADD:
+    case PC_HLO_ATAN2:
+    case PC_HLO_BITCAST_CONVERT:
+    case PC_HLO_CEIL:
+    case PC_HLO_CLAMP:
+    case PC_HLO_COUNT_LEADING_ZEROS:
+    case PC_HLO_COMPARE:
+    case PC_HLO_COMPLEX:
+    case PC_HLO_CONVERT:
+    case PC_HLO_COSINE:
+    case PC_HLO_DIVIDE:
+    case PC_HLO_EXPONENTIAL:
+    case PC_HLO_EXPONENTIAL_MINUS_ONE:
+    case PC_HLO_FLOOR:
+    case PC_HLO_IMAG:
+    case PC_HLO_IS_FINITE:
+    case PC_HLO_LOG:
+    case PC_HLO_LOG_PLUS_ONE:
+    case PC_HLO_AND:
+    case PC_HLO_NOT:
+    case PC_HLO_OR:
+    case PC_HLO_XOR:
+    case PC_HLO_MAP:
+    case PC_HLO_MAXIMUM:
+    case PC_HLO_MINIMUM:
+    case PC_HLO_MULTIPLY:
+    case PC_HLO_NEGATE:
+    case PC_HLO_POPCNT:
+    case PC_HLO_POWER:
+    case PC_HLO_REAL:
+    case PC_HLO_REDUCE_PRECISION:
+    case PC_HLO_REMAINDER:
+    case PC_HLO_ROUND_NEAREST_AFZ:
+    case PC_HLO_RSQRT:
+    case PC_HLO_SELECT:
+    case PC_HLO_SHIFT_LEFT:
+    case PC_HLO_SHIFT_RIGHT_ARITHMETIC:
+    case PC_HLO_SHIFT_RIGHT_LOGICAL:
+    case PC_HLO_SIGN:
+    case PC_HLO_SINE:
+    case PC_HLO_SQRT:
+    case PC_HLO_SUBTRACT:
+    case PC_HLO_TANH:
+    case PC_HLO_CBRT:
+    case PC_HLO_LOGISTIC:
+    case PC_HLO_ROUND_NEAREST_EVEN:
+    case PC_HLO_STOCHASTIC_CONVERT:
+    case PC_HLO_TAN: return PC_TPUG_ROOF_ELEMENTWISE;
     default: return PC_TPUG_ROOF_NONE;
     }
 }

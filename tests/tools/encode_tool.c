@@ -34,7 +34,7 @@ static int fail(const pc_error *err) {
 static int usage(const char *why) {
     fprintf(stderr,
             "pc_encode_tool: %s\n"
-            "usage: pc_encode_tool BITS IN.npz OUT.npz KIND   (BITS 0..31, KIND node|tile|layout)\n",
+            "usage: pc_encode_tool BITS IN.npz OUT.npz KIND  (BITS 0..31, KIND node|tile|layout)\n",
             why);
     return 1;
 }
