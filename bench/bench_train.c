@@ -148,11 +148,11 @@ int main(int argc, char **argv) {
             const float *cf = pc_graph_config_feat(t->g);
             for (int k = 0; k < K; k++)
                 memcpy(raw + (size_t)k * D0, cf + ids[k] * D0, (size_t)D0 * sizeof(float));
-            pc_gnn_prep_configs(m, raw, K, cfg, NULL);
+            pc_gnn_prep_configs(m, NULL, raw, K, cfg, NULL);
         } else {
             int64_t rows = (int64_t)K * pc_graph_num_config_nodes(t->g);
             if (pc_graph_config_feat_gather(t->g, ids, K, raw, &err)) die(&err, "gather");
-            pc_gnn_prep_configs(m, raw, rows, cfg, NULL);
+            pc_gnn_prep_configs(m, NULL, raw, rows, cfg, NULL);
         }
         if (pc_gnn_forward(m, ws, &t->d.g, cfg, K, NULL, s, &err)) die(&err, "forward");
         memset(dsc, 0, (size_t)K * sizeof(float));

@@ -2,7 +2,8 @@
 """Independent numpy implementation of perfcast's feature encodings.
 
 Written from the SPEC in src/gnn/encode.h (pad_minus1, dim_encodings,
-layout_categories), not from src/gnn/encode.c; tests/scripts/
+layout_categories, mismatch) and src/tpugraphs/roofline.h (roofline), not
+from the C code; tests/scripts/
 test_encode_numpy.py compares the two. Test/bench-only: the product never
 imports this file. Needs only numpy.
 
@@ -10,6 +11,10 @@ imports this file. Needs only numpy.
     y = encode_node(node_feat, bits_from_names("all"))      # (rows, 140) -> (rows, 183)
     y = encode_configs(config_feat, "tile", 7)              # (rows, 24)  -> (rows, 78)
     y = encode_configs(lay.reshape(-1, 18), "layout", 7)    # (rows, 18)  -> (rows, 51)
+    # the graph-wide encodings take the graph (a dict with the npz arrays):
+    y = encode_node(node_feat, 8, graph={"op": node_opcode, "edges": edge_index})
+    y = encode_configs(lay.reshape(-1, 18), "layout", 16,
+                       graph={"feat": node_feat, "edges": edge_index, "cfg_ids": node_config_ids})
 
 Everything is vectorised over rows (loops only over the 6 slots), so ~1e6
 rows take a few seconds. Inputs are float32 (anything else is converted);
@@ -35,7 +40,10 @@ Places where the spec leaves room and encode.c was read to settle it
 """
 import numpy as np
 
-BITS = {"pad": 1, "dims": 2, "layout": 4}
+BITS = {"pad": 1, "dims": 2, "layout": 4, "roofline": 8, "mismatch": 16}
+KNOWN = 31
+ROOF_COLS = 5
+MISMATCH_COLS = 3
 
 NODE_DIM = 140
 TILE_DIM = 24
@@ -56,26 +64,29 @@ NF_DYN_SLICE = 121
 NF_LAYOUT = 134
 
 _NAMES = {"pad": "pad", "pad_minus1": "pad", "dims": "dims", "dim_encodings": "dims",
-          "layout": "layout", "layout_categories": "layout"}
+          "layout": "layout", "layout_categories": "layout", "roofline": "roofline",
+          "mismatch": "mismatch"}
 
 
 def bits_from_names(spec):
-    """'all' -> 7, 'none' or '' -> 0, 'pad,dims' -> 3 (also the long names)."""
-    if isinstance(spec, int):
-        if spec & ~7:
+    """'all' -> 7, 'none' or '' -> 0, 'pad,dims' -> 3, 'all,roofline' -> 15 (also the
+    long names; 'all' adds pad, dims and layout, 'none' clears)."""
+    if isinstance(spec, (int, np.integer)):
+        if spec & ~KNOWN:
             raise ValueError("unknown encoding bits 0x%x" % spec)
-        return spec
-    s = spec.strip().lower()
-    if s == "all":
-        return 7
-    if s in ("none", ""):
-        return 0
+        return int(spec)
     bits = 0
-    for name in s.split(","):
+    for name in spec.strip().lower().split(","):
         name = name.strip()
-        if name not in _NAMES:
-            raise ValueError("unknown encoding %r (pad, dims, layout, all, none)" % name)
-        bits |= BITS[_NAMES[name]]
+        if name == "all":
+            bits |= 7
+        elif name in ("none", ""):
+            bits = 0 if name == "none" else bits
+        elif name in _NAMES:
+            bits |= BITS[_NAMES[name]]
+        else:
+            raise ValueError("unknown encoding %r (pad, dims, layout, roofline, mismatch, all, "
+                             "none)" % name)
     return bits
 
 
@@ -180,9 +191,10 @@ def window_rank(x):
 
 def node_width(bits, in_dim=NODE_DIM):
     pad, dims, lay = _bits(bits)
-    if in_dim <= 0 or ((pad or dims or lay) and in_dim < NODE_DIM):
+    roof = bool(bits_from_names(bits) & 8)
+    if in_dim <= 0 or ((pad or dims or lay or roof) and in_dim < NODE_DIM):
         return -1
-    return in_dim + NODE_DIM_COLS * dims + LAYOUT_COLS * lay
+    return in_dim + NODE_DIM_COLS * dims + LAYOUT_COLS * lay + ROOF_COLS * roof
 
 
 def tile_width(bits, in_dim=TILE_DIM):
@@ -194,16 +206,22 @@ def tile_width(bits, in_dim=TILE_DIM):
 
 def layout_width(bits, in_dim=LAYOUT_DIM):
     _, _, lay = _bits(bits)
-    if in_dim <= 0 or (lay and in_dim < LAYOUT_DIM):
+    mm = bool(bits_from_names(bits) & 16)
+    if in_dim <= 0 or ((lay or mm) and in_dim < LAYOUT_DIM):
         return -1
-    return in_dim + 3 * LAYOUT_COLS * lay
+    return in_dim + 3 * LAYOUT_COLS * lay + MISMATCH_COLS * mm
 
 
-def encode_node(x, bits):
-    """Node features (rows, >=140) float32 -> (rows, node_width) float32, as pc_encode_node."""
+def encode_node(x, bits, graph=None):
+    """Node features (rows, >=140) float32 -> (rows, node_width) float32, as pc_encode_node
+    (pc_encode_node_graph with the roofline bit: graph = {"op": (n,), "edges": (m, 2)})."""
     x, y = _start(x, "node features", lambda d: node_width(bits, d), NODE_DIM)
     n, D = x.shape
     pad, dims, lay = _bits(bits)
+    if bits_from_names(bits) & 8:
+        if graph is None:
+            raise ValueError("the roofline encoding needs the graph (op, edges)")
+        y[:, -ROOF_COLS:] = roofline(x, graph["op"], graph["edges"])
     if not (pad or dims or lay):
         return y
     r = node_rank(x)
@@ -264,8 +282,10 @@ def layout_config_rank(s):
     return lead.sum(axis=1)
 
 
-def encode_layout(x, bits):
-    """Layout config features (rows, >=18) -> (rows, layout_width), as pc_encode_layout."""
+def encode_layout(x, bits, graph=None):
+    """Layout config features (rows, >=18) -> (rows, layout_width), as pc_encode_layout
+    (pc_encode_configs_mm with the mismatch bit: graph = {"feat", "edges", "cfg_ids"} and x
+    whole configs)."""
     x, y = _start(x, "layout configs", lambda d: layout_width(bits, d), LAYOUT_DIM)
     n, D = x.shape
     _, _, lay = _bits(bits)
@@ -274,15 +294,164 @@ def encode_layout(x, bits):
             s = x[:, NSLOT * t:NSLOT * (t + 1)]
             c = D + LAYOUT_COLS * t
             y[:, c:c + LAYOUT_COLS] = layout_cols(s, layout_config_rank(s))
+    if bits_from_names(bits) & 16:
+        if graph is None:
+            raise ValueError("the mismatch encoding needs the graph (feat, edges, cfg_ids)")
+        y[:, -MISMATCH_COLS:] = mismatch(x, graph["feat"], graph["edges"], graph["cfg_ids"])
     return y
 
 
-def encode_configs(x, kind, bits):
+def encode_configs(x, kind, bits, graph=None):
     if kind == "tile":
         return encode_tile(x, bits)
     if kind == "layout":
-        return encode_layout(x, bits)
+        return encode_layout(x, bits, graph)
     raise ValueError("encode_configs: kind %r (need 'tile' or 'layout')" % (kind,))
+
+
+# ---- graph-wide encodings: roofline (tpugraphs/roofline.h), mismatch (encode.h) -------
+
+ROOF_PEAK = 2.75e14  # TPU v4 bf16 FLOP/s
+ROOF_BW = 1.2e12     # TPU v4 HBM bytes/s
+ROOF_MAX_RATIO = 16.0
+_ESIZE = [0, 1, 1, 2, 4, 8, 1, 2, 4, 8, 2, 4, 8, 2, 8, 16, 0, 0, 0]  # one-hot columns 2..20
+_ELEMENTWISE = set([1, 2, 7, 12, 15, 17, 19, 20, 21, 25, 30, 32, 37, 38, 40, 46] +
+                   list(range(49, 61)) + [65, 66, 67, 71, 73, 80, 81, 83] +
+                   list(range(87, 92)) + [94, 95, 96, 103, 107, 118, 119, 120])
+OP_DOT, OP_CONV, OP_REDUCE, OP_REDUCE_WINDOW, OP_COPY, OP_TRANSPOSE = 34, 26, 70, 72, 27, 98
+
+
+def _operands(n, edges):
+    """For each node the producers of its edges [u, v], in the edge order."""
+    ops = [[] for _ in range(n)]
+    for u, v in np.asarray(edges, dtype=np.int64).reshape(-1, 2):
+        ops[u].append(v)
+    return ops
+
+
+def roofline(x, op, edges):
+    """The 5 roofline columns of every node (tpugraphs/roofline.h), float32 (n, 5)."""
+    x = _as2d(x, "node features")
+    n = x.shape[0]
+    op = np.asarray(op).reshape(-1)
+    onehot = x[:, 2:21] > 0.5
+    first = np.where(onehot.any(axis=1), onehot.argmax(axis=1), -1)
+    esize = np.where(first >= 0, np.array(_ESIZE)[np.maximum(first, 0)], 0).astype(np.float64)
+    el = np.maximum(x[:, NF_SHAPE_PROD].astype(np.float64), 0.0)
+    by = el * esize
+    dims = x[:, NF_SHAPE_DIMS:NF_SHAPE_DIMS + NSLOT].astype(np.float64)
+    rank = _last_positive([dims[:, i] for i in range(NSLOT)])
+    win = x[:, 44].astype(np.float64)
+    ops = _operands(n, edges)
+    out = np.empty((n, ROOF_COLS), dtype=np.float32)
+    crit = ROOF_PEAK / ROOF_BW
+
+    def dim_at(v, axis):
+        return dims[v, int(axis)] if 0 <= axis < NSLOT else -1.0
+
+    for u in range(n):
+        o = int(op[u])
+        kind = ("dot" if o == OP_DOT else "conv" if o == OP_CONV else
+                "reduce" if o == OP_REDUCE else "rwin" if o == OP_REDUCE_WINDOW else
+                "move" if o in (OP_COPY, OP_TRANSPOSE) else
+                "elem" if o in _ELEMENTWISE else None)
+        if kind is None:
+            out[u] = -1.0
+            continue
+        e = el[u]
+        B = by[u]
+        for v in ops[u]:
+            B += by[v]
+        F = 0.0
+        if kind == "elem":
+            F = e
+        elif kind == "rwin":
+            F = e * max(1.0, win[u])
+        elif kind == "reduce":
+            F = max([e] + [el[v] for v in ops[u]])
+        elif kind == "dot":
+            if len(ops[u]) < 2:
+                F = 2.0 * e
+            else:
+                a, b = ops[u][0], ops[u][1]
+                bt = 1.0
+                for i in range(min(rank[u], rank[a], rank[b]) - 2):
+                    if not (dims[u, i] == dims[a, i] == dims[b, i]):
+                        break
+                    bt *= dims[u, i]
+                k2 = el[a] * el[b] / (e * bt) if e > 0 else 0.0
+                F = 2.0 * e * (np.sqrt(k2) if k2 >= 1.0 else 1.0)
+        elif kind == "conv":
+            cout = dim_at(u, x[u, 106])
+            best = None
+            if cout > 0:
+                for p in ops[u][:2]:
+                    if rank[p] == rank[u] and dim_at(p, x[u, 100]) == cout:
+                        if best is None or el[p] < el[best]:
+                            best = p
+            F = 2.0 * e * el[best] / cout if best is not None else 2.0 * e * max(1.0, win[u])
+        tc, tm = F / ROOF_PEAK, B / ROOF_BW
+        out[u, 0] = np.log2(1.0 + F)
+        out[u, 1] = np.log2(1.0 + B)
+        out[u, 2] = min(ROOF_MAX_RATIO, F / B / crit) if B > 0 else 0.0
+        out[u, 3] = 1.0 if (F > 0 and tc >= tm) else 0.0
+        out[u, 4] = np.log2(1.0 + 1e9 * max(tc, tm))
+    return out
+
+
+def mismatch(x, feat, edges, cfg_ids):
+    """The 3 mismatch columns (in, out, total) of layout rows x (c * nc, >= 18)."""
+    x = _as2d(x, "layout configs")
+    feat = _as2d(feat, "node features")
+    cfg_ids = np.asarray(cfg_ids, dtype=np.int64).reshape(-1)
+    nc = len(cfg_ids)
+    if nc < 1 or x.shape[0] % nc:
+        raise ValueError("layout rows are not whole configs")
+    last = {}  # node -> its last config index
+    for j, u in enumerate(cfg_ids):
+        last[int(u)] = j
+    ops = _operands(feat.shape[0], edges)
+    nrank = node_rank(feat)
+    # producer of (j, t): (v, config index of v or -1, node layout or None)
+    prod = {}
+    for j, u in enumerate(cfg_ids):
+        if last[int(u)] != j:
+            continue
+        for t, v in enumerate(ops[int(u)][:2]):
+            r = nrank[v]
+            lay = feat[v, NF_LAYOUT:NF_LAYOUT + NSLOT]
+            known = 1 <= r <= NSLOT and not (r >= 2 and np.all(lay <= 0))
+            prod[(j, t)] = (v, last.get(int(v), -1), lay[:int(r)].tolist() if known else None)
+
+    def drop_unit(seq, d):
+        return [a for a in seq if not (0 <= a < NSLOT and d[int(a)] == 1.0)]
+
+    y = np.zeros((x.shape[0], MISMATCH_COLS), dtype=np.float32)
+    for c in range(x.shape[0] // nc):
+        rows = x[c * nc:(c + 1) * nc]
+        total = 0
+        for (j, t), (v, k, nlay) in prod.items():
+            want = rows[j, NSLOT * (t + 1):NSLOT * (t + 2)]
+            rw = int(layout_config_rank(want[None, :])[0])
+            if rw < 1:
+                continue
+            give = None
+            if k >= 0:
+                rk = int(layout_config_rank(rows[k:k + 1, 0:NSLOT])[0])
+                if rk >= 1:
+                    give = rows[k, :rk].tolist()
+            if give is None and nlay is not None:
+                give = nlay
+            if give is None or len(give) != rw:
+                continue
+            d = feat[v, NF_SHAPE_DIMS:NF_SHAPE_DIMS + NSLOT]
+            if drop_unit(want[:rw].tolist(), d) != drop_unit(give, d):
+                y[c * nc + j, 0] += 1
+                if k >= 0:
+                    y[c * nc + k, 1] += 1
+                total += 1
+        y[c * nc:(c + 1) * nc, 2] = total
+    return y
 
 
 if __name__ == "__main__":

@@ -71,7 +71,9 @@ static void train_help(FILE *f) {
             "  --collapse-chains   with --prune-hops: also collapse linear chains\n"
             "  --encode LIST       feature encodings: pad (-1 for absent dims), dims (log2,\n"
             "                      mod 128, div 128 of sizes), layout (layout indicators),\n"
-            "                      all or none (default: all for layout, none for tile)\n"
+            "                      roofline (per-node FLOPs, bytes, intensity), mismatch\n"
+            "                      (layout configs: layout copies forced), all (pad, dims,\n"
+            "                      layout) or none (default: all for layout, none for tile)\n"
             "  --gst               Graph Segment Training (layout): segments, a historical\n"
             "                      embedding table and stale-embedding dropout\n"
             "  --segments M        contiguous (default), splits (node_splits) or metis\n"
@@ -436,7 +438,7 @@ static int parse_loss_encode(pc_train_opts *o, const cli_train *ct) {
         unsigned b;
         while (w && pc_encode_parse(w, &b) == PC_OK) w = strtok_r(NULL, ",", &save);
         snprintf(f.msg, sizeof f.msg, "train: --encode expects a comma list of pad, dims, "
-                 "layout, all, none; got '%.900s'", w ? w : ct->encode);
+                 "layout, roofline, mismatch, all, none; got '%.900s'", w ? w : ct->encode);
         return pc_cli_fail(&f);
     }
     return -1;

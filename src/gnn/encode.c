@@ -2,47 +2,60 @@
 #include "gnn/encode.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "common/threads.h"
 #include "common/util.h"
+#include "tpugraphs/roofline.h"
+
+_Static_assert(PC_ENCODE_ROOF_COLS == PC_TPUG_ROOF_COLS, "roofline block width");
 
 /* Rows below this are encoded without forking threads. */
 #define ENCODE_PAR_ROWS 4096
 #define NSLOT 6
 
+#define KNOWN_BITS 0x1fu
+
 pc_encode_opts pc_encode_opts_none(void) {
-    pc_encode_opts o = {0, 0, 0};
+    pc_encode_opts o = {0, 0, 0, 0, 0};
     return o;
 }
 
 pc_encode_opts pc_encode_opts_all(void) {
-    pc_encode_opts o = {1, 1, 1};
+    pc_encode_opts o = {1, 1, 1, 0, 0};
     return o;
 }
 
 uint32_t pc_encode_opts_bits(const pc_encode_opts *o) {
     return (o->pad_minus1 ? 1u : 0u) | (o->dim_encodings ? 2u : 0u) |
-           (o->layout_categories ? 4u : 0u);
+           (o->layout_categories ? 4u : 0u) | (o->roofline ? 8u : 0u) | (o->mismatch ? 16u : 0u);
 }
 
 pc_status pc_encode_opts_from_bits(uint32_t bits, pc_encode_opts *o, pc_error *err) {
-    if (bits & ~7u)
-        return pc_fail(err, PC_ERR_ARG, "encode: unknown option bits 0x%x (known: 0x7)",
-                       (unsigned)bits);
+    if (bits & ~KNOWN_BITS)
+        return pc_fail(err, PC_ERR_ARG, "encode: unknown option bits 0x%x (known: 0x%x)",
+                       (unsigned)bits, KNOWN_BITS);
     o->pad_minus1 = (bits & 1u) != 0;
     o->dim_encodings = (bits & 2u) != 0;
     o->layout_categories = (bits & 4u) != 0;
+    o->roofline = (bits & 8u) != 0;
+    o->mismatch = (bits & 16u) != 0;
     return PC_OK;
+}
+
+/* Any option that reads the node row's named columns. */
+static int node_any(const pc_encode_opts *o) {
+    return o->pad_minus1 || o->dim_encodings || o->layout_categories || o->roofline;
 }
 
 /* ---- widths ------------------------------------------------------------------ */
 
 int pc_encode_node_width(const pc_encode_opts *o, int in_dim) {
-    int any = o->pad_minus1 || o->dim_encodings || o->layout_categories;
-    if (in_dim <= 0 || (any && in_dim < PC_NODE_FEAT_DIM)) return -1;
+    if (in_dim <= 0 || (node_any(o) && in_dim < PC_NODE_FEAT_DIM)) return -1;
     return in_dim + (o->dim_encodings ? PC_ENCODE_NODE_DIM_COLS : 0) +
-           (o->layout_categories ? PC_ENCODE_LAYOUT_COLS : 0);
+           (o->layout_categories ? PC_ENCODE_LAYOUT_COLS : 0) +
+           (o->roofline ? PC_ENCODE_ROOF_COLS : 0);
 }
 
 int pc_encode_tile_width(const pc_encode_opts *o, int in_dim) {
@@ -51,8 +64,10 @@ int pc_encode_tile_width(const pc_encode_opts *o, int in_dim) {
 }
 
 int pc_encode_layout_width(const pc_encode_opts *o, int in_dim) {
-    if (in_dim <= 0 || (o->layout_categories && in_dim < PC_LAYOUT_CONFIG_DIM)) return -1;
-    return in_dim + (o->layout_categories ? 3 * PC_ENCODE_LAYOUT_COLS : 0);
+    if (in_dim <= 0 || ((o->layout_categories || o->mismatch) && in_dim < PC_LAYOUT_CONFIG_DIM))
+        return -1;
+    return in_dim + (o->layout_categories ? 3 * PC_ENCODE_LAYOUT_COLS : 0) +
+           (o->mismatch ? PC_ENCODE_MISMATCH_COLS : 0);
 }
 
 int pc_encode_config_width(const pc_encode_opts *o, pc_kind kind, int in_dim) {
@@ -182,11 +197,13 @@ static void node_dims(const float *in, int r, float *o) {
     dim4(node_layout_dim(in, r, 1), 8.0, o + 28);
 }
 
-static void node_row(const pc_encode_opts *o, const float *in, int in_dim, float *y) {
+/* roof: the row's PC_ENCODE_ROOF_COLS roofline columns (o->roofline only). */
+static void node_row(const pc_encode_opts *o, const float *in, int in_dim, const float *roof,
+                     float *y) {
     memcpy(y, in, (size_t)in_dim * sizeof *y);
     /* with every option off any width is a plain copy: the rank reads
        columns up to 139, which a narrower row does not have */
-    if (!o->pad_minus1 && !o->dim_encodings && !o->layout_categories) return;
+    if (!node_any(o)) return;
     int r = pc_encode_node_rank(in);
     if (o->pad_minus1) node_pad(in, r, y);
     float *b = y + in_dim;
@@ -194,20 +211,65 @@ static void node_row(const pc_encode_opts *o, const float *in, int in_dim, float
         node_dims(in, r, b);
         b += PC_ENCODE_NODE_DIM_COLS;
     }
-    if (o->layout_categories)
+    if (o->layout_categories) {
         pc_encode_layout_cols(in + PC_NF_LAYOUT, node_layout_missing(in, r) ? 0 : r, b);
+        b += PC_ENCODE_LAYOUT_COLS;
+    }
+    if (o->roofline) memcpy(b, roof, PC_ENCODE_ROOF_COLS * sizeof *b);
 }
 
-pc_status pc_encode_node(const pc_encode_opts *o, const float *in, int64_t rows, int in_dim,
-                         float *out, pc_error *err) {
+static pc_status nodes(const pc_encode_opts *o, const float *in, int64_t rows, int in_dim,
+                       const float *roof, float *out, pc_error *err) {
     int W = pc_encode_node_width(o, in_dim);
     if (W < 0)
         return pc_fail(err, PC_ERR_ARG, "encode: node features have %d columns, need %d",
                        in_dim, PC_NODE_FEAT_DIM);
+    if (o->roofline && !roof)
+        return pc_fail(err, PC_ERR_ARG, "encode: the roofline encoding needs the graph's "
+                       "opcodes and edges (pc_encode_node_graph)");
 #pragma omp parallel for schedule(static) if(rows >= ENCODE_PAR_ROWS) num_threads(pc_threads())
     for (int64_t i = 0; i < rows; i++)
-        node_row(o, in + (size_t)i * (size_t)in_dim, in_dim, out + (size_t)i * (size_t)W);
+        node_row(o, in + (size_t)i * (size_t)in_dim, in_dim,
+                 roof ? roof + (size_t)i * PC_ENCODE_ROOF_COLS : NULL, out + (size_t)i * (size_t)W);
     return PC_OK;
+}
+
+pc_status pc_encode_node(const pc_encode_opts *o, const float *in, int64_t rows, int in_dim,
+                         float *out, pc_error *err) {
+    return nodes(o, in, rows, in_dim, NULL, out, err);
+}
+
+pc_encode_graph pc_encode_graph_of(const pc_graph *g) {
+    pc_encode_graph e = {pc_graph_num_nodes(g),       pc_graph_node_feat(g),
+                         (int)pc_graph_node_feat_dim(g), pc_graph_node_opcode(g),
+                         pc_graph_edge_index(g),       pc_graph_num_edges(g),
+                         NULL,                         0};
+    if (pc_graph_kind(g) == PC_KIND_LAYOUT) {
+        e.cfg_ids = pc_graph_node_config_ids(g);
+        e.nc = pc_graph_num_config_nodes(g);
+    }
+    return e;
+}
+
+pc_status pc_encode_node_graph(const pc_encode_opts *o, const pc_encode_graph *g, float *out,
+                               pc_error *err) {
+    if (!o->roofline) return nodes(o, g->feat, g->n, g->dim, NULL, out, err);
+    if (pc_encode_node_width(o, g->dim) < 0)
+        return pc_fail(err, PC_ERR_ARG, "encode: node features have %d columns, need %d",
+                       g->dim, PC_NODE_FEAT_DIM);
+    float *roof =
+        pc_malloc_array((uint64_t)(g->n > 0 ? g->n : 1), PC_ENCODE_ROOF_COLS * sizeof(float));
+    if (!roof) return pc_fail(err, PC_ERR_NOMEM, "encode: out of memory");
+    int64_t bad = 0;
+    int rc = pc_tpug_roofline(g->n, g->feat, g->dim, g->opcode, g->edges, g->m, roof, &bad);
+    pc_status st = PC_OK;
+    if (rc == -1) st = pc_fail(err, PC_ERR_NOMEM, "encode: out of memory");
+    if (rc == -2)
+        st = pc_fail(err, PC_ERR_RANGE, "encode: edge_index row %lld names a node outside "
+                     "0..%lld", (long long)bad, (long long)g->n - 1);
+    if (!st) st = nodes(o, g->feat, g->n, g->dim, roof, out, err);
+    free(roof);
+    return st;
 }
 
 /* ---- config rows ----------------------------------------------------------------- */
@@ -244,16 +306,155 @@ pc_status pc_encode_tile(const pc_encode_opts *o, const float *in, int64_t rows,
     return PC_OK;
 }
 
+static pc_status layouts(const pc_encode_opts *o, const pc_encode_mm *mm, const float *in,
+                         int64_t rows, int in_dim, float *out, pc_error *err);
+
 pc_status pc_encode_layout(const pc_encode_opts *o, const float *in, int64_t rows, int in_dim,
                            float *out, pc_error *err) {
+    return layouts(o, NULL, in, rows, in_dim, out, err);
+}
+
+/* ---- layout mismatches (the mismatch block, encode.h) ------------------------------ */
+
+void pc_encode_mm_free(pc_encode_mm *p) {
+    if (!p) return;
+    free(p->src);
+    free(p->known);
+    free(p->rank);
+    free(p->lay);
+    free(p->dims);
+    memset(p, 0, sizeof *p);
+}
+
+/* Slot t (0, 1) of configurable node j: operand row v of node u. */
+static void mm_operand(pc_encode_mm *p, int64_t s, const float *row, int32_t cfg) {
+    p->src[s] = cfg;
+    for (int i = 0; i < NSLOT; i++) p->dims[s * NSLOT + i] = row[PC_NF_SHAPE_DIMS + i];
+    int r = pc_encode_node_rank(row);
+    if (r < 1 || r > NSLOT || node_layout_missing(row, r)) return;
+    p->known[s] = 1;
+    p->rank[s] = (int8_t)r;
+    for (int i = 0; i < r; i++) p->lay[s * NSLOT + i] = row[PC_NF_LAYOUT + i];
+}
+
+static pc_status mm_check(const pc_encode_graph *g, pc_error *err) {
+    if (g->dim < PC_NODE_FEAT_DIM)
+        return pc_fail(err, PC_ERR_ARG, "encode: node features have %d columns, need %d",
+                       g->dim, PC_NODE_FEAT_DIM);
+    for (int64_t j = 0; j < g->nc; j++)
+        if (g->cfg_ids[j] < 0 || g->cfg_ids[j] >= g->n)
+            return pc_fail(err, PC_ERR_RANGE, "encode: node_config_ids[%lld] = %d is not a node",
+                           (long long)j, (int)g->cfg_ids[j]);
+    for (int64_t e = 0; e < g->m; e++)
+        if (g->edges[2 * e] < 0 || g->edges[2 * e] >= g->n || g->edges[2 * e + 1] < 0 ||
+            g->edges[2 * e + 1] >= g->n)
+            return pc_fail(err, PC_ERR_RANGE, "encode: edge_index row %lld names a node outside "
+                           "0..%lld", (long long)e, (long long)g->n - 1);
+    return PC_OK;
+}
+
+pc_status pc_encode_mm_build(const pc_encode_graph *g, pc_encode_mm *p, pc_error *err) {
+    memset(p, 0, sizeof *p);
+    pc_status st = mm_check(g, err);
+    if (st) return st;
+    uint64_t s = (uint64_t)(g->nc > 0 ? g->nc : 1) * 2;
+    int32_t *map = pc_malloc_array((uint64_t)(g->n > 0 ? g->n : 1), sizeof *map);
+    int8_t *cnt = calloc(s / 2, 1);
+    p->nc = g->nc;
+    p->src = pc_malloc_array(s, sizeof *p->src);
+    p->known = calloc(s, 1);
+    p->rank = calloc(s, 1);
+    p->lay = pc_malloc_array(s * NSLOT, sizeof *p->lay);
+    p->dims = calloc(s * NSLOT, sizeof *p->dims);
+    if (!map || !cnt || !p->src || !p->known || !p->rank || !p->lay || !p->dims) {
+        free(map), free(cnt);
+        pc_encode_mm_free(p);
+        return pc_fail(err, PC_ERR_NOMEM, "encode: out of memory");
+    }
+    for (uint64_t i = 0; i < s; i++) p->src[i] = -1;
+    for (uint64_t i = 0; i < s * NSLOT; i++) p->lay[i] = -1.0f;
+    for (int64_t i = 0; i < g->n; i++) map[i] = -1;
+    for (int64_t j = 0; j < g->nc; j++) map[g->cfg_ids[j]] = (int32_t)j;
+    for (int64_t e = 0; e < g->m; e++) {
+        int32_t u = g->edges[2 * e], v = g->edges[2 * e + 1], j = map[u];
+        if (j < 0 || g->cfg_ids[j] != u || cnt[j] >= 2) continue;
+        mm_operand(p, 2 * (int64_t)j + cnt[j]++, g->feat + (size_t)v * (size_t)g->dim, map[v]);
+    }
+    free(map);
+    free(cnt);
+    return PC_OK;
+}
+
+/* Orders a and b (rank r) differ once the axes of size 1 in dims are dropped. */
+static int mm_differ(const float *a, const float *b, int r, const float *dims) {
+    int i = 0, j = 0;
+    for (;;) {
+        while (i < r && a[i] >= 0.0f && a[i] < (float)NSLOT && dims[(int)a[i]] == 1.0f) i++;
+        while (j < r && b[j] >= 0.0f && b[j] < (float)NSLOT && dims[(int)b[j]] == 1.0f) j++;
+        if (i == r || j == r) return !(i == r && j == r);
+        if (a[i++] != b[j++]) return 1;
+    }
+}
+
+/* The mismatch columns (at b) of one config's nc rows in (in_dim wide) / y (W wide). */
+static void mm_config(const pc_encode_mm *p, const float *in, int in_dim, float *y, int W, int b) {
+    int64_t nc = p->nc, total = 0;
+    for (int64_t j = 0; j < nc; j++) y[j * W + b] = y[j * W + b + 1] = 0.0f;
+    for (int64_t j = 0; j < nc; j++)
+        for (int t = 0; t < 2; t++) {
+            int64_t s = 2 * j + t;
+            const float *want = in + (size_t)j * (size_t)in_dim + NSLOT * (t + 1), *give = NULL;
+            int rw = pc_encode_layout_rank(want), rg = 0;
+            if (rw < 1) continue;
+            int32_t k = p->src[s];
+            if (k >= 0) {
+                give = in + (size_t)k * (size_t)in_dim;
+                rg = pc_encode_layout_rank(give);
+                if (rg < 1) give = NULL;
+            }
+            if (!give && p->known[s]) {
+                give = p->lay + s * NSLOT;
+                rg = p->rank[s];
+            }
+            if (!give || rg != rw || !mm_differ(want, give, rw, p->dims + s * NSLOT)) continue;
+            y[j * W + b] += 1.0f;
+            if (k >= 0) y[(int64_t)k * W + b + 1] += 1.0f;
+            total++;
+        }
+    for (int64_t j = 0; j < nc; j++) y[j * W + b + 2] = (float)total;
+}
+
+static pc_status layouts(const pc_encode_opts *o, const pc_encode_mm *mm, const float *in,
+                         int64_t rows, int in_dim, float *out, pc_error *err) {
     int W = pc_encode_layout_width(o, in_dim);
     if (W < 0)
         return pc_fail(err, PC_ERR_ARG, "encode: layout configs have %d columns, need %d",
                        in_dim, PC_LAYOUT_CONFIG_DIM);
+    if (o->mismatch && !mm)
+        return pc_fail(err, PC_ERR_ARG, "encode: the mismatch encoding needs the graph's plan "
+                       "(pc_encode_configs_mm)");
+    if (o->mismatch && (mm->nc < 1 || rows % mm->nc))
+        return pc_fail(err, PC_ERR_ARG, "encode: %lld layout rows are not whole configs of %lld "
+                       "configurable nodes", (long long)rows, (long long)mm->nc);
 #pragma omp parallel for schedule(static) if(rows >= ENCODE_PAR_ROWS) num_threads(pc_threads())
     for (int64_t i = 0; i < rows; i++)
         layout_row(o, in + (size_t)i * (size_t)in_dim, in_dim, out + (size_t)i * (size_t)W);
+    if (o->mismatch) {
+        int b = W - PC_ENCODE_MISMATCH_COLS;
+        int64_t nconf = rows / mm->nc;
+#pragma omp parallel for schedule(static) if(rows >= ENCODE_PAR_ROWS) num_threads(pc_threads())
+        for (int64_t c = 0; c < nconf; c++)
+            mm_config(mm, in + (size_t)(c * mm->nc) * (size_t)in_dim, in_dim,
+                      out + (size_t)(c * mm->nc) * (size_t)W, W, b);
+    }
     return PC_OK;
+}
+
+pc_status pc_encode_configs_mm(const pc_encode_opts *o, pc_kind kind, const pc_encode_mm *mm,
+                               const float *in, int64_t rows, int in_dim, float *out,
+                               pc_error *err) {
+    if (kind == PC_KIND_LAYOUT) return layouts(o, mm, in, rows, in_dim, out, err);
+    return pc_encode_configs(o, kind, in, rows, in_dim, out, err);
 }
 
 pc_status pc_encode_configs(const pc_encode_opts *o, pc_kind kind, const float *in,

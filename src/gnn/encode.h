@@ -17,6 +17,13 @@
  *                    floor(d / B), B = 128 (the TPU's 128 lanes) unless said.
  *  layout_categories minor-to-major vectors as PC_ENCODE_LAYOUT_COLS
  *                    indicator columns each.
+ *  roofline          node rows: PC_TPUG_ROOF_COLS = 5 analytic columns (FLOPs,
+ *                    bytes, intensity against TPU v4's critical intensity,
+ *                    compute-bound, roofline time; tpugraphs/roofline.h).
+ *                    Needs the graph: pc_encode_node_graph.
+ *  mismatch          layout config rows: PC_ENCODE_MISMATCH_COLS = 3 counts of
+ *                    producer/consumer layout disagreements (below). Needs
+ *                    the graph: pc_encode_mm_build + pc_encode_configs_mm.
  *
  * Column conventions shared by all appended blocks: a dimension that is
  * absent (beyond the tensor's rank, or not determinable) gives -1 in ALL its
@@ -70,6 +77,10 @@
  *  own layout (134-139) with rank r (see the per-vector layout below); all 0
  *  when the layout is missing.
  *
+ * roofline node block (last, PC_TPUG_ROOF_COLS = 5): pc_tpug_roofline of the
+ *  node with the graph's opcodes and edges (formulas in tpugraphs/roofline.h;
+ *  -1 in all five for opcodes without an estimate).
+ *
  * ---- tile config features (PC_TILE_CONFIG_DIM = 24, tpugraphs.md 6.4) ----
  *  kernel_bounds 0-5 (+6 sum, 7 product), output_bounds 8-13 (+14, 15),
  *  input_bounds 16-21 (+22, 23); 0-padded, and the product of none is 0.
@@ -87,6 +98,25 @@
  *  are axis indices, not sizes).
  *  layout_categories block (3 * PC_ENCODE_LAYOUT_COLS = 33): tensor t at
  *   b + 11t, rank = number of leading slots >= 0.
+ *  mismatch block (last, PC_ENCODE_MISMATCH_COLS = 3), row of config c and
+ *   configurable node j (node u = node_config_ids[j]):
+ *   b+0 in:    over tensors t = 1, 2 (input, kernel) of j: mismatches of the
+ *              layout j asks for (slots 6t..6t+5) against what its producer
+ *              gives, the producer being operand t-1 of u (the t-th edge
+ *              [u, v] in the file's edge order; the dataset sorts edges, so
+ *              this is the operand of the t-th smallest node id: a heuristic)
+ *   b+1 out:   over (configurable j', t) whose producer is u: the same
+ *              mismatches, counted on the producer's row
+ *   b+2 total: the sum of `in` over every configurable node of config c
+ *   (a node listed twice in node_config_ids: its last entry is the one that
+ *   has producers and is a producer's config)
+ *   A producer v gives: its config output slots 0..5 when v is configurable
+ *   and they are set (rank >= 1), else its own node_feat layout (134-139,
+ *   rank pc_encode_node_rank; unknown when the layout is missing, the rank
+ *   is 0 or above 6). A pair counts 1 when the asked layout is set (rank
+ *   >= 1), the given one is known, both ranks agree, and the two orders
+ *   differ once axes of size 1 in v's shape (21-26) are dropped (moving a
+ *   size-1 axis moves no byte): a copy or transpose the compiler must add.
  *
  * ---- one minor-to-major vector -> PC_ENCODE_LAYOUT_COLS = 11 columns ----
  *  (k = min(rank, 6) slots s[0..k-1] are used; all 11 are 0 when rank = 0)
@@ -118,6 +148,8 @@
 #define PC_ENCODE_LAYOUT_COLS 11
 #define PC_ENCODE_NODE_DIM_COLS 32
 #define PC_ENCODE_TILE_DIM_COLS 54
+#define PC_ENCODE_ROOF_COLS 5 /* = PC_TPUG_ROOF_COLS (checked in encode.c) */
+#define PC_ENCODE_MISMATCH_COLS 3
 /* Number of layout categories of rank 0..6: sum of r! = 874. */
 #define PC_ENCODE_LAYOUT_CATEGORIES 874
 
@@ -135,12 +167,16 @@ typedef struct pc_encode_opts {
     int pad_minus1;
     int dim_encodings;
     int layout_categories;
+    int roofline;
+    int mismatch;
 } pc_encode_opts;
 
 pc_encode_opts pc_encode_opts_none(void); /* all off: every transform is a copy */
+/* The three row-local encodings (PC_ENCODE_ALL): pad, dims, layout. */
 pc_encode_opts pc_encode_opts_all(void);
 
-/* Bit 0 pad_minus1, bit 1 dim_encodings, bit 2 layout_categories. */
+/* Bit 0 pad_minus1, bit 1 dim_encodings, bit 2 layout_categories, bit 3
+   roofline, bit 4 mismatch. */
 uint32_t pc_encode_opts_bits(const pc_encode_opts *o);
 /* Fails with PC_ERR_ARG on unknown bits (a newer checkpoint). */
 pc_status pc_encode_opts_from_bits(uint32_t bits, pc_encode_opts *o, pc_error *err);
@@ -159,7 +195,9 @@ int pc_encode_config_width(const pc_encode_opts *o, pc_kind kind, int in_dim);
 /*
  * in (rows, in_dim) -> out (rows, width) row-major, width from the matching
  * _width function; in and out must not overlap. No allocation; OpenMP over
- * rows when there are many. PC_ERR_ARG when the width is -1.
+ * rows when there are many. PC_ERR_ARG when the width is -1, and when
+ * roofline (node) or mismatch (layout) is on: they need the graph
+ * (pc_encode_node_graph, pc_encode_configs_mm).
  */
 pc_status pc_encode_node(const pc_encode_opts *o, const float *in, int64_t rows, int in_dim,
                          float *out, pc_error *err);
@@ -169,6 +207,52 @@ pc_status pc_encode_layout(const pc_encode_opts *o, const float *in, int64_t row
                            float *out, pc_error *err);
 pc_status pc_encode_configs(const pc_encode_opts *o, pc_kind kind, const float *in,
                             int64_t rows, int in_dim, float *out, pc_error *err);
+
+/* What the graph-wide encodings (roofline, mismatch) read of one graph. */
+typedef struct pc_encode_graph {
+    int64_t n;              /* nodes */
+    const float *feat;      /* (n, dim) raw node_feat, dim >= 140 */
+    int dim;
+    const int32_t *opcode;  /* (n,) */
+    const int32_t *edges;   /* (m, 2): [consumer, producer] */
+    int64_t m;
+    const int32_t *cfg_ids; /* (nc,) layout graphs; NULL for tile */
+    int64_t nc;
+} pc_encode_graph;
+
+pc_encode_graph pc_encode_graph_of(const pc_graph *g);
+
+/*
+ * Node rows of a whole graph (g->n rows of g->feat) into out (n, width):
+ * pc_encode_node plus the roofline block. Allocates scratch. PC_ERR_RANGE
+ * for an edge outside the graph.
+ */
+pc_status pc_encode_node_graph(const pc_encode_opts *o, const pc_encode_graph *g, float *out,
+                               pc_error *err);
+
+/* The mismatch block's per-graph plan: for each configurable node and tensor
+   t = 1, 2 the producer (rules above). */
+typedef struct pc_encode_mm {
+    int64_t nc;
+    int32_t *src;  /* (nc, 2) config index of the producer, -1 when not configurable */
+    int8_t *known; /* (nc, 2) 1 when there is a producer and its node layout is known */
+    int8_t *rank;  /* (nc, 2) the rank of that node layout */
+    float *lay;    /* (nc, 2, 6) the producer's node layout, -1 padded */
+    float *dims;   /* (nc, 2, 6) the producer's dims (21-26); 0 without a producer */
+} pc_encode_mm;
+
+/* PC_ERR_RANGE for a config id or edge outside the graph. */
+pc_status pc_encode_mm_build(const pc_encode_graph *g, pc_encode_mm *p, pc_error *err);
+void pc_encode_mm_free(pc_encode_mm *p); /* NULL and zeroed plans are fine */
+
+/*
+ * pc_encode_configs with the mismatch block: mm the graph's plan (may be
+ * NULL unless o->mismatch and kind is layout); for layout rows must be whole
+ * configs (a multiple of mm->nc, starting at a config's first row).
+ */
+pc_status pc_encode_configs_mm(const pc_encode_opts *o, pc_kind kind, const pc_encode_mm *mm,
+                               const float *in, int64_t rows, int in_dim, float *out,
+                               pc_error *err);
 
 /* Rank of the node's shape from one raw 140-wide row (rules above). */
 int pc_encode_node_rank(const float *row);

@@ -303,7 +303,8 @@ pc_status pc_gnn_gdata_build(const pc_gnn *m, const pc_graph *graph, pc_gnn_gdat
     if (!out->x) return pc_fail(err, PC_ERR_NOMEM, "model: out of memory");
     if (m->opts.encode) {
         float *enc = pc_malloc_array((uint64_t)n * (uint64_t)m->node_prep.in_dim, sizeof(float));
-        pc_status es = enc ? pc_encode_node(&eo, pc_graph_node_feat(graph), n, nraw, enc, err)
+        pc_encode_graph eg = pc_encode_graph_of(graph);
+        pc_status es = enc ? pc_encode_node_graph(&eo, &eg, enc, err)
                            : pc_fail(err, PC_ERR_NOMEM, "model: out of memory");
         if (!es) pc_prep_apply(&m->node_prep, enc, n, out->x);
         free(enc);
@@ -358,8 +359,8 @@ void pc_gnn_gdata_free(pc_gnn_gdata *d) {
     memset(d, 0, sizeof *d);
 }
 
-pc_status pc_gnn_prep_configs(const pc_gnn *m, const float *raw, int64_t rows, float *out,
-                                pc_error *err) {
+pc_status pc_gnn_prep_configs(const pc_gnn *m, const pc_graph *g, const float *raw,
+                              int64_t rows, float *out, pc_error *err) {
     if (!m->opts.encode) {
         pc_prep_apply(&m->cfg_prep, raw, rows, out);
         return PC_OK;
@@ -368,16 +369,26 @@ pc_status pc_gnn_prep_configs(const pc_gnn *m, const float *raw, int64_t rows, f
     int W = m->cfg_prep.in_dim, R = raw_cfg_dim(m), O = m->cfg_prep.out_dim;
     if (pc_encode_config_width(&eo, m->opts.kind, R) != W)
         return pc_fail(err, PC_ERR_ARG, "model: config encoding width does not match the model");
+    /* the layout mismatch columns read whole configs and the graph */
+    pc_encode_mm mm = {0};
+    int64_t unit = 1;
+    if (eo.mismatch && m->opts.kind == PC_KIND_LAYOUT) {
+        if (!g) return pc_fail(err, PC_ERR_ARG, "model: the mismatch encoding needs the graph");
+        pc_encode_graph eg = pc_encode_graph_of(g);
+        pc_status st = pc_encode_mm_build(&eg, &mm, err);
+        if (st) return st;
+        unit = mm.nc > 0 ? mm.nc : 1;
+    }
     /* Encoded rows go through one small buffer per thread straight into the
        preprocessing. Encoding a whole chunk first (up to a million layout rows
        when ranking) meant a fresh buffer of hundreds of MB per chunk whose
        page faults cost more than the encoding itself. */
-    enum { BLOCK = 2048 };
-    int64_t nblk = (rows + BLOCK - 1) / BLOCK;
+    int64_t block = 2048 / unit > 0 ? 2048 / unit * unit : unit;
+    int64_t nblk = (rows + block - 1) / block;
     int fail = 0;
 #pragma omp parallel if(nblk > 1) num_threads(pc_threads())
     {
-        float *enc = pc_malloc_array((uint64_t)BLOCK * (uint64_t)W, sizeof(float));
+        float *enc = pc_malloc_array((uint64_t)block * (uint64_t)W, sizeof(float));
         if (!enc) {
 #pragma omp atomic write
             fail = 1;
@@ -385,13 +396,23 @@ pc_status pc_gnn_prep_configs(const pc_gnn *m, const float *raw, int64_t rows, f
 #pragma omp for schedule(static)
         for (int64_t b = 0; b < nblk; b++) {
             if (!enc) continue;
-            int64_t r0 = b * BLOCK, n = rows - r0 < BLOCK ? rows - r0 : BLOCK;
-            /* widths were checked above: these cannot fail */
-            pc_encode_configs(&eo, m->opts.kind, raw + (size_t)r0 * (size_t)R, n, R, enc, NULL);
+            int64_t r0 = b * block, n = rows - r0 < block ? rows - r0 : block;
+            /* widths were checked above: these cannot fail but for rows that are
+               not whole configs */
+            if (pc_encode_configs_mm(&eo, m->opts.kind, mm.src ? &mm : NULL,
+                                     raw + (size_t)r0 * (size_t)R, n, R, enc, NULL)) {
+#pragma omp atomic write
+                fail = 2;
+                continue;
+            }
             pc_prep_apply(&m->cfg_prep, enc, n, out + (size_t)r0 * (size_t)O);
         }
         free(enc);
     }
+    pc_encode_mm_free(&mm);
+    if (fail == 2)
+        return pc_fail(err, PC_ERR_ARG, "model: %lld config rows are not whole configs",
+                       (long long)rows);
     return fail ? pc_fail(err, PC_ERR_NOMEM, "model: out of memory") : PC_OK;
 }
 

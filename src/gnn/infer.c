@@ -52,7 +52,7 @@ pc_status pc_infer_gather_cfg(const pc_gnn *m, pc_graph *g, const int64_t *ids, 
             return pc_fail(err, PC_ERR_NOMEM, "train: out of memory");
         for (int k = 0; k < K; k++)
             memcpy(x->raw.p + (size_t)k * D0, cf + ids[k] * D0, (size_t)D0 * sizeof(float));
-        return pc_gnn_prep_configs(m, x->raw.p, K, x->cfg.p, err);
+        return pc_gnn_prep_configs(m, g, x->raw.p, K, x->cfg.p, err);
     }
     size_t nc = (size_t)pc_graph_num_config_nodes(g);
     size_t rows = (size_t)K * nc;
@@ -61,7 +61,7 @@ pc_status pc_infer_gather_cfg(const pc_gnn *m, pc_graph *g, const int64_t *ids, 
         return pc_fail(err, PC_ERR_NOMEM, "train: out of memory");
     pc_status st = pc_graph_config_feat_gather(g, ids, K, x->raw.p, err);
     if (st) return st;
-    return pc_gnn_prep_configs(m, x->raw.p, (int64_t)rows, x->cfg.p, err);
+    return pc_gnn_prep_configs(m, g, x->raw.p, (int64_t)rows, x->cfg.p, err);
 }
 
 void pc_infer_uniq_free(pc_infer_uniq *u) {

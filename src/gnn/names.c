@@ -8,7 +8,8 @@ static const char *const pool_names[PC_POOL_COUNT] = {"mean", "max", "sum", "mea
 static const char *const join_names[PC_JOIN_COUNT] = {"early", "late"};
 static const char *const act_names[PC_ACT_COUNT] = {"leaky_relu", "relu", "gelu"};
 static const char *const segments_names[PC_SEGMENTS_COUNT] = {"contiguous", "splits", "metis"};
-static const char *const encode_names[PC_ENCODE_COUNT] = {"pad", "dims", "layout"};
+static const char *const encode_names[PC_ENCODE_COUNT] = {"pad", "dims", "layout", "roofline",
+                                                            "mismatch"};
 
 /* Index of name in names[0..n), or -1. */
 static int find(const char *const *names, int n, const char *name) {
@@ -80,7 +81,7 @@ pc_status pc_encode_parse(const char *list, unsigned *bits) {
         if (i >= 0)
             b |= 1u << i;
         else if (n == 3 && !strncmp(p, "all", 3))
-            b = PC_ENCODE_ALL;
+            b |= PC_ENCODE_ALL;
         else if (n == 4 && !strncmp(p, "none", 4))
             b = PC_ENCODE_NONE;
         else if (n > 0)

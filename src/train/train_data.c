@@ -16,19 +16,29 @@ static uint64_t rand_below(uint64_t *s, uint64_t n) { return pc_splitmix64(s) % 
 
 /* ---- preprocessing ------------------------------------------------------ */
 
-/* Encoded rows of in (rows, din) into *buf (grown), or in itself without encodings. */
-static const float *encoded(const pc_encode_opts *eo, int node, pc_kind kind, const float *in,
-                            int64_t rows, int din, int dout, float **buf, pc_status *st,
-                            pc_error *err) {
-    if (!eo->pad_minus1 && !eo->dim_encodings && !eo->layout_categories) return in;
+/* Encoded rows of in (rows, din) into *buf (grown), or in itself without encodings;
+   node rows are g's, config rows whole configs of g (the graph-wide encodings read g). */
+static const float *encoded(const pc_encode_opts *eo, int node, pc_kind kind, const pc_graph *g,
+                            const float *in, int64_t rows, int din, int dout, float **buf,
+                            pc_status *st, pc_error *err) {
+    if (!pc_encode_opts_bits(eo)) return in;
     free(*buf);
     *buf = pc_malloc_array((uint64_t)(rows > 0 ? rows : 1) * (uint64_t)dout, sizeof(float));
     if (!*buf) {
         *st = pc_fail(err, PC_ERR_NOMEM, "train: out of memory");
         return NULL;
     }
-    *st = node ? pc_encode_node(eo, in, rows, din, *buf, err)
-               : pc_encode_configs(eo, kind, in, rows, din, *buf, err);
+    pc_encode_graph eg = pc_encode_graph_of(g);
+    pc_encode_mm mm = {0};
+    if (node) {
+        *st = pc_encode_node_graph(eo, &eg, *buf, err);
+    } else if (eo->mismatch && kind == PC_KIND_LAYOUT) {
+        *st = pc_encode_mm_build(&eg, &mm, err);
+        if (!*st) *st = pc_encode_configs_mm(eo, kind, &mm, in, rows, din, *buf, err);
+        pc_encode_mm_free(&mm);
+    } else {
+        *st = pc_encode_configs(eo, kind, in, rows, din, *buf, err);
+    }
     return *st ? NULL : *buf;
 }
 
@@ -70,13 +80,13 @@ pc_status pc_tr_fit_prep(const pc_split_graphs *s, pc_kind kind, unsigned encode
             break;
         }
         int64_t n = pc_graph_num_nodes(t->g);
-        const float *x = encoded(&eo, 1, kind, pc_graph_node_feat(t->g), n, PC_NODE_FEAT_DIM,
-                                 nw, &ebuf, &st, err);
+        const float *x = encoded(&eo, 1, kind, t->g, pc_graph_node_feat(t->g), n,
+                                 PC_NODE_FEAT_DIM, nw, &ebuf, &st, err);
         if (!x) break;
         pc_prep_acc_add(&an, x, n);
         if (kind == PC_KIND_TILE) {
-            x = encoded(&eo, 0, kind, pc_graph_config_feat(t->g), t->c, cdim, cw, &ebuf, &st,
-                        err);
+            x = encoded(&eo, 0, kind, t->g, pc_graph_config_feat(t->g), t->c, cdim, cw, &ebuf,
+                        &st, err);
             if (!x) break;
             pc_prep_acc_add(&ac, x, t->c);
         } else {
@@ -90,7 +100,7 @@ pc_status pc_tr_fit_prep(const pc_split_graphs *s, pc_kind kind, unsigned encode
                 break;
             }
             if ((st = pc_graph_config_feat_rows(t->g, 0, use, buf, err))) break;
-            x = encoded(&eo, 0, kind, buf, use * nc, cdim, cw, &ebuf, &st, err);
+            x = encoded(&eo, 0, kind, t->g, buf, use * nc, cdim, cw, &ebuf, &st, err);
             if (!x) break;
             pc_prep_acc_add(&ac, x, use * nc);
         }

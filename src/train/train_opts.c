@@ -166,7 +166,7 @@ static const char *bad_field(const pc_train_opts *o, const char **must) {
         {o->attn_heads < 0, "attn_heads", ">= 0"},
         {o->prune_hops != PC_TRAIN_AUTO && (o->prune_hops < 0 || o->prune_hops > 64),
          "prune_hops", "in 0..64 or PC_TRAIN_AUTO"},
-        {o->encode != PC_ENCODE_AUTO && (o->encode & ~PC_ENCODE_ALL), "encode",
+        {o->encode != PC_ENCODE_AUTO && (o->encode & ~((1u << PC_ENCODE_COUNT) - 1)), "encode",
          "PC_ENCODE_* bits or PC_ENCODE_AUTO"},
         {o->sampling < 0 || o->sampling >= PC_SAMPLING_COUNT, "sampling", "a pc_sampling"},
         {o->seg_method < 0 || o->seg_method >= PC_SEGMENTS_COUNT, "seg_method", "a pc_segments"},

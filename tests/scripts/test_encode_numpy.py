@@ -55,10 +55,13 @@ def fail(msg):
 # ---- running the C side ------------------------------------------------------------
 
 
-def c_encode(x, bits, kind, tag="x"):
+def c_encode(x, bits, kind, tag="x", graph=None):
     inp = os.path.join(TMP, "in_%s.npz" % tag)
     out = os.path.join(TMP, "out_%s.npz" % tag)
-    np.savez(inp, x=np.ascontiguousarray(x, dtype=np.float32))
+    extra = {}
+    for k, v in (graph or {}).items():
+        extra[k] = np.ascontiguousarray(v, dtype=np.float32 if k == "feat" else np.int32)
+    np.savez(inp, x=np.ascontiguousarray(x, dtype=np.float32), **extra)
     p = subprocess.run([TOOL, str(bits), inp, out, kind], capture_output=True, text=True,
                        timeout=120)
     if p.returncode != 0:
@@ -74,10 +77,10 @@ def c_encode(x, bits, kind, tag="x"):
     return y
 
 
-def np_encode(x, bits, kind):
+def np_encode(x, bits, kind, graph=None):
     if kind == "node":
-        return E.encode_node(x, bits)
-    return E.encode_configs(x, kind, bits)
+        return E.encode_node(x, bits, graph)
+    return E.encode_configs(x, kind, bits, graph)
 
 
 # ---- column names and log2 columns (from the spec) ---------------------------------
@@ -95,6 +98,8 @@ def col_names(kind, bits, in_dim):
             names += ["sublane.%s" % t for t in ("d", "log2", "mod8", "div8")]
         if bits & 4:
             names += ["lay.%s" % t for t in LAY_NAMES]
+        if bits & 8:
+            names += ["roof.%s" % t for t in ROOF_NAMES]
     elif kind == "tile":
         if bits & 2:
             for g in ("kernel", "output", "input"):
@@ -104,15 +109,20 @@ def col_names(kind, bits, in_dim):
         if bits & 4:
             for t in ("out", "in", "kern"):
                 names += ["%s.%s" % (t, n) for n in LAY_NAMES]
+        if bits & 16:
+            names += ["mismatch.in", "mismatch.out", "mismatch.total"]
     return names
 
+
+# the roofline ratio is a double division chain too: compared like the log2 columns
+ROOF_NAMES = ["flops.log2", "bytes.log2", "intensity.ratio", "compute_bound", "time.log2"]
 
 LAY_NAMES = ["set", "default", "minor_last", "second_minor", "disorder"] + \
             ["minor=%d" % a for a in range(6)]
 
 
 def log2_mask(names):
-    return np.array([n.endswith(".log2") for n in names], dtype=bool)
+    return np.array([n.endswith(".log2") or n.endswith(".ratio") for n in names], dtype=bool)
 
 
 # ---- comparison ---------------------------------------------------------------------
@@ -435,7 +445,9 @@ def tool_errors():
     np.savez(nox, z=np.zeros((2, 140), dtype=np.float32))
     out = os.path.join(TMP, "err_out.npz")
     cases = [
-        (["8", good, out, "node"], "bits"),
+        (["32", good, out, "node"], "bits"),
+        (["8", good, out, "node"], "roofline needs"),
+        (["16", good, out, "layout"], "mismatch needs"),
         (["x", good, out, "node"], "BITS"),
         (["7", good, out, "graph"], "KIND"),
         (["1", narrow, out, "node"], "columns"),
@@ -458,6 +470,181 @@ def tool_errors():
     y = c_encode(np.arange(20, dtype=np.float32).reshape(2, 10), 0, "node", "w0")
     if y is not None and not np.array_equal(y, np.arange(20, dtype=np.float32).reshape(2, 10)):
         fail("bits 0 on a 10-column node array is not a copy")
+
+
+# ---- the graph-wide encodings: roofline (node) and mismatch (layout) ------------------
+
+GRAPH_NODE_BITS = (8, 9, 15, 31)
+GRAPH_LAYOUT_BITS = (16, 20, 23, 31)
+
+
+def synth_graphs():
+    """Each synth graph (tiny, seed 3, written by synth_rows) against numpy."""
+    files = sorted(glob.glob(os.path.join(TMP, "synth", "**", "*.npz"), recursive=True))
+    seen = {"node": 0, "layout": 0}
+    for i, f in enumerate(files):
+        with np.load(f) as z:
+            feat = z["node_feat"].astype(np.float32)
+            g = {"op": z["node_opcode"], "edges": z["edge_index"].reshape(-1, 2)}
+            for bits in GRAPH_NODE_BITS:
+                compare(feat, c_encode(feat, bits, "node", "g", g), np_encode(feat, bits, "node", g),
+                        "node", bits, "synth graph %s" % os.path.basename(f))
+            seen["node"] += 1
+            if "node_config_feat" not in z.files:
+                continue
+            lay = z["node_config_feat"][:40].reshape(-1, 18).astype(np.float32)
+            gl = {"feat": feat, "edges": g["edges"], "cfg_ids": z["node_config_ids"]}
+            for bits in GRAPH_LAYOUT_BITS:
+                compare(lay, c_encode(lay, bits, "layout", "gl", gl),
+                        np_encode(lay, bits, "layout", gl), "layout", bits,
+                        "synth graph %s" % os.path.basename(f))
+            seen["layout"] += 1
+    if not seen["node"] or not seen["layout"]:
+        fail("synth graphs: %r (need node and layout graphs)" % seen)
+    return seen
+
+
+ELEM_IDS = sorted(E._ELEMENTWISE)
+
+
+def adv_graph(rng, n=500):
+    """A random graph: every roofline category, ranks 0..6, unit dims, element types
+    (none, one, two set), conv dimension numbers in and out of 0..5, negative products,
+    consumers with 0..4 operands (duplicates too), and consistent batched dots."""
+    x = np.zeros((n, 140), dtype=np.float32)
+    ops = rng.choice([34, 26, 70, 72, 27, 98, 63, 41, 0, 100] + ELEM_IDS, size=n)
+    for u in range(n):
+        r = int(rng.integers(0, 7))
+        d = rng.choice([1, 1, 2, 3, 8, 16, 128, 129, 1000], size=r).astype(np.float64)
+        x[u, 21:21 + r] = d
+        x[u, 28] = float(np.prod(d)) if rng.random() > 0.03 else -5.0
+        t = rng.integers(0, 22)
+        if t < 19:
+            x[u, 2 + t] = 1.0
+        if t == 19:
+            x[u, 2 + 3] = x[u, 2 + 11] = 1.0
+        x[u, 44] = float(rng.choice([0, 1, 9, 49]))
+        x[u, 100] = float(rng.integers(0, 8))
+        x[u, 106] = float(rng.integers(0, 8))
+        lay = rng.permutation(r)
+        x[u, 134:134 + r] = lay[:6]
+    edges = []
+    for u in range(1, n):
+        for _ in range(int(rng.integers(0, 5))):
+            edges.append((u, int(rng.integers(0, n))))
+    # consistent batched dots and convolutions (nodes 0..2 as operands of 3 and 4..6 of 7)
+    x[0:4, 21:27] = 0
+    x[0, 21:24] = [4, 32, 64]
+    x[1, 21:24] = [4, 64, 16]
+    x[2, 21:24] = [4, 32, 16]
+    x[3, 21:24] = [4, 32, 16]
+    for u in range(4):
+        x[u, 28] = np.prod(x[u, 21:24])
+    ops[3] = 34
+    edges += [(3, 0), (3, 1)]
+    edges = np.array(edges, dtype=np.int32).reshape(-1, 2)
+    return x, ops.astype(np.int32), edges
+
+
+def adv_mismatch_graph(rng, n=300, nc=40, c=25):
+    """Random layouts: producers configurable or not, unit dims, missing node layouts,
+    partial -1 configs, ranks that disagree, nodes without operands."""
+    x = np.zeros((n, 140), dtype=np.float32)
+    for u in range(n):
+        r = int(rng.integers(0, 5))
+        x[u, 21:21 + r] = rng.choice([1, 1, 2, 8, 128], size=r)
+        x[u, 28] = np.prod(x[u, 21:21 + r])
+        if rng.random() > 0.15:
+            x[u, 134:134 + r] = rng.permutation(r)
+    cfg = np.sort(rng.choice(n, size=nc, replace=False)).astype(np.int32)
+    edges = []
+    for u in range(n):
+        for _ in range(int(rng.integers(0, 4))):
+            edges.append((u, int(rng.integers(0, n))))
+    for j in range(1, nc):  # configurable producers
+        edges.append((int(cfg[j]), int(cfg[rng.integers(0, j)])))
+    edges = np.array(edges, dtype=np.int32).reshape(-1, 2)
+    rows = np.full((c * nc, 18), -1.0, dtype=np.float32)
+    for i in range(c * nc):
+        for t in range(3):
+            if rng.random() < 0.6:
+                r = int(rng.integers(1, 5))
+                rows[i, 6 * t:6 * t + r] = rng.permutation(r)
+    return x, {"feat": x, "edges": edges, "cfg_ids": cfg}, rows
+
+
+def graph_hand_checks():
+    """Roofline and mismatch values worked out by hand from the specs."""
+    # dot [64,128] x [128,256] bf16 (one-hot column 13), operands parameters (op 63)
+    x = np.zeros((3, 140), dtype=np.float32)
+    for u, d in enumerate(([64, 128], [128, 256], [64, 256])):
+        x[u, 21:23] = d
+        x[u, 28] = d[0] * d[1]
+        x[u, 2 + 13] = 1.0
+    op = np.array([63, 63, 34], dtype=np.int32)
+    g = {"op": op, "edges": np.array([[2, 0], [2, 1]], dtype=np.int32)}
+    F, B = 2.0 * 64 * 256 * 128, 2.0 * (64 * 128 + 128 * 256 + 64 * 256)
+    want = [np.log2(1 + F), np.log2(1 + B), F / B / (2.75e14 / 1.2e12), 0.0,
+            np.log2(1 + 1e9 * max(F / 2.75e14, B / 1.2e12))]
+    for side, y in (("C", c_encode(x, 8, "node", "hand", g)), ("numpy", E.encode_node(x, 8, g))):
+        if y is None:
+            continue
+        if not np.allclose(y[2, 140:], want, rtol=1e-6):
+            fail("hand dot: %s gives %r, spec %r" % (side, y[2, 140:].tolist(), want))
+        if not np.all(y[0, 140:] == -1):
+            fail("hand dot: a parameter has an estimate on the %s side: %r" % (side, y[0, 140:]))
+    # mismatch: node 2 (a dot, config 0) reads params 0 [4,8] and 1; node 3 (config 1) reads 2
+    x = np.zeros((4, 140), dtype=np.float32)
+    for u, d in enumerate(([4, 8], [8, 16], [4, 16], [64])):
+        x[u, 21:21 + len(d)] = d
+        x[u, 28] = np.prod(d)
+        x[u, 134:134 + len(d)] = list(range(len(d) - 1, -1, -1))
+    gl = {"feat": x, "edges": np.array([[2, 0], [2, 1], [3, 2]], dtype=np.int32),
+          "cfg_ids": np.array([2, 3], dtype=np.int32)}
+    m1 = -np.ones((6, 18), dtype=np.float32)
+    m1[0, 0:2] = [0, 1]  # config 0: node 2 outputs [0,1] and wants input [0,1]
+    m1[0, 6:8] = [0, 1]
+    m1[1, 6:8] = [1, 0]  # node 3 wants [1,0] of node 2's [0,1]
+    m1[4, 6:8] = [1, 0]  # config 2: as the node layouts: nothing
+    m1[5, 6:8] = [1, 0]
+    want = np.array([[1, 1, 2], [1, 0, 2], [0, 0, 0], [0, 0, 0], [0, 0, 0], [0, 0, 0]],
+                    dtype=np.float32)
+    for side, y in (("C", c_encode(m1, 16, "layout", "handm", gl)),
+                    ("numpy", E.encode_layout(m1, 16, gl))):
+        if y is not None and not np.array_equal(y[:, 18:], want):
+            fail("hand mismatch: %s gives %r, spec %r" % (side, y[:, 18:].tolist(),
+                                                          want.tolist()))
+    # a size-1 axis moves no byte: node 0 of shape [1, 8] read as [0,1] is no copy
+    x[0, 21:23] = [1, 8]
+    y = c_encode(m1[:2], 16, "layout", "handm1", gl)
+    if y is not None and y[0, 18] != 0:
+        fail("hand mismatch: a unit axis counted as a copy: %r" % y[:, 18:].tolist())
+
+
+def graph_checks(rng):
+    synth_graphs()
+    x, op, edges = adv_graph(rng)
+    g = {"op": op, "edges": edges}
+    for bits in GRAPH_NODE_BITS:
+        compare(x, c_encode(x, bits, "node", "ag", g), np_encode(x, bits, "node", g), "node",
+                bits, "adversarial graph")
+    feat, gl, rows = adv_mismatch_graph(rng)
+    for bits in GRAPH_LAYOUT_BITS:
+        compare(rows, c_encode(rows, bits, "layout", "am", gl),
+                np_encode(rows, bits, "layout", gl), "layout", bits, "adversarial graph")
+    graph_hand_checks()
+    # without the graph, or a bad one: clear errors
+    out = os.path.join(TMP, "gerr_out.npz")
+    bad = os.path.join(TMP, "gerr.npz")
+    np.savez(bad, x=x, op=op, edges=np.array([[0, len(x)]], dtype=np.int32))
+    nocfg = os.path.join(TMP, "gerr2.npz")
+    np.savez(nocfg, x=rows[:7], feat=feat, edges=gl["edges"], cfg_ids=gl["cfg_ids"])
+    for args, needle in ((["8", bad, out, "node"], "edge_index row 0"),
+                         (["16", nocfg, out, "layout"], "not whole configs")):
+        p = subprocess.run([TOOL] + args, capture_output=True, text=True, timeout=60)
+        if p.returncode != 1 or needle not in p.stderr:
+            fail("pc_encode_tool %s: exit %d, stderr %r (want %r)" % (
+                " ".join(args), p.returncode, p.stderr.strip(), needle))
 
 
 # ---- main -------------------------------------------------------------------------------
@@ -514,6 +701,8 @@ def main():
 
     hand_checks()
     tool_errors()
+    if real is not None:
+        graph_checks(rng)
 
     for kind in ("node", "tile", "layout"):
         md = MAXDIFF.get(kind, [float("nan")] * 3)

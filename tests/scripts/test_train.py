@@ -205,7 +205,8 @@ def options_tests(data):
                             "--gst-train-segs", "2", "--gst-keep", "0.8", "--gst-finetune", "1"],
                            ["--gst", "--segments", "splits", "--seg-size", "50",
                             "--prune-hops", "1"],
-                           ["--cfg-attention", "2", "--join", "late"], ["--dedup"]]):
+                           ["--cfg-attention", "2", "--join", "late"], ["--dedup"],
+                           ["--encode", "all,roofline,mismatch"]]):
         out = os.path.join(TMP, "lopt_%d.st" % i)
         train(data, "layout:xla:random", out, *lcommon, *v)
         q = run("eval", "--model", out, "--data", data, "--json")
@@ -217,6 +218,8 @@ def options_tests(data):
     expect(enc("lopt_2.st") is None, "--encode none records no encoding")
     m = enc("lopt_3.st")
     expect(m is not None and m.group(1) == b"3", "--encode pad,dims records 3: %r" % m)
+    m = enc("lopt_9.st")
+    expect(m is not None and m.group(1) == b"31", "--encode all,roofline,mismatch: %r" % m)
     expect(enc("opt_6.st") is None, "tile has no encoding by default")
     memory_tests(data)
     p = run("train", "--data", data, "--collection", "tile:xla", "--out",

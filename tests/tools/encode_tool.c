@@ -5,10 +5,14 @@
  *
  *   pc_encode_tool BITS IN.npz OUT.npz KIND
  *
- * BITS: the pc_encode_opts bits, 0..7 (bit 0 pad_minus1, bit 1
- * dim_encodings, bit 2 layout_categories; decimal or 0x hex). IN.npz holds a
- * float32 2-D array `x` (rows, in_dim); KIND is node, tile or layout. Writes
- * `y` (rows, width) float32 to OUT.npz (stored).
+ * BITS: the pc_encode_opts bits, 0..31 (bit 0 pad_minus1, bit 1
+ * dim_encodings, bit 2 layout_categories, bit 3 roofline, bit 4 mismatch;
+ * decimal or 0x hex). IN.npz holds a float32 2-D array `x` (rows, in_dim);
+ * KIND is node, tile or layout. Writes `y` (rows, width) float32 to OUT.npz
+ * (stored). The graph-wide encodings read the graph from IN.npz too: int32
+ * `op` (n,) and `edges` (m, 2) (node x is then the graph's node_feat); for
+ * layout, float32 `feat` (n, 140), int32 `edges` and `cfg_ids` (nc,), x
+ * holding whole configs (c * nc rows).
  *
  * Exit status: 0 on success, 1 on any error (message on stderr as
  * "pc_encode_tool: ...").
@@ -30,7 +34,7 @@ static int fail(const pc_error *err) {
 static int usage(const char *why) {
     fprintf(stderr,
             "pc_encode_tool: %s\n"
-            "usage: pc_encode_tool BITS IN.npz OUT.npz KIND   (BITS 0..7, KIND node|tile|layout)\n",
+            "usage: pc_encode_tool BITS IN.npz OUT.npz KIND  (BITS 0..31, KIND node|tile|layout)\n",
             why);
     return 1;
 }
@@ -42,6 +46,52 @@ static int parse_bits(const char *s, uint32_t *out) {
     if (!*s || *end || errno || s[0] == '-' || v > 0xffffffffUL) return 0;
     *out = (uint32_t)v;
     return 1;
+}
+
+/* Member `name` of z into a (dtype and ndim checked); 0 when absent, -1 on error. */
+static int member(pc_npz *z, const char *name, pc_dtype dt, int ndim, pc_array *a) {
+    int idx = pc_npz_find(z, name);
+    if (idx < 0) return 0;
+    pc_error err;
+    if (pc_npz_read(z, idx, a, &err) != PC_OK) {
+        fail(&err);
+        return -1;
+    }
+    if (a->dtype != dt || a->ndim != ndim) {
+        fprintf(stderr, "pc_encode_tool: '%s' is %s with %d dimensions, need %s %d-D\n", name,
+                pc_dtype_name(a->dtype), a->ndim, pc_dtype_name(dt), ndim);
+        return -1;
+    }
+    return 1;
+}
+
+/* The graph of IN.npz (members op, edges, feat, cfg_ids); -1 on a bad member. */
+static int read_graph(pc_npz *z, const pc_array *x, int is_node, pc_array *arr,
+                      pc_encode_graph *g) {
+    static const char *const names[4] = {"op", "edges", "feat", "cfg_ids"};
+    static const int ndims[4] = {1, 2, 2, 1};
+    int have[4];
+    for (int i = 0; i < 4; i++) {
+        have[i] = member(z, names[i], i == 2 ? PC_DTYPE_F32 : PC_DTYPE_I32, ndims[i], &arr[i]);
+        if (have[i] < 0) return -1;
+    }
+    const pc_array *feat = is_node ? x : &arr[2];
+    memset(g, 0, sizeof *g);
+    if (is_node || have[2]) {
+        g->n = feat->shape[0];
+        g->feat = feat->data;
+        g->dim = (int)feat->shape[1];
+    }
+    if (have[0] && arr[0].shape[0] == g->n) g->opcode = arr[0].data;
+    if (have[1] && arr[1].shape[1] == 2) {
+        g->edges = arr[1].data;
+        g->m = arr[1].shape[0];
+    }
+    if (have[3]) {
+        g->cfg_ids = arr[3].data;
+        g->nc = arr[3].shape[0];
+    }
+    return 0;
 }
 
 int main(int argc, char **argv) {
@@ -77,6 +127,7 @@ int main(int argc, char **argv) {
         return 1;
     }
     pc_array x = PC_ARRAY_INIT, y = PC_ARRAY_INIT;
+    pc_array garr[4] = {PC_ARRAY_INIT, PC_ARRAY_INIT, PC_ARRAY_INIT, PC_ARRAY_INIT};
     int rc = 0;
     if (pc_npz_read(z, idx, &x, &err) != PC_OK) {
         rc = fail(&err);
@@ -110,8 +161,36 @@ int main(int argc, char **argv) {
         rc = fail(&err);
         goto done;
     }
-    pc_status st = is_node ? pc_encode_node(&opts, x.data, rows, in_dim, y.data, &err)
-                           : pc_encode_configs(&opts, kind, x.data, rows, in_dim, y.data, &err);
+    pc_encode_graph g;
+    if (read_graph(z, &x, is_node, garr, &g) < 0) {
+        rc = 1;
+        goto done;
+    }
+    pc_status st;
+    if (is_node && opts.roofline) {
+        if (!g.opcode || !g.edges) {
+            fprintf(stderr, "pc_encode_tool: %s: roofline needs int32 'op' (rows,) and "
+                    "'edges' (m, 2)\n", in_path);
+            rc = 1;
+            goto done;
+        }
+        st = pc_encode_node_graph(&opts, &g, y.data, &err);
+    } else if (is_node) {
+        st = pc_encode_node(&opts, x.data, rows, in_dim, y.data, &err);
+    } else if (opts.mismatch && kind == PC_KIND_LAYOUT) {
+        if (!g.feat || !g.cfg_ids) {
+            fprintf(stderr, "pc_encode_tool: %s: mismatch needs float32 'feat', int32 'edges' "
+                    "and 'cfg_ids'\n", in_path);
+            rc = 1;
+            goto done;
+        }
+        pc_encode_mm mm;
+        st = pc_encode_mm_build(&g, &mm, &err);
+        if (!st) st = pc_encode_configs_mm(&opts, kind, &mm, x.data, rows, in_dim, y.data, &err);
+        pc_encode_mm_free(&mm);
+    } else {
+        st = pc_encode_configs(&opts, kind, x.data, rows, in_dim, y.data, &err);
+    }
     if (st != PC_OK) {
         rc = fail(&err);
         goto done;
@@ -128,6 +207,7 @@ int main(int argc, char **argv) {
     }
     if (pc_npz_writer_commit(w, &err) != PC_OK) rc = fail(&err);
 done:
+    for (int i = 0; i < 4; i++) pc_array_free(&garr[i]);
     pc_array_free(&x);
     pc_array_free(&y);
     pc_npz_close(z);

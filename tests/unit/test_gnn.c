@@ -604,7 +604,7 @@ static void test_prep_configs_blocks(void **state) {
         assert_int_equal(pc_encode_layout(&eo, raw, n, PC_LAYOUT_CONFIG_DIM, enc, NULL), PC_OK);
         pc_prep_apply(&cp, enc, n, want);
         memset(got, 0xff, (size_t)R * (size_t)D * sizeof *got);
-        assert_int_equal(pc_gnn_prep_configs(m, raw, n, got, NULL), PC_OK);
+        assert_int_equal(pc_gnn_prep_configs(m, NULL, raw, n, got, NULL), PC_OK);
         assert_memory_equal(got, want, (size_t)n * (size_t)D * sizeof *got);
         if (n < R) assert_int_equal(((uint32_t *)got)[n * D], 0xffffffffu); /* nothing past n rows */
     }
