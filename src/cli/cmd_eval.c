@@ -18,7 +18,12 @@ static void eval_help(FILE *f) {
             "  --data DIR      dataset root\n"
             "  --split S       train, valid (default) or test (needs runtimes)\n"
             "  --threads N     worker threads (0 = all cores)\n"
-            "  --json          machine-readable output\n");
+            "  --tta M         models with --cfg-attention: average each config's score over\n"
+            "                  M orderings of the configs (default 1 = off)\n"
+            "  --tta-seed S    seed of those orderings (default 1)\n"
+            "  --json          machine-readable output\n\n"
+            "An ensemble model (perfcast train --ensemble N) is scored as one: each config\n"
+            "gets the mean of its members' scores, each centered over the graph's configs.\n");
 }
 
 static void jnum(const char *key, double v, int last) {
@@ -26,19 +31,33 @@ static void jnum(const char *key, double v, int last) {
     else printf("\"%s\": null%s", key, last ? "" : ", ");
 }
 
+/* pc_eval_run_dist with test-time augmentation: the model loaded as a predictor. */
+static pc_status eval_tta(const char *model, const char *data, const char *split, int threads,
+                          int tta, uint64_t tta_seed, const pc_dist *dist, pc_eval_result *r,
+                          pc_error *e) {
+    pc_predictor *p = NULL;
+    pc_status st = pc_predictor_load(model, threads, &p, e);
+    if (!st) st = pc_predictor_set_tta(p, tta, tta_seed, e);
+    if (!st) st = pc_predictor_eval(p, data, split, dist, r, e);
+    pc_predictor_free(p);
+    return st;
+}
+
 int pc_cmd_eval(int argc, char **argv) {
     static const struct option opts[] = {
         {"model", required_argument, 0, 'm'}, {"data", required_argument, 0, 'd'},
         {"split", required_argument, 0, 's'}, {"threads", required_argument, 0, 't'},
         {"json", no_argument, 0, 'j'},        {"help", no_argument, 0, 'h'},
+        {"tta", required_argument, 0, 'A'},   {"tta-seed", required_argument, 0, 'B'},
         {0, 0, 0, 0}};
     const char *model = NULL, *data = NULL, *split = "valid";
-    int json = 0, threads = 0;
+    int json = 0, threads = 0, tta = 1;
+    uint64_t tta_seed = 1;
     long long v;
     int c;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "m:d:s:t:jh", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "m:d:s:t:jA:B:h", opts, NULL)) != -1) {
         switch (c) {
         case 'm': model = optarg; break;
         case 'd': data = optarg; break;
@@ -54,6 +73,11 @@ int pc_cmd_eval(int argc, char **argv) {
             threads = (int)v;
             break;
         case 'j': json = 1; break;
+        case 'A':
+        case 'B':
+            if (pc_cli_tta_opt("eval", c == 'A' ? "--tta" : "--tta-seed", optarg, &tta, &tta_seed))
+                return PC_EXIT_USAGE;
+            break;
         case 'h': eval_help(stdout); return PC_EXIT_OK;
         default: return pc_cli_usage_error("eval", "unknown option '%s'", argv[optind - 1]);
         }
@@ -66,7 +90,8 @@ int pc_cmd_eval(int argc, char **argv) {
     r.struct_size = sizeof r;
     pc_dist *dist = NULL;
     if (pc_cli_dist_open(&argc, &argv, &dist, &e) != PC_OK) return pc_cli_fail(&e);
-    pc_status st = pc_eval_run_dist(model, data, split, threads, dist, &r, &e);
+    pc_status st = tta > 1 ? eval_tta(model, data, split, threads, tta, tta_seed, dist, &r, &e)
+                           : pc_eval_run_dist(model, data, split, threads, dist, &r, &e);
     if (st != PC_OK && pc_dist_size(dist) > 1)
         pc_cli_dist_abort(dist, e.msg); /* the other ranks must not wait */
     int rank = pc_dist_rank(dist);

@@ -122,6 +122,7 @@ static void test_train_defaults(void **state) {
     assert_int_equal(o.gst_train_segs, 1);
     assert_true(o.gst_keep == 0.5f);
     assert_int_equal(o.batch_graphs, 1);
+    assert_int_equal(o.ensemble, 1);
 }
 
 /* pc_train_run's refusal of o, with a message holding `want`. */
@@ -147,6 +148,19 @@ static void test_train_checks(void **state) {
     o = base;
     o.epochs = 0;
     refused(&o, "pc_train_opts.epochs must be >= 1");
+    o = base;
+    o.ensemble = 0;
+    refused(&o, "pc_train_opts.ensemble must be in 1..64");
+    o = base;
+    o.ensemble = -3;
+    refused(&o, "pc_train_opts.ensemble must be in 1..64");
+    o = base;
+    o.ensemble = 65;
+    refused(&o, "pc_train_opts.ensemble must be in 1..64");
+    o = base;
+    o.ensemble = 2;
+    o.resume = 1;
+    refused(&o, "pc_train_opts.resume does not apply to ensembles");
     o = base;
     o.configs = 1;
     refused(&o, "pc_train_opts.configs");
