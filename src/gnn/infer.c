@@ -202,7 +202,8 @@ static pc_status score_chunks(const pc_gnn *m, pc_gnn_ws *ws, const igraph *t,
 
 void pc_infer_tta_perm(uint64_t seed, int p, int64_t n, int64_t *perm) {
     uint64_t r = seed ^ 0x77a0c0de5eedULL;
-    r ^= pc_splitmix64(&r) + (uint64_t)p * 0x9E3779B97F4A7C15ULL;
+    uint64_t z = pc_splitmix64(&r);
+    r ^= z + (uint64_t)p * 0x9E3779B97F4A7C15ULL;
     for (int64_t i = 0; i < n; i++) perm[i] = i;
     for (int64_t i = n - 1; i > 0; i--) {
         int64_t j = (int64_t)(pc_splitmix64(&r) % (uint64_t)(i + 1));
