@@ -91,16 +91,14 @@ PC_API pc_status pc_predictor_score_spread(pc_predictor *p, pc_graph *g, double 
  * orderings > 1 with a model without attention (its scores do not depend on
  * the ordering). Applies to pc_predictor_score* and pc_predictor_eval.
  */
-PC_API pc_status pc_predictor_set_tta(pc_predictor *p, int orderings, uint64_t seed,
-                                      pc_error *err);
+PC_API pc_status pc_predictor_set_tta(pc_predictor *p, int orderings, uint64_t seed, pc_error *err);
 /*
  * pc_eval_run_dist with the loaded predictor (its threads, ensemble and
  * test-time augmentation): scores every graph of `split` ("valid" when NULL)
  * of its collection under data_dir. dist may be NULL (one process).
  */
 PC_API pc_status pc_predictor_eval(pc_predictor *p, const char *data_dir, const char *split,
-                                   const struct pc_dist *dist, pc_eval_result *res,
-                                   pc_error *err);
+                                   const struct pc_dist *dist, pc_eval_result *res, pc_error *err);
 
 #ifdef __cplusplus
 }

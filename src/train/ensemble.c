@@ -120,9 +120,11 @@ pc_status pc_tr_ens_keep(trainer *t, int k, pc_error *err) {
     e->epochs_run[j] = r->epochs_done;
     if (j == 0) e->first_loss = r->first_loss;
     e->kept++;
-    pc_tr_logf(t->log, t->user, "ensemble: member %d of %d (seed %llu): best epoch %d of %d, "
-               "valid %s %.6f", k + 1, e->n, (unsigned long long)t->o.seed, r->best_epoch,
-               r->epochs_done, metric_name(t), r->best_metric);
+    pc_tr_logf(t->log, t->user,
+               "ensemble: member %d of %d (seed %llu): best epoch %d of %d, "
+               "valid %s %.6f",
+               k + 1, e->n, (unsigned long long)t->o.seed, r->best_epoch, r->epochs_done,
+               metric_name(t), r->best_metric);
     return PC_OK;
 }
 
@@ -200,8 +202,8 @@ pc_status pc_tr_ens_finish(trainer *t, pc_error *err) {
         info.member_best_epoch = e->best_epoch;
         if ((st = pc_ckpt_save(t->m, &info, t->o.out_path, err))) return st;
     }
-    pc_tr_logf(t->log, t->user, "wrote %s (ensemble of %d, valid %s %.6f)", t->o.out_path,
-               e->kept, metric_name(t), metric);
+    pc_tr_logf(t->log, t->user, "wrote %s (ensemble of %d, valid %s %.6f)", t->o.out_path, e->kept,
+               metric_name(t), metric);
     return PC_OK;
 }
 
