@@ -100,8 +100,10 @@ typedef struct pc_train_opts {
      * written as one checkpoint and averaged at inference (perfcast/predict.h:
      * pc_predictor_score, pc_predictor_score_spread). Member k is the model a
      * plain run with seed + k gives (without a budget: byte for byte). The
-     * valid metric reported is the ensemble's. Not with resume; an ensemble
-     * writes its checkpoint once, at the end.
+     * valid metric reported is the ensemble's (pc_train_result: best_metric
+     * the ensemble's, epochs_run the members' sum, best_epoch and first_loss
+     * member 0's). Not with resume; an ensemble writes its checkpoint once, at
+     * the end.
      */
     int ensemble;
     int threads;            /* threads of this run, 0 = OpenMP default (predict.h) */

@@ -74,7 +74,9 @@ static pc_status fresh_gst(trainer *t, pc_error *err) {
 pc_status pc_tr_ens_next(trainer *t, int k, int *go, pc_error *err) {
     tr_ens *e = &t->ens;
     *go = 0;
-    if (e->budget0 > 0 && e->budget0 - (pc_tr_now() - e->t0) <= 0) {
+    /* ranks agree, or one would train a member the others skip */
+    int spent = e->budget0 > 0 && e->budget0 - (pc_tr_now() - e->t0) <= 0;
+    if (pc_dist_any(t->topo.dist, spent)) {
         pc_tr_logf(t->log, t->user, "time budget: spent after %d of %d members", k, e->n);
         return PC_OK;
     }
