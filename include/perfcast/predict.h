@@ -77,6 +77,42 @@ PC_API int pc_predictor_collection(const pc_predictor *p);
  */
 PC_API pc_status pc_predictor_score(pc_predictor *p, pc_graph *g, double *scores, pc_error *err);
 
+/*
+ * Seed ensembles (a checkpoint trained with pc_train_opts.ensemble = N > 1
+ * holds N members): pc_predictor_score gives each config the mean over the
+ * members of their scores of the graph, each member's centered over the
+ * graph's configs (minus its mean there), so an ensemble's scores of a graph
+ * average 0 (they rank as the members' raw mean does) while a single model's
+ * stay raw. pc_predictor_members: N (1 for a plain model).
+ */
+PC_API int pc_predictor_members(const pc_predictor *p);
+/*
+ * As pc_predictor_score, and spread[c] (when not NULL; pc_graph_num_configs(g)
+ * entries) the standard deviation over the members (population: divided by
+ * N) of their centered scores of config c: on the scale of scores[], the
+ * ensemble's uncertainty. All 0 for a single model.
+ */
+PC_API pc_status pc_predictor_score_spread(pc_predictor *p, pc_graph *g, double *scores,
+                                           double *spread, pc_error *err);
+/*
+ * Test-time augmentation for models with cross-configuration attention,
+ * whose score of a config depends on the group it is scored with: score the
+ * configs in `orderings` orderings (the first as given, the others random
+ * permutations drawn from `seed`, the same for every call) and average each
+ * config's scores (per member, before the ensemble's mean). orderings 1
+ * (the default) turns it off. PC_ERR_ARG for orderings < 1, and for
+ * orderings > 1 with a model without attention (its scores do not depend on
+ * the ordering). Applies to pc_predictor_score* and pc_predictor_eval.
+ */
+PC_API pc_status pc_predictor_set_tta(pc_predictor *p, int orderings, uint64_t seed, pc_error *err);
+/*
+ * pc_eval_run_dist with the loaded predictor (its threads, ensemble and
+ * test-time augmentation): scores every graph of `split` ("valid" when NULL)
+ * of its collection under data_dir. dist may be NULL (one process).
+ */
+PC_API pc_status pc_predictor_eval(pc_predictor *p, const char *data_dir, const char *split,
+                                   const struct pc_dist *dist, pc_eval_result *res, pc_error *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -117,6 +117,20 @@ typedef struct pc_train_opts {
        budget sets the length half the epochs estimated to fit, at least 5 */
     int patience;
     uint64_t seed;          /* default 1 */
+    /*
+     * A seed ensemble (default 1 = one model; 1..64): this many models,
+     * trained one after the other with seeds seed, seed + 1, ... on the data
+     * loaded once, each given an equal share of the time budget left when it
+     * starts (a member that would start with none left is not trained), are
+     * written as one checkpoint and averaged at inference (perfcast/predict.h:
+     * pc_predictor_score, pc_predictor_score_spread). Member k is the model a
+     * plain run with seed + k gives (without a budget: byte for byte). The
+     * valid metric reported is the ensemble's (pc_train_result: best_metric
+     * the ensemble's, epochs_run the members' sum, best_epoch and first_loss
+     * member 0's). Not with resume; an ensemble writes its checkpoint once, at
+     * the end.
+     */
+    int ensemble;
     int threads;            /* threads of this run, 0 = OpenMP default (predict.h) */
     int configs;            /* sampled per graph and step (>= 2); default PC_TRAIN_AUTO: 32
                                on tile, 16 on layout */

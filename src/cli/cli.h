@@ -71,6 +71,14 @@ void pc_cli_dist_abort(const pc_dist *d, const char *msg);
 int pc_cli_parse_i64(const char *s, long long lo, long long hi, long long *out);
 
 /*
+ * --tta M (1..PC_CLI_TTA_MAX orderings, into *tta) or --tta-seed S (into
+ * *seed) of rank, predict and eval, as `flag` names; 0 on success, else the
+ * usage error's exit code (printed).
+ */
+#define PC_CLI_TTA_MAX 1000
+int pc_cli_tta_opt(const char *cmd, const char *flag, const char *v, int *tta, uint64_t *seed);
+
+/*
  * Parses the options shared by info and stats (--json, --threads N, --help).
  * Returns -1 to go on (optind at the first operand), else an exit code.
  */

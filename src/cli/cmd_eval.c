@@ -31,10 +31,16 @@ static void eval_help(FILE *f) {
         "                  (model.safetensors -> model.seed1.safetensors, ...)\n"
         "  --seed S        first seed of --seeds (default 1, train's default)\n"
         "  --threads N     worker threads (0 = all cores)\n"
+        "  --tta M         models with --cfg-attention: average each config's score over\n"
+        "                  M orderings of the configs (default 1 = off)\n"
+        "  --tta-seed S    seed of those orderings (default 1)\n"
         "  --json          machine-readable output: each metric's key as before plus\n"
         "                  KEY_ci95 = [lo, hi]; several checkpoints: \"models\" (one such\n"
         "                  object each, with \"model\") and \"mean\", \"std\", \"min\", \"max\"\n",
         PC_BOOTSTRAP_RESAMPLES);
+    fputs("\nAn ensemble model (perfcast train --ensemble N) is scored as one: each config\n"
+          "gets the mean of its members' scores, each centered over the graph's configs.\n",
+          f);
 }
 
 /* ---- one result's metrics ---- */
@@ -198,7 +204,8 @@ static int print_several(const pc_eval_result *r, const char *const *models, int
 
 typedef struct eval_args {
     const char *models[MAX_MODELS], *data, *split;
-    int n_models, json, threads;
+    int n_models, json, threads, tta;
+    uint64_t tta_seed;
     long long seeds, seed;
     char **owned; /* the --seeds paths */
 } eval_args;
@@ -235,6 +242,8 @@ static int eval_parse(int argc, char **argv, eval_args *a) {
                                          {"seeds", required_argument, 0, 'N'},
                                          {"seed", required_argument, 0, 'S'},
                                          {"json", no_argument, 0, 'j'},
+                                         {"tta", required_argument, 0, 'A'},
+                                         {"tta-seed", required_argument, 0, 'B'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     long long v;
@@ -273,6 +282,12 @@ static int eval_parse(int argc, char **argv, eval_args *a) {
                                           optarg);
             break;
         case 'j': a->json = 1; break;
+        case 'A':
+        case 'B':
+            if (pc_cli_tta_opt("eval", c == 'A' ? "--tta" : "--tta-seed", optarg, &a->tta,
+                               &a->tta_seed))
+                return PC_EXIT_USAGE;
+            break;
         case 'h': eval_help(stdout); return PC_EXIT_OK;
         default: return pc_cli_usage_error("eval", "unknown option '%s'", argv[optind - 1]);
         }
@@ -281,6 +296,17 @@ static int eval_parse(int argc, char **argv, eval_args *a) {
     if (!a->data) return pc_cli_usage_error("eval", "--data DIR is required");
     if (optind != argc) return pc_cli_usage_error("eval", "unexpected argument '%s'", argv[optind]);
     return expand_seeds(a);
+}
+
+/* pc_eval_run_dist with test-time augmentation: the model loaded as a predictor. */
+static pc_status eval_tta(const char *model, const eval_args *a, const pc_dist *dist,
+                          pc_eval_result *r, pc_error *e) {
+    pc_predictor *p = NULL;
+    pc_status st = pc_predictor_load(model, a->threads, &p, e);
+    if (!st) st = pc_predictor_set_tta(p, a->tta, a->tta_seed, e);
+    if (!st) st = pc_predictor_eval(p, a->data, a->split, dist, r, e);
+    pc_predictor_free(p);
+    return st;
 }
 
 /* Scores every checkpoint (all ranks); rank 0 prints. */
@@ -296,7 +322,9 @@ static int eval_all(int argc, char **argv, eval_args *a) {
     pc_status st = PC_OK;
     for (int i = 0; i < a->n_models && !st; i++) {
         r[i].struct_size = sizeof r[i];
-        st = pc_eval_run_dist(a->models[i], a->data, a->split, a->threads, dist, &r[i], &e);
+        st = a->tta > 1 ? eval_tta(a->models[i], a, dist, &r[i], &e)
+                        : pc_eval_run_dist(a->models[i], a->data, a->split, a->threads, dist,
+                                           &r[i], &e);
         if (!st && r[i].collection != r[0].collection) {
             e.code = st = PC_ERR_INVALID;
             snprintf(e.msg, sizeof e.msg,
@@ -330,6 +358,8 @@ int pc_cmd_eval(int argc, char **argv) {
     memset(&a, 0, sizeof a);
     a.split = "valid";
     a.seed = 1;
+    a.tta = 1;
+    a.tta_seed = 1;
     int rc = eval_parse(argc, argv, &a);
     if (rc < 0) rc = eval_all(argc, argv, &a);
     if (a.owned)

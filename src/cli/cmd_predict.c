@@ -28,7 +28,13 @@ static void predict_help(FILE *f) {
             "  --data DIR      dataset root\n"
             "  --split S       train, valid or test (default)\n"
             "  --out FILE      CSV to write\n"
-            "  --threads N     worker threads (0 = all cores)\n");
+            "  --threads N     worker threads (0 = all cores)\n"
+            "  --tta M         models with --cfg-attention: average each config's score over\n"
+            "                  M orderings of the configs (default 1 = off)\n"
+            "  --tta-seed S    seed of those orderings (default 1)\n\n"
+            "With an ensemble model (perfcast train --ensemble N) the file gets a third\n"
+            "column, Spread: the members' standard deviation of each listed config's score\n"
+            "(';'-separated, in the order of TopConfigs; empty on rows of single models).\n");
 }
 
 typedef struct row {
@@ -63,15 +69,41 @@ static char *path_stem(const char *path) {
     return strndup(path + b, n);
 }
 
-/* One CSV value: idx[0..k) joined by ';'. */
-static char *join_idx(const size_t *idx, size_t k) {
-    size_t cap = k * 21 + 1, len = 0;
+/* One CSV value: idx[0..k) joined by ';' (with spread: then ',' and spread[idx[i]] joined). */
+static char *join_idx(const size_t *idx, size_t k, const double *spread) {
+    size_t cap = k * (spread ? 40 : 21) + 2, len = 0;
     char *s = malloc(cap);
     if (!s) return NULL;
     s[0] = 0;
     for (size_t i = 0; i < k; i++)
         len += (size_t)snprintf(s + len, cap - len, "%s%zu", i ? ";" : "", idx[i]);
+    if (spread) len += (size_t)snprintf(s + len, cap - len, ",");
+    for (size_t i = 0; spread && i < k; i++)
+        len += (size_t)snprintf(s + len, cap - len, "%s%.6g", i ? ";" : "", spread[idx[i]]);
     return s;
+}
+
+/* What predict_model needs besides the model and the rows. */
+typedef struct predict_ctx {
+    const pc_dataset *ds;
+    int split, threads, tta;
+    uint64_t tta_seed;
+    const pc_dist *dist;
+    int *seen;  /* (PC_NUM_COLLECTIONS) collections that have a model */
+    int spread; /* some model is an ensemble: the Spread column */
+} predict_ctx;
+
+/* The ensembles among models[0..n) (loaded to count their members): *any set; exit code. */
+static int any_ensemble(const char *const *models, int n, int *any) {
+    *any = 0;
+    for (int i = 0; i < n; i++) {
+        pc_error e;
+        pc_predictor *p = NULL;
+        if (pc_predictor_load(models[i], 1, &p, &e) != PC_OK) return pc_cli_fail(&e);
+        if (pc_predictor_members(p) > 1) *any = 1;
+        pc_predictor_free(p);
+    }
+    return PC_EXIT_OK;
 }
 
 static int fail_msg(const char *msg) {
@@ -80,12 +112,18 @@ static int fail_msg(const char *msg) {
 }
 
 /* Scores one model's collection into r; returns an exit code. */
-static int predict_model(const char *model_path, int *seen, const pc_dataset *ds, int split,
-                         int threads, const pc_dist *dist, rows *r) {
-    int W = pc_dist_size(dist), R = pc_dist_rank(dist);
+static int predict_model(const char *model_path, const predict_ctx *cx, rows *r) {
+    const pc_dataset *ds = cx->ds;
+    int split = cx->split, threads = cx->threads, *seen = cx->seen;
+    int W = pc_dist_size(cx->dist), R = pc_dist_rank(cx->dist);
     pc_error e;
     pc_predictor *p = NULL;
     if (pc_predictor_load(model_path, threads, &p, &e) != PC_OK) return pc_cli_fail(&e);
+    if (pc_predictor_set_tta(p, cx->tta, cx->tta_seed, &e) != PC_OK) {
+        pc_predictor_free(p);
+        return pc_cli_fail(&e);
+    }
+    int ens = pc_predictor_members(p) > 1;
     int coll = pc_predictor_collection(p);
     char msg[1024];
     if (seen[coll]) {
@@ -107,7 +145,7 @@ static int predict_model(const char *model_path, int *seen, const pc_dataset *ds
     lo.kind = pc_collection_kind(coll);
     lo.threads = threads;
     int rc = PC_EXIT_OK;
-    double *scores = NULL;
+    double *scores = NULL, *spread = NULL;
     size_t *idx = NULL;
     for (size_t i = 0; i < n && rc == PC_EXIT_OK; i++) {
         if ((int)(i % (size_t)W) != R) continue; /* another rank's graph */
@@ -125,16 +163,18 @@ static int predict_model(const char *model_path, int *seen, const pc_dataset *ds
             break;
         }
         free(scores);
+        free(spread);
         free(idx);
         scores = malloc((size_t)c * sizeof *scores);
+        spread = ens ? malloc((size_t)c * sizeof *spread) : NULL;
         idx = malloc((size_t)c * sizeof *idx);
         size_t k = tile ? PREDICT_TILE_TOP : (size_t)c, got = 0;
-        if (!scores || !idx) {
+        if (!scores || !idx || (ens && !spread)) {
             pc_graph_free(g);
             rc = fail_msg("out of memory");
             break;
         }
-        if (pc_predictor_score(p, g, scores, &e) != PC_OK ||
+        if (pc_predictor_score_spread(p, g, scores, spread, &e) != PC_OK ||
             pc_topk_indices(scores, (size_t)c, k, idx, &got, &e) != PC_OK) {
             pc_graph_free(g);
             rc = pc_cli_fail(&e);
@@ -145,7 +185,13 @@ static int predict_model(const char *model_path, int *seen, const pc_dataset *ds
         char *id = NULL;
         if (stem && asprintf(&id, "%s:%s", pc_collection_name(coll), stem) < 0) id = NULL;
         free(stem);
-        char *val = join_idx(idx, got);
+        char *val = join_idx(idx, got, spread);
+        if (val && cx->spread && !ens) { /* an empty Spread field */
+            char *v2 = NULL;
+            if (asprintf(&v2, "%s,", val) < 0) v2 = NULL;
+            free(val);
+            val = v2;
+        }
         if (r->n == r->cap) {
             size_t nc = r->cap ? 2 * r->cap : 64;
             row *nv = realloc(r->v, nc * sizeof *nv);
@@ -162,6 +208,7 @@ static int predict_model(const char *model_path, int *seen, const pc_dataset *ds
         r->n++;
     }
     free(scores);
+    free(spread);
     free(idx);
     pc_predictor_free(p);
     return rc;
@@ -209,7 +256,7 @@ static int gather_rows(const pc_dist *dist, rows *r) {
     return 0;
 }
 
-static int write_csv(const char *out, rows *r) {
+static int write_csv(const char *out, rows *r, int spread) {
     char *tmp = NULL;
     if (asprintf(&tmp, "%s.tmp.%ld", out, (long)getpid()) < 0) return fail_msg("out of memory");
     FILE *f = fopen(tmp, "w");
@@ -218,7 +265,7 @@ static int write_csv(const char *out, rows *r) {
         free(tmp);
         return PC_EXIT_FAIL;
     }
-    int bad = fprintf(f, "ID,TopConfigs\n") < 0;
+    int bad = fprintf(f, spread ? "ID,TopConfigs,Spread\n" : "ID,TopConfigs\n") < 0;
     for (size_t i = 0; i < r->n && !bad; i++)
         bad = fprintf(f, "%s,%s\n", r->v[i].id, r->v[i].val) < 0;
     if (fclose(f) != 0) bad = 1;
@@ -237,15 +284,17 @@ int pc_cmd_predict(int argc, char **argv) {
         {"model", required_argument, 0, 'm'}, {"data", required_argument, 0, 'd'},
         {"split", required_argument, 0, 's'}, {"out", required_argument, 0, 'o'},
         {"threads", required_argument, 0, 't'}, {"help", no_argument, 0, 'h'},
+        {"tta", required_argument, 0, 'A'},     {"tta-seed", required_argument, 0, 'B'},
         {0, 0, 0, 0}};
     const char *models[PREDICT_MAX_MODELS];
-    int nmodels = 0, threads = 0;
+    int nmodels = 0, threads = 0, tta = 1;
+    uint64_t tta_seed = 1;
     const char *data = NULL, *split = "test", *out = NULL;
     long long v;
     int c;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "m:d:s:o:t:h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "m:d:s:o:t:A:B:h", opts, NULL)) != -1) {
         switch (c) {
         case 'm':
             if (nmodels == PREDICT_MAX_MODELS)
@@ -265,6 +314,12 @@ int pc_cmd_predict(int argc, char **argv) {
                 return pc_cli_usage_error("predict", "--threads expects 0..1024, got '%s'",
                                           optarg);
             threads = (int)v;
+            break;
+        case 'A':
+        case 'B':
+            if (pc_cli_tta_opt("predict", c == 'A' ? "--tta" : "--tta-seed", optarg, &tta,
+                               &tta_seed))
+                return PC_EXIT_USAGE;
             break;
         case 'h': predict_help(stdout); return PC_EXIT_OK;
         default: return pc_cli_usage_error("predict", "unknown option '%s'", argv[optind - 1]);
@@ -287,8 +342,9 @@ int pc_cmd_predict(int argc, char **argv) {
         pc_dataset_close(ds);
         return pc_cli_fail(&e);
     }
-    for (int i = 0; i < nmodels && rc == PC_EXIT_OK; i++)
-        rc = predict_model(models[i], seen, ds, sp, threads, dist, &r);
+    predict_ctx cx = {ds, sp, threads, tta, tta_seed, dist, seen, 0};
+    rc = any_ensemble(models, nmodels, &cx.spread);
+    for (int i = 0; i < nmodels && rc == PC_EXIT_OK; i++) rc = predict_model(models[i], &cx, &r);
     pc_dataset_close(ds);
     /* a failed rank ends the job: the other ranks must not wait */
     if (rc != PC_EXIT_OK && pc_dist_size(dist) > 1)
@@ -303,7 +359,7 @@ int pc_cmd_predict(int argc, char **argv) {
     pc_cli_dist_close(dist);
     if (rc == PC_EXIT_OK) {
         qsort(r.v, r.n, sizeof *r.v, row_cmp);
-        rc = write_csv(out, &r);
+        rc = write_csv(out, &r, cx.spread);
         if (rc == PC_EXIT_OK) fprintf(stderr, "wrote %zu rows to %s\n", r.n, out);
     }
     rows_free(&r);

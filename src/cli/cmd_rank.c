@@ -46,26 +46,57 @@ static void rank_help(FILE *f) {
             "  --candidates N    enumerated candidates, config 0 included (default 64)\n"
             "  --seed S          seed of the enumeration (default 1)\n"
             "  --threads N       worker threads (0 = all cores)\n"
-            "  --json            machine-readable output\n");
+            "  --tta M           models with --cfg-attention: average each config's score\n"
+            "                    over M orderings of the configs (the given one and M-1\n"
+            "                    random ones; default 1 = off)\n"
+            "  --tta-seed S      seed of those orderings (default 1)\n"
+            "  --json            machine-readable output\n\n"
+            "An ensemble model (perfcast train --ensemble N) scores each config with the\n"
+            "mean of its members' scores (each centered over the graph's configs) and\n"
+            "adds a \"spread\" column (JSON field): their standard deviation, the ensemble's\n"
+            "uncertainty about that config on the scale of the score.\n");
 }
 
 typedef struct rank_args {
     const char *model, *path;
     int json, threads;
+    int tta;           /* --tta orderings */
+    uint64_t tta_seed; /* --tta-seed */
+    int spread;        /* an ensemble: print each config's spread */
     long long top;
     pc_rank_opts ro;
     int hlo_only; /* an option that applies only to HLO input was given */
 } rank_args;
 
-/* Scores all configs of g and orders them best first into *idx (malloc'd). */
-static int score_and_order(pc_predictor *p, pc_graph *g, double **scores, size_t **idx,
-                           size_t *got) {
+/* A graph's scores (and spreads: ensembles) with its configs best first (malloc'd). */
+typedef struct scored {
+    double *scores, *spread; /* spread NULL unless rank_args.spread */
+    size_t *idx, got;
+} scored;
+
+static void scored_free(scored *s) {
+    free(s->scores);
+    free(s->spread);
+    free(s->idx);
+}
+
+/* " spread X" (text) or ", \"spread\": X" (JSON) of config i, when an ensemble scored. */
+static void print_spread(const scored *s, size_t i, int json) {
+    if (!s->spread) return;
+    if (json) printf(", \"spread\": %.9g", s->spread[i]);
+    else printf("  spread %12.6g", s->spread[i]);
+}
+
+/* Scores all configs of g and orders them best first into s->idx. */
+static int score_and_order(const rank_args *a, pc_predictor *p, pc_graph *g, scored *s) {
     int64_t n = pc_graph_num_configs(g);
     pc_error e;
-    *scores = malloc((size_t)(n > 0 ? n : 1) * sizeof **scores);
-    *idx = malloc((size_t)(n > 0 ? n : 1) * sizeof **idx);
-    *got = 0;
-    if (!*scores || !*idx) {
+    size_t cap = (size_t)(n > 0 ? n : 1);
+    memset(s, 0, sizeof *s);
+    s->scores = malloc(cap * sizeof *s->scores);
+    s->idx = malloc(cap * sizeof *s->idx);
+    s->spread = a->spread ? malloc(cap * sizeof *s->spread) : NULL;
+    if (!s->scores || !s->idx || (a->spread && !s->spread)) {
         fprintf(stderr, "perfcast rank: error: out of memory\n");
         return PC_EXIT_FAIL;
     }
@@ -74,16 +105,18 @@ static int score_and_order(pc_predictor *p, pc_graph *g, double **scores, size_t
                 "get candidates)\n", pc_graph_path(g));
         return PC_EXIT_FAIL;
     }
-    if (pc_predictor_score(p, g, *scores, &e) != PC_OK ||
-        pc_topk_indices(*scores, (size_t)n, (size_t)n, *idx, got, &e) != PC_OK)
+    if (pc_predictor_score_spread(p, g, s->scores, s->spread, &e) != PC_OK ||
+        pc_topk_indices(s->scores, (size_t)n, (size_t)n, s->idx, &s->got, &e) != PC_OK)
         return pc_cli_fail(&e);
     return PC_EXIT_OK;
 }
 
 /* ---- a dataset file -------------------------------------------------------- */
 
-static void print_npz(const rank_args *a, pc_graph *g, int coll, const double *scores,
-                      const size_t *idx, size_t got) {
+static void print_npz(const rank_args *a, pc_graph *g, int coll, const scored *s) {
+    const double *scores = s->scores;
+    const size_t *idx = s->idx;
+    size_t got = s->got;
     int64_t n = pc_graph_num_configs(g);
     const int64_t *rt = pc_graph_config_runtime(g);
     int have_rt = 0;
@@ -104,6 +137,7 @@ static void print_npz(const rank_args *a, pc_graph *g, int coll, const double *s
         for (size_t r = 0; r < shown; r++) {
             printf("%s{\"rank\": %zu, \"config\": %zu, \"score\": %.9g", r ? ", " : "", r + 1,
                    idx[r], scores[idx[r]]);
+            print_spread(s, idx[r], 1);
             if (have_rt) printf(", \"runtime\": %lld", (long long)rt[idx[r]]);
             printf("}");
         }
@@ -116,6 +150,7 @@ static void print_npz(const rank_args *a, pc_graph *g, int coll, const double *s
     }
     for (size_t r = 0; r < shown; r++) {
         printf("%4zu  config %-8zu score %14.6g", r + 1, idx[r], scores[idx[r]]);
+        print_spread(s, idx[r], 0);
         if (have_rt) printf("  runtime %lld", (long long)rt[idx[r]]);
         printf("\n");
     }
@@ -130,20 +165,20 @@ static int rank_npz(const rank_args *a, pc_predictor *p, int coll) {
     lo.threads = a->threads;
     pc_graph *g = NULL;
     if (pc_graph_load(a->path, &lo, &g, &e) != PC_OK) return pc_cli_fail(&e);
-    double *scores = NULL;
-    size_t *idx = NULL, got = 0;
-    int rc = score_and_order(p, g, &scores, &idx, &got);
-    if (rc == PC_EXIT_OK) print_npz(a, g, coll, scores, idx, got);
-    free(scores);
-    free(idx);
+    scored s;
+    int rc = score_and_order(a, p, g, &s);
+    if (rc == PC_EXIT_OK) print_npz(a, g, coll, &s);
+    scored_free(&s);
     pc_graph_free(g);
     return rc;
 }
 
 /* ---- an HLO program ----------------------------------------------------------- */
 
-static void print_set_text(const rank_args *a, pc_rank_set *s, const double *scores,
-                           const size_t *idx, size_t got) {
+static void print_set_text(const rank_args *a, pc_rank_set *s, const scored *sc) {
+    const double *scores = sc->scores;
+    const size_t *idx = sc->idx;
+    size_t got = sc->got;
     int64_t nc = pc_rank_set_config_nodes(s);
     printf("%s '%s': %lld candidates", a->ro.kind == PC_KIND_LAYOUT ? "module" : "kernel",
            pc_rank_set_name(s), (long long)pc_rank_set_count(s));
@@ -152,14 +187,17 @@ static void print_set_text(const rank_args *a, pc_rank_set *s, const double *sco
     size_t shown = (size_t)a->top < got ? (size_t)a->top : got;
     for (size_t r = 0; r < shown; r++) {
         char *d = pc_rank_set_describe(s, (int64_t)idx[r], 0);
-        printf("%4zu  config %-6zu score %12.6g  %s\n", r + 1, idx[r], scores[idx[r]],
-               d ? d : "?");
+        printf("%4zu  config %-6zu score %12.6g", r + 1, idx[r], scores[idx[r]]);
+        print_spread(sc, idx[r], 0);
+        printf("  %s\n", d ? d : "?");
         free(d);
     }
 }
 
-static cJSON *set_json(const rank_args *a, pc_rank_set *s, const double *scores,
-                       const size_t *idx, size_t got) {
+static cJSON *set_json(const rank_args *a, pc_rank_set *s, const scored *sc) {
+    const double *scores = sc->scores;
+    const size_t *idx = sc->idx;
+    size_t got = sc->got;
     cJSON *o = cJSON_CreateObject(), *top = cJSON_CreateArray();
     cJSON_AddStringToObject(o, a->ro.kind == PC_KIND_LAYOUT ? "module" : "kernel",
                             pc_rank_set_name(s));
@@ -174,6 +212,7 @@ static cJSON *set_json(const rank_args *a, pc_rank_set *s, const double *scores,
         cJSON_AddNumberToObject(it, "rank", (double)(r + 1));
         cJSON_AddNumberToObject(it, "config", (double)idx[r]);
         cJSON_AddNumberToObject(it, "score", scores[idx[r]]);
+        if (sc->spread) cJSON_AddNumberToObject(it, "spread", sc->spread[idx[r]]);
         cJSON_AddStringToObject(it, "spelled", text ? text : "");
         cJSON *parsed = js ? cJSON_Parse(js) : NULL;
         cJSON_AddItemToObject(it, a->ro.kind == PC_KIND_LAYOUT ? "layout" : "tile",
@@ -207,15 +246,13 @@ static int rank_hlo(const rank_args *a, pc_predictor *p, int coll) {
     cJSON *all = a->json ? cJSON_CreateObject() : NULL, *graphs = cJSON_CreateArray();
     int rc = PC_EXIT_OK;
     for (int i = 0; i < n && rc == PC_EXIT_OK; i++) {
-        double *scores = NULL;
-        size_t *idx = NULL, got = 0;
-        rc = score_and_order(p, pc_rank_set_graph(sets[i]), &scores, &idx, &got);
+        scored sc;
+        rc = score_and_order(a, p, pc_rank_set_graph(sets[i]), &sc);
         if (rc == PC_EXIT_OK && a->json)
-            cJSON_AddItemToArray(graphs, set_json(a, sets[i], scores, idx, got));
+            cJSON_AddItemToArray(graphs, set_json(a, sets[i], &sc));
         else if (rc == PC_EXIT_OK)
-            print_set_text(a, sets[i], scores, idx, got);
-        free(scores);
-        free(idx);
+            print_set_text(a, sets[i], &sc);
+        scored_free(&sc);
     }
     if (rc == PC_EXIT_OK && all) {
         cJSON_AddStringToObject(all, "file", a->path);
@@ -240,12 +277,13 @@ static int parse_args(int argc, char **argv, rank_args *a) {
         {"threads", required_argument, 0, 't'}, {"json", no_argument, 0, 'j'},
         {"configs", required_argument, 0, 'c'}, {"kernel", required_argument, 0, 'k'},
         {"candidates", required_argument, 0, 'N'}, {"seed", required_argument, 0, 's'},
+        {"tta", required_argument, 0, 'A'},     {"tta-seed", required_argument, 0, 'B'},
         {"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
     long long v;
     int c;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "m:n:t:jc:k:N:s:h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "m:n:t:jc:k:N:s:A:B:h", opts, NULL)) != -1) {
         switch (c) {
         case 'm': a->model = optarg; break;
         case 'n':
@@ -275,9 +313,15 @@ static int parse_args(int argc, char **argv, rank_args *a) {
             a->ro.seed = (uint64_t)v;
             a->hlo_only = 1;
             break;
+        case 'A':
+        case 'B':
+            if (pc_cli_tta_opt("rank", c == 'A' ? "--tta" : "--tta-seed", optarg, &a->tta,
+                               &a->tta_seed))
+                return PC_EXIT_USAGE;
+            break;
         case 'h': rank_help(stdout); return -1;
         default:
-            if (optopt && strchr("mntckNs", optopt))
+            if (optopt && strchr("mntckNsAB", optopt))
                 return pc_cli_usage_error("rank", "option '%s' needs a value", argv[optind - 1]);
             return pc_cli_usage_error("rank", "unknown option '%s'", argv[optind - 1]);
         }
@@ -303,6 +347,8 @@ int pc_cmd_rank(int argc, char **argv) {
     rank_args a;
     memset(&a, 0, sizeof a);
     a.top = 10;
+    a.tta = 1;
+    a.tta_seed = 1;
     a.ro = pc_rank_opts_default();
     int rc = parse_args(argc, argv, &a);
     if (rc < 0) return PC_EXIT_OK; /* --help */
@@ -314,6 +360,11 @@ int pc_cmd_rank(int argc, char **argv) {
     pc_error e;
     pc_predictor *p = NULL;
     if (pc_predictor_load(a.model, a.threads, &p, &e) != PC_OK) return pc_cli_fail(&e);
+    if (pc_predictor_set_tta(p, a.tta, a.tta_seed, &e) != PC_OK) {
+        pc_predictor_free(p);
+        return pc_cli_fail(&e);
+    }
+    a.spread = pc_predictor_members(p) > 1;
     int coll = pc_predictor_collection(p);
     a.ro.kind = pc_collection_kind(coll);
     if (!npz && a.ro.kernel && a.ro.kind != PC_KIND_TILE) {

@@ -39,6 +39,11 @@ static void train_help(FILE *f) {
             "                      summarized as mean ± std (min, max) over the runs.\n"
             "                      --time-budget is the whole: each run gets budget / N.\n"
             "                      'perfcast eval --seeds N --model MODEL' scores them all\n"
+            "  --ensemble N        a seed ensemble of N models (default 1), seeds S, S+1, ...\n"
+            "                      of --seed S, trained one after the other on the data loaded\n"
+            "                      once, each with an equal share of the time budget left;\n"
+            "                      one checkpoint (written at the end; no --resume) that\n"
+            "                      eval, rank and predict average\n"
             "  --threads N         worker threads (0 = all cores)\n"
             "  --configs K         configs sampled per graph and step (default 32 tile, 16 layout)\n"
             "  --sampling P        uniform (default) or fast: half of K from the fastest\n"
@@ -199,7 +204,8 @@ static int parse_double(const char *s, double lo, double hi, double *out) {
 enum { O_BUDGET = 256, O_EPOCHS, O_PATIENCE, O_CONFIGS, O_LR, O_HIDDEN, O_LAYERS, O_SAMPLING,
        O_LOSS, O_WD, O_CLIP, O_EMB, O_POOL, O_JOIN, O_ACT, O_DROPOUT, O_NOLN, O_RESUME,
        O_STOPAFTER, O_PROGRESS, O_GST, O_SEGMENTS, O_SEGSIZE, O_GSTSEGS, O_GSTKEEP,
-       O_GSTFT, O_MAXMEM, O_PRUNE, O_COLLAPSE, O_ENCODE, O_ATTN, O_DEDUP, O_BATCH, O_SEEDS };
+       O_GSTFT, O_MAXMEM, O_PRUNE, O_COLLAPSE, O_ENCODE, O_ATTN, O_DEDUP, O_BATCH, O_SEEDS,
+       O_ENSEMBLE };
 
 static const struct option train_opts[] = {
     {"data", required_argument, 0, 'd'},         {"collection", required_argument, 0, 'c'},
@@ -229,6 +235,7 @@ static const struct option train_opts[] = {
     {"dedup", no_argument, 0, O_DEDUP},
     {"batch-graphs", required_argument, 0, O_BATCH},
     {"seeds", required_argument, 0, O_SEEDS},
+    {"ensemble", required_argument, 0, O_ENSEMBLE},
     {"help", no_argument, 0, 'h'},               {0, 0, 0, 0}};
 
 /* The integer flags: "<flag> expects <lo>..<hi>, got '<v>'". */
@@ -252,6 +259,7 @@ static int int_opt(pc_train_opts *o, int c, const char *v) {
         {O_GSTFT, "--gst-finetune", 0, 1000000000, &o->gst_finetune, NULL},
         {O_BATCH, "--batch-graphs", 1, 1 << 20, &o->batch_graphs, NULL},
         {O_PRUNE, "--prune-hops", 0, 64, &o->prune_hops, NULL},
+        {O_ENSEMBLE, "--ensemble", 1, 64, &o->ensemble, NULL},
         {'t', "--threads", 0, 1024, &o->threads, NULL},
     };
     for (size_t k = 0; k < sizeof t / sizeof t[0]; k++) {
@@ -401,6 +409,7 @@ static int train_opt(pc_train_opts *o, cli_train *ct, int c, const char *v, char
     case O_GSTSEGS:
     case O_GSTFT:
     case O_BATCH:
+    case O_ENSEMBLE:
     case O_PRUNE: return int_opt(o, c, v);
     case O_BUDGET:
     case O_LR:

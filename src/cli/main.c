@@ -53,13 +53,16 @@ static void usage(FILE *f) {
 /*
  * The library's messages name its API (struct fields, parameters); where
  * one tells what to change, the command names its flag instead. Each pair:
- * a phrase the library writes (src/analytic/) and what the command says.
+ * a phrase the library writes (src/analytic/, src/gnn/predict.c) and what the
+ * command says.
  */
 static const char *const flag_phrases[][2] = {
     {"in the chip (pc_chip or chips JSON)", "in a --chips-file"},
     {"so set the mesh's dcn_mask to 0", "so drop --dcn-axes"},
     {"in the mesh's dcn_mask", "with --dcn-axes"},
     {"pick another act_prec", "pick another --act-dtype"},
+    {"test-time augmentation (orderings", "test-time augmentation (--tta"},
+    {"(pc_train_opts.attn_heads > 0)", "(perfcast train --cfg-attention N)"},
 };
 
 #define NUM_FLAG_PHRASES (sizeof flag_phrases / sizeof flag_phrases[0])
@@ -117,6 +120,21 @@ int pc_cli_parse_i64(const char *s, long long lo, long long hi, long long *out) 
     long long v = strtoll(s, &end, 10);
     if (errno || *end || v < lo || v > hi) return -1;
     *out = v;
+    return 0;
+}
+
+int pc_cli_tta_opt(const char *cmd, const char *flag, const char *v, int *tta, uint64_t *seed) {
+    long long n;
+    if (!strcmp(flag, "--tta")) {
+        if (pc_cli_parse_i64(v, 1, PC_CLI_TTA_MAX, &n))
+            return pc_cli_usage_error(cmd, "--tta expects 1..%d orderings, got '%s'",
+                                      PC_CLI_TTA_MAX, v);
+        *tta = (int)n;
+        return 0;
+    }
+    if (pc_cli_parse_i64(v, 0, 0x7fffffffffffffffLL, &n))
+        return pc_cli_usage_error(cmd, "--tta-seed expects a non-negative integer, got '%s'", v);
+    *seed = (uint64_t)n;
     return 0;
 }
 

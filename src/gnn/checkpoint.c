@@ -74,6 +74,54 @@ static pc_status load_prep(const pc_st *r, const char *which, int in_dim, int ou
     return st;
 }
 
+/* The parameters of m from tensors "<prefix>param.<name>". */
+static pc_status load_params(const pc_st *r, pc_gnn *m, const char *prefix, const char *path,
+                             pc_error *err) {
+    for (int i = 0; i < m->params.count; i++) {
+        const pc_param_info *pi = &m->params.info[i];
+        char name[PC_PARAM_NAME_MAX + 32];
+        snprintf(name, sizeof name, "%sparam.%s", prefix, pi->name);
+        int t = pc_st_find(r, name);
+        pc_dtype dt;
+        int nd;
+        int64_t shape[PC_MAX_DIMS];
+        int ok = t >= 0 && pc_st_info(r, t, &dt, &nd, shape) == PC_OK && dt == PC_DTYPE_F32 &&
+                 nd == pi->ndim;
+        for (int d = 0; ok && d < nd; d++) ok = shape[d] == pi->shape[d];
+        if (!ok)
+            return pc_fail(err, PC_ERR_FORMAT, "%s: parameter '%s' missing or of the wrong "
+                           "shape", path, name);
+        memcpy(m->params.data + pi->offset, pc_st_data(r, t), pi->numel * sizeof(float));
+    }
+    return PC_OK;
+}
+
+/*
+ * A seed ensemble (metadata "ensemble": N >= 2): members 1 .. N-1 of m's
+ * architecture and preprocessing, from tensors "member<k>.param.<name>".
+ */
+static pc_status load_members(const pc_st *r, const cJSON *root, pc_gnn *m, const char *path,
+                              pc_error *err) {
+    int n = 1;
+    if (!cJSON_GetObjectItemCaseSensitive(root, "ensemble")) return PC_OK;
+    if (jint(root, "ensemble", &n) || n < 2 || n > PC_CKPT_MAX_MEMBERS)
+        return pc_fail(err, PC_ERR_FORMAT, "%s: model metadata has a bad 'ensemble' field "
+                       "(expected 2..%d members)", path, PC_CKPT_MAX_MEMBERS);
+    if (!(m->members = calloc((size_t)n - 1, sizeof *m->members)))
+        return pc_fail(err, PC_ERR_NOMEM, "%s: out of memory", path);
+    for (int k = 1; k < n; k++) {
+        char prefix[32];
+        snprintf(prefix, sizeof prefix, "member%d.", k);
+        pc_gnn *mk = NULL;
+        pc_status st = pc_gnn_new(&m->opts, m->feat_dim, m->cfg_dim, 0, &mk, err);
+        if (!st) m->members[m->n_members++] = mk;
+        if (!st) st = load_params(r, mk, prefix, path, err);
+        if (!st) st = pc_gnn_set_prep(mk, &m->node_prep, &m->cfg_prep, err);
+        if (st) return st;
+    }
+    return PC_OK;
+}
+
 pc_status pc_ckpt_load(const char *path, pc_gnn **out, int *collection, pc_error *err) {
     pc_error local;
     if (!err) err = &local;
@@ -158,27 +206,11 @@ pc_status pc_ckpt_load(const char *path, pc_gnn **out, int *collection, pc_error
         pc_error_prefix(err, "%s: ", path);
         goto done;
     }
-    for (int i = 0; i < m->params.count; i++) {
-        const pc_param_info *pi = &m->params.info[i];
-        char name[PC_PARAM_NAME_MAX + 8];
-        snprintf(name, sizeof name, "param.%s", pi->name);
-        int t = pc_st_find(r, name);
-        pc_dtype dt;
-        int nd;
-        int64_t shape[PC_MAX_DIMS];
-        int ok = t >= 0 && pc_st_info(r, t, &dt, &nd, shape) == PC_OK && dt == PC_DTYPE_F32 &&
-                 nd == pi->ndim;
-        for (int d = 0; ok && d < nd; d++) ok = shape[d] == pi->shape[d];
-        if (!ok) {
-            st = pc_fail(err, PC_ERR_FORMAT, "%s: parameter '%s' missing or of the wrong "
-                         "shape", path, name);
-            goto done;
-        }
-        memcpy(m->params.data + pi->offset, pc_st_data(r, t), pi->numel * sizeof(float));
-    }
+    if ((st = load_params(r, m, "", path, err))) goto done;
     if ((st = load_prep(r, "node", node_in, feat_dim, &np, path, err)) ||
         (st = load_prep(r, "cfg", cfg_in, cfg_dim, &cp, path, err)) ||
-        (st = pc_gnn_set_prep(m, &np, &cp, err)))
+        (st = pc_gnn_set_prep(m, &np, &cp, err)) ||
+        (st = load_members(r, root, m, path, err)))
         goto done;
     *collection = coll;
     *out = m;

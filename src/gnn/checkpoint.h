@@ -17,10 +17,21 @@
 #define PC_CKPT_FORMAT "perfcast-model"
 #define PC_CKPT_VERSION 1
 
+/*
+ * A seed ensemble of N >= 2 members (pc_train_opts.ensemble) is one file:
+ * member 0 as a plain model ("param.<name>"), members k = 1 .. N-1 as
+ * "member<k>.param.<name>", one preprocessing for all (it is fitted on the
+ * data, the same for every seed), and metadata "ensemble": N. A plain model
+ * has no "ensemble" key, so its bytes are as before; a reader that predates
+ * ensembles scores an ensemble with member 0 alone.
+ */
+#define PC_CKPT_MAX_MEMBERS 64
+
 /* The metadata names of pc_gnn_opts.pool, .join and .act are pc_pool_name,
    pc_join_name and pc_act_name (perfcast/gnn.h). */
 
-/* Loads a model; *collection receives the collection index. */
+/* Loads a model (an ensemble: its members into (*out)->members); *collection receives
+   the collection index. */
 pc_status pc_ckpt_load(const char *path, pc_gnn **out, int *collection, pc_error *err);
 
 #endif /* PC_MODEL_CHECKPOINT_H */

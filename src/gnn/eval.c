@@ -183,16 +183,19 @@ pc_status pc_eval_run(const char *model_path, const char *data_dir, const char *
     return pc_eval_run_dist(model_path, data_dir, split, threads, NULL, res, err);
 }
 
-static pc_status eval_run(const char *model_path, const char *data_dir, int sp, int threads,
-                          const pc_dist *dist, pc_eval_result *res, pc_error *err) {
-    pc_gnn *m = NULL;
+/* Evaluates the checkpoint at model_path, or the loaded model `given` of collection coll. */
+static pc_status eval_run(const char *model_path, const pc_gnn *given, int coll, const char *data_dir,
+                          int sp, int threads, const pc_dist *dist, pc_eval_result *res,
+                          pc_error *err) {
+    pc_gnn *own = NULL;
+    const pc_gnn *m = given;
     pc_dataset *ds = NULL;
     pc_gnn_ws *ws = NULL;
     pc_split_graphs s = {0};
     pc_infer_scratch x;
     memset(&x, 0, sizeof x);
-    int coll = -1;
-    pc_status st = pc_ckpt_load(model_path, &m, &coll, err);
+    pc_status st = given ? PC_OK : pc_ckpt_load(model_path, &own, &coll, err);
+    if (!given) m = own;
     if (!st) st = pc_dataset_open(data_dir, &ds, err);
     int W = pc_dist_size(dist), R = pc_dist_rank(dist);
     if (!st)
@@ -233,7 +236,7 @@ static pc_status eval_run(const char *model_path, const char *data_dir, int sp, 
     pc_gnn_ws_free(ws);
     pc_split_graphs_free(&s);
     pc_dataset_close(ds);
-    pc_gnn_free(m);
+    pc_gnn_free(own);
     return st;
 }
 
@@ -248,7 +251,18 @@ pc_status pc_eval_run_dist(const char *model_path, const char *data_dir, const c
     int saved = pc_threads_begin(threads);
     pc_nn_blas_single();
     /* an error on some ranks only returns there; the caller ends the job (dist.h) */
-    pc_status st = eval_run(model_path, data_dir, sp, threads, dist, res, err);
+    pc_status st = eval_run(model_path, NULL, -1, data_dir, sp, threads, dist, res, err);
+    pc_threads_end(saved);
+    return st;
+}
+
+pc_status pc_eval_model(const pc_gnn *m, int coll, const char *data_dir, const char *split,
+                        int threads, const pc_dist *dist, pc_eval_result *res, pc_error *err) {
+    if (res && PC_CHECK_RESULT_SIZE(err, pc_eval_result, res)) return PC_ERR_ARG;
+    int sp = pc_split_find(split ? split : "valid");
+    if (sp < 0) return pc_fail(err, PC_ERR_ARG, "eval: unknown split '%s'", split);
+    int saved = pc_threads_begin(threads);
+    pc_status st = eval_run(NULL, m, coll, data_dir, sp, threads, dist, res, err);
     pc_threads_end(saved);
     return st;
 }

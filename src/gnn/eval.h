@@ -11,6 +11,7 @@
 #include "gnn/split_graphs.h"
 #include "perfcast/dist.h"
 #include "perfcast/metrics.h"
+#include "perfcast/predict.h"
 
 /* Means over the graphs evaluated so far. */
 typedef struct pc_eval_sum {
@@ -50,5 +51,11 @@ enum {
 pc_status pc_eval_graph_values(const pc_gnn *m, pc_gnn_ws *ws, pc_split_graph *t,
                                pc_infer_scratch *x, pc_eval_sum *e, double v[PC_EVAL_NVALUES],
                                int *scored, pc_error *err);
+/*
+ * pc_eval_run_dist with a loaded model m of collection coll (its ensemble
+ * members and TTA settings apply): pc_predictor_eval (src/gnn/predict.c).
+ */
+pc_status pc_eval_model(const pc_gnn *m, int coll, const char *data_dir, const char *split,
+                        int threads, const pc_dist *dist, pc_eval_result *res, pc_error *err);
 
 #endif /* PC_MODEL_EVAL_H */

@@ -179,6 +179,8 @@ fail:
 
 void pc_gnn_free(pc_gnn *m) {
     if (!m) return;
+    for (int i = 0; i < m->n_members; i++) pc_gnn_free(m->members[i]);
+    free(m->members);
     pc_params_free(&m->params);
     pc_prep_free(&m->node_prep);
     pc_prep_free(&m->cfg_prep);

@@ -157,6 +157,15 @@ typedef struct pc_gnn {
     int p_at[10]; /* attention: ln_g, ln_b, wq, wk, wv, wo, bq, bk, bv, bo; -1 without */
     int *p_ln_g, *p_ln_b, *p_w, *p_b;            /* (layers) each; ln -1 without norm */
     int p_h1_w, p_h1_b, p_h2_w, p_h2_b;
+    /* inference only (src/gnn/infer.h): a seed ensemble's further members, of
+       the same architecture and preprocessing, owned (freed with the model),
+       whose scores are averaged with this one's; and test-time augmentation
+       of attention models: tta orderings of the configs (<= 1: one, as given)
+       drawn from tta_seed. All zero for a plain model. */
+    struct pc_gnn **members;
+    int n_members;
+    int tta;
+    uint64_t tta_seed;
 } pc_gnn;
 
 /*

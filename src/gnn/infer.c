@@ -2,6 +2,7 @@
  * Inference (src/gnn/infer.h): every configuration of a graph scored in
  * chunks over the shared prefix, distinct configurations once.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,6 +27,10 @@ void pc_infer_scratch_free(pc_infer_scratch *x) {
     free(x->pred);
     free(x->yk);
     free(x->ids);
+    free(x->ens);
+    free(x->pass);
+    free(x->spread);
+    free(x->perm);
 }
 
 int pc_infer_scratch_ids(pc_infer_scratch *x, size_t n) {
@@ -79,11 +84,14 @@ typedef struct igraph {
     pc_gst_graph *gst;
     int64_t c;
     pc_infer_uniq *u;
+    const int64_t *perm; /* TTA: position i scores config perm[i]; NULL: config i */
+    double *out;         /* (c) the scores, by config */
+    int64_t chunk;       /* configs per chunk */
 } igraph;
 
 /*
  * Configs c0.. of a chunk into x->ids: K real ones, padded (cyclically from
- * config 0) to whole attention groups when the model has cross-config
+ * position 0) to whole attention groups when the model has cross-config
  * attention, since its scores are only defined per group. Returns the padded
  * count.
  */
@@ -97,10 +105,15 @@ static int chunk_ids(const pc_gnn *m, const igraph *t, int64_t c0, int64_t chunk
     if (g > 1 && n < g) Kp = (int)n; /* one group of every config */
     for (int k = 0; k < Kp; k++) {
         int64_t i = (c0 + k) % n;
-        x->ids[k] = u->first ? u->first[i] : i;
+        x->ids[k] = u->first ? u->first[i] : t->perm ? t->perm[i] : i;
     }
     *real = K;
     return Kp;
+}
+
+/* The K real scores of a chunk at positions c0.. into t->out. */
+static void chunk_out(const igraph *t, int64_t c0, int K, const float *s) {
+    for (int k = 0; k < K; k++) t->out[t->perm ? t->perm[c0 + k] : c0 + k] = (double)s[k];
 }
 
 /*
@@ -132,12 +145,12 @@ static void uniq_build(const pc_gnn *m, const igraph *t) {
     pc_dedup_free(&d);
 }
 
-/* Scores of the distinct configs (x->pred[0..n)) to every config, in place:
+/* Scores of the distinct configs (t->out[0..n)) to every config, in place:
    a config's group is never after the config, so going down reads only
    entries not yet overwritten. */
-static void expand_uniq(const igraph *t, pc_infer_scratch *x) {
+static void expand_uniq(const igraph *t) {
     if (!t->u->first) return;
-    for (int64_t c = t->c - 1; c >= 0; c--) x->pred[c] = x->pred[t->u->map[c]];
+    for (int64_t c = t->c - 1; c >= 0; c--) t->out[c] = t->out[t->u->map[c]];
 }
 
 int64_t pc_infer_chunk_of(const pc_gnn *m, int64_t budget) {
@@ -146,26 +159,21 @@ int64_t pc_infer_chunk_of(const pc_gnn *m, int64_t budget) {
     return budget / g * g;
 }
 
-/* GST models: every segment fresh, chunks of configs. */
+/* GST models: every segment fresh, chunks of configs, into t->out. */
 static pc_status infer_all_gst(const pc_gnn *m, const igraph *t, pc_infer_scratch *x,
                                pc_error *err) {
     pc_gst_ctx *cx = pc_gst_ctx_new(1);
-    int64_t chunk = pc_infer_chunk_of(m, 64);
-    if (!cx || !pc_fbuf_grow(&x->s, (size_t)chunk) ||
-        !pc_infer_scratch_ids(x, (size_t)(t->c + chunk))) {
-        pc_gst_ctx_free(cx);
-        return pc_fail(err, PC_ERR_NOMEM, "out of memory");
-    }
+    if (!cx) return pc_fail(err, PC_ERR_NOMEM, "out of memory");
     pc_status st = PC_OK;
     int64_t n = t->u->first ? t->u->n : t->c;
-    for (int64_t c0 = 0; c0 < n && !st; c0 += chunk) {
-        int K, Kp = chunk_ids(m, t, c0, chunk, &K, x);
+    for (int64_t c0 = 0; c0 < n && !st; c0 += t->chunk) {
+        int K, Kp = chunk_ids(m, t, c0, t->chunk, &K, x);
         if (!(st = pc_infer_gather_cfg(m, t->g, x->ids, Kp, x, err)))
             st = pc_gst_score(m, cx, t->gst, x->cfg.p, Kp, x->s.p, err);
-        for (int k = 0; k < K && !st; k++) x->pred[c0 + k] = (double)x->s.p[k];
+        if (!st) chunk_out(t, c0, K, x->s.p);
     }
     pc_gst_ctx_free(cx);
-    if (!st) expand_uniq(t, x);
+    if (!st) expand_uniq(t);
     return st;
 }
 
@@ -177,31 +185,113 @@ int64_t pc_infer_chunk(const pc_gnn *m, const pc_gnn_graph *g) {
     return pc_infer_chunk_of(m, chunk);
 }
 
-pc_status pc_infer_all(const pc_gnn *m, pc_gnn_ws *ws, pc_graph *g, const pc_gnn_gdata *d,
-                       pc_gst_graph *gst, pc_infer_uniq *u, pc_infer_scratch *x, pc_error *err) {
-    igraph t = {g, d, gst, pc_graph_num_configs(g), u};
-    if (!pc_infer_scratch_ids(x, (size_t)t.c + 1))
-        return pc_fail(err, PC_ERR_NOMEM, "out of memory");
-    uniq_build(m, &t);
-    if (m->opts.gst) return infer_all_gst(m, &t, x, err);
-    pc_status st = pc_gnn_prefix(m, ws, &d->g, err);
-    if (st) return st;
-    int64_t chunk = pc_infer_chunk(m, &d->g);
-    if (!pc_fbuf_grow(&x->s, (size_t)chunk) || !pc_infer_scratch_ids(x, (size_t)(t.c + chunk)))
-        return pc_fail(err, PC_ERR_NOMEM, "out of memory");
-    int64_t n = u->first ? u->n : t.c;
-    for (int64_t c0 = 0; c0 < n; c0 += chunk) {
-        int K, Kp = chunk_ids(m, &t, c0, chunk, &K, x);
-        if ((st = pc_infer_gather_cfg(m, g, x->ids, Kp, x, err))) return st;
-        if ((st = pc_gnn_score_configs(m, ws, x->cfg.p, Kp, x->s.p, err))) return st;
-        for (int k = 0; k < K; k++) x->pred[c0 + k] = (double)x->s.p[k];
+/* One ordering of every config through the model, its prefix computed, into t->out. */
+static pc_status score_chunks(const pc_gnn *m, pc_gnn_ws *ws, const igraph *t,
+                              pc_infer_scratch *x, pc_error *err) {
+    int64_t n = t->u->first ? t->u->n : t->c;
+    for (int64_t c0 = 0; c0 < n; c0 += t->chunk) {
+        int K, Kp = chunk_ids(m, t, c0, t->chunk, &K, x);
+        pc_status st = pc_infer_gather_cfg(m, t->g, x->ids, Kp, x, err);
+        if (!st) st = pc_gnn_score_configs(m, ws, x->cfg.p, Kp, x->s.p, err);
+        if (st) return st;
+        chunk_out(t, c0, K, x->s.p);
     }
-    expand_uniq(&t, x);
+    expand_uniq(t);
     return PC_OK;
 }
 
+void pc_infer_tta_perm(uint64_t seed, int p, int64_t n, int64_t *perm) {
+    uint64_t r = seed ^ 0x77a0c0de5eedULL;
+    uint64_t z = pc_splitmix64(&r);
+    r ^= z + (uint64_t)p * 0x9E3779B97F4A7C15ULL;
+    for (int64_t i = 0; i < n; i++) perm[i] = i;
+    for (int64_t i = n - 1; i > 0; i--) {
+        int64_t j = (int64_t)(pc_splitmix64(&r) % (uint64_t)(i + 1));
+        int64_t v = perm[i];
+        perm[i] = perm[j];
+        perm[j] = v;
+    }
+}
+
+/* One model's score of every config, the mean over `passes` TTA orderings, into out. */
+static pc_status score_member(const pc_gnn *mm, int passes, uint64_t seed, pc_gnn_ws *ws,
+                              igraph *t, pc_infer_scratch *x, double *out, pc_error *err) {
+    pc_status st = mm->opts.gst ? PC_OK : pc_gnn_prefix(mm, ws, &t->d->g, err);
+    for (int p = 0; p < passes && !st; p++) {
+        t->perm = NULL;
+        t->out = out;
+        if (p > 0) {
+            pc_infer_tta_perm(seed, p, t->c, x->perm);
+            t->perm = x->perm;
+            t->out = x->pass;
+        }
+        st = mm->opts.gst ? infer_all_gst(mm, t, x, err) : score_chunks(mm, ws, t, x, err);
+        for (int64_t i = 0; i < t->c && !st && p > 0; i++) out[i] += x->pass[i];
+    }
+    for (int64_t i = 0; i < t->c && !st && passes > 1; i++) out[i] /= passes;
+    t->perm = NULL;
+    return st;
+}
+
+/* Scores minus their mean over the graph's configs. */
+static void center(double *s, int64_t c) {
+    double mean = 0;
+    for (int64_t i = 0; i < c; i++) mean += s[i];
+    mean /= (double)c;
+    for (int64_t i = 0; i < c; i++) s[i] -= mean;
+}
+
+static int grow_f64(double **p, size_t *cap, size_t n) {
+    double *q = pc_reserve_array(*p, cap, n ? n : 1, sizeof *q);
+    if (q) *p = q;
+    return q != NULL;
+}
+
+/* Every member's scores (TTA-averaged, centered when several) into x->ens, then
+   their mean into x->pred and their spread into x->spread. */
+static pc_status score_ensemble(const pc_gnn *m, int passes, pc_gnn_ws *ws, igraph *t,
+                                pc_infer_scratch *x, pc_error *err) {
+    size_t c = (size_t)t->c, N = 1 + (size_t)m->n_members;
+    int64_t *pp = passes > 1 ? pc_reserve_array(x->perm, &x->perm_cap, c ? c : 1, sizeof *pp)
+                             : x->perm;
+    if (pp) x->perm = pp;
+    if (!grow_f64(&x->ens, &x->ens_cap, N * c) || !grow_f64(&x->spread, &x->spread_cap, c) ||
+        (passes > 1 && (!pp || !grow_f64(&x->pass, &x->pass_cap, c))))
+        return pc_fail(err, PC_ERR_NOMEM, "out of memory");
+    for (size_t j = 0; j < N; j++) {
+        const pc_gnn *mm = j ? m->members[j - 1] : m;
+        double *s = x->ens + j * c;
+        pc_status st = score_member(mm, passes, m->tta_seed, ws, t, x, s, err);
+        if (st) return st;
+        if (N > 1 && c > 0) center(s, t->c);
+    }
+    for (size_t i = 0; i < c; i++) {
+        double mean = 0, var = 0;
+        for (size_t j = 0; j < N; j++) mean += x->ens[j * c + i];
+        mean /= (double)N;
+        for (size_t j = 0; j < N; j++) var += (x->ens[j * c + i] - mean) * (x->ens[j * c + i] - mean);
+        x->pred[i] = mean;
+        x->spread[i] = sqrt(var / (double)N);
+    }
+    return PC_OK;
+}
+
+pc_status pc_infer_all(const pc_gnn *m, pc_gnn_ws *ws, pc_graph *g, const pc_gnn_gdata *d,
+                       pc_gst_graph *gst, pc_infer_uniq *u, pc_infer_scratch *x, pc_error *err) {
+    int64_t c = pc_graph_num_configs(g);
+    int64_t chunk = m->opts.gst ? pc_infer_chunk_of(m, 64) : pc_infer_chunk(m, &d->g);
+    /* every buffer first: t.out may point into x->pred */
+    if (!pc_infer_scratch_ids(x, (size_t)(c + chunk) + 1) || !pc_fbuf_grow(&x->s, (size_t)chunk))
+        return pc_fail(err, PC_ERR_NOMEM, "out of memory");
+    igraph t = {g, d, gst, c, u, NULL, x->pred, chunk};
+    uniq_build(m, &t);
+    int passes = m->opts.attn_heads > 0 && m->tta > 1 ? m->tta : 1;
+    if (m->n_members == 0 && passes == 1) return score_member(m, 1, 0, ws, &t, x, x->pred, err);
+    return score_ensemble(m, passes, ws, &t, x, err);
+}
+
 pc_status pc_infer_score_graph(const pc_gnn *m, pc_gnn_ws *ws, pc_graph *g, double *scores,
-                               pc_error *err) {
+                               double *spread, pc_error *err) {
     int64_t c = pc_graph_num_configs(g);
     if (c < 1) return PC_OK;
     pc_gnn_gdata d;
@@ -218,7 +308,9 @@ pc_status pc_infer_score_graph(const pc_gnn *m, pc_gnn_ws *ws, pc_graph *g, doub
     }
     if (!st) st = pc_infer_all(m, ws, g, &d, gst, &u, &x, err);
     if (!st) memcpy(scores, x.pred, (size_t)c * sizeof(double));
-    else pc_error_prefix(err, "%s: ", pc_graph_path(g));
+    if (!st && spread && x.spread) memcpy(spread, x.spread, (size_t)c * sizeof(double));
+    else if (!st && spread) memset(spread, 0, (size_t)c * sizeof(double));
+    if (st) pc_error_prefix(err, "%s: ", pc_graph_path(g));
     pc_gnn_gdata_free(&d);
     pc_gst_graph_free(gst);
     pc_infer_uniq_free(&u);

@@ -35,6 +35,12 @@ typedef struct pc_infer_scratch {
     double *pred, *yk;       /* predicted scores; targets of the sampled configs */
     int64_t *ids;            /* config ids of a step or a chunk */
     size_t icap;             /* capacity of ids, pred and yk */
+    /* ensembles and test-time augmentation (pc_infer_all): the members'
+       scores (members x configs), one ordering's scores, an ordering, and
+       the spread of the members' scores per config */
+    double *ens, *pass, *spread;
+    int64_t *perm;
+    size_t ens_cap, pass_cap, spread_cap, perm_cap;
 } pc_infer_scratch;
 
 void pc_infer_scratch_free(pc_infer_scratch *x);
@@ -66,15 +72,40 @@ int64_t pc_infer_chunk(const pc_gnn *m, const pc_gnn_graph *g);
  * g's model input (pc_gnn_gdata_build), gst its segments (GST models; NULL
  * otherwise), u its distinct configs (filled on first use). ws is the
  * caller's workspace.
+ *
+ * Test-time augmentation (m->tta > 1, attention models only; ignored
+ * otherwise): each member scores the configs in m->tta orderings, the first
+ * as given, ordering p >= 1 the permutation pc_infer_tta_perm(m->tta_seed, p),
+ * and a config's score is the mean of its scores over the orderings.
+ *
+ * A seed ensemble (m->n_members > 0; N = 1 + n_members models): each
+ * member's scores of the graph are centered (minus their mean over the
+ * graph's configs) and x->pred is the mean over the members of the centered
+ * scores, x->spread their standard deviation over the members (population,
+ * divided by N). Centering removes the per-graph offset on which the ranking
+ * losses (shift-invariant) leave each member free, so the spread measures
+ * disagreement about the configs, not about an offset; the mean ranks as the
+ * raw mean does. Scales are kept: standardizing each member (also dividing
+ * by its standard deviation) was measured worse (bench/RESULTS.md: it
+ * amplifies a member that learned little). A plain model (N = 1) keeps its
+ * raw scores and x->spread is all 0.
  */
 pc_status pc_infer_all(const pc_gnn *m, pc_gnn_ws *ws, pc_graph *g, const pc_gnn_gdata *d,
                        pc_gst_graph *gst, pc_infer_uniq *u, pc_infer_scratch *x, pc_error *err);
 
 /*
- * Scores every config of g into scores[0 .. pc_graph_num_configs(g)),
- * building g's model input (and segments) for the call.
+ * The TTA ordering p (>= 1) of n configs: position i scores config perm[i], a
+ * Fisher-Yates shuffle driven by splitmix64 seeded from seed and p (the
+ * same for every graph with n configs).
+ */
+void pc_infer_tta_perm(uint64_t seed, int p, int64_t n, int64_t *perm);
+
+/*
+ * Scores every config of g into scores[0 .. pc_graph_num_configs(g)) (and
+ * the ensemble's spread into spread when not NULL), building g's model
+ * input (and segments) for the call.
  */
 pc_status pc_infer_score_graph(const pc_gnn *m, pc_gnn_ws *ws, pc_graph *g, double *scores,
-                               pc_error *err);
+                               double *spread, pc_error *err);
 
 #endif /* PC_MODEL_INFER_H */

@@ -5,6 +5,7 @@
 #include "common/threads.h"
 #include "common/util.h"
 #include "gnn/checkpoint.h"
+#include "gnn/eval.h"
 #include "gnn/infer.h"
 #include "perfcast/predict.h"
 
@@ -45,11 +46,28 @@ void pc_predictor_free(pc_predictor *p) {
 
 int pc_predictor_collection(const pc_predictor *p) { return p->collection; }
 
-pc_status pc_predictor_score(pc_predictor *p, pc_graph *g, double *scores, pc_error *err) {
+int pc_predictor_members(const pc_predictor *p) { return 1 + p->m->n_members; }
+
+pc_status pc_predictor_set_tta(pc_predictor *p, int orderings, uint64_t seed, pc_error *err) {
     pc_error local;
     if (!err) err = &local;
     pc_error_clear(err);
-    if (!p || !g || !scores) return pc_fail(err, PC_ERR_ARG, "predict: NULL argument");
+    if (!p) return pc_fail(err, PC_ERR_ARG, "predict: NULL predictor");
+    if (orderings < 1)
+        return pc_fail(err, PC_ERR_ARG, "predict: test-time augmentation needs orderings >= 1, "
+                       "got %d", orderings);
+    if (orderings > 1 && p->m->opts.attn_heads <= 0)
+        return pc_fail(err, PC_ERR_ARG, "test-time augmentation (orderings %d) applies "
+                       "to models with cross-configuration attention (pc_train_opts.attn_heads "
+                       "> 0); this model scores each config on its own, so every ordering gives "
+                       "the same scores", orderings);
+    p->m->tta = orderings;
+    p->m->tta_seed = seed;
+    return PC_OK;
+}
+
+/* The graph must be of the model's kind and feature widths. */
+static pc_status check_graph(const pc_predictor *p, const pc_graph *g, pc_error *err) {
     pc_kind want = p->m->opts.kind;
     if (pc_graph_kind(g) != want)
         return pc_fail(err, PC_ERR_ARG, "%s: a %s graph, but the model is for %s (%s)",
@@ -59,8 +77,33 @@ pc_status pc_predictor_score(pc_predictor *p, pc_graph *g, double *scores, pc_er
     if (pc_graph_node_feat_dim(g) != PC_NODE_FEAT_DIM || pc_graph_config_dim(g) != cdim)
         return pc_fail(err, PC_ERR_FORMAT, "%s: feature widths differ from %d / %d",
                        pc_graph_path(g), PC_NODE_FEAT_DIM, cdim);
+    return PC_OK;
+}
+
+pc_status pc_predictor_score_spread(pc_predictor *p, pc_graph *g, double *scores,
+                                    double *spread, pc_error *err) {
+    pc_error local;
+    if (!err) err = &local;
+    pc_error_clear(err);
+    if (!p || !g || !scores) return pc_fail(err, PC_ERR_ARG, "predict: NULL argument");
+    pc_status st = check_graph(p, g, err);
+    if (st) return st;
     int saved = pc_threads_begin(p->threads);
-    pc_status st = pc_infer_score_graph(p->m, p->ws, g, scores, err);
+    st = pc_infer_score_graph(p->m, p->ws, g, scores, spread, err);
     pc_threads_end(saved);
     return st;
+}
+
+pc_status pc_predictor_score(pc_predictor *p, pc_graph *g, double *scores, pc_error *err) {
+    return pc_predictor_score_spread(p, g, scores, NULL, err);
+}
+
+pc_status pc_predictor_eval(pc_predictor *p, const char *data_dir, const char *split,
+                            const struct pc_dist *dist, pc_eval_result *res, pc_error *err) {
+    pc_error local;
+    if (!err) err = &local;
+    pc_error_clear(err);
+    if (!p || !data_dir || !res) return pc_fail(err, PC_ERR_ARG, "eval: NULL argument");
+    pc_nn_blas_single();
+    return pc_eval_model(p->m, p->collection, data_dir, split, p->threads, dist, res, err);
 }

@@ -34,6 +34,21 @@ static pc_status add_prep(pc_st_writer *w, const char *which, const pc_prep *p, 
     return pc_st_writer_add(w, name, PC_DTYPE_F32, 1, shape, p->std, err);
 }
 
+/* Member k's parameters p (laid out as m's) as "member<k>.param.<name>". */
+static pc_status add_member(pc_st_writer *w, const pc_gnn *m, int k, const float *p,
+                            pc_error *err) {
+    pc_status st = PC_OK;
+    for (int i = 0; i < m->params.count && st == PC_OK; i++) {
+        const pc_param_info *pi = &m->params.info[i];
+        char name[PC_PARAM_NAME_MAX + 32];
+        int64_t shape[PC_PARAM_MAX_DIMS];
+        for (int d = 0; d < pi->ndim; d++) shape[d] = pi->shape[d];
+        snprintf(name, sizeof name, "member%d.param.%s", k, pi->name);
+        st = pc_st_writer_add(w, name, PC_DTYPE_F32, pi->ndim, shape, p + pi->offset, err);
+    }
+    return st;
+}
+
 static pc_status add_state(pc_st_writer *w, const pc_gnn *m, const pc_ckpt_info *info,
                            pc_error *err) {
     int64_t n[1] = {(int64_t)m->params.numel}, no[1] = {info->norder};
@@ -43,6 +58,18 @@ static pc_status add_state(pc_st_writer *w, const pc_gnn *m, const pc_ckpt_info 
     if (!st) st = pc_st_writer_add(w, "state.order", PC_DTYPE_I64, 1, no, info->order, err);
     if (!st) st = pc_st_writer_set_meta(w, "perfcast_state", info->state_json, err);
     return st;
+}
+
+/* An ensemble's per-member training results under "train". */
+static void add_members_json(cJSON *tr, const pc_ckpt_info *info) {
+    cJSON_AddNumberToObject(tr, "ensemble", info->ensemble);
+    cJSON *mm = cJSON_AddArrayToObject(tr, "member_metrics");
+    cJSON *me = cJSON_AddArrayToObject(tr, "member_best_epochs");
+    for (int k = 0; k < info->ensemble; k++) {
+        double v = info->member_metric[k];
+        if (mm) cJSON_AddItemToArray(mm, isfinite(v) ? cJSON_CreateNumber(v) : cJSON_CreateNull());
+        if (me) cJSON_AddItemToArray(me, cJSON_CreateNumber(info->member_best_epoch[k]));
+    }
 }
 
 static char *meta_json(const pc_gnn *m, const pc_ckpt_info *info) {
@@ -103,8 +130,10 @@ static char *meta_json(const pc_gnn *m, const pc_ckpt_info *info) {
             if (info->sampling) cJSON_AddStringToObject(tr, "sampling", info->sampling);
             cJSON_AddNumberToObject(tr, "epochs_run", info->epochs_run);
             cJSON_AddNumberToObject(tr, "best_epoch", info->best_epoch);
+            if (info->ensemble > 1) add_members_json(tr, info);
         }
     }
+    if (info->ensemble > 1) cJSON_AddNumberToObject(root, "ensemble", info->ensemble);
     cJSON_AddStringToObject(root, "metric", o->kind == PC_KIND_TILE ? "tile_score" : "kendall_tau");
     if (isfinite(info->best_metric)) cJSON_AddNumberToObject(root, "best_metric", info->best_metric);
     char *s = cJSON_PrintUnformatted(root);
@@ -125,6 +154,8 @@ pc_status pc_ckpt_save(const pc_gnn *m, const pc_ckpt_info *info, const char *pa
         snprintf(name, sizeof name, "param.%s", pi->name);
         st = pc_st_writer_add(w, name, PC_DTYPE_F32, pi->ndim, shape, m->params.data + pi->offset, err);
     }
+    for (int k = 1; k < info->ensemble && st == PC_OK; k++)
+        st = add_member(w, m, k, info->member_params[k], err);
     if (st == PC_OK) st = add_prep(w, "node", &m->node_prep, err);
     if (st == PC_OK) st = add_prep(w, "cfg", &m->cfg_prep, err);
     if (st == PC_OK && info->state_json) st = add_state(w, m, info, err);

@@ -56,6 +56,14 @@ typedef struct pc_ckpt_info {
     const int64_t *order;
     int64_t norder;
     const char *state_json;
+    /* a seed ensemble (gnn/checkpoint.h): ensemble > 1 members, m being member
+       0; member_params[k] (k >= 1) the parameters of member k (numel each),
+       member_metric and member_best_epoch each member's (written under
+       "train"); 0 or 1: a plain model, the fields unused */
+    int ensemble;
+    const float *const *member_params;
+    const double *member_metric;
+    const int *member_best_epoch;
 } pc_ckpt_info;
 
 pc_status pc_ckpt_save(const pc_gnn *m, const pc_ckpt_info *info, const char *path,

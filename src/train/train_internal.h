@@ -11,6 +11,8 @@
  *   train_eval.c    validation at an epoch's end
  *   train_state.c   the resume state (MODEL.state) and the best model's writes
  *   train_memory.c  the peak-memory estimate and the refusal above the limit
+ *   ensemble.c      seed ensembles: the next member's fresh model and state,
+ *                   the members kept, their ensemble validated and written
  *   checkpoint.c    writing safetensors checkpoints, reading the resume state
  *
  * Scoring every config of a graph (inference), evaluation (and pc_eval_run),
@@ -103,6 +105,24 @@ typedef struct tr_clock {
     int estimates; /* budget estimates made by this run (budget_estimate) */
 } tr_clock;
 
+/*
+ * A seed ensemble (pc_train_opts.ensemble > 1, ensemble.c): member k trains
+ * with seed seed0 + k (t->o.seed while it trains) from a fresh model and
+ * state on the same loaded data; its best parameters are kept here. Members
+ * write nothing (no best model, no resume state) until the ensemble's
+ * checkpoint at the end.
+ */
+typedef struct tr_ens {
+    int n;              /* members asked for (0: no ensemble) */
+    int kept;           /* members trained and kept */
+    uint64_t seed0;     /* pc_train_opts.seed as given */
+    double budget0, t0; /* pc_train_opts.time_budget as given, start of the run */
+    float **params;     /* (n) each kept member's best parameters (numel) */
+    double *metric;     /* (n) each kept member's best valid metric */
+    int *best_epoch, *epochs_run;
+    double first_loss;  /* member 0's */
+} tr_ens;
+
 /* Everything one pc_train_run needs. */
 typedef struct trainer {
     /* options, checked and completed (train_opts.c) */
@@ -137,6 +157,7 @@ typedef struct trainer {
     tr_topo topo;
     tr_state state;
     tr_clock clock;
+    tr_ens ens;
 } trainer;
 
 /* train_opts.c: checks t->o and fills coll, kind, fast, lc, loss_desc, state_path,
@@ -178,6 +199,8 @@ pc_status pc_tr_end_epoch(trainer *t, pc_error *err);
 /* The starting state of a fresh run. */
 void pc_tr_state_init(trainer *t);
 pc_status pc_tr_save_state(trainer *t, pc_error *err);
+/* What the checkpoint of this run records besides the tensors. */
+pc_ckpt_info pc_tr_ckpt_info(const trainer *t);
 /* Writes the best parameters as the model, keeping the current ones. */
 pc_status pc_tr_save_best(trainer *t, pc_error *err);
 /* Restores the model and the state from out_path.state (after the data is loaded). */
@@ -185,5 +208,19 @@ pc_status pc_tr_resume(trainer *t, pc_error *err);
 
 /* train_memory.c: logs the estimate; refuses above the limit. */
 pc_status pc_tr_check_memory(trainer *t, pc_error *err);
+
+/* ensemble.c (pc_train_opts.ensemble > 1; t->ens.n 0 otherwise) */
+/* Before member 0 (after setup): the members' store, member 0's share of the budget. */
+pc_status pc_tr_ens_begin(trainer *t, pc_error *err);
+/*
+ * Member k >= 1: a fresh model (seed seed0 + k) and state, its share of the
+ * budget. *go = 0 (PC_OK) when the budget left is spent: no more members.
+ */
+pc_status pc_tr_ens_next(trainer *t, int k, int *go, pc_error *err);
+/* Keeps the member just trained (its best parameters and metric), if it validated. */
+pc_status pc_tr_ens_keep(trainer *t, int k, pc_error *err);
+/* The kept members as one model: validated (logged) and written; t->state gets its metric. */
+pc_status pc_tr_ens_finish(trainer *t, pc_error *err);
+void pc_tr_ens_free(trainer *t);
 
 #endif

@@ -29,6 +29,7 @@ static void trainer_free(trainer *t) {
     pc_tr_candidates_free(t);
     pc_split_graphs_free(&t->tr);
     pc_split_graphs_free(&t->va);
+    pc_tr_ens_free(t);
 }
 
 /* ---- setup ------------------------------------------------------------------ */
@@ -396,15 +397,42 @@ static pc_status run_epochs(trainer *t, int *interrupted, pc_error *err) {
     return PC_OK;
 }
 
-/* After the epochs: GST's fine-tuning, the state kept or removed, the model written. */
+/* One model: the epochs, then GST's fine-tuning when they completed. */
+static pc_status train_model(trainer *t, int *interrupted, pc_error *err) {
+    tr_state *s = &t->state;
+    pc_status st = run_epochs(t, interrupted, err);
+    if (!st && !*interrupted && t->m->opts.gst && t->o.gst_finetune > 0 && s->best_epoch > 0) {
+        s->epoch--; /* the loop left it one past the last epoch */
+        st = gst_finetune(t, err);
+        s->epoch++;
+    }
+    return st;
+}
+
+/*
+ * A seed ensemble (ensemble.c): the members one after the other, until the
+ * budget is spent or a stop is asked (*interrupted: a stop, not the budget),
+ * then the ensemble validated and written.
+ */
+static pc_status train_ensemble(trainer *t, int *interrupted, pc_error *err) {
+    pc_status st = pc_tr_ens_begin(t, err);
+    int go = 1;
+    *interrupted = 0;
+    for (int k = 0; k < t->o.ensemble && go && !st && !*interrupted; k++) {
+        if (k > 0 && ((st = pc_tr_ens_next(t, k, &go, err)) || !go)) break;
+        int stopped = 0;
+        if ((st = train_model(t, &stopped, err)) || (st = pc_tr_ens_keep(t, k, err))) break;
+        int stop = (t->o.stop_flag && *t->o.stop_flag) ||
+                   (t->o.stop_after_steps > 0 && t->clock.steps_run >= t->o.stop_after_steps);
+        *interrupted = pc_dist_any(t->topo.dist, stop); /* ranks stop together */
+    }
+    return st ? st : pc_tr_ens_finish(t, err);
+}
+
+/* After the epochs: the state kept or removed, the model written. */
 static pc_status finish(trainer *t, int interrupted, pc_error *err) {
     tr_state *s = &t->state;
     pc_status st;
-    if (!interrupted && t->m->opts.gst && t->o.gst_finetune > 0 && s->best_epoch > 0) {
-        s->epoch--; /* the loop left it one past the last epoch */
-        if ((st = gst_finetune(t, err))) return st;
-        s->epoch++;
-    }
     if (interrupted) {
         if ((st = pc_tr_save_state(t, err))) return st;
         pc_tr_logf(t->log, t->user, "state saved to %s; continue with pc_train_opts.resume",
@@ -472,9 +500,9 @@ pc_status pc_train_run(const pc_train_opts *opts, pc_train_log_fn log,
     if (!st) {
         log_start(t);
         t->clock.t_steps0 = pc_tr_now();
-        st = run_epochs(t, &interrupted, err);
+        if (t->o.ensemble > 1) st = train_ensemble(t, &interrupted, err);
+        else if (!(st = train_model(t, &interrupted, err))) st = finish(t, interrupted, err);
     }
-    if (!st) st = finish(t, interrupted, err);
     if (!st && res) fill_result(t, interrupted, res);
     /* an error on some ranks only returns there; the caller ends the job (dist.h) */
     trainer_free(t);

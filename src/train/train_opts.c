@@ -15,6 +15,7 @@ pc_train_opts pc_train_opts_default(void) {
     o.epochs = PC_TRAIN_AUTO;
     o.patience = PC_TRAIN_AUTO;
     o.seed = 1;
+    o.ensemble = 1;
     o.configs = PC_TRAIN_AUTO;
     o.lr = 1e-3f;
     o.weight_decay = 1e-4f;
@@ -149,6 +150,7 @@ static const char *bad_field(const pc_train_opts *o, const char **must) {
     } c[] = {
         {o->epochs != PC_TRAIN_AUTO && o->epochs < 1, "epochs", ">= 1 or PC_TRAIN_AUTO"},
         {o->patience != PC_TRAIN_AUTO && o->patience < 1, "patience", ">= 1 or PC_TRAIN_AUTO"},
+        {o->ensemble < 1 || o->ensemble > PC_CKPT_MAX_MEMBERS, "ensemble", "in 1..64"},
         {o->threads < 0, "threads", ">= 0"},
         {o->configs != PC_TRAIN_AUTO && o->configs < 2, "configs", ">= 2 or PC_TRAIN_AUTO"},
         {!(o->time_budget >= 0), "time_budget", ">= 0"},
@@ -199,6 +201,9 @@ pc_status pc_tr_check_opts(trainer *t, pc_error *err) {
     if (o->gst && t->kind != PC_KIND_LAYOUT)
         return pc_fail(err, PC_ERR_ARG, "train: pc_train_opts.gst applies to layout collections "
                        "(tile graphs are small)");
+    if (o->ensemble > 1 && o->resume)
+        return pc_fail(err, PC_ERR_ARG, "train: pc_train_opts.resume does not apply to "
+                       "ensembles (pc_train_opts.ensemble > 1 keeps no resume state)");
     if (o->prune_hops > 0 && t->kind != PC_KIND_LAYOUT)
         return pc_fail(err, PC_ERR_ARG, "train: pc_train_opts.prune_hops applies to layout "
                        "collections (tile graphs have no configurable nodes)");

@@ -50,7 +50,7 @@ static char *state_json(const trainer *t) {
     return s;
 }
 
-static pc_ckpt_info ckpt_info(const trainer *t) {
+pc_ckpt_info pc_tr_ckpt_info(const trainer *t) {
     pc_ckpt_info info;
     memset(&info, 0, sizeof info);
     info.collection = t->coll;
@@ -65,8 +65,8 @@ static pc_ckpt_info ckpt_info(const trainer *t) {
 }
 
 pc_status pc_tr_save_state(trainer *t, pc_error *err) {
-    if (t->topo.R != 0) return PC_OK; /* rank 0 writes */
-    pc_ckpt_info info = ckpt_info(t);
+    if (t->topo.R != 0 || t->ens.n > 1) return PC_OK; /* rank 0 writes; ensembles at the end */
+    pc_ckpt_info info = pc_tr_ckpt_info(t);
     char *js = state_json(t);
     if (!js) return pc_fail(err, PC_ERR_NOMEM, "train: out of memory");
     info.adam_m = t->m->params.m;
@@ -82,13 +82,13 @@ pc_status pc_tr_save_state(trainer *t, pc_error *err) {
 
 /* Writes the best parameters as the model, keeping the current ones. */
 pc_status pc_tr_save_best(trainer *t, pc_error *err) {
-    if (t->topo.R != 0) return PC_OK; /* rank 0 writes */
+    if (t->topo.R != 0 || t->ens.n > 1) return PC_OK; /* rank 0 writes; ensembles at the end */
     size_t n = t->m->params.numel;
     float *cur = malloc(n * sizeof(float));
     if (!cur) return pc_fail(err, PC_ERR_NOMEM, "train: out of memory");
     memcpy(cur, t->m->params.data, n * sizeof(float));
     memcpy(t->m->params.data, t->state.best, n * sizeof(float));
-    pc_ckpt_info info = ckpt_info(t);
+    pc_ckpt_info info = pc_tr_ckpt_info(t);
     pc_status st = pc_ckpt_save(t->m, &info, t->o.out_path, err);
     memcpy(t->m->params.data, cur, n * sizeof(float));
     free(cur);

@@ -129,6 +129,7 @@ static void test_train_defaults(void **state) {
     assert_int_equal(o.batch_graphs, 1);
     assert_int_equal(o.epochs, PC_TRAIN_AUTO); /* 20, or the time budget's */
     assert_int_equal(o.patience, PC_TRAIN_AUTO);
+    assert_int_equal(o.ensemble, 1);
 }
 
 /* pc_train_run's refusal of o, with a message holding `want`. */
@@ -154,6 +155,19 @@ static void test_train_checks(void **state) {
     o = base;
     o.epochs = 0;
     refused(&o, "pc_train_opts.epochs must be >= 1 or PC_TRAIN_AUTO");
+    o = base;
+    o.ensemble = 0;
+    refused(&o, "pc_train_opts.ensemble must be in 1..64");
+    o = base;
+    o.ensemble = -3;
+    refused(&o, "pc_train_opts.ensemble must be in 1..64");
+    o = base;
+    o.ensemble = 65;
+    refused(&o, "pc_train_opts.ensemble must be in 1..64");
+    o = base;
+    o.ensemble = 2;
+    o.resume = 1;
+    refused(&o, "pc_train_opts.resume does not apply to ensembles");
     o = base;
     o.configs = 1;
     refused(&o, "pc_train_opts.configs");
