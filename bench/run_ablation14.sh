@@ -11,7 +11,7 @@
 # by `perfcast eval` on valid and on the holdout. "old_defaults" adds
 # `--epochs 20 --patience 5` (what the budget-only command did before issue #14).
 # XGBoost: bench/xgb_baseline.py, same budget, 2 threads.
-# env COLLS, VARIANTS: subsets. Results: WORK/abl14.jsonl, then the table
+# env COLLS, VARIANTS: subsets; RES: the results file; APPEND=1 adds to it. Results: WORK/abl14.jsonl, then the table
 # (mean ± std over seeds and a 95% t-interval of the mean) of bench/ablation14_table.py.
 set -u
 export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive}
@@ -24,8 +24,8 @@ PY=/usr/bin/python3
 mkdir -p "$WORK"
 PC=$WORK/perfcast
 cp "$BUILD/perfcast" "$PC"
-RES=$WORK/abl14.jsonl
-: >"$RES"
+RES=${RES:-$WORK/abl14.jsonl}
+[ -n "${APPEND:-}" ] || : >"$RES"
 cd "$(dirname "$0")/.."
 echo "# $("$PC" --version); $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs); budget ${B}s; seeds 1..$SEEDS; scale $SCALE; $(date -u +%FT%TZ)"
 COLLS=${COLLS:-tile:xla layout:xla:random layout:xla:default}
