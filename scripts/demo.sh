@@ -25,12 +25,11 @@ echo "== perfcast info $first_layout"
 "$PC" info "$first_layout"
 echo
 echo "== perfcast train: tile:xla (30 s budget), then layout:xla:random (60 s budget)"
-# the whole budget: no epoch cap, no early stop on the 2-8 noisy valid graphs
+# the defaults: the budget sets the run's length, schedule and patience
 "$PC" train --data "$OUT" --collection tile:xla --out "$OUT/tile_xla.model" --time-budget 30 \
-  --epochs 100000 --patience 100000 --seed 1 --progress never | tail -n 3
+  --seed 1 --progress never | tail -n 3
 "$PC" train --data "$OUT" --collection layout:xla:random --out "$OUT/layout_xla_random.model" \
-  --time-budget 60 --epochs 100000 --patience 100000 --seed 1 --progress never \
-  | tail -n 3
+  --time-budget 60 --seed 1 --progress never | tail -n 3
 echo
 echo "== perfcast eval on the valid split"
 "$PC" eval --model "$OUT/tile_xla.model" --data "$OUT" --split valid
