@@ -58,6 +58,7 @@ def st_save(path, tensors, meta):
 
 
 def split_members(path, stem):
+    """Each member of the ensemble at path as a plain checkpoint; their paths."""
     t, meta = st_load(path)
     pc = json.loads(meta["perfcast"])
     n = pc.pop("ensemble", 1)

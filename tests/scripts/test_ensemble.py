@@ -24,7 +24,6 @@ import glob
 import json
 import os
 import shutil
-import struct
 import sys
 
 import numpy as np
@@ -36,52 +35,10 @@ DATA_DIR = os.environ.get("PC_TEST_DATA", os.path.join(os.path.dirname(__file__)
 DATA = os.path.join(TMP, "data")
 M64 = (1 << 64) - 1
 
-# ---- safetensors, read and written with numpy ------------------------------------------
-
-
-def st_load(path):
-    b = open(path, "rb").read()
-    n = struct.unpack("<Q", b[:8])[0]
-    hdr = json.loads(b[8:8 + n])
-    meta = hdr.pop("__metadata__", {})
-    dt = {"F32": np.float32, "I32": np.int32, "I64": np.int64}
-    out = {}
-    for k, v in hdr.items():
-        s, e = v["data_offsets"]
-        out[k] = np.frombuffer(b[8 + n + s:8 + n + e], dtype=dt[v["dtype"]]).reshape(v["shape"])
-    return out, meta
-
-
-def st_save(path, tensors, meta):
-    names = {np.dtype(np.float32): "F32", np.dtype(np.int32): "I32", np.dtype(np.int64): "I64"}
-    hdr, off, blobs = {}, 0, []
-    for k in sorted(tensors):
-        b = np.ascontiguousarray(tensors[k]).tobytes()
-        hdr[k] = {"dtype": names[tensors[k].dtype], "shape": list(tensors[k].shape),
-                  "data_offsets": [off, off + len(b)]}
-        off += len(b)
-        blobs.append(b)
-    hdr["__metadata__"] = meta
-    h = json.dumps(hdr).encode()
-    h += b" " * ((8 - len(h) % 8) % 8)
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(h)) + h + b"".join(blobs))
-
-
-def split_members(path, stem):
-    """Each member of the ensemble at path as a plain checkpoint; their paths."""
-    t, meta = st_load(path)
-    pc = json.loads(meta["perfcast"])
-    n = pc.pop("ensemble", 1)
-    outs = []
-    for k in range(n):
-        pre = "" if k == 0 else "member%d." % k
-        tk = {name[len(pre):]: v for name, v in t.items() if name.startswith(pre + "param.")}
-        tk.update({name: v for name, v in t.items() if name.startswith("prep.")})
-        out = "%s_m%d.safetensors" % (stem, k)
-        st_save(out, tk, {"perfcast": json.dumps(pc)})
-        outs.append(out)
-    return outs
+# safetensors read and written with numpy, and an ensemble split into plain checkpoints:
+# bench/ensemble_avg.py's (the averaging benchmark uses the same helpers)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench"))
+from ensemble_avg import split_members, st_load  # noqa: E402
 
 
 # ---- helpers ---------------------------------------------------------------------------
