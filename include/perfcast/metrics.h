@@ -192,6 +192,26 @@ PC_API pc_status pc_bootstrap_mean_ci(const double *values, size_t n, size_t res
                                       pc_error *err);
 
 /*
+ * Two-way bootstrap percentile interval of the mean of a rows x cols table
+ * (row-major, values[r * cols + c]): each resample draws `rows` row indices
+ * and then `cols` column indices with replacement, independently, and takes
+ * the mean of the rows x cols cells they select. `perfcast eval` of a seed
+ * ensemble bootstraps this way over graphs (rows) and members (columns),
+ * each cell one member's metric on one graph: the interval of what one
+ * member, a seed drawn at random, scores on a graph drawn at random, so it
+ * widens with the spread between seeds as well as between graphs.
+ *
+ * The draws are pc_bootstrap_mean_ci's stream, per resample the row indices
+ * and then the column indices; with cols == 1 no column is drawn, so the
+ * interval equals pc_bootstrap_mean_ci's of the one column. rows == 0 or
+ * cols == 0: NaN and PC_OK. Values finite; resamples >= 1; 0 < level < 1.
+ * O(resamples * rows * cols) time, O(resamples + rows + cols) memory.
+ */
+PC_API pc_status pc_bootstrap_mean2_ci(const double *values, size_t rows, size_t cols,
+                                       size_t resamples, uint64_t seed, double level, double *lo,
+                                       double *hi, pc_error *err);
+
+/*
  * The draws of pc_bootstrap_mean_ci: resamples * n indices in [0, n),
  * resample b's at idx[b * n .. (b + 1) * n). Requires n >= 1 and
  * resamples >= 1 (PC_ERR_ARG otherwise, or when resamples * n overflows).

@@ -38,6 +38,20 @@ typedef struct pc_eval_result {
     double slowdown_ci[3][2];
     double ci_level;  /* 0.95 */
     int ci_resamples; /* 2000 */
+    /*
+     * A seed ensemble (several members): each member also scored alone on
+     * every graph (its own TTA-averaged scores, as inside the ensemble).
+     * member_metric_mean / _std: the mean and sample std (n - 1) over the
+     * members of each member's mean metric over the graphs; member_metric_ci:
+     * the two-way bootstrap over graphs and members (pc_bootstrap_mean2_ci,
+     * the PC_BOOTSTRAP_* settings) of one member's metric, over the graphs
+     * where every member's is defined. How much the score depends on the
+     * seed; the intervals above stay those of the ensemble's averaged
+     * scores. members = 1 and these NaN for a plain model.
+     */
+    int members;
+    double member_metric_mean, member_metric_std;
+    double member_metric_ci[2];
 } pc_eval_result;
 
 /* Scores every graph of `split` ("valid" by default when NULL). */

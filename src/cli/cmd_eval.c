@@ -124,8 +124,29 @@ static void print_json_one(const pc_eval_result *r, const char *split, const cha
         jval(ci[1]);
         printf("], ");
     }
+    if (r->members > 1) {
+        printf("\"members\": %d, \"member_metric\": {", r->members);
+        jnum("mean", r->member_metric_mean, 0);
+        jnum("std", r->member_metric_std, 1);
+        printf("}, \"member_metric_ci95\": [");
+        jval(r->member_metric_ci[0]);
+        printf(", ");
+        jval(r->member_metric_ci[1]);
+        printf("], ");
+    }
     printf("\"ci\": {\"level\": %g, \"resamples\": %d, \"over\": \"graphs\"}}", r->ci_level,
            r->ci_resamples);
+}
+
+/* An ensemble's members, each scored alone: how much the score depends on the seed. */
+static void print_text_members(const pc_eval_result *r, const char *indent) {
+    if (r->members < 2) return;
+    printf("%s%d members alone: %s %.6f ± %.6f (mean ± std over members)", indent, r->members,
+           text_name(r, M_METRIC), r->member_metric_mean, r->member_metric_std);
+    if (isfinite(r->member_metric_ci[0]) && isfinite(r->member_metric_ci[1]))
+        printf("   %g%% CI over graphs and members [%.6f, %.6f]", 100 * r->ci_level,
+               r->member_metric_ci[0], r->member_metric_ci[1]);
+    printf("\n");
 }
 
 static void print_text_one(const pc_eval_result *r, const char *indent) {
@@ -139,6 +160,7 @@ static void print_text_one(const pc_eval_result *r, const char *indent) {
             printf("   %g%% CI [%.6f, %.6f]", 100 * r->ci_level, ci[0], ci[1]);
         printf("\n");
     }
+    print_text_members(r, indent);
 }
 
 /* ---- several checkpoints ---- */

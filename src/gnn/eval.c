@@ -106,19 +106,25 @@ static pc_status require_runtimes(const pc_split_graphs *s, pc_error *err) {
 /*
  * Every graph's values, by its index in the split (so the intervals do not
  * depend on how graphs were shared over ranks): val[gi * PC_EVAL_NVALUES + k]
- * and have[...] = 1 where graph gi has a finite value k.
+ * and have[...] = 1 where graph gi has a finite value k. A seed ensemble's
+ * members' own metrics too: mval[gi * members + j], mhave[...].
  */
 typedef struct eval_values {
-    size_t n; /* graphs in the split */
-    double *val, *have;
+    size_t n;       /* graphs in the split */
+    size_t members; /* 1 + the ensemble's further members */
+    double *val, *have, *mval, *mhave;
 } eval_values;
 
-static pc_status eval_values_new(eval_values *t, size_t n, pc_error *err) {
+static pc_status eval_values_new(eval_values *t, size_t n, size_t members, pc_error *err) {
     t->n = n;
-    size_t len = (n ? n : 1) * PC_EVAL_NVALUES;
+    t->members = members;
+    size_t len = (n ? n : 1) * PC_EVAL_NVALUES, mlen = (n ? n : 1) * members;
     t->val = calloc(len, sizeof *t->val);
     t->have = calloc(len, sizeof *t->have);
-    if (!t->val || !t->have) return pc_fail(err, PC_ERR_NOMEM, "out of memory");
+    t->mval = calloc(mlen, sizeof *t->mval);
+    t->mhave = calloc(mlen, sizeof *t->mhave);
+    if (!t->val || !t->have || !t->mval || !t->mhave)
+        return pc_fail(err, PC_ERR_NOMEM, "out of memory");
     return PC_OK;
 }
 
@@ -130,16 +136,41 @@ static void eval_values_set(eval_values *t, size_t gi, const double *v) {
     }
 }
 
+/*
+ * The headline metric of each member of m's ensemble on graph t alone, from
+ * the members' scores pc_infer_all left in x->ens (centered, which leaves
+ * rank metrics as they are), into row gi of the table.
+ */
+static pc_status eval_members_set(const pc_gnn *m, const pc_split_graph *t, const pc_infer_scratch *x,
+                                  eval_values *tv, pc_error *err) {
+    size_t c = (size_t)pc_graph_num_configs(t->g), N = tv->members, gi = t->gi;
+    if (N < 2 || c < 1 || gi >= tv->n) return PC_OK;
+    for (size_t j = 0; j < N; j++) {
+        const double *s = x->ens + j * c;
+        double v = NAN;
+        pc_status st = m->opts.kind == PC_KIND_TILE ? pc_tile_score(s, t->rt, t->norm, c, &v, err)
+                                                    : pc_kendall_tau_b(s, t->rt, c, &v, err);
+        if (st) return st;
+        tv->mval[gi * N + j] = isfinite(v) ? v : 0;
+        tv->mhave[gi * N + j] = isfinite(v);
+    }
+    return PC_OK;
+}
+
 /* Each rank holds its graphs' values, zeros elsewhere: every rank gets all of them. */
 static void eval_values_reduce(const pc_dist *d, eval_values *t) {
     if (pc_dist_size(d) <= 1) return;
     pc_dist_sum_f64(d, t->val, t->n * PC_EVAL_NVALUES);
     pc_dist_sum_f64(d, t->have, t->n * PC_EVAL_NVALUES);
+    pc_dist_sum_f64(d, t->mval, t->n * t->members);
+    pc_dist_sum_f64(d, t->mhave, t->n * t->members);
 }
 
 static void eval_values_free(eval_values *t) {
     free(t->val);
     free(t->have);
+    free(t->mval);
+    free(t->mhave);
 }
 
 /*
@@ -156,12 +187,51 @@ static pc_status interval_over_graphs(const eval_values *t, int k, double *buf, 
 }
 
 /*
+ * The members' statistics of res (perfcast/predict.h): each member's mean
+ * over the graphs where it is defined, their mean and spread, and the
+ * two-way interval over the graphs where every member's metric is defined.
+ */
+static pc_status eval_member_stats(const eval_values *t, pc_eval_result *res, pc_error *err) {
+    size_t N = t->members, rows = 0;
+    res->members = (int)N;
+    res->member_metric_mean = res->member_metric_std = NAN;
+    res->member_metric_ci[0] = res->member_metric_ci[1] = NAN;
+    if (N < 2) return PC_OK;
+    double *table = malloc((t->n ? t->n : 1) * N * sizeof *table), *means = malloc(N * sizeof *means);
+    if (!table || !means) {
+        free(table), free(means);
+        return pc_fail(err, PC_ERR_NOMEM, "out of memory");
+    }
+    for (size_t j = 0; j < N; j++) {
+        pc_metric_mean mm;
+        pc_metric_mean_init(&mm);
+        for (size_t g = 0; g < t->n; g++)
+            pc_metric_mean_add(&mm, t->mhave[g * N + j] ? t->mval[g * N + j] : NAN);
+        means[j] = pc_metric_mean_value(&mm);
+    }
+    for (size_t g = 0; g < t->n; g++) {
+        size_t j = 0;
+        while (j < N && t->mhave[g * N + j]) j++;
+        if (j == N) memcpy(table + rows++ * N, t->mval + g * N, N * sizeof *table);
+    }
+    pc_spread sp;
+    pc_status st = pc_spread_compute(means, N, &sp, err);
+    if (!st) {
+        res->member_metric_mean = sp.mean;
+        res->member_metric_std = sp.std;
+        st = pc_bootstrap_mean2_ci(table, rows, N, PC_BOOTSTRAP_RESAMPLES, PC_BOOTSTRAP_SEED,
+                                   PC_BOOTSTRAP_LEVEL, &res->member_metric_ci[0],
+                                   &res->member_metric_ci[1], err);
+    }
+    free(table);
+    free(means);
+    return st;
+}
+
+/*
  * res's confidence intervals: a percentile bootstrap over graphs of every
- * mean (perfcast/metrics.h, PC_BOOTSTRAP_*). Hook for ensembles: a checkpoint
- * with several members would score each member's per-graph values as well
- * (an eval_values per member) and add intervals "over members" here, as new
- * fields appended to pc_eval_result after ci_resamples; the intervals over
- * graphs stay those of the averaged ensemble's scores.
+ * mean (perfcast/metrics.h, PC_BOOTSTRAP_*), of the ensemble's averaged
+ * scores; for an ensemble also the members' own (eval_member_stats).
  */
 static pc_status eval_intervals(const eval_values *t, pc_eval_result *res, pc_error *err) {
     double *buf = malloc((t->n ? t->n : 1) * sizeof *buf);
@@ -175,7 +245,7 @@ static pc_status eval_intervals(const eval_values *t, pc_eval_result *res, pc_er
     free(buf);
     res->ci_level = PC_BOOTSTRAP_LEVEL;
     res->ci_resamples = PC_BOOTSTRAP_RESAMPLES;
-    return st;
+    return st ? st : eval_member_stats(t, res, err);
 }
 
 pc_status pc_eval_run(const char *model_path, const char *data_dir, const char *split,
@@ -209,13 +279,16 @@ static pc_status eval_run(const char *model_path, const pc_gnn *given, int coll,
     if (!st && !(ws = pc_gnn_ws_new())) st = pc_fail(err, PC_ERR_NOMEM, "out of memory");
     pc_eval_sum e;
     pc_eval_sum_init(&e);
-    eval_values t = {0, NULL, NULL};
-    if (!st) st = eval_values_new(&t, pc_dataset_num_files(ds, coll, sp), err);
+    eval_values t = {0, 0, NULL, NULL, NULL, NULL};
+    if (!st)
+        st = eval_values_new(&t, pc_dataset_num_files(ds, coll, sp), 1 + (size_t)m->n_members,
+                             err);
     for (size_t i = 0; i < s.n && !st; i++) {
         double v[PC_EVAL_NVALUES];
         int scored;
         st = pc_eval_graph_values(m, ws, &s.v[i], &x, &e, v, &scored, err);
         if (!st && scored) eval_values_set(&t, s.v[i].gi, v);
+        if (!st && scored) st = eval_members_set(m, &s.v[i], &x, &t, err);
     }
     if (!st) pc_eval_sum_reduce(dist, &e);
     if (!st) eval_values_reduce(dist, &t);

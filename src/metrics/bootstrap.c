@@ -63,39 +63,70 @@ pc_status pc_percentile(double *x, size_t n, double q, double *out, pc_error *er
     return PC_OK;
 }
 
-pc_status pc_bootstrap_mean_ci(const double *values, size_t n, size_t resamples, uint64_t seed,
-                               double level, double *lo, double *hi, pc_error *err) {
-    pc_error local;
-    if (!err) err = &local;
-    pc_error_clear(err);
+/* The shared checks of the bootstrap intervals. */
+static pc_status check_args(const double *values, size_t n, size_t resamples, double level,
+                            pc_error *err) {
     if (resamples < 1) return pc_fail(err, PC_ERR_ARG, "bootstrap: resamples must be >= 1");
     if (!(level > 0 && level < 1))
         return pc_fail(err, PC_ERR_ARG, "bootstrap: level = %g, expected 0 < level < 1", level);
     if (n > 0 && !values) return pc_fail(err, PC_ERR_ARG, "bootstrap: values is NULL");
-    pc_status st = check_finite(values, n, err);
-    if (st) return st;
-    double a = NAN, b = NAN;
-    if (n > 0) {
-        double *means =
-            resamples <= SIZE_MAX / sizeof *means ? malloc(resamples * sizeof *means) : NULL;
-        if (!means) {
-            return pc_fail(err, PC_ERR_NOMEM, "bootstrap: out of memory for %zu resamples",
-                           resamples);
-        }
-        uint64_t state = seed;
-        for (size_t r = 0; r < resamples; r++) {
-            double s = 0;
-            for (size_t k = 0; k < n; k++) s += values[draw_index(&state, n)];
-            means[r] = s / (double)n;
-        }
-        st = pc_percentile(means, resamples, (1 - level) / 2, &a, err);
-        /* sorted now: the upper percentile reads the same order statistics */
-        if (!st) st = pc_percentile(means, resamples, (1 + level) / 2, &b, err);
-        free(means);
-        if (st) return st;
+    return check_finite(values, n, err);
+}
+
+/*
+ * The interval of a rows x cols table's mean over resamples (cols == 1: the
+ * one-way bootstrap of a vector). ci[0..1] = NaN when the table is empty.
+ */
+static pc_status mean2_ci(const double *values, size_t rows, size_t cols, size_t resamples,
+                          uint64_t seed, double level, double ci[2], pc_error *err) {
+    ci[0] = ci[1] = NAN;
+    if (rows == 0 || cols == 0) return PC_OK;
+    double *means = resamples <= SIZE_MAX / sizeof *means ? malloc(resamples * sizeof *means) : NULL;
+    size_t *ri = malloc(rows * sizeof *ri), *cj = malloc(cols * sizeof *cj);
+    pc_status st = PC_OK;
+    if (!means || !ri || !cj) {
+        st = pc_fail(err, PC_ERR_NOMEM, "bootstrap: out of memory for %zu resamples", resamples);
+        goto done;
     }
-    if (lo) *lo = a;
-    if (hi) *hi = b;
+    uint64_t state = seed;
+    for (size_t r = 0; r < resamples; r++) {
+        for (size_t k = 0; k < rows; k++) ri[k] = draw_index(&state, rows);
+        for (size_t k = 0; k < cols; k++) cj[k] = cols > 1 ? draw_index(&state, cols) : 0;
+        double s = 0;
+        for (size_t k = 0; k < rows; k++)
+            for (size_t l = 0; l < cols; l++) s += values[ri[k] * cols + cj[l]];
+        means[r] = s / ((double)rows * (double)cols);
+    }
+    st = pc_percentile(means, resamples, (1 - level) / 2, &ci[0], err);
+    /* sorted now: the upper percentile reads the same order statistics */
+    if (!st) st = pc_percentile(means, resamples, (1 + level) / 2, &ci[1], err);
+done:
+    free(means);
+    free(ri);
+    free(cj);
+    return st;
+}
+
+pc_status pc_bootstrap_mean_ci(const double *values, size_t n, size_t resamples, uint64_t seed,
+                               double level, double *lo, double *hi, pc_error *err) {
+    return pc_bootstrap_mean2_ci(values, n, 1, resamples, seed, level, lo, hi, err);
+}
+
+pc_status pc_bootstrap_mean2_ci(const double *values, size_t rows, size_t cols, size_t resamples,
+                                uint64_t seed, double level, double *lo, double *hi,
+                                pc_error *err) {
+    pc_error local;
+    if (!err) err = &local;
+    pc_error_clear(err);
+    uint64_t n;
+    if (!pc_mul_u64(rows, cols, &n) || n > SIZE_MAX / sizeof(double))
+        return pc_fail(err, PC_ERR_ARG, "bootstrap: rows * cols overflows");
+    double ci[2];
+    pc_status st = check_args(values, (size_t)n, resamples, level, err);
+    if (!st) st = mean2_ci(values, rows, cols, resamples, seed, level, ci, err);
+    if (st) return st;
+    if (lo) *lo = ci[0];
+    if (hi) *hi = ci[1];
     return PC_OK;
 }
 

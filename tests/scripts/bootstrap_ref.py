@@ -37,3 +37,28 @@ def mean_ci(values, resamples, seed, level):
     means = v[indices(v.size, resamples, seed)].mean(axis=1)
     lo, hi = np.percentile(means, [50 * (1 - level), 50 * (1 + level)])
     return float(lo), float(hi)
+
+
+def mean2_ci(table, resamples, seed, level):
+    """Two-way bootstrap of a (rows, cols) table's mean: per resample the row draws,
+    then the column draws (none when cols == 1), from one stream."""
+    t = np.asarray(table, dtype=np.float64)
+    rows, cols = t.shape
+    if rows == 0 or cols == 0:
+        return float("nan"), float("nan")
+    state, means = seed & M64, np.empty(resamples)
+
+    def draw(n):
+        nonlocal state
+        skip = (1 << 64) % n
+        while True:
+            state, r = splitmix64(state)
+            if r >= skip:
+                return r % n
+
+    for b in range(resamples):
+        ri = [draw(rows) for _ in range(rows)]
+        cj = [draw(cols) for _ in range(cols)] if cols > 1 else [0]
+        means[b] = t[np.ix_(ri, cj)].mean()
+    lo, hi = np.percentile(means, [50 * (1 - level), 50 * (1 + level)])
+    return float(lo), float(hi)

@@ -29,6 +29,8 @@ except ImportError:
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bootstrap_ref  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench"))
+from ensemble_avg import split_members  # noqa: E402
 from clitest import FAILS, expect, expect_rc, report, run, run_checks  # noqa: E402
 
 TMP = os.environ.get("PC_TEST_TMP", "/tmp/pc_test_eval_ci")
@@ -126,6 +128,42 @@ def check_seeds():
     expect("over 2 checkpoints: mean ± std" in t.stdout, "eval text summary: " + t.stdout)
 
 
+def check_members():
+    """An ensemble's members scored alone: eval's mean, std and two-way interval over
+    graphs and members against each member split into a plain checkpoint (numpy)."""
+    ens = os.path.join(TMP, "ens.safetensors")
+    p = run("train", "--data", DATA, "--collection", "tile:xla", "--out", ens, "--epochs", "2",
+            "--hidden", "16", "--layers", "1", "--threads", "2", "--progress", "never",
+            "--ensemble", "3", timeout=300)
+    expect_rc(p, 0, "train --ensemble 3")
+    e = run("eval", "--model", ens, "--data", DATA, "--split", "train", "--json")
+    expect_rc(e, 0, "eval of an ensemble")
+    if e.returncode:
+        return
+    r = json.loads(e.stdout)
+    per = [graph_values(m, "tile:xla", "train")
+           for m in split_members(ens, os.path.join(TMP, "ens"))]
+    table = np.array([[per[j][g]["metric"] for j in range(3)] for g in range(len(per[0]))])
+    means = table.mean(axis=0)
+    lo, hi = bootstrap_ref.mean2_ci(table, RESAMPLES, SEED, LEVEL)
+    expect(r.get("members") == 3, "members %r" % r.get("members"))
+    mm = r.get("member_metric", {})
+    expect(abs(mm.get("mean", 0) - means.mean()) < 1e-6
+           and abs(mm.get("std", 0) - means.std(ddof=1)) < 1e-6,
+           "member mean/std %r vs %r, %r" % (mm, means.mean(), means.std(ddof=1)))
+    got = r.get("member_metric_ci95", [0, 0])
+    expect(abs(got[0] - lo) < 1e-6 and abs(got[1] - hi) < 1e-6,
+           "two-way interval %r, direct %r" % (got, [lo, hi]))
+    print("ensemble of 3: members alone %.4f ± %.4f, [%.4f, %.4f] as computed directly"
+          % (means.mean(), means.std(ddof=1), lo, hi))
+    t = run("eval", "--model", ens, "--data", DATA, "--split", "train")
+    expect("3 members alone:" in t.stdout and "CI over graphs and members" in t.stdout,
+           "eval text shows the members: " + t.stdout)
+    plain = run("eval", "--model", os.path.join(TMP, "tile.safetensors"), "--data", DATA,
+                "--split", "train", "--json")
+    expect("members" not in json.loads(plain.stdout), "a plain model has no member fields")
+
+
 def check_bad_input(tile):
     common = ["--data", DATA, "--collection", "tile:xla", "--out", os.path.join(TMP, "x.st")]
     for args, what in ((["train", *common, "--seeds", "0"], "--seeds"),
@@ -157,7 +195,7 @@ def main():
     run_checks([lambda: check_intervals(tile, "tile:xla", "train"), check_seeds,
                 lambda: check_intervals(os.path.join(TMP, "lay.safetensors"),
                                         "layout:xla:random", "train"),
-                lambda: check_bad_input(tile)])
+                check_members, lambda: check_bad_input(tile)])
     code = report("PASS")
     if not FAILS:
         shutil.rmtree(TMP, ignore_errors=True)

@@ -533,6 +533,38 @@ static void test_bootstrap_coverage(void **state) {
     assert_true(cov > 0.90 && cov < 0.985);
 }
 
+/* Two-way (graphs x members): one column is the one-way interval; spread between
+   columns widens it; the table's mean lies inside; empty is NaN; bad values named. */
+static void test_bootstrap_two_way(void **state) {
+    (void)state;
+    enum { R = 30, C = 4 };
+    double a[R], t[R * C], flat[R * C], lo1, hi1, lo, hi, lo2, hi2;
+    uint64_t s = 77;
+    double mean = 0;
+    for (int r = 0; r < R; r++) a[r] = normal(&s);
+    assert_int_equal(pc_bootstrap_mean_ci(a, R, 500, 9, 0.95, &lo1, &hi1, NULL), PC_OK);
+    assert_int_equal(pc_bootstrap_mean2_ci(a, R, 1, 500, 9, 0.95, &lo, &hi, NULL), PC_OK);
+    assert_true(lo == lo1 && hi == hi1);
+    for (int r = 0; r < R; r++)
+        for (int c = 0; c < C; c++) {
+            flat[r * C + c] = a[r];
+            t[r * C + c] = a[r] + 2.0 * (c - 1.5); /* members far apart */
+            mean += t[r * C + c] / (R * C);
+        }
+    assert_int_equal(pc_bootstrap_mean2_ci(flat, R, C, 500, 9, 0.95, &lo, &hi, NULL), PC_OK);
+    assert_int_equal(pc_bootstrap_mean2_ci(t, R, C, 500, 9, 0.95, &lo2, &hi2, NULL), PC_OK);
+    assert_true(lo2 <= mean && mean <= hi2);
+    assert_true(hi2 - lo2 > 2 * (hi - lo));
+    assert_int_equal(pc_bootstrap_mean2_ci(NULL, 0, C, 10, 1, 0.95, &lo, &hi, NULL), PC_OK);
+    assert_true(isnan(lo) && isnan(hi));
+    pc_error e;
+    t[5] = NAN;
+    assert_int_equal(pc_bootstrap_mean2_ci(t, R, C, 10, 1, 0.95, &lo, &hi, &e), PC_ERR_ARG);
+    assert_non_null(strstr(e.msg, "values[5]"));
+    assert_int_equal(pc_bootstrap_mean2_ci(t, SIZE_MAX / 2, 4, 10, 1, 0.95, &lo, &hi, &e),
+                     PC_ERR_ARG);
+}
+
 static void test_bootstrap_edges(void **state) {
     (void)state;
     double lo = 0, hi = 0, one = 0.75, two[2] = {1, 2}, bad[2] = {1, NAN};
@@ -584,7 +616,7 @@ int main(void) {
         cmocka_unit_test(test_topk_bad_input),        cmocka_unit_test(test_scoreboard),
         cmocka_unit_test(test_metric_mean),           cmocka_unit_test(test_scale_1e6),
         cmocka_unit_test(test_bootstrap_direct),      cmocka_unit_test(test_bootstrap_coverage),
-        cmocka_unit_test(test_bootstrap_edges),       cmocka_unit_test(test_spread),
+        cmocka_unit_test(test_bootstrap_edges), cmocka_unit_test(test_bootstrap_two_way),       cmocka_unit_test(test_spread),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
