@@ -162,7 +162,17 @@ pc_status pc_ckpt_load(const char *path, pc_gnn **out, int *collection, pc_error
     *out = NULL;
     pc_st *r = NULL;
     pc_status st = pc_st_open(path, &r, err);
-    if (st) return st;
+    if (!st) st = pc_ckpt_load_st(r, path, out, collection, err);
+    pc_st_close(r);
+    return st;
+}
+
+pc_status pc_ckpt_load_st(const pc_st *r, const char *path, pc_gnn **out, int *collection,
+                          pc_error *err) {
+    pc_error local;
+    if (!err) err = &local;
+    *out = NULL;
+    pc_status st = PC_OK;
     pc_gnn *m = NULL;
     pc_prep np = {0}, cp = {0};
     const char *meta = pc_st_meta(r, "perfcast");
@@ -255,6 +265,5 @@ done:
     pc_prep_free(&cp);
     pc_gnn_free(m);
     cJSON_Delete(root);
-    pc_st_close(r);
     return st;
 }
