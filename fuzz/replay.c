@@ -23,6 +23,7 @@
 /* One line per fuzz/fuzz_<name>.c (PC_FUZZ_TARGET(name)). */
 int pc_fuzz_analytic(const uint8_t *data, size_t size);
 int pc_fuzz_calib(const uint8_t *data, size_t size);
+int pc_fuzz_checkpoint(const uint8_t *data, size_t size);
 int pc_fuzz_graph(const uint8_t *data, size_t size);
 int pc_fuzz_hlo_cost(const uint8_t *data, size_t size);
 int pc_fuzz_hlo_proto(const uint8_t *data, size_t size);
@@ -41,6 +42,7 @@ static const struct {
 } targets[] = {
     {"analytic", pc_fuzz_analytic},
     {"calib", pc_fuzz_calib},
+    {"checkpoint", pc_fuzz_checkpoint},
     {"graph", pc_fuzz_graph},
     {"hlo_cost", pc_fuzz_hlo_cost},
     {"hlo_proto", pc_fuzz_hlo_proto},

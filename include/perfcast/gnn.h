@@ -20,6 +20,18 @@
 extern "C" {
 #endif
 
+/*
+ * Size limits of a model, checked when one is built (training options) and
+ * when a checkpoint is read, before anything is allocated: a checkpoint's
+ * metadata cannot ask for more than these, nor for more parameters than
+ * its tensors hold.
+ */
+#define PC_GNN_MAX_HIDDEN 8192   /* hidden width */
+#define PC_GNN_MAX_LAYERS 256    /* message-passing layers */
+#define PC_GNN_MAX_EMB 1024      /* opcode embedding width */
+#define PC_GNN_MAX_OPCODES 65536 /* opcode vocabulary */
+#define PC_GNN_MAX_FEATURES 65536 /* node or configuration feature columns */
+
 /* Graph readout: how node embeddings become one vector. */
 typedef enum pc_pool {
     PC_POOL_MEAN = 0, /* "mean" */

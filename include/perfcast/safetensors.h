@@ -60,6 +60,17 @@ PC_API pc_status pc_st_writer_add(pc_st_writer *w, const char *name, pc_dtype t,
                                   const int64_t *shape, const void *data, pc_error *err);
 PC_API pc_status pc_st_writer_add_array(pc_st_writer *w, const char *name, const pc_array *a,
                                         pc_error *err);
+/*
+ * Integrity: every file the writer makes carries in its metadata
+ * PC_ST_CRC_KEY, the CRC-32 (zlib's polynomial, 8 lowercase hex digits) of
+ * all of the file's bytes with those 8 digits read as "00000000". The
+ * readers (pc_st_open, pc_st_open_memory) verify it when present and refuse
+ * a mismatch (PC_ERR_FORMAT, "checksum mismatch"); files without it (other
+ * writers, older perfcast) are read as before. The key is reserved:
+ * pc_st_writer_set_meta refuses it, and the readers keep it out of the
+ * metadata they list (pc_st_meta and friends never show it).
+ */
+#define PC_ST_CRC_KEY "pc_crc32"
 /* Sets (or replaces) a metadata entry; key and value are copied UTF-8. */
 PC_API pc_status pc_st_writer_set_meta(pc_st_writer *w, const char *key, const char *value,
                                        pc_error *err);
@@ -67,7 +78,8 @@ PC_API pc_status pc_st_writer_set_meta(pc_st_writer *w, const char *key, const c
 /*
  * Writes the file: to a temporary name beside `path`, then renamed into
  * place, so `path` is never half-written. The writer stays usable.
- * Output is byte-for-byte reproducible: metadata keys are sorted; tensors are
+ * Output is byte-for-byte reproducible: the checksum entry comes first, then
+ * the metadata keys sorted; tensors are
  * stored by decreasing element size, then by name (strcmp order), which keeps
  * every tensor aligned to its element size (as the reference implementation
  * does); the header is padded with spaces to a multiple of 8 bytes.

@@ -53,6 +53,8 @@ void pc_error_prefix(pc_error *err, const char *fmt, ...) {
     va_end(ap);
     memcpy(old, err->msg, sizeof old);
     size_t n = strlen(prefix);
+    /* a prefix written with its own ": " gets one separator, not ": : " */
+    while (n > 0 && (prefix[n - 1] == ' ' || prefix[n - 1] == ':')) n--;
     if (n + 2 >= sizeof err->msg) n = sizeof err->msg - 3;
     memcpy(err->msg, prefix, n);
     memcpy(err->msg + n, ": ", 2);

@@ -122,13 +122,57 @@ static pc_status load_members(const pc_st *r, const cJSON *root, pc_gnn *m, cons
     return PC_OK;
 }
 
+/*
+ * Before anything is allocated: the parameters the metadata's architecture
+ * implies (times the ensemble's members) must be held by the file's
+ * "param." tensors, so edited metadata cannot make the reader allocate
+ * more than the file's own size (perfcast/gnn.h, PC_GNN_MAX_*).
+ */
+static pc_status check_param_budget(const pc_st *r, const cJSON *root, const pc_gnn_opts *o,
+                                    int feat_dim, int cfg_dim, const char *path, pc_error *err) {
+    size_t numel = 0;
+    pc_status st = pc_gnn_param_count(o, feat_dim, cfg_dim, &numel, err);
+    if (st) {
+        pc_error_prefix(err, "%s: model metadata: ", path);
+        return st;
+    }
+    int members = 1;
+    if (cJSON_GetObjectItemCaseSensitive(root, "ensemble") &&
+        (jint(root, "ensemble", &members) || members < 2 || members > PC_CKPT_MAX_MEMBERS))
+        return pc_fail(err, PC_ERR_FORMAT, "%s: model metadata has a bad 'ensemble' field "
+                       "(expected 2..%d members)", path, PC_CKPT_MAX_MEMBERS);
+    uint64_t held = 0;
+    for (int i = 0; i < pc_st_count(r); i++) {
+        const char *name = pc_st_name(r, i);
+        if (strncmp(name, "param.", 6) == 0 || (strncmp(name, "member", 6) == 0 && strstr(name, ".param.")))
+            held += pc_st_nbytes(r, i);
+    }
+    uint64_t need = (uint64_t)numel * sizeof(float) * (uint64_t)members;
+    if (need > held)
+        return pc_fail(err, PC_ERR_FORMAT, "%s: model metadata describes %zu parameters x %d "
+                       "member(s) (%llu bytes) but the file's parameter tensors hold %llu bytes: "
+                       "the architecture fields do not match the tensors", path, numel, members,
+                       (unsigned long long)need, (unsigned long long)held);
+    return PC_OK;
+}
+
 pc_status pc_ckpt_load(const char *path, pc_gnn **out, int *collection, pc_error *err) {
     pc_error local;
     if (!err) err = &local;
     *out = NULL;
     pc_st *r = NULL;
     pc_status st = pc_st_open(path, &r, err);
-    if (st) return st;
+    if (!st) st = pc_ckpt_load_st(r, path, out, collection, err);
+    pc_st_close(r);
+    return st;
+}
+
+pc_status pc_ckpt_load_st(const pc_st *r, const char *path, pc_gnn **out, int *collection,
+                          pc_error *err) {
+    pc_error local;
+    if (!err) err = &local;
+    *out = NULL;
+    pc_status st = PC_OK;
     pc_gnn *m = NULL;
     pc_prep np = {0}, cp = {0};
     const char *meta = pc_st_meta(r, "perfcast");
@@ -202,6 +246,7 @@ pc_status pc_ckpt_load(const char *path, pc_gnn **out, int *collection, pc_error
             goto done;
         }
     }
+    if ((st = check_param_budget(r, root, &o, feat_dim, cfg_dim, path, err))) goto done;
     if ((st = pc_gnn_new(&o, feat_dim, cfg_dim, 0, &m, err))) {
         pc_error_prefix(err, "%s: ", path);
         goto done;
@@ -220,6 +265,5 @@ done:
     pc_prep_free(&cp);
     pc_gnn_free(m);
     cJSON_Delete(root);
-    pc_st_close(r);
     return st;
 }

@@ -13,6 +13,7 @@
 #define PC_MODEL_CHECKPOINT_H
 
 #include "gnn/gnn.h"
+#include "perfcast/safetensors.h"
 
 #define PC_CKPT_FORMAT "perfcast-model"
 #define PC_CKPT_VERSION 1
@@ -33,5 +34,8 @@
 /* Loads a model (an ensemble: its members into (*out)->members); *collection receives
    the collection index. */
 pc_status pc_ckpt_load(const char *path, pc_gnn **out, int *collection, pc_error *err);
+/* pc_ckpt_load of an opened file r (path names it in messages): the fuzz target's way in. */
+pc_status pc_ckpt_load_st(const pc_st *r, const char *path, pc_gnn **out, int *collection,
+                          pc_error *err);
 
 #endif /* PC_MODEL_CHECKPOINT_H */

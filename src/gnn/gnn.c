@@ -69,23 +69,34 @@ static void xavier(pc_gnn *m, int idx, uint64_t *s) {
     for (size_t i = 0; i < t->numel; i++) w[i] = unif(s, a);
 }
 
-pc_status pc_gnn_new(const pc_gnn_opts *opts, int feat_dim, int cfg_dim, uint64_t seed,
-                       pc_gnn **out, pc_error *err) {
-    *out = NULL;
-    const pc_gnn_opts *o = opts;
+/* The sizes and choices of o with feat_dim / cfg_dim inputs, or PC_ERR_ARG naming them. */
+static pc_status check_sizes(const pc_gnn_opts *o, int feat_dim, int cfg_dim, pc_error *err) {
     if (o->kind != PC_KIND_TILE && o->kind != PC_KIND_LAYOUT)
         return pc_fail(err, PC_ERR_ARG, "model: kind must be tile or layout");
-    if (o->hidden < 1 || o->layers < 0 || o->emb_dim < 1 || o->num_opcodes < 1 ||
-        feat_dim < 1 || cfg_dim < 1)
+    if (o->hidden < 1 || o->hidden > PC_GNN_MAX_HIDDEN || o->layers < 0 ||
+        o->layers > PC_GNN_MAX_LAYERS || o->emb_dim < 1 || o->emb_dim > PC_GNN_MAX_EMB ||
+        o->num_opcodes < 1 || o->num_opcodes > PC_GNN_MAX_OPCODES || feat_dim < 1 ||
+        feat_dim > PC_GNN_MAX_FEATURES || cfg_dim < 1 || cfg_dim > PC_GNN_MAX_FEATURES)
         return pc_fail(err, PC_ERR_ARG,
                        "model: bad sizes (hidden %d, layers %d, emb %d, opcodes %d, feat %d, "
-                       "cfg %d)",
-                       o->hidden, o->layers, o->emb_dim, o->num_opcodes, feat_dim, cfg_dim);
+                       "cfg %d; limits %d, %d, %d, %d, %d, %d)",
+                       o->hidden, o->layers, o->emb_dim, o->num_opcodes, feat_dim, cfg_dim,
+                       PC_GNN_MAX_HIDDEN, PC_GNN_MAX_LAYERS, PC_GNN_MAX_EMB, PC_GNN_MAX_OPCODES,
+                       PC_GNN_MAX_FEATURES, PC_GNN_MAX_FEATURES);
     if ((unsigned)o->pool > PC_POOL_MEANMAX || (unsigned)o->join > PC_JOIN_LATE ||
         (unsigned)o->act > PC_ACT_GELU)
         return pc_fail(err, PC_ERR_ARG, "model: bad pool/join/activation option");
     if (!(o->dropout >= 0.0f && o->dropout < 1.0f))
         return pc_fail(err, PC_ERR_ARG, "model: dropout %g not in [0, 1)", (double)o->dropout);
+    return PC_OK;
+}
+
+/* A model of o's architecture with its parameters registered, none allocated. */
+static pc_status gnn_register(const pc_gnn_opts *o, int feat_dim, int cfg_dim, pc_gnn **out,
+                              pc_error *err) {
+    *out = NULL;
+    pc_status st = check_sizes(o, feat_dim, cfg_dim, err);
+    if (st) return st;
     pc_gnn *m = calloc(1, sizeof *m);
     if (!m) return pc_fail(err, PC_ERR_NOMEM, "model: out of memory");
     m->opts = *o;
@@ -98,7 +109,6 @@ pc_status pc_gnn_new(const pc_gnn_opts *opts, int feat_dim, int cfg_dim, uint64_
     m->p_ln_b = malloc(nl * sizeof(int));
     m->p_w = malloc(nl * sizeof(int));
     m->p_b = malloc(nl * sizeof(int));
-    pc_status st = PC_OK;
     if (!m->p_ln_g || !m->p_ln_b || !m->p_w || !m->p_b) {
         st = pc_fail(err, PC_ERR_NOMEM, "model: out of memory");
         goto fail;
@@ -144,6 +154,29 @@ pc_status pc_gnn_new(const pc_gnn_opts *opts, int feat_dim, int cfg_dim, uint64_
     if ((st = add(m, "head.b1", H, 0, &m->p_h1_b, err))) goto fail;
     if ((st = add(m, "head.w2", 1, H, &m->p_h2_w, err))) goto fail;
     if ((st = add(m, "head.b2", 1, 0, &m->p_h2_b, err))) goto fail;
+    *out = m;
+    return PC_OK;
+fail:
+    pc_gnn_free(m);
+    return st;
+}
+
+pc_status pc_gnn_param_count(const pc_gnn_opts *opts, int feat_dim, int cfg_dim, size_t *numel,
+                             pc_error *err) {
+    pc_gnn *m = NULL;
+    pc_status st = gnn_register(opts, feat_dim, cfg_dim, &m, err);
+    if (!st) *numel = m->params.numel;
+    pc_gnn_free(m);
+    return st;
+}
+
+pc_status pc_gnn_new(const pc_gnn_opts *opts, int feat_dim, int cfg_dim, uint64_t seed,
+                       pc_gnn **out, pc_error *err) {
+    *out = NULL;
+    pc_gnn *m = NULL;
+    pc_status st = gnn_register(opts, feat_dim, cfg_dim, &m, err);
+    if (st) return st;
+    int L = opts->layers, H = opts->hidden;
     if ((st = pc_params_alloc(&m->params, err))) goto fail;
 
     uint64_t s = seed;

@@ -177,6 +177,14 @@ typedef struct pc_gnn {
 pc_status pc_gnn_new(const pc_gnn_opts *opts, int feat_dim, int cfg_dim, uint64_t seed,
                        pc_gnn **out, pc_error *err);
 void pc_gnn_free(pc_gnn *m);
+/*
+ * The number of parameters (floats) pc_gnn_new would allocate for these
+ * options, without allocating them: what a checkpoint's tensors must hold
+ * before its model is built. The same checks as pc_gnn_new (the
+ * PC_GNN_MAX_* limits of perfcast/gnn.h).
+ */
+pc_status pc_gnn_param_count(const pc_gnn_opts *opts, int feat_dim, int cfg_dim, size_t *numel,
+                             pc_error *err);
 /* Stores copies of the preprocessing (out dims must match F and D). */
 pc_status pc_gnn_set_prep(pc_gnn *m, const pc_prep *node, const pc_prep *cfg,
                             pc_error *err);

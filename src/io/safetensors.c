@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
+#include <libdeflate.h>
 
 #include "common/util.h"
 
@@ -135,6 +136,7 @@ struct pc_st {
     int n;
     st_meta *meta;
     int nmeta;
+    char crc[9]; /* PC_ST_CRC_KEY's value, "" when absent (not among meta) */
 };
 
 void pc_st_close(pc_st *r) {
@@ -194,6 +196,17 @@ static pc_status parse_metadata(pc_st *r, const cJSON *obj, pc_error *err) {
             return pc_fail(err, PC_ERR_FORMAT,
                            "%s: \"__metadata__\": value of '" NAME_Q "': expected a string", what,
                            c->string ? c->string : "");
+        if (c->string && strcmp(c->string, PC_ST_CRC_KEY) == 0) { /* the checksum: kept apart */
+            if (r->crc[0])
+                return pc_fail(err, PC_ERR_FORMAT, "%s: \"__metadata__\": duplicate key '%s'; "
+                               "expected unique keys", what, PC_ST_CRC_KEY);
+            if (strlen(c->valuestring) != 8 || strspn(c->valuestring, "0123456789abcdef") != 8)
+                return pc_fail(err, PC_ERR_FORMAT, "%s: metadata '%s' is '%s', expected 8 "
+                               "lowercase hex digits written by perfcast", what, PC_ST_CRC_KEY,
+                               c->valuestring);
+            memcpy(r->crc, c->valuestring, 9);
+            continue;
+        }
         st_meta *m = &r->meta[r->nmeta];
         m->key = dup_str(c->string ? c->string : "");
         m->value = dup_str(c->valuestring);
@@ -317,6 +330,49 @@ static pc_status check_layout(pc_st *r, uint64_t buf_len, pc_error *err) {
 }
 
 /* Parses and validates r->base[0..r->len). */
+/* ---- the checksum perfcast's writer records (PC_ST_CRC_KEY) ---------------- */
+
+#define CRC_FIELD "\"" PC_ST_CRC_KEY "\":\""
+#define CRC_ZEROS "00000000"
+
+/* Offset of the checksum's 8 hex digits in the header h[0 .. hl), or -1. A raw
+   quote cannot occur inside a JSON string, so the first match is the key. */
+static long crc_offset(const unsigned char *h, size_t hl) {
+    size_t fl = sizeof CRC_FIELD - 1;
+    for (size_t i = 0; i + fl + 8 <= hl; i++)
+        if (h[i] == '"' && memcmp(h + i, CRC_FIELD, fl) == 0) return (long)(i + fl);
+    return -1;
+}
+
+/* CRC-32 of buf[0 .. len) with the 8 bytes at off read as "00000000". */
+static uint32_t crc_with_zeros(const unsigned char *buf, size_t len, size_t off) {
+    uint32_t c = libdeflate_crc32(0, buf, off);
+    c = libdeflate_crc32(c, CRC_ZEROS, 8);
+    return libdeflate_crc32(c, buf + off + 8, len - off - 8);
+}
+
+/*
+ * A file whose metadata carries PC_ST_CRC_KEY: the CRC-32 of every byte of
+ * the file, its 8 hex digits read as zeros, must be the recorded value.
+ */
+static pc_status check_crc(const pc_st *r, pc_error *err) {
+    const char *v = r->crc;
+    if (!v[0]) return PC_OK;
+    uint64_t hlen = get_le64(r->base);
+    long off = crc_offset(r->base + 8, (size_t)hlen);
+    unsigned long want = strtoul(v, NULL, 16);
+    if (off < 0)
+        return pc_fail(err, PC_ERR_FORMAT, "%s: metadata '%s' is not written the way perfcast "
+                       "writes it (\"%s\":\"<8 hex digits>\")", r->what, PC_ST_CRC_KEY,
+                       PC_ST_CRC_KEY);
+    uint32_t got = crc_with_zeros(r->base, r->len, (size_t)off + 8);
+    if (got != (uint32_t)want)
+        return pc_fail(err, PC_ERR_FORMAT, "%s: checksum mismatch: metadata '%s' records %s but "
+                       "the contents give %08x: the file was corrupted or edited after perfcast "
+                       "wrote it", r->what, PC_ST_CRC_KEY, v, (unsigned)got);
+    return PC_OK;
+}
+
 static pc_status parse(pc_st *r, pc_error *err) {
     const char *what = r->what;
     if (r->len < 8)
@@ -401,6 +457,7 @@ static pc_status parse(pc_st *r, pc_error *err) {
             goto done;
         }
     st = check_layout(r, buf_len, err);
+    if (st == PC_OK) st = check_crc(r, err);
     if (st != PC_OK) goto done;
     const unsigned char *data0 = r->base + 8 + hlen;
     for (int i = 0; i < r->n; i++) {
@@ -705,6 +762,9 @@ pc_status pc_st_writer_set_meta(pc_st_writer *w, const char *key, const char *va
         !utf8_ok((const unsigned char *)value, strlen(value)))
         return pc_fail(err, PC_ERR_ARG, "safetensors writer: metadata '" NAME_Q "': expected "
                        "UTF-8 key and value", key);
+    if (strcmp(key, PC_ST_CRC_KEY) == 0)
+        return pc_fail(err, PC_ERR_ARG, "safetensors writer: metadata key '%s' is the writer's "
+                       "own checksum", key);
     char *v = dup_str(value);
     if (!v) return pc_fail(err, PC_ERR_NOMEM, "safetensors writer: out of memory");
     for (size_t i = 0; i < w->nmeta; i++)
@@ -770,12 +830,12 @@ static pc_status build_header(const pc_st_writer *w, unsigned char **out, size_t
     qsort(ord, w->n, sizeof *ord, cmp_w_disk);
     for (size_t i = 0; i < w->nmeta; i++) mord[i] = &w->meta[i];
     qsort(mord, w->nmeta, sizeof *mord, cmp_meta_ptr);
-    if (w->nmeta) {
-        cJSON *m = cJSON_AddObjectToObject(root, "__metadata__");
-        if (!m) goto nomem;
-        for (size_t i = 0; i < w->nmeta; i++)
-            if (!cJSON_AddStringToObject(m, mord[i]->key, mord[i]->value)) goto nomem;
-    }
+    cJSON *m = cJSON_AddObjectToObject(root, "__metadata__");
+    if (!m) goto nomem;
+    /* the checksum's place first (filled in by the caller, crc_fill) */
+    if (!cJSON_AddStringToObject(m, PC_ST_CRC_KEY, CRC_ZEROS)) goto nomem;
+    for (size_t i = 0; i < w->nmeta; i++)
+        if (!cJSON_AddStringToObject(m, mord[i]->key, mord[i]->value)) goto nomem;
     uint64_t pos = 0;
     for (size_t i = 0; i < w->n; i++) {
         const w_tensor *t = ord[i];
@@ -850,6 +910,10 @@ pc_status pc_st_writer_serialize(const pc_st_writer *w, void **out, size_t *len,
         if (ord[i]->nbytes) memcpy(buf + pos, ord[i]->data, (size_t)ord[i]->nbytes);
         pos += (size_t)ord[i]->nbytes;
     }
+    long off = crc_offset(buf + 8, hl - 8) + 8;
+    char hex[9];
+    snprintf(hex, sizeof hex, "%08x", (unsigned)crc_with_zeros(buf, (size_t)total, (size_t)off));
+    memcpy(buf + off, hex, 8);
     free(h);
     free(ord);
     *out = buf;
@@ -868,6 +932,14 @@ pc_status pc_st_writer_save(const pc_st_writer *w, const char *path, pc_error *e
         pc_error_prefix(err, "%s", path);
         return st;
     }
+    /* the checksum over the header (its digits as zeros) and the data, then written */
+    long off = crc_offset(h + 8, hl - 8) + 8;
+    uint32_t c = libdeflate_crc32(0, h, hl);
+    for (size_t i = 0; i < w->n; i++)
+        if (ord[i]->nbytes) c = libdeflate_crc32(c, ord[i]->data, (size_t)ord[i]->nbytes);
+    char hex[9];
+    snprintf(hex, sizeof hex, "%08x", (unsigned)c);
+    memcpy(h + off, hex, 8);
     char tmp[4096];
     FILE *f = pc_tmp_open(path, tmp, sizeof tmp, err);
     if (!f) {

@@ -235,6 +235,7 @@ typedef struct pc_param_info {
 typedef struct pc_params {
     pc_param_info *info;
     int count, cap;
+    int *slot, nslot; /* open-addressing index of info by name (-1 empty; nslot a power of 2) */
     size_t numel;
     float *data, *grad, *m, *v; /* (numel) each, NULL until alloc */
 } pc_params;
@@ -246,7 +247,7 @@ pc_status pc_params_add(pc_params *p, const char *name, int ndim, const int *sha
 /* Allocates the four blocks, all zeroed. */
 pc_status pc_params_alloc(pc_params *p, pc_error *err);
 void pc_params_free(pc_params *p);
-int pc_params_find(const pc_params *p, const char *name); /* -1 if absent */
+int pc_params_find(const pc_params *p, const char *name); /* -1 if absent; O(1) by hash */
 float *pc_params_data(const pc_params *p, int index);
 float *pc_params_grad(const pc_params *p, int index);
 void pc_params_zero_grad(pc_params *p);

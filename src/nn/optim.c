@@ -29,6 +29,33 @@ static pc_status param_numel(const char *name, int ndim, const int *shape, size_
     return PC_OK;
 }
 
+/* FNV-1a of a parameter name. */
+static uint32_t name_hash(const char *s) {
+    uint32_t h = 2166136261u;
+    for (; *s; s++) h = (h ^ (unsigned char)*s) * 16777619u;
+    return h;
+}
+
+static void slot_put(int *slot, int nslot, const char *name, int i) {
+    uint32_t k = name_hash(name) & (uint32_t)(nslot - 1);
+    while (slot[k] >= 0) k = (k + 1) & (uint32_t)(nslot - 1);
+    slot[k] = i;
+}
+
+/* Room in the name index for one more entry (kept at most half full). */
+static int index_grow(pc_params *p) {
+    if (2 * (p->count + 1) <= p->nslot) return 1;
+    int n = p->nslot ? 2 * p->nslot : 32;
+    int *slot = malloc((size_t)n * sizeof *slot);
+    if (!slot) return 0;
+    for (int k = 0; k < n; k++) slot[k] = -1;
+    for (int i = 0; i < p->count; i++) slot_put(slot, n, p->info[i].name, i);
+    free(p->slot);
+    p->slot = slot;
+    p->nslot = n;
+    return 1;
+}
+
 pc_status pc_params_add(pc_params *p, const char *name, int ndim, const int *shape, int *index,
                         pc_error *err) {
     if (p->data) return pc_fail(err, PC_ERR_ARG, "params: %s added after alloc", name);
@@ -39,6 +66,7 @@ pc_status pc_params_add(pc_params *p, const char *name, int ndim, const int *sha
     size_t numel = 0;
     pc_status st = param_numel(name, ndim, shape, &numel, err);
     if (st) return st;
+    if (!index_grow(p)) return pc_fail(err, PC_ERR_NOMEM, "params: out of memory");
     if (p->count == p->cap) {
         int cap = p->cap ? 2 * p->cap : 16;
         pc_param_info *info = realloc(p->info, (size_t)cap * sizeof *info);
@@ -54,6 +82,7 @@ pc_status pc_params_add(pc_params *p, const char *name, int ndim, const int *sha
     t->offset = p->numel;
     t->numel = numel;
     p->numel += numel;
+    slot_put(p->slot, p->nslot, t->name, p->count);
     if (index) *index = p->count;
     p->count++;
     return PC_OK;
@@ -80,6 +109,7 @@ pc_status pc_params_alloc(pc_params *p, pc_error *err) {
 void pc_params_free(pc_params *p) {
     if (!p) return;
     free(p->info);
+    free(p->slot);
     free(p->data);
     free(p->grad);
     free(p->m);
@@ -88,8 +118,10 @@ void pc_params_free(pc_params *p) {
 }
 
 int pc_params_find(const pc_params *p, const char *name) {
-    for (int i = 0; i < p->count; i++)
-        if (strcmp(p->info[i].name, name) == 0) return i;
+    if (!p->nslot) return -1;
+    uint32_t k = name_hash(name) & (uint32_t)(p->nslot - 1);
+    for (; p->slot[k] >= 0; k = (k + 1) & (uint32_t)(p->nslot - 1))
+        if (strcmp(p->info[p->slot[k]].name, name) == 0) return p->slot[k];
     return -1;
 }
 

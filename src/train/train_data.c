@@ -5,9 +5,11 @@
  * per lane and the configs sampled for a graph of a step.
  */
 #define _POSIX_C_SOURCE 200809L
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "gnn/encode.h"
 #include "train/train_internal.h"
@@ -129,6 +131,32 @@ size_t pc_tr_lane_len(const trainer *t, size_t l) {
     return t->ntrain > l ? (t->ntrain - l + t->topo.G - 1) / t->topo.G : 0;
 }
 
+/*
+ * The identity of a collection's train and valid files by content, not by
+ * path: FNV-1a over each file's name (without its folder) and size, in the
+ * dataset's order. Moving the dataset keeps it; adding, removing, renaming
+ * or rewriting a file (to another size) changes it.
+ */
+static pc_status data_identity(const pc_dataset *ds, int coll, uint64_t *id, pc_error *err) {
+    uint64_t h = 1469598103934665603ULL;
+    for (int sp = 0; sp < 2; sp++) {
+        int split = pc_split_find(sp ? "valid" : "train");
+        for (size_t i = 0; i < pc_dataset_num_files(ds, coll, split); i++) {
+            const char *path = pc_dataset_file(ds, coll, split, i);
+            const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+            struct stat sb;
+            if (stat(path, &sb) != 0)
+                return pc_fail(err, PC_ERR_IO, "%s: cannot stat: %s", path, strerror(errno));
+            char size[32];
+            snprintf(size, sizeof size, "|%lld|%d;", (long long)sb.st_size, sp);
+            for (const char *p = base; *p; p++) h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+            for (const char *p = size; *p; p++) h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+        }
+    }
+    *id = h;
+    return PC_OK;
+}
+
 pc_status pc_tr_load_data(trainer *t, pc_error *err) {
     pc_dataset *ds = NULL;
     pc_status st = pc_dataset_open(t->o.data_dir, &ds, err);
@@ -139,7 +167,8 @@ pc_status pc_tr_load_data(trainer *t, pc_error *err) {
        and validates graphs i % W == R (multi-process runs; one process: all) */
     t->ntrain = pc_dataset_num_files(ds, t->coll, s_train);
     t->nvalid = pc_dataset_num_files(ds, t->coll, s_valid);
-    if (!(st = pc_split_graphs_load(ds, t->coll, s_train, t->o.threads, p->G, (size_t)p->R * p->B,
+    st = data_identity(ds, t->coll, &t->data_id, err);
+    if (!st && !(st = pc_split_graphs_load(ds, t->coll, s_train, t->o.threads, p->G, (size_t)p->R * p->B,
                                     (size_t)p->R * p->B + p->B, &t->tr, err)))
         st = pc_split_graphs_load(ds, t->coll, s_valid, t->o.threads, (size_t)p->W, (size_t)p->R,
                                   (size_t)p->R + 1, &t->va, err);

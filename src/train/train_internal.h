@@ -147,6 +147,7 @@ typedef struct trainer {
     pc_split_graphs tr, va;
     tcand *cand; /* (tr.n) */
     size_t ntrain, nvalid;
+    uint64_t data_id; /* the train and valid files by content: names and sizes (pc_tr_load_data) */
     /* the model, its workspaces and the step's buffers */
     pc_gnn *m;
     pc_gnn_ws *ws;

@@ -24,29 +24,42 @@ void pc_tr_state_init(trainer *t) {
     r->first_loss = r->last_loss = r->last_valid = NAN;
 }
 
+/*
+ * The options that must not change across --resume, as "key=value|...": each
+ * one alters the trajectory (the data by content, pc_tr_load_data's data_id,
+ * not by path). A mismatch names the first key that differs.
+ */
+static void fixed_string(const trainer *t, char *s, size_t cap) {
+    const pc_train_opts *o = &t->o;
+    snprintf(s, cap,
+             "collection=%s|data=%016llx|seed=%llu|configs=%d|lr=%.9g|weight_decay=%.9g|"
+             "clip=%.9g|loss=%s|sampling=%s|dedup=%d|gst_train_segs=%d|gst_keep=%.9g|"
+             "batch_graphs=%d|train_graphs=%zu|valid_graphs=%zu|lanes=%zu",
+             o->collection, (unsigned long long)t->data_id, (unsigned long long)o->seed,
+             o->configs, (double)o->lr, (double)o->weight_decay, (double)o->clip, t->loss_desc,
+             t->fast ? "fast" : "uniform", o->dedup, o->gst_train_segs, (double)o->gst_keep,
+             o->batch_graphs, t->ntrain, t->nvalid, t->topo.G);
+}
+
 /* The JSON of the resumable scalars, and the options that must not change. */
 static char *state_json(const trainer *t) {
-    const pc_train_opts *o = &t->o;
     const tr_state *r = &t->state;
-    char *s = malloc(2048);
+    char *s = malloc(4096), fixed[2048];
     if (!s) return NULL;
+    fixed_string(t, fixed, sizeof fixed);
     /* the budget's estimate (trainer.budget_len runs only, so other states keep their bytes) */
     char est[64] = "";
     if (t->budget_len)
         snprintf(est, sizeof est, "\"epochs_est\":%d,\"total_est\":%ld,", r->epochs_est,
                  r->total_est);
-    snprintf(s, 2048,
+    snprintf(s, 4096,
              "{%s\"rng\":\"%llu\",\"step\":%ld,\"epoch\":%d,\"oi\":%zu,\"best_epoch\":%d,"
              "\"since\":%d,\"best_metric\":%.17g,\"first_loss\":%.17g,\"lsum\":%.17g,"
-             "\"lcount\":%zu,\"last_valid\":%.17g,"
-             "\"fixed\":\"%s|%s|%llu|%d|%.9g|%.9g|%.9g|%s|%s|%zu|%zu|%zu\"}",
+             "\"lcount\":%zu,\"last_valid\":%.17g,\"fixed\":\"%s\"}",
              est, (unsigned long long)r->rng, r->step, r->epoch, r->oi, r->best_epoch, r->since,
              isfinite(r->best_metric) ? r->best_metric : -1e308,
              isfinite(r->first_loss) ? r->first_loss : -1.0, r->lsum, r->lcount,
-             isfinite(r->last_valid) ? r->last_valid : -1e308, o->collection, o->data_dir,
-             (unsigned long long)o->seed, o->configs, (double)o->lr, (double)o->weight_decay,
-             (double)o->clip, t->loss_desc, t->fast ? "fast" : "uniform", t->ntrain, t->nvalid,
-             t->topo.G);
+             isfinite(r->last_valid) ? r->last_valid : -1e308, fixed);
     return s;
 }
 
@@ -103,6 +116,42 @@ static int jnum(const cJSON *o, const char *k, double *v) {
 }
 
 /*
+ * The state's model a against the one these options make (b): every field
+ * that shapes the model or what it reads, the first difference named.
+ */
+static pc_status same_architecture(const pc_gnn_opts *a, const pc_gnn_opts *b, const char *path,
+                                   pc_error *err) {
+    const struct {
+        const char *field;
+        double was, now;
+    } f[] = {
+        {"hidden", a->hidden, b->hidden},
+        {"layers", a->layers, b->layers},
+        {"emb_dim", a->emb_dim, b->emb_dim},
+        {"pool", a->pool, b->pool},
+        {"join", a->join, b->join},
+        {"act", a->act, b->act},
+        {"layernorm", a->layernorm, b->layernorm},
+        {"dropout", a->dropout, b->dropout},
+        {"encode", a->encode, b->encode},
+        {"attn_heads", a->attn_heads, b->attn_heads},
+        {"attn_group (cfg attention group)", a->attn_heads ? a->attn_group : 0,
+         b->attn_heads ? b->attn_group : 0},
+        {"prune_hops", a->prune_hops, b->prune_hops},
+        {"collapse_chains", a->collapse_chains, b->collapse_chains},
+        {"gst", a->gst, b->gst},
+        {"seg_method", a->gst ? a->seg_method : 0, b->gst ? b->seg_method : 0},
+        {"seg_size", a->gst ? a->seg_size : 0, b->gst ? b->seg_size : 0},
+    };
+    for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
+        if (f[i].was != f[i].now)
+            return pc_fail(err, PC_ERR_ARG, "train: pc_train_opts.resume: %s was made with "
+                           "pc_train_opts.%s = %g, these options give %g; resuming needs the "
+                           "same architecture", path, f[i].field, f[i].was, f[i].now);
+    return PC_OK;
+}
+
+/*
  * The model, AdamW moments, best parameters and order of out_path.state,
  * refused when made for another collection or architecture; *js receives the
  * state's JSON.
@@ -119,12 +168,11 @@ static pc_status load_state_arrays(trainer *t, char **js, pc_error *err) {
     if (st) return st;
     pc_gnn_opts mo;
     if ((st = pc_tr_model_opts(t, &mo, err))) return st;
-    const pc_gnn_opts *a = &t->m->opts;
-    if (coll != t->coll || a->hidden != mo.hidden || a->layers != mo.layers ||
-        a->emb_dim != mo.emb_dim || a->pool != mo.pool || a->join != mo.join ||
-        a->act != mo.act || a->layernorm != mo.layernorm || a->dropout != mo.dropout)
-        return pc_fail(err, PC_ERR_ARG, "train: pc_train_opts.resume: %s was made for "
-                       "another collection or architecture than these options", t->state_path);
+    if (coll != t->coll)
+        return pc_fail(err, PC_ERR_ARG, "train: pc_train_opts.resume: %s was made for %s, not "
+                       "pc_train_opts.collection %s", t->state_path, pc_collection_name(coll),
+                       t->o.collection);
+    if ((st = same_architecture(&t->m->opts, &mo, t->state_path, err))) return st;
     tr_state *r = &t->state;
     size_t n = t->m->params.numel;
     r->best = malloc(n * sizeof(float));
@@ -137,7 +185,26 @@ static pc_status load_state_arrays(trainer *t, char **js, pc_error *err) {
 /* The scalars of tr_state from v[] (in the order of state_json's keys) and rng. */
 static pc_status restore_scalars(trainer *t, const char *rng, const double *v, pc_error *err) {
     tr_state *r = &t->state;
-    r->rng = strtoull(rng, NULL, 10);
+    static const char *const keys[10] = {"step", "epoch", "oi", "best_epoch", "since",
+                                         "best_metric", "first_loss", "lsum", "lcount",
+                                         "last_valid"};
+    /* every scalar in its range before it is used (the file's checksum guards the bytes,
+       this the values of a state written by hand or by another version) */
+    const double lo[10] = {0, 1, 0, 0, 0, -1e308, -1, -1e300, 0, -1e308};
+    const double hi[10] = {9e15, PC_TRAIN_MAX_EPOCHS, (double)t->topo.S, v[1], v[1], 1e300,
+                           1e300, 1e300, 9e15, 1e300};
+    for (int i = 0; i < 10; i++)
+        if (!(v[i] >= lo[i] && v[i] <= hi[i]) || (i != 5 && i != 6 && i != 7 && i != 9 &&
+                                                   v[i] != floor(v[i])))
+            return pc_fail(err, PC_ERR_FORMAT, "%s: training state field '%s' = %g is out of "
+                           "range (expected %s in [%g, %g])", t->state_path, keys[i], v[i],
+                           i == 5 || i == 6 || i == 7 || i == 9 ? "a number" : "an integer",
+                           lo[i], hi[i]);
+    char *end = NULL;
+    if (strspn(rng, "0123456789") != strlen(rng) || !*rng)
+        return pc_fail(err, PC_ERR_FORMAT, "%s: training state field 'rng' = '%s', expected "
+                       "decimal digits", t->state_path, rng);
+    r->rng = strtoull(rng, &end, 10);
     r->step = (long)v[0];
     r->epoch = (int)v[1];
     r->oi = (size_t)v[2];
@@ -151,10 +218,48 @@ static pc_status restore_scalars(trainer *t, const char *rng, const double *v, p
     // a state written at an epoch's end continues with the next epoch
     r->epochs_done = r->oi >= t->topo.S ? r->epoch : r->epoch - 1;
     if (r->oi >= t->topo.S) r->epoch++;
-    for (size_t i = 0; i < t->ntrain; i++)
-        if (r->order[i] < 0 || (size_t)r->order[i] >= t->ntrain || r->oi > t->topo.S)
-            return pc_fail(err, PC_ERR_FORMAT, "%s: malformed training state", t->state_path);
+    /* each lane's order a permutation of that lane's graphs (lane l holds i % G == l) */
+    unsigned char *seen = calloc(t->ntrain ? t->ntrain : 1, 1);
+    if (!seen) return pc_fail(err, PC_ERR_NOMEM, "train: out of memory");
+    size_t bad = t->ntrain;
+    for (size_t l = 0; l < t->topo.G && bad == t->ntrain; l++)
+        for (size_t k = t->topo.lane_off[l]; k < t->topo.lane_off[l + 1]; k++) {
+            int64_t g = r->order[k];
+            if (g < 0 || (size_t)g >= t->ntrain || seen[g] || (size_t)g % t->topo.G != l) {
+                bad = k;
+                break;
+            }
+            seen[g] = 1;
+        }
+    free(seen);
+    if (bad < t->ntrain)
+        return pc_fail(err, PC_ERR_FORMAT, "%s: training state tensor 'order'[%zu] = %lld is "
+                       "not part of a permutation of its lane's train graphs", t->state_path, bad,
+                       (long long)r->order[bad]);
     return PC_OK;
+}
+
+/* The first "key=value" of was and now that differ, named. */
+static pc_status fixed_mismatch(const char *path, const char *was, const char *now,
+                                pc_error *err) {
+    if (!strchr(was, '='))
+        return pc_fail(err, PC_ERR_UNSUPPORTED, "train: pc_train_opts.resume: %s was written by "
+                       "an older perfcast; it cannot be resumed (start afresh)", path);
+    const char *a = was, *b = now;
+    while (*a && *b) {
+        size_t la = strcspn(a, "|"), lb = strcspn(b, "|");
+        if (la != lb || memcmp(a, b, la)) {
+            size_t k = strcspn(a, "=");
+            return pc_fail(err, PC_ERR_ARG, "train: pc_train_opts.resume: the run in %s used "
+                           "%.*s, these options give %.*s; resuming needs the same data and "
+                           "options (%.*s)", path, (int)la, a, (int)lb, b, (int)(k < la ? k : la),
+                           a);
+        }
+        a += la + (a[la] == '|');
+        b += lb + (b[lb] == '|');
+    }
+    return pc_fail(err, PC_ERR_ARG, "train: pc_train_opts.resume: the run in %s used other "
+                   "options: '%s', now '%s'", path, was, now);
 }
 
 pc_status pc_tr_resume(trainer *t, pc_error *err) {
@@ -178,11 +283,7 @@ pc_status pc_tr_resume(trainer *t, pc_error *err) {
     if (bad)
         st = pc_fail(err, PC_ERR_FORMAT, "%s: malformed training state", t->state_path);
     else if (strcmp(fx->valuestring, fx2->valuestring))
-        st = pc_fail(err, PC_ERR_ARG, "train: pc_train_opts.resume: the run in %s used other "
-                     "data or "
-                     "options (collection|data|seed|configs|lr|wd|clip|loss|sampling|train "
-                     "graphs|valid graphs): '%s', now '%s'", t->state_path, fx->valuestring,
-                     fx2->valuestring);
+        st = fixed_mismatch(t->state_path, fx->valuestring, fx2->valuestring, err);
     else
         st = restore_scalars(t, rng->valuestring, v, err);
     double est[2];

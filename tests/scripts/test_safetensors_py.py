@@ -19,6 +19,7 @@ import json
 import os
 import shutil
 import struct
+import zlib
 import subprocess
 import sys
 
@@ -202,8 +203,18 @@ def check_pc_file(label, path, tensors, meta):
     except Exception as e:  # noqa: BLE001
         fail("%s: Python cannot parse perfcast's file: %r" % (label, e))
         return None
+    crc = m.pop("pc_crc32", None)
     if m != (meta or {}):
         fail("%s: metadata %r != %r" % (label, m, meta))
+    # the writer's checksum: zlib's CRC-32 of the file with its 8 digits read as zeros
+    raw = info["raw"]
+    at = raw.find(b'"pc_crc32":"')
+    if crc is None or at < 0:
+        fail("%s: perfcast's file has no pc_crc32 checksum" % label)
+    else:
+        zeroed = raw[:at + 12] + b"00000000" + raw[at + 20:]
+        if "%08x" % zlib.crc32(zeroed) != crc:
+            fail("%s: pc_crc32 %s, zlib.crc32 gives %08x" % (label, crc, zlib.crc32(zeroed)))
     if set(got) != set(tensors):
         fail("%s: names %r != %r" % (label, sorted(got), sorted(tensors)))
         return None

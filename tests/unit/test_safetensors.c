@@ -16,6 +16,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <zlib.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -263,8 +265,9 @@ static void test_empty_file(void **state) {
     void *buf;
     size_t len;
     assert_int_equal(pc_st_writer_serialize(w, &buf, &len, &err), PC_OK);
-    assert_int_equal(len, 16); /* "{}" padded to 8 */
-    assert_memory_equal(buf, "\x08\0\0\0\0\0\0\0{}      ", 16);
+    /* only the checksum, padded to 8: {"__metadata__":{"pc_crc32":"xxxxxxxx"}} */
+    assert_int_equal(len, 48);
+    assert_memory_equal(buf, "\x28\0\0\0\0\0\0\0{\"__metadata__\":{\"pc_crc32\":\"", 37);
     pc_st *r = NULL;
     assert_int_equal(pc_st_open_memory(buf, len, "mem", &r, &err), PC_OK);
     assert_int_equal(pc_st_count(r), 0);
@@ -319,6 +322,56 @@ static void test_reproducible(void **state) {
     assert_int_equal(dir_entries(g_dir), 2);
     unlink(pa);
     unlink(pb);
+}
+
+/* The writer's CRC-32 (zlib's, the digits read as zeros) is verified; one flipped
+   byte anywhere is refused; a file without one (other writers) still opens. */
+static void test_checksum(void **state) {
+    (void)state;
+    pc_st_writer *w = pc_st_writer_new();
+    pc_error err;
+    float v[4] = {1, 2, 3, 4};
+    int64_t shape[1] = {4};
+    assert_int_equal(pc_st_writer_add(w, "x", PC_DTYPE_F32, 1, shape, v, &err), PC_OK);
+    assert_int_equal(pc_st_writer_set_meta(w, "k", "v", &err), PC_OK);
+    assert_int_equal(pc_st_writer_set_meta(w, PC_ST_CRC_KEY, "00000000", &err), PC_ERR_ARG);
+    unsigned char *buf;
+    size_t len;
+    assert_int_equal(pc_st_writer_serialize(w, (void **)&buf, &len, &err), PC_OK);
+    const char *at = strstr((const char *)buf + 8, "\"pc_crc32\":\"");
+    assert_non_null(at);
+    size_t off = (size_t)(at - (const char *)buf) + 12;
+    char hex[9];
+    memcpy(hex, buf + off, 8);
+    hex[8] = 0;
+    memcpy(buf + off, "00000000", 8);
+    char want[9];
+    snprintf(want, sizeof want, "%08lx", crc32(0L, buf, (uInt)len));
+    assert_string_equal(hex, want);
+    memcpy(buf + off, hex, 8);
+    pc_st *r = NULL;
+    assert_int_equal(pc_st_open_memory(buf, len, "mem", &r, &err), PC_OK);
+    assert_null(pc_st_meta(r, PC_ST_CRC_KEY)); /* kept out of the listed metadata */
+    assert_int_equal(pc_st_meta_count(r), 1);
+    pc_st_close(r);
+    /* every byte of the data and of a metadata value is covered */
+    size_t flips[2] = {len - 1, (size_t)(strstr((const char *)buf + 8, "\"v\"") - (char *)buf) + 1};
+    for (int i = 0; i < 2; i++) {
+        buf[flips[i]] ^= 0x01;
+        assert_int_equal(pc_st_open_memory(buf, len, "mem", &r, &err), PC_ERR_FORMAT);
+        assert_non_null(strstr(err.msg, "checksum mismatch"));
+        buf[flips[i]] ^= 0x01;
+    }
+    /* a bad value is refused; a file without the key opens (the key renamed away) */
+    memcpy(buf + off, "zzzzzzzz", 8);
+    assert_int_equal(pc_st_open_memory(buf, len, "mem", &r, &err), PC_ERR_FORMAT);
+    assert_non_null(strstr(err.msg, "pc_crc32"));
+    memcpy(buf + off - 11, "pc_crc33", 8);
+    assert_int_equal(pc_st_open_memory(buf, len, "mem", &r, &err), PC_OK);
+    assert_int_equal(pc_st_meta_count(r), 2);
+    pc_st_close(r);
+    free(buf);
+    pc_st_writer_free(w);
 }
 
 static void test_writer_args(void **state) {
@@ -600,7 +653,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_roundtrip_file),   cmocka_unit_test(test_roundtrip_memory),
         cmocka_unit_test(test_empty_file),       cmocka_unit_test(test_reproducible),
-        cmocka_unit_test(test_writer_args),      cmocka_unit_test(test_unpadded_misaligned),
+        cmocka_unit_test(test_checksum), cmocka_unit_test(test_writer_args),      cmocka_unit_test(test_unpadded_misaligned),
         cmocka_unit_test(test_bad_headers),      cmocka_unit_test(test_bad_lengths),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
