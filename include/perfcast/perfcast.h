@@ -13,7 +13,7 @@
  *      - a handle that reads from (or writes to) a file or process group for as
  *        long as it lives is opened and closed: pc_npz_open/_close,
  *        pc_npz_rows_open/_close, pc_st_open/_close, pc_dataset_open/_close,
- *        pc_dist_open/_close;
+ *        pc_dist_open/_close, pc_output_open/_close;
  *      - an object in memory is made by _new or by a constructor named for
  *        its source (_load from a file, _parse from text, _from_*, ...) and
  *        released with _free: pc_report, pc_graph, pc_predictor, pc_st_writer,
@@ -61,6 +61,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "perfcast/export.h"
 
@@ -90,6 +91,7 @@ typedef enum pc_status {
     PC_ERR_NOMEM,       /* allocation failed */
     PC_ERR_INVALID,     /* data loaded but failed validation */
     PC_ERR_NOTFOUND,    /* missing key / file / collection */
+    PC_ERR_BUSY,        /* another process holds the output's lock */
     PC_STATUS_COUNT
 } pc_status;
 
@@ -122,6 +124,24 @@ PC_API pc_status pc_report_add(pc_report *r, const char *fmt, ...)
 PC_API size_t pc_report_count(const pc_report *r);
 PC_API const char *pc_report_get(const pc_report *r, size_t i);
 PC_API void pc_report_clear(pc_report *r);
+
+/*
+ * An output file written the way perfcast writes its own: to a temporary
+ * name beside `path` (".<base>.<pid>.tmpXXXXXX", created exclusively with an
+ * unpredictable suffix, never through a symlink; temporaries of `path` left
+ * by killed processes are removed first) and renamed into place by
+ * pc_output_close(o, 1, ...), so `path` is never half-written. Write with
+ * pc_output_file(o). commit = 0 discards the output. durable = 1 also
+ * fsyncs the file before the rename and its folder after. A write error
+ * anywhere (full disk) makes the commit fail and leaves `path` as it was.
+ * pc_output_close frees o whatever happens (NULL is a no-op).
+ */
+typedef struct pc_output pc_output;
+PC_API pc_status pc_output_open(const char *path, pc_output **out, pc_error *err);
+PC_API FILE *pc_output_file(pc_output *o);
+PC_API pc_status pc_output_close(pc_output *o, int commit, int durable, pc_error *err);
+/* 1 when a and b name one existing file (same device and inode): an output over an input. */
+PC_API int pc_same_file(const char *a, const char *b);
 
 #ifdef __cplusplus
 }

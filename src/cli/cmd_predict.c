@@ -257,25 +257,15 @@ static int gather_rows(const pc_dist *dist, rows *r) {
 }
 
 static int write_csv(const char *out, rows *r, int spread) {
-    char *tmp = NULL;
-    if (asprintf(&tmp, "%s.tmp.%ld", out, (long)getpid()) < 0) return fail_msg("out of memory");
-    FILE *f = fopen(tmp, "w");
-    if (!f) {
-        fprintf(stderr, "perfcast predict: error: cannot write %s\n", tmp);
-        free(tmp);
-        return PC_EXIT_FAIL;
-    }
+    pc_output *o = NULL;
+    pc_error e;
+    if (pc_output_open(out, &o, &e) != PC_OK) return pc_cli_fail(&e);
+    FILE *f = pc_output_file(o);
     int bad = fprintf(f, spread ? "ID,TopConfigs,Spread\n" : "ID,TopConfigs\n") < 0;
     for (size_t i = 0; i < r->n && !bad; i++)
         bad = fprintf(f, "%s,%s\n", r->v[i].id, r->v[i].val) < 0;
-    if (fclose(f) != 0) bad = 1;
-    if (bad || rename(tmp, out) != 0) {
-        unlink(tmp);
-        fprintf(stderr, "perfcast predict: error: cannot write %s\n", out);
-        free(tmp);
-        return PC_EXIT_FAIL;
-    }
-    free(tmp);
+    if (pc_output_close(o, !bad, 0, &e) != PC_OK) return pc_cli_fail(&e);
+    if (bad) return fail_msg("cannot write the CSV");
     return PC_EXIT_OK;
 }
 
@@ -328,6 +318,10 @@ int pc_cmd_predict(int argc, char **argv) {
     if (nmodels == 0) return pc_cli_usage_error("predict", "--model MODEL is required");
     if (!data) return pc_cli_usage_error("predict", "--data DIR is required");
     if (!out) return pc_cli_usage_error("predict", "--out FILE is required");
+    for (int i = 0; i < nmodels; i++)
+        if (pc_same_file(out, models[i]))
+            return pc_cli_usage_error("predict", "--out %s is the model %s; refusing to "
+                                      "overwrite an input", out, models[i]);
     if (optind != argc)
         return pc_cli_usage_error("predict", "unexpected argument '%s'", argv[optind]);
     pc_error e;

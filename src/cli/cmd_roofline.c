@@ -175,6 +175,11 @@ static int check_args(int argc, char **argv, const roof_args *a) {
         return pc_cli_usage_error("roofline", "--dtype '%s' unknown %s", a->dtype, precs);
     if (a->wdtype && pc_prec_parse(a->wdtype) < 0)
         return pc_cli_usage_error("roofline", "--wdtype '%s' unknown %s", a->wdtype, precs);
+    const char *inputs[3] = {a->hlo, a->ops_file, a->chips_file};
+    for (int i = 0; i < 3 && a->svg; i++)
+        if (inputs[i] && pc_same_file(a->svg, inputs[i]))
+            return pc_cli_usage_error("roofline", "--svg %s is the input %s; refusing to "
+                                      "overwrite it", a->svg, inputs[i]);
     return -1;
 }
 

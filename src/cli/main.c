@@ -179,6 +179,19 @@ int pc_cli_seed_path(const char *out, unsigned long long seed, char *buf, size_t
     return n < 0 || (size_t)n >= cap ? -1 : 0;
 }
 
+/*
+ * A command's output that did not reach its destination (a full disk, a
+ * closed pipe, > /dev/full) is an error: exit non-zero with a message, never 0.
+ */
+static int finish(const char *cmd, int rc) {
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, "perfcast %s: error: writing the standard output failed: %s\n", cmd,
+                strerror(errno));
+        return rc ? rc : PC_EXIT_FAIL;
+    }
+    return rc;
+}
+
 int main(int argc, char **argv) {
     if (argc < 2) {
         usage(stderr);
@@ -194,7 +207,7 @@ int main(int argc, char **argv) {
         return PC_EXIT_OK;
     }
     for (size_t i = 0; i < NUM_COMMANDS; i++)
-        if (!strcmp(cmd, commands[i].name)) return commands[i].run(argc - 1, argv + 1);
+        if (!strcmp(cmd, commands[i].name)) return finish(cmd, commands[i].run(argc - 1, argv + 1));
     fprintf(stderr, "perfcast: unknown command '%s'\n\n", cmd);
     usage(stderr);
     return PC_EXIT_USAGE;

@@ -12,7 +12,7 @@ unsigned pc_version_number(void) { return PC_VERSION_NUMBER; }
 const char *pc_status_name(pc_status s) {
     static const char *const names[PC_STATUS_COUNT] = {
         "ok", "bad argument", "i/o error", "format error", "unsupported",
-        "out of range", "out of memory", "invalid data", "not found",
+        "out of range", "out of memory", "invalid data", "not found", "busy",
     };
     return (unsigned)s < PC_STATUS_COUNT ? names[s] : "unknown status";
 }

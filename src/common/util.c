@@ -139,46 +139,6 @@ pc_status pc_mkdirs(const char *path, pc_error *err) {
     return PC_OK;
 }
 
-FILE *pc_tmp_open(const char *path, char *tmp, size_t cap, pc_error *err) {
-    const char *slash = strrchr(path, '/');
-    int dirlen = slash ? (int)(slash - path + 1) : 0;
-    const char *base = slash ? slash + 1 : path;
-    int n = snprintf(tmp, cap, "%.*s.%s.tmpXXXXXX", dirlen, path, base);
-    if (n < 0 || (size_t)n >= cap) {
-        pc_fail(err, PC_ERR_ARG, "%s: path too long", path);
-        return NULL;
-    }
-    int fd = mkstemp(tmp);
-    if (fd < 0) {
-        pc_fail(err, PC_ERR_IO, "%s: cannot create temporary file: %s", path, strerror(errno));
-        return NULL;
-    }
-    fchmod(fd, 0644);
-    FILE *f = fdopen(fd, "wb");
-    if (!f) {
-        close(fd);
-        unlink(tmp);
-        pc_fail(err, PC_ERR_IO, "%s: cannot open temporary file: %s", path, strerror(errno));
-    }
-    return f;
-}
-
-pc_status pc_tmp_commit(FILE *f, const char *tmp, const char *path, pc_error *err) {
-    int bad = ferror(f);
-    if (fclose(f) != 0) bad = 1;
-    if (bad) {
-        unlink(tmp);
-        return pc_fail(err, PC_ERR_IO, "%s: write failed: %s", path, strerror(errno));
-    }
-    if (rename(tmp, path) != 0) {
-        int e = errno;
-        unlink(tmp);
-        return pc_fail(err, PC_ERR_IO, "%s: cannot rename temporary file into place: %s", path,
-                       strerror(e));
-    }
-    return PC_OK;
-}
-
 static int remove_cb(const char *p, const struct stat *sb, int flag, struct FTW *ftw) {
     (void)sb;
     (void)flag;

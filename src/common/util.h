@@ -82,13 +82,36 @@ pc_status pc_read_file(const char *path, size_t max_bytes, char **data, size_t *
 pc_status pc_mkdirs(const char *path, pc_error *err);
 
 /*
- * Outputs are written to a temporary name beside `path` and renamed into
- * place, so a failed or interrupted run never leaves a half-written file.
- * pc_tmp_open opens "<dir>/.<base>.tmpXXXXXX"; on success tmp holds its name.
+ * Outputs (src/common/output.c) are written to a temporary name beside
+ * `path` and renamed into place, so a failed or interrupted run never
+ * leaves a half-written file: pc_tmp_open creates "<dir>/.<base>.<pid>.tmpXXXXXX"
+ * (O_EXCL, an unpredictable suffix, never following a symlink) after
+ * removing the temporaries of `path` that processes no longer alive left
+ * behind (kill -9); on success tmp holds its name.
  */
 FILE *pc_tmp_open(const char *path, char *tmp, size_t cap, pc_error *err);
-/* fflush+fsync-free close and rename tmp -> path; removes tmp on failure. */
+/* Close and rename tmp -> path; removes tmp on failure (no fsync). */
 pc_status pc_tmp_commit(FILE *f, const char *tmp, const char *path, pc_error *err);
+/* pc_tmp_commit made durable: the file fsync'd before the rename and its folder after
+   (models, training states, cache markers: what a crash must not lose or tear). */
+pc_status pc_tmp_commit_durable(FILE *f, const char *tmp, const char *path, pc_error *err);
+/* fsync of the folder holding path (after a rename into it); best effort. */
+void pc_fsync_dir_of(const char *path);
+/*
+ * Replaces the directory `out` by `tmp` in one step (renameat2
+ * RENAME_EXCHANGE, then the old tree removed; a plain rename when out does
+ * not exist): at every moment `out` is either the old or the new tree.
+ */
+pc_status pc_replace_dir(const char *tmp, const char *out, pc_error *err);
+/*
+ * An advisory lock (flock, exclusive, non-blocking) on `path` (a file,
+ * created if missing, or a directory): *fd receives it. Held by another
+ * process: PC_ERR_BUSY naming `what` and path. pc_lock_release(fd) drops it
+ * (fd < 0 is a no-op); with unlink_path the lock file is removed first.
+ */
+pc_status pc_lock_acquire(const char *path, const char *what, int *fd, pc_error *err);
+void pc_lock_release(int fd, const char *unlink_path);
+/* pc_same_file: perfcast/perfcast.h. */
 /* Removes a file or a whole directory tree (best effort). */
 void pc_remove_tree(const char *path);
 

@@ -7,6 +7,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #define _DEFAULT_SOURCE /* mkdtemp */
+#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -155,6 +156,8 @@ static pc_status write_marker(const char *dir, const pc_graph *g, const char *sr
     if (!text) return pc_fail(err, PC_ERR_NOMEM, "%s: out of memory", path);
     FILE *f = fopen(path, "wb");
     int ok = f && fputs(text, f) >= 0 && fputc('\n', f) != EOF;
+    /* the marker says the entry is complete: on disk before the entry is renamed in */
+    if (f && (fflush(f) != 0 || fsync(fileno(f)) != 0)) ok = 0;
     if (f && fclose(f) != 0) ok = 0;
     free(text);
     if (!ok) return pc_fail(err, PC_ERR_IO, "%s: cannot write: %s", path, strerror(errno));
@@ -269,6 +272,23 @@ static pc_status write_arrays(pc_graph *g, const char *dir, pc_error *err) {
 }
 
 /*
+ * A directory of .npy files and nothing else: an entry whose marker is
+ * missing (left half-written or half-deleted by an older perfcast killed
+ * mid-way), safe to rebuild.
+ */
+static int only_arrays(const char *dir) {
+    DIR *d = opendir(dir);
+    if (!d) return 0;
+    int ok = 1;
+    struct dirent *e;
+    while (ok && (e = readdir(d)))
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+            ok = e->d_type == DT_REG && pc_str_ends_with(e->d_name, ".npy");
+    closedir(d);
+    return ok;
+}
+
+/*
  * An existing out_dir is replaced only if it is a cache (or empty), so a
  * mistyped path never wipes an unrelated folder.
  */
@@ -279,7 +299,7 @@ static pc_status check_replaceable(const char *out, pc_error *err) {
         return pc_fail(err, PC_ERR_IO, "%s: exists and is not a directory; not replacing it", out);
     char path[PATH_CAP];
     if (entry_path(path, out, CACHE_MARKER, "", err) != PC_OK) return PC_ERR_ARG;
-    if (stat(path, &st) == 0 || rmdir(out) == 0) return PC_OK;
+    if (stat(path, &st) == 0 || rmdir(out) == 0 || only_arrays(out)) return PC_OK;
     return pc_fail(err, PC_ERR_IO, "%s: exists and is not a perfcast cache; not replacing it",
                    out);
 }
@@ -302,13 +322,9 @@ static pc_status make_tmp_dir(const char *out, char *tmp, size_t cap, pc_error *
     return PC_OK;
 }
 
+/* The new entry in place of the old in one step: never a half-deleted entry under out. */
 static pc_status commit_dir(const char *tmp, const char *out, pc_error *err) {
-    struct stat st;
-    if (stat(out, &st) == 0) pc_remove_tree(out);
-    if (rename(tmp, out) != 0)
-        return pc_fail(err, PC_ERR_IO, "%s: cannot rename temporary directory into place: %s",
-                       out, strerror(errno));
-    return PC_OK;
+    return pc_replace_dir(tmp, out, err);
 }
 
 static pc_status convert(const char *src, const char *out, const src_stamp *stamp,
@@ -331,7 +347,8 @@ static pc_status convert(const char *src, const char *out, const src_stamp *stam
     return st;
 }
 
-pc_status pc_cache_build_ex_(const char *npz_path, const char *out_dir, uint64_t resident,
+/* pc_cache_build_ex_ without the lock (the tree holds its root's). */
+static pc_status build_entry(const char *npz_path, const char *out_dir, uint64_t resident,
                              uint64_t chunk_bytes, pc_error *err) {
     if (!npz_path || !out_dir) return pc_fail(err, PC_ERR_ARG, "pc_cache_build: NULL path");
     char out[PATH_CAP];
@@ -349,6 +366,30 @@ pc_status pc_cache_build_ex_(const char *npz_path, const char *out_dir, uint64_t
     o.max_resident_config_bytes = resident;
     o.threads = 1;
     return convert(npz_path, out, &stamp, &o, chunk_bytes, err);
+}
+
+/* The folder an entry lives in (created), locked while the entry is replaced. */
+static pc_status lock_parent(const char *out_dir, int *fd, pc_error *err) {
+    char parent[PATH_CAP];
+    snprintf(parent, sizeof parent, "%s", out_dir);
+    size_t len = strlen(parent);
+    while (len > 1 && parent[len - 1] == '/') parent[--len] = '\0';
+    char *slash = strrchr(parent, '/');
+    if (!slash) snprintf(parent, sizeof parent, ".");
+    else if (slash == parent) parent[1] = '\0';
+    else *slash = '\0';
+    pc_status st = pc_mkdirs(parent, err);
+    return st ? st : pc_lock_acquire(parent, "this cache folder", fd, err);
+}
+
+pc_status pc_cache_build_ex_(const char *npz_path, const char *out_dir, uint64_t resident,
+                             uint64_t chunk_bytes, pc_error *err) {
+    if (!npz_path || !out_dir) return pc_fail(err, PC_ERR_ARG, "pc_cache_build: NULL path");
+    int fd = -1;
+    pc_status st = lock_parent(out_dir, &fd, err);
+    if (!st) st = build_entry(npz_path, out_dir, resident, chunk_bytes, err);
+    pc_lock_release(fd, NULL);
+    return st;
 }
 
 pc_status pc_cache_build(const char *npz_path, const char *out_dir, pc_error *err) {
@@ -374,7 +415,9 @@ static int up_to_date(const char *src, const char *out) {
 
 static void run_job(tree_job *j) {
     if (j->st != PC_OK) return; /* failed while planning */
-    j->st = up_to_date(j->src, j->out) ? PC_OK : pc_cache_build(j->src, j->out, &j->err);
+    j->st = up_to_date(j->src, j->out)
+                ? PC_OK
+                : build_entry(j->src, j->out, CACHE_BUILD_RESIDENT, 0, &j->err);
 }
 
 /* One job per .npz source; cache entries already in the tree are not sources. */
@@ -426,13 +469,19 @@ pc_status pc_cache_build_tree(const pc_dataset *d, const char *cache_root, int t
     pc_status st = pc_mkdirs(cache_root, err);
     tree_job *jobs = NULL;
     size_t n = 0;
+    int lock = -1; /* one tree build at a time: entries are replaced, not shared */
+    if (st == PC_OK) st = pc_lock_acquire(cache_root, "this cache", &lock, err);
     if (st == PC_OK) st = plan_jobs(d, cache_root, &jobs, &n, err);
-    if (st != PC_OK) return st;
+    if (st != PC_OK) {
+        pc_lock_release(lock, NULL);
+        return st;
+    }
     int nt = threads > 0 ? threads : pc_threads();
     /* Files differ wildly in size, so hand them out one at a time. */
 #pragma omp parallel for schedule(dynamic, 1) num_threads(nt)
     for (int64_t i = 0; i < (int64_t)n; i++) run_job(&jobs[i]);
     st = collect_failures(jobs, n, r, err);
     free(jobs);
+    pc_lock_release(lock, NULL);
     return st;
 }

@@ -958,5 +958,5 @@ pc_status pc_st_writer_save(const pc_st_writer *w, const char *path, pc_error *e
         unlink(tmp);
         return pc_fail(err, PC_ERR_IO, "%s: write failed: %s", path, strerror(e));
     }
-    return pc_tmp_commit(f, tmp, path, err);
+    return pc_tmp_commit_durable(f, tmp, path, err); /* checkpoints and training states */
 }

@@ -157,6 +157,21 @@ static pc_status data_identity(const pc_dataset *ds, int coll, uint64_t *id, pc_
     return PC_OK;
 }
 
+/* The model or its state written over a file of the dataset: refused before any work. */
+static pc_status refuse_aliases(const trainer *t, const pc_dataset *ds, pc_error *err) {
+    for (int sp = 0; sp < PC_NUM_SPLITS; sp++)
+        for (size_t i = 0; i < pc_dataset_num_files(ds, t->coll, sp); i++) {
+            const char *f = pc_dataset_file(ds, t->coll, sp, i);
+            const char *out = pc_same_file(f, t->o.out_path) ? t->o.out_path
+                              : pc_same_file(f, t->state_path) ? t->state_path
+                                                               : NULL;
+            if (out)
+                return pc_fail(err, PC_ERR_ARG, "train: pc_train_opts.out_path: %s is the "
+                               "dataset file %s; refusing to overwrite an input", out, f);
+        }
+    return PC_OK;
+}
+
 pc_status pc_tr_load_data(trainer *t, pc_error *err) {
     pc_dataset *ds = NULL;
     pc_status st = pc_dataset_open(t->o.data_dir, &ds, err);
@@ -168,6 +183,7 @@ pc_status pc_tr_load_data(trainer *t, pc_error *err) {
     t->ntrain = pc_dataset_num_files(ds, t->coll, s_train);
     t->nvalid = pc_dataset_num_files(ds, t->coll, s_valid);
     st = data_identity(ds, t->coll, &t->data_id, err);
+    if (!st) st = refuse_aliases(t, ds, err);
     if (!st && !(st = pc_split_graphs_load(ds, t->coll, s_train, t->o.threads, p->G, (size_t)p->R * p->B,
                                     (size_t)p->R * p->B + p->B, &t->tr, err)))
         st = pc_split_graphs_load(ds, t->coll, s_valid, t->o.threads, (size_t)p->W, (size_t)p->R,

@@ -139,6 +139,8 @@ typedef struct trainer {
     int budget_len; /* o.time_budget > 0 and o.epochs PC_TRAIN_AUTO: the budget sets it */
     int epochs_max, patience;
     char state_path[4096];/* out_path + ".state" */
+    char lock_path[4096]; /* "<dir>/.<base>.lock", held by rank 0 for the run (lock_fd) */
+    int lock_fd;
     /* rank 0's log and progress callbacks (NULL on the other ranks) */
     pc_train_log_fn log;
     pc_train_progress_fn progress;

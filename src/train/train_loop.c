@@ -473,6 +473,24 @@ static void fill_result(const trainer *t, int interrupted, pc_train_result *res)
     res->interrupted = interrupted;
 }
 
+/*
+ * One training per output: rank 0 holds "<dir>/.<base>.lock" (flock) while
+ * it writes the model and its state, so a second run on the same --out
+ * fails at once instead of both reporting success over each other's files.
+ */
+static pc_status lock_output(trainer *t, pc_error *err) {
+    if (t->topo.R != 0) return PC_OK;
+    const char *out = t->o.out_path, *slash = strrchr(out, '/');
+    int dl = slash ? (int)(slash - out + 1) : 0;
+    if (snprintf(t->lock_path, sizeof t->lock_path, "%.*s.%s.lock", dl, out,
+                 slash ? slash + 1 : out) >= (int)sizeof t->lock_path)
+        return pc_fail(err, PC_ERR_ARG, "train: pc_train_opts.out_path is too long");
+    pc_status st = pc_lock_acquire(t->lock_path, out, &t->lock_fd, err);
+    if (st) t->lock_path[0] = 0;
+    if (st) pc_error_prefix(err, "train: pc_train_opts.out_path");
+    return st;
+}
+
 pc_status pc_train_run(const pc_train_opts *opts, pc_train_log_fn log,
                        pc_train_progress_fn progress, void *user, pc_train_result *res,
                        pc_error *err) {
@@ -489,10 +507,12 @@ pc_status pc_train_run(const pc_train_opts *opts, pc_train_log_fn log,
     t->log = log;
     t->progress = progress;
     t->user = user;
+    t->lock_fd = -1;
     int interrupted = 0, saved = pc_threads_begin(opts->threads);
     st = pc_tr_check_opts(t, err);
+    if (!st) init_topology(t);
+    if (!st) st = lock_output(t, err);
     if (!st) {
-        init_topology(t);
         pc_nn_blas_single();
         t->clock.t0 = pc_tr_now();
         st = setup(t, err);
@@ -505,6 +525,7 @@ pc_status pc_train_run(const pc_train_opts *opts, pc_train_log_fn log,
     }
     if (!st && res) fill_result(t, interrupted, res);
     /* an error on some ranks only returns there; the caller ends the job (dist.h) */
+    pc_lock_release(t->lock_fd, t->lock_path);
     trainer_free(t);
     free(t);
     pc_threads_end(saved);
