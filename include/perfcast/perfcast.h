@@ -123,6 +123,18 @@ PC_API size_t pc_report_count(const pc_report *r);
 PC_API const char *pc_report_get(const pc_report *r, size_t i);
 PC_API void pc_report_clear(pc_report *r);
 
+/*
+ * Units: the one size / count vocabulary of every perfcast input (CLI flags,
+ * op specs, bindings; docs/units.md). A plain decimal number ("4096", "1.5",
+ * "4e9") and an optional case-insensitive unit: decimal k M G T P (1e3 ..
+ * 1e15), binary Ki Mi Gi Ti Pi (2^10 .. 2^50). "8k" is 8000, "8Ki" 8192.
+ * pc_parse_bytes also takes a trailing B ("512MB", "1GiB"; "B" alone: bytes);
+ * pc_parse_count takes B alone as a billion ("300B" tokens = 3e11). Fails
+ * (PC_ERR_ARG) on junk, signs, hex, inf/nan; PC_ERR_RANGE when not finite.
+ */
+PC_API pc_status pc_parse_bytes(const char *s, double *out, pc_error *err);
+PC_API pc_status pc_parse_count(const char *s, double *out, pc_error *err);
+
 #ifdef __cplusplus
 }
 #endif
