@@ -55,9 +55,9 @@ best() { # label, command...
 }
 best "validate 219 runs (built-in), whole process" "$PC" validate "$TR" "$SV"
 best "validate 69 training runs, whole process" "$PC" validate "$TR"
-"$PC" plan train --preset llama3-70b --chip v5p --chips 8960 --batch-tokens 4M --tokens 15T \
+"$PC" plan train --preset llama3-70b --chip v5p --chips 8960 --batch-tokens 4Mi --tokens 15T \
   | grep searched | sed 's/^/plan train llama3-70b v5p 8960 (calibrated): /'
-"$PC" plan train --preset llama3-70b --chip v5p --chips 8960 --batch-tokens 4M --tokens 15T \
+"$PC" plan train --preset llama3-70b --chip v5p --chips 8960 --batch-tokens 4Mi --tokens 15T \
   --calibration none | grep searched | sed 's/^/plan train llama3-70b v5p 8960 (ideal only):  /'
 best "plan train llama3-70b v5p 8960, whole process" "$PC" plan train --preset llama3-70b \
-  --chip v5p --chips 8960 --batch-tokens 4M --tokens 15T
+  --chip v5p --chips 8960 --batch-tokens 4Mi --tokens 15T

@@ -50,7 +50,7 @@ echo "== bring your own program: examples/mlp_block.hlo (XLA HLO text): import, 
 "$PC" roofline --chip v5e --hlo examples/mlp_block.hlo
 echo
 echo "== perfcast plan train: LLaMA-3-70B on a TPU v5p pod (analytic model, 4M-token batches, 15T tokens)"
-"$PC" plan train --preset llama3-70b --chip v5p --chips 8960 --batch-tokens 4M --tokens 15T \
+"$PC" plan train --preset llama3-70b --chip v5p --chips 8960 --batch-tokens 4Mi --tokens 15T \
   --efficiency 0.4 --attention none --top 3
 echo
 echo "== perfcast plan serve: LLaMA-3-70B int8 on 8 TPU v5e, 8k context"

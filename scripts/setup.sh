@@ -6,11 +6,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # Build and library packages; clang is for scripts/test.sh's clang build (and
-# fuzz/run.sh), python3-numpy for tests and benchmarks only.
+# fuzz/run.sh), python3-numpy for tests and benchmarks only,
+# python3-pip and python3-setuptools to install the Python package (python/).
 PKGS=(build-essential clang cmake pkg-config libzip-dev zlib1g-dev libdeflate-dev libcjson-dev
       libopenmpi-dev openmpi-bin
       libcmocka-dev libopenblas-dev libmetis-dev libprotobuf-c-dev protobuf-c-compiler
-      python3-numpy python3-scipy python3-torch)
+      python3-numpy python3-scipy python3-torch python3-pip python3-setuptools)
 
 missing=()
 for p in "${PKGS[@]}"; do

@@ -361,9 +361,7 @@ PC_API pc_status pc_collective_cost_conv(const pc_chip *chip, const pc_mesh *mes
                                          unsigned axes_mask, pc_coll op, double bytes,
                                          pc_coll_conv conv, pc_coll_cost *out, pc_error *err);
 
-/* "1GiB", "512MB", "4e9", "64k" -> bytes (binary KiB/MiB/GiB/TiB, decimal
- * kB/MB/GB/TB, k/M/G/T = decimal). Fails on junk, negatives, non-finite. */
-PC_API pc_status pc_parse_bytes(const char *s, double *out, pc_error *err);
+/* pc_parse_bytes, pc_parse_count: perfcast/perfcast.h ("Units"). */
 
 /* ------------------------------------------------------------------ */
 /* Transformer math                                                    */

@@ -143,6 +143,18 @@ PC_API pc_status pc_output_close(pc_output *o, int commit, int durable, pc_error
 /* 1 when a and b name one existing file (same device and inode): an output over an input. */
 PC_API int pc_same_file(const char *a, const char *b);
 
+/*
+ * Units: the one size / count vocabulary of every perfcast input (CLI flags,
+ * op specs, bindings; docs/units.md). A plain decimal number ("4096", "1.5",
+ * "4e9") and an optional case-insensitive unit: decimal k M G T P (1e3 ..
+ * 1e15), binary Ki Mi Gi Ti Pi (2^10 .. 2^50). "8k" is 8000, "8Ki" 8192.
+ * pc_parse_bytes also takes a trailing B ("512MB", "1GiB"; "B" alone: bytes);
+ * pc_parse_count takes B alone as a billion ("300B" tokens = 3e11). Fails
+ * (PC_ERR_ARG) on junk, signs, hex, inf/nan; PC_ERR_RANGE when not finite.
+ */
+PC_API pc_status pc_parse_bytes(const char *s, double *out, pc_error *err);
+PC_API pc_status pc_parse_count(const char *s, double *out, pc_error *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -30,73 +30,20 @@ int pc_analytic_parse_num(const char *s, int allow_suffix, double *out) {
     errno = 0;
     double v = strtod(s, &end);
     if (end == s || errno == ERANGE) return -1;
-    if (allow_suffix && *end) {
-        double mul = 0;
-        switch (*end) {
-        case 'k':
-        case 'K': mul = 1e3; break;
-        case 'M':
-        case 'm': mul = 1e6; break;
-        case 'G':
-        case 'g': mul = 1e9; break;
-        case 'T':
-        case 't': mul = 1e12; break;
-        default: break;
-        }
-        if (mul > 0) {
-            v *= mul;
-            end++;
-        }
+    if (allow_suffix && *end && !isspace((unsigned char)*end)) {
+        /* a unit: the one vocabulary (pc_parse_count), "8k" = 8000, "8Ki" = 8192 */
+        char buf[64];
+        size_t n = strcspn(s, " \t\r\n");
+        if (n >= sizeof buf) return -1;
+        memcpy(buf, s, n);
+        buf[n] = '\0';
+        if (pc_parse_count(buf, &v, NULL) != PC_OK) return -1;
+        end = (char *)s + n;
     }
     while (isspace((unsigned char)*end)) end++;
     if (*end || !isfinite(v)) return -1;
     *out = v;
     return 0;
-}
-
-pc_status pc_parse_bytes(const char *s, double *out, pc_error *err) {
-    if (!s || !*s) return pc_fail(err, PC_ERR_ARG, "expected a byte size like 1GiB, 512MB or 4e9");
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (end == s || errno == ERANGE || !isfinite(v) || v < 0)
-        return pc_fail(err, PC_ERR_ARG,
-                       "'%s' is not a byte size (use e.g. 1GiB, 512MB, 64k or 4e9, >= 0)", s);
-    char unit[8];
-    size_t n = 0;
-    while (*end && n + 1 < sizeof unit) unit[n++] = (char)tolower((unsigned char)*end++);
-    unit[n] = '\0';
-    if (*end) n = sizeof unit; /* too long: no unit matches */
-    static const struct {
-        const char *u;
-        double mul;
-    } units[] = {{"", 1},
-                 {"b", 1},
-                 {"k", 1e3},
-                 {"kb", 1e3},
-                 {"m", 1e6},
-                 {"mb", 1e6},
-                 {"g", 1e9},
-                 {"gb", 1e9},
-                 {"t", 1e12},
-                 {"tb", 1e12},
-                 {"kib", 1024.0},
-                 {"mib", 1048576.0},
-                 {"gib", 1073741824.0},
-                 {"tib", 1099511627776.0},
-                 {"ki", 1024.0},
-                 {"mi", 1048576.0},
-                 {"gi", 1073741824.0},
-                 {"ti", 1099511627776.0}};
-    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
-        if (n < sizeof unit && strcmp(unit, units[i].u) == 0) {
-            double b = v * units[i].mul;
-            if (!isfinite(b)) break;
-            *out = b;
-            return PC_OK;
-        }
-    return pc_fail(err, PC_ERR_ARG,
-                   "'%s': unknown size unit (use B, kB, MB, GB, TB, KiB, MiB, GiB or TiB)", s);
 }
 
 /* ---------------- roofline ---------------- */

@@ -43,6 +43,9 @@ int pc_cli_usage_error(const char *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
+/* "perfcast <cmd>: note: <old> is deprecated, use <new> (<old> goes in the next
+ * release)" on stderr: an old spelling still accepted for one release. */
+void pc_cli_deprecated(const char *cmd, const char *old, const char *new_);
 /* Prints the error message and returns PC_EXIT_FAIL. */
 int pc_cli_fail(const pc_error *err);
 

@@ -5,13 +5,14 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "analytic_cli.h"
 
 static void model_help(FILE *f) {
     fprintf(
         f,
-        "usage: perfcast model (CONFIG.json | --preset NAME | --layers L --d-model D ...)\n"
+        "usage: perfcast model (--config CONFIG.json|PRESET | --preset NAME | --layers L ...)\n"
         "                      [--seq T] [--batch-tokens N] [--remat POLICY] [--causal]\n"
         "                      [--weight-dtype P] [--grad-dtype P] [--act-dtype P]\n"
         "                      [--kv-dtype P] [--optimizer adam|momentum|sgd]\n"
@@ -88,7 +89,8 @@ enum {
     O_CHIPS,
     O_STEP,
     O_HOURS,
-    O_TOKENS
+    O_TOKENS,
+    O_CONFIG
 };
 
 static int parse_prec_opt(const char *flag, const char *v, pc_prec *out) {
@@ -162,7 +164,7 @@ static int parse_mfu_arg(int c, const char *v, mfu_args *a) {
         x = strtod(v, &end);
         if (end == v || *end || !(x > 0) || !isfinite(x) || x > 1e9)
             return pc_cli_usage_error("model", "%s expects seconds > 0, got '%s'", flag, v);
-    } else if (pc_parse_bytes(v, &x, &e) != PC_OK || !(x > 0) || x > 1e21) {
+    } else if (pc_parse_count(v, &x, &e) != PC_OK || !(x > 0) || x > 1e21) {
         return pc_cli_usage_error("model", "%s expects a positive number (k/M/G/T decimal), got '%s'",
                                   flag, v);
     }
@@ -261,7 +263,8 @@ static void print_mfu(const pc_mfu *f, const pc_chip *chip, pc_attn_flops a, con
 
 /* ---------------- options ---------------- */
 
-static const struct option model_opts[] = {{"preset", required_argument, 0, O_PRESET},
+static const struct option model_opts[] = {{"config", required_argument, 0, O_CONFIG},
+                                           {"preset", required_argument, 0, O_PRESET},
                                            {"seq", required_argument, 0, O_SEQ},
                                            {"batch-tokens", required_argument, 0, O_BATCH},
                                            {"remat", required_argument, 0, O_REMAT},
@@ -317,7 +320,7 @@ typedef struct model_args {
 static int parse_tokens_opt(model_args *a, int c, const char *v) {
     double x;
     pc_error e;
-    if (pc_parse_bytes(v, &x, &e) != PC_OK || !(x >= 1) || x != floor(x))
+    if (pc_parse_count(v, &x, &e) != PC_OK || !(x >= 1) || x != floor(x))
         return pc_cli_usage_error("model",
                                   "--%s expects a positive token count like 4096 "
                                   "or 4M, got '%s'",
@@ -377,6 +380,7 @@ static int model_opt(model_args *a, int c, const char *v, char **argv) {
     int rc;
     switch (c) {
     case O_PRESET: a->preset = v; return -1;
+    case O_CONFIG: a->config = v; return -1;
     case O_SEQ:
     case O_BATCH: return parse_tokens_opt(a, c, v);
     case O_REMAT: return parse_remat(a, v);
@@ -427,10 +431,18 @@ static int model_parse(int argc, char **argv, model_args *a) {
     int c, rc;
     while ((c = getopt_long(argc, argv, "jh", model_opts, NULL)) != -1)
         if ((rc = model_opt(a, c, optarg, argv)) >= 0) return rc;
-    if (optind < argc) a->config = argv[optind++];
+    if (optind < argc && !a->config) {
+        pc_cli_deprecated("model", "a positional CONFIG", "--config CONFIG");
+        a->config = argv[optind++];
+    }
     if (optind < argc) return pc_cli_usage_error("model", "unexpected argument '%s'", argv[optind]);
     if (a->config && a->preset)
-        return pc_cli_usage_error("model", "give a CONFIG.json or --preset, not both");
+        return pc_cli_usage_error("model", "give --config or --preset, not both");
+    /* --config NAME without a path or .json: a preset, as in plan train/serve */
+    struct stat st;
+    if (a->config && stat(a->config, &st) != 0 && !strchr(a->config, '/') &&
+        !strstr(a->config, ".json"))
+        a->preset = a->config, a->config = NULL;
     return -1;
 }
 
@@ -448,7 +460,7 @@ static int model_source(const model_args *a, pc_tfm_cfg *m, pc_error *e) {
         const long long *f = a->f;
         if (f[O_LAYERS] < 0 || f[O_DMODEL] < 0 || f[O_HEADS] < 0 || f[O_VOCAB] < 0 ||
             (f[O_DFF] < 0 && f[O_DFFE] < 0))
-            return pc_cli_usage_error("model", "give a CONFIG.json, a --preset, or at least "
+            return pc_cli_usage_error("model", "give --config CONFIG.json, a --preset, or at least "
                                                "--layers --d-model --d-ff --heads --vocab");
         snprintf(m->name, sizeof m->name, "custom");
         snprintf(m->arch, sizeof m->arch, "custom");

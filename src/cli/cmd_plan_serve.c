@@ -13,7 +13,7 @@
 
 static void serve_help(FILE *f) {
     fprintf(
-        f, "usage: perfcast plan serve (--model CONFIG.json|PRESET | --preset NAME) --chip NAME\n"
+        f, "usage: perfcast plan serve (--config CONFIG.json|PRESET | --preset NAME) --chip NAME\n"
            "                           (--chips N | --slice AxB) --context S[,S2,...]\n"
            "                           [--batch N|sweep] [--prefill-tokens P] [--decode-tokens G]\n"
            "                           [--weight-dtype P] [--kv-dtype P] [--efficiency E]\n"
@@ -32,7 +32,7 @@ static void serve_help(FILE *f) {
            "continuous-batching model (fitted on measured serving runs): output tokens/s of the\n"
            "whole job and per chip, TTFT, TPOT, the batch used (the throughput-optimal one that\n"
            "fits unless pinned) and the largest that fits, beside the ideal bound.\n\n"
-           "  --context S        KV-cache length per sequence (k binary: 8k = 8192); a list gives\n"
+           "  --context S        KV-cache length per sequence (8Ki = 8192, 8k = 8000); a list gives\n"
            "                     one table per context\n"
            "  --batch N|sweep    one batch size, or the doubling table (default)\n"
            "  --prefill-tokens P prompt tokens per request (default: the context)\n"
@@ -326,7 +326,8 @@ typedef struct serve_args {
     pc_serve_opts o;
 } serve_args;
 
-static const struct option serve_opts[] = {{"model", required_argument, 0, PC_PO_MODEL},
+static const struct option serve_opts[] = {{"config", required_argument, 0, PC_PO_CONFIG},
+                                           {"model", required_argument, 0, PC_PO_MODEL},
                                            {"preset", required_argument, 0, PC_PO_PRESET},
                                            {"chip", required_argument, 0, PC_PO_CHIP},
                                            {"chips", required_argument, 0, PC_PO_CHIPS},
@@ -359,16 +360,16 @@ static int parse_batch(const char *v, double *batch) {
         *batch = 0;
         return -1;
     }
-    if (pc_pcli_parse_count(v, 0, batch) || *batch < 1 || *batch > 1e9 || *batch != floor(*batch))
+    if (pc_pcli_parse_count(v, batch) || *batch < 1 || *batch > 1e9 || *batch != floor(*batch))
         return pc_cli_usage_error(
             CMD_SERVE, "--batch expects a whole number >= 1 or 'sweep', got '%s'", v);
     return -1;
 }
 
-/* --prefill-tokens P, --decode-tokens G (k binary) */
+/* --prefill-tokens P, --decode-tokens G (pc_pcli_parse_count) */
 static int serve_tokens_opt(serve_args *a, int c, const char *v) {
     double d;
-    if (pc_pcli_parse_count(v, 1, &d) || d < 1 || d > 1e9 || d != floor(d))
+    if (pc_pcli_parse_count(v, &d) || d < 1 || d > 1e9 || d != floor(d))
         return pc_cli_usage_error(CMD_SERVE, "%s expects a token count >= 1, got '%s'",
                                   c == PC_PO_PREFILL ? "--prefill-tokens" : "--decode-tokens", v);
     if (c == PC_PO_PREFILL)
@@ -396,7 +397,7 @@ static int serve_ways_opt(serve_args *a, int c, const char *v) {
 
 /* --concurrency N: requests in flight over all replicas */
 static int parse_concurrency(const char *v, double *out) {
-    if (pc_pcli_parse_count(v, 0, out) || *out < 1 || *out > 1e9 || *out != floor(*out))
+    if (pc_pcli_parse_count(v, out) || *out < 1 || *out > 1e9 || *out != floor(*out))
         return pc_cli_usage_error(
             CMD_SERVE, "--concurrency expects requests in flight >= 1, got '%s'", v);
     return -1;
@@ -406,7 +407,11 @@ static int parse_concurrency(const char *v, double *out) {
 static int serve_opt(serve_args *a, int c, const char *v, char **argv) {
     pc_serve_opts *o = &a->o;
     switch (c) {
-    case PC_PO_MODEL: a->model = v; return -1;
+    case PC_PO_MODEL:
+        pc_cli_deprecated(CMD_SERVE, "--model CONFIG", "--config CONFIG");
+        a->model = v;
+        return -1;
+    case PC_PO_CONFIG: a->model = v; return -1;
     case PC_PO_PRESET: a->preset = v; return -1;
     case PC_PO_CHIP: a->chip = v; return -1;
     case PC_PO_SLICE: a->slice = v; return -1;
@@ -451,7 +456,7 @@ static int serve_parse(int argc, char **argv, serve_args *a) {
     return -1;
 }
 
-/* --context S[,S2,...]: up to 16 lengths (k binary). Returns -1 or an exit code. */
+/* --context S[,S2,...]: up to 16 lengths (pc_pcli_parse_count). Returns -1 or an exit code. */
 static int parse_contexts(const char *ctx_s, double *ctxs, int *nctx) {
     char buf[256];
     snprintf(buf, sizeof buf, "%s", ctx_s);
@@ -459,10 +464,10 @@ static int parse_contexts(const char *ctx_s, double *ctxs, int *nctx) {
     *nctx = 0;
     for (char *tk = strtok_r(buf, ",", &save); tk; tk = strtok_r(NULL, ",", &save)) {
         double d;
-        if (*nctx == 16 || pc_pcli_parse_count(tk, 1, &d) || d < 1 || d > 1e9 || d != floor(d))
+        if (*nctx == 16 || pc_pcli_parse_count(tk, &d) || d < 1 || d > 1e9 || d != floor(d))
             return pc_cli_usage_error(CMD_SERVE,
                                       "--context expects up to 16 lengths like 8192 or "
-                                      "2k,8k,32k, got '%s'",
+                                      "2Ki,8Ki,32Ki, got '%s'",
                                       ctx_s);
         ctxs[(*nctx)++] = d;
     }

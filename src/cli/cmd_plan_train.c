@@ -14,7 +14,7 @@
 static void train_help(FILE *f) {
     fprintf(
         f,
-        "usage: perfcast plan train (--model CONFIG.json|PRESET | --preset NAME) --chip NAME\n"
+        "usage: perfcast plan train (--config CONFIG.json|PRESET | --preset NAME) --chip NAME\n"
         "                           (--chips N | --slice AxBxC) --batch-tokens B [--seq T]\n"
         "                           [--tokens TOTAL] [--price-per-chip-hour X] [--top N] [--json]\n"
         "                           [--remat LIST] [--zero LIST] [--dp N --fsdp N --tp N --pp N\n"
@@ -33,15 +33,16 @@ static void train_help(FILE *f) {
         "plan stands for under a model fitted on measured runs), shown beside the ideal\n"
         "roofline bound (compute at peak x efficiency, HBM traffic, each axis's collectives,\n"
         "overlapped where the book says they can be).\n\n"
-        "  --model X          a Hugging Face config.json, or a preset name\n"
+        "  --config X         a Hugging Face config.json, or a preset name\n"
         "  --chips N          chips; a slice shape is chosen (the most collective bandwidth,\n"
         "                     then the fewest hops; several slices over DCN if N does not\n"
         "                     fit one pod); --slice for a specific topology\n"
         "  --slice AxBxC      one slice of this shape (with --chips, they must agree)\n"
-        "  --batch-tokens B   tokens per optimizer step: 4M = 4,194,304 (k/M/G binary, as the\n"
-        "                     book's batch sizes), or SEQSxLEN like 1024x4096\n"
-        "  --seq T            sequence length (default 4096; k binary)\n"
-        "  --tokens TOTAL     training tokens for days and cost: 15T = 15e12 (decimal; B = 1e9)\n"
+        "  --batch-tokens B   tokens per optimizer step: 4Mi = 4,194,304 (the book's batch\n"
+        "                     sizes), 4M = 4,000,000, or SEQSxLEN like 1024x4096\n"
+        "  --seq T            sequence length (default 4096; 8k = 8000, 8Ki = 8192)\n"
+        "  --tokens TOTAL     training tokens for days and cost: 15T = 15e12 (B = 1e9)\n"
+        "Counts and sizes: k M G T decimal, Ki Mi Gi Ti binary (docs/units.md).\n"
         "  --price-per-chip-hour X   USD (default: the chip's, when known)\n"
         "  --remat LIST       policies to search: none,big_matmuls,full,tensors:K or all\n"
         "                     (default none,big_matmuls,full)\n"
@@ -64,7 +65,7 @@ static void train_help(FILE *f) {
         "  --calibration C    builtin (default: fitted on published measured runs), none (the\n"
         "                     ideal roofline only), or a file from 'perfcast calibrate'; plans\n"
         "                     rank by the calibrated step time, shown beside the ideal bound\n"
-        "  --top N            plans listed (default 5)\n"
+        "  --top N            plans listed (default 10)\n"
         "  --json             machine-readable output\n\n"
         "Exit status: 0 a plan was found, 1 none fits (the message says what to change),\n"
         "2 bad usage (unknown chip/model, mesh not matching the chips, ...).\n");
@@ -369,7 +370,8 @@ typedef struct train_args {
     pc_plan_train_opts o;
 } train_args;
 
-static const struct option train_opts[] = {{"model", required_argument, 0, PC_PO_MODEL},
+static const struct option train_opts[] = {{"config", required_argument, 0, PC_PO_CONFIG},
+                                           {"model", required_argument, 0, PC_PO_MODEL},
                                            {"calibration", required_argument, 0, PC_PO_CALIB},
                                            {"preset", required_argument, 0, PC_PO_PRESET},
                                            {"chip", required_argument, 0, PC_PO_CHIP},
@@ -441,23 +443,23 @@ static int train_int_opt(train_args *a, int c, const char *v) {
     return -1;
 }
 
-/* --batch-tokens (binary k/M/G, or SEQSxLEN), --seq (binary), --tokens (decimal). */
+/* --batch-tokens (a count or SEQSxLEN), --seq, --tokens: pc_pcli_parse_count. */
 static int train_count_opt(train_args *a, int c, const char *v) {
     pc_plan_train_opts *o = &a->o;
     if (c == PC_PO_BATCH) {
-        if (pc_pcli_parse_count(v, 1, &o->batch_tokens) || o->batch_tokens < 1 ||
+        if (pc_pcli_parse_count(v, &o->batch_tokens) || o->batch_tokens < 1 ||
             o->batch_tokens > 1e15)
             return pc_cli_usage_error(CMD_TRAIN,
-                                      "--batch-tokens expects tokens like 4M or 1024x4096, "
+                                      "--batch-tokens expects tokens like 4Mi or 1024x4096, "
                                       "got '%s'",
                                       v);
         a->have_batch = 1;
     } else if (c == PC_PO_SEQ) {
-        if (pc_pcli_parse_count(v, 1, &o->seq) || o->seq < 1 || o->seq > 1e9 ||
+        if (pc_pcli_parse_count(v, &o->seq) || o->seq < 1 || o->seq > 1e9 ||
             o->seq != floor(o->seq))
             return pc_cli_usage_error(CMD_TRAIN,
-                                      "--seq expects a length like 4096 or 8k, got '%s'", v);
-    } else if (pc_pcli_parse_count(v, 0, &o->total_tokens) || o->total_tokens > 1e18) {
+                                      "--seq expects a length like 4096 or 8Ki, got '%s'", v);
+    } else if (pc_pcli_parse_count(v, &o->total_tokens) || o->total_tokens > 1e18) {
         return pc_cli_usage_error(CMD_TRAIN,
                                   "--tokens expects a count like 15T or 1.5e13, got '%s'", v);
     }
@@ -482,7 +484,11 @@ static int parse_zero(const char *v, unsigned *mask) {
 static int train_opt(train_args *a, int c, const char *v, char **argv) {
     pc_plan_train_opts *o = &a->o;
     switch (c) {
-    case PC_PO_MODEL: a->model = v; return -1;
+    case PC_PO_MODEL:
+        pc_cli_deprecated(CMD_TRAIN, "--model CONFIG", "--config CONFIG");
+        a->model = v;
+        return -1;
+    case PC_PO_CONFIG: a->model = v; return -1;
     case PC_PO_CALIB: a->calibration = v; return -1;
     case PC_PO_PRESET: a->preset = v; return -1;
     case PC_PO_CHIP: a->chip = v; return -1;
@@ -532,7 +538,7 @@ static int train_opt(train_args *a, int c, const char *v, char **argv) {
 static int train_parse(int argc, char **argv, train_args *a) {
     memset(a, 0, sizeof *a);
     a->calibration = "builtin";
-    a->top = 5;
+    a->top = 10;
     a->o = pc_plan_train_opts_default();
     optind = 1;
     opterr = 0;
@@ -597,7 +603,7 @@ static int train_setup(train_args *a, train_job *j) {
     if ((rc = pc_pcli_load_model(CMD_TRAIN, a->model, a->preset, &j->m)) >= 0) return rc;
     if (!a->chip) return pc_cli_usage_error(CMD_TRAIN, "give --chip (e.g. --chip v5p)");
     if (!a->have_batch)
-        return pc_cli_usage_error(CMD_TRAIN, "give --batch-tokens (e.g. 4M = 1024 x 4096 tokens)");
+        return pc_cli_usage_error(CMD_TRAIN, "give --batch-tokens (e.g. 4Mi = 1024 x 4096 tokens)");
     pc_error ce;
     pc_error_clear(&ce);
     if (pc_calib_from_spec(a->calibration, &j->cal, &ce)) return pc_cli_fail(&ce);

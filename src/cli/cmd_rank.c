@@ -39,7 +39,7 @@ static void rank_help(FILE *f) {
             "plus random layouts; tile, per output dim the whole dim and the powers of\n"
             "two below it (config 0 = the whole output), all of them or a sample.\n\n"
             "  --model MODEL     checkpoint written by perfcast train\n"
-            "  --top N           how many configs to print (default 10)\n"
+            "  --top N           how many configs to print (default 10; 0: all)\n"
             "  --configs FILE    candidates, one per line in the printed notation ('#'\n"
             "                    comments); the output of a run can be fed back\n"
             "  --kernel NAME     tile: only this kernel (fusion or fused computation name)\n"
@@ -130,7 +130,7 @@ static void print_npz(const rank_args *a, pc_graph *g, int coll, const scored *s
         for (size_t r = 0; r < got; r++)
             if (idx[r] == best) best_rank = r + 1;
     }
-    size_t shown = (size_t)a->top < got ? (size_t)a->top : got;
+    size_t shown = a->top > 0 && (size_t)a->top < got ? (size_t)a->top : got;
     if (a->json) {
         printf("{\"file\": \"%s\", \"collection\": \"%s\", \"configs\": %lld, \"top\": [",
                a->path, pc_collection_name(coll), (long long)n);
@@ -184,7 +184,7 @@ static void print_set_text(const rank_args *a, pc_rank_set *s, const scored *sc)
            pc_rank_set_name(s), (long long)pc_rank_set_count(s));
     if (a->ro.kind == PC_KIND_LAYOUT) printf(", %lld configurable nodes", (long long)nc);
     printf(", best first (lower score = predicted faster)\n");
-    size_t shown = (size_t)a->top < got ? (size_t)a->top : got;
+    size_t shown = a->top > 0 && (size_t)a->top < got ? (size_t)a->top : got;
     for (size_t r = 0; r < shown; r++) {
         char *d = pc_rank_set_describe(s, (int64_t)idx[r], 0);
         printf("%4zu  config %-6zu score %12.6g", r + 1, idx[r], scores[idx[r]]);
@@ -204,7 +204,7 @@ static cJSON *set_json(const rank_args *a, pc_rank_set *s, const scored *sc) {
     cJSON_AddNumberToObject(o, "candidates", (double)pc_rank_set_count(s));
     if (a->ro.kind == PC_KIND_LAYOUT)
         cJSON_AddNumberToObject(o, "configurable_nodes", (double)pc_rank_set_config_nodes(s));
-    size_t shown = (size_t)a->top < got ? (size_t)a->top : got;
+    size_t shown = a->top > 0 && (size_t)a->top < got ? (size_t)a->top : got;
     for (size_t r = 0; r < shown; r++) {
         cJSON *it = cJSON_CreateObject();
         char *text = pc_rank_set_describe(s, (int64_t)idx[r], 0);
@@ -287,8 +287,8 @@ static int parse_args(int argc, char **argv, rank_args *a) {
         switch (c) {
         case 'm': a->model = optarg; break;
         case 'n':
-            if (pc_cli_parse_i64(optarg, 1, 1000000000LL, &a->top))
-                return pc_cli_usage_error("rank", "--top expects a positive count, got '%s'",
+            if (pc_cli_parse_i64(optarg, 0, 1000000000LL, &a->top))
+                return pc_cli_usage_error("rank", "--top expects a count >= 0 (0: all), got '%s'",
                                           optarg);
             break;
         case 't':

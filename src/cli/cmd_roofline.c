@@ -12,7 +12,7 @@
 static void roofline_help(FILE *f) {
     fprintf(f,
             "usage: perfcast roofline --chip NAME (--matmul B,D,F | --op SPEC | --ops FILE |\n"
-            "                         --hlo FILE)... [--dtype bf16] [--wdtype int8]\n"
+            "                         --hlo FILE)... [--dtype bf16] [--weight-dtype int8]\n"
             "                         [--comm-bw B/s] [--top N] [--module N] [--while-trips N]\n"
             "                         [--svg FILE] [--json] [--chips-file FILE]\n\n"
             "Roofline time of each op on one chip (scaling_book.md §2): T_math = FLOPs / peak,\n"
@@ -35,11 +35,13 @@ static void roofline_help(FILE *f) {
             "                    .txt) or a raw TpuGraphs tuning proto / HloModuleProto (.pb)\n"
             "  --module N        with --hlo: only the N-th module of the file (default: all)\n"
             "  --while-trips N   with --hlo: times each while body runs (default 1)\n"
-            "  --top N           print the N slowest ops, the rest as one line\n"
+            "  --top N           print the N slowest ops, the rest as one line (default 10;\n"
+            "                    0: every op, in program order)\n"
             "  --dtype P         compute/activation precision of --matmul/--op (default bf16;\n"
             "                    fp32 tf32 bf16 fp16 fp8 int8 int4 fp4); given with --hlo, the\n"
             "                    rate of every dot/convolution (default: their operand type)\n"
-            "  --wdtype P        weight precision of --matmul/--op (default: --dtype)\n"
+            "  --weight-dtype P  weight precision of --matmul/--op (default: --dtype;\n"
+            "                    --wdtype is the deprecated spelling)\n"
             "  --comm-bw B/s     link bandwidth for comm bytes (default: one ICI axis\n"
             "                    bidirectional on TPUs, NVLink on GPUs)\n"
             "  --svg FILE        write a log-log roofline plot with one point per op\n"
@@ -93,8 +95,9 @@ static int parse_num_opt(int c, const char *arg, roof_args *a) {
                                       "--comm-bw expects bytes/s > 0 like 4.5e10, got '%s'", arg);
         return -1;
     case 't':
-        if (pc_cli_parse_i64(arg, 1, 1000000000, &v))
-            return pc_cli_usage_error("roofline", "--top expects an integer >= 1, got '%s'", arg);
+        if (pc_cli_parse_i64(arg, 0, 1000000000, &v))
+            return pc_cli_usage_error("roofline", "--top expects an integer >= 0 (0: all), got '%s'",
+                                      arg);
         a->top = v;
         return -1;
     case 'M':
@@ -117,16 +120,18 @@ static int parse_args(int argc, char **argv, roof_args *a) {
     static const struct option opts[] = {
         {"chip", required_argument, 0, 'c'},    {"matmul", required_argument, 0, 'm'},
         {"op", required_argument, 0, 'o'},      {"ops", required_argument, 0, 'O'},
-        {"dtype", required_argument, 0, 'd'},   {"wdtype", required_argument, 0, 'w'},
+        {"dtype", required_argument, 0, 'd'},   {"wdtype", required_argument, 0, 'X'},
         {"comm-bw", required_argument, 0, 'b'}, {"svg", required_argument, 0, 's'},
         {"json", no_argument, 0, 'j'},          {"chips-file", required_argument, 0, 'f'},
         {"hlo", required_argument, 0, 'H'},     {"top", required_argument, 0, 't'},
         {"module", required_argument, 0, 'M'},  {"while-trips", required_argument, 0, 'W'},
-        {"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
+        {"help", no_argument, 0, 'h'},          {"weight-dtype", required_argument, 0, 'w'},
+        {0, 0, 0, 0}};
     int c, rc;
     a->dtype = "bf16";
     a->module = -1;
     a->while_trips = 1;
+    a->top = 10;
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "c:m:o:O:d:w:b:s:jf:H:t:M:W:h", opts, NULL)) != -1) {
@@ -142,6 +147,10 @@ static int parse_args(int argc, char **argv, roof_args *a) {
             break;
         case 'O': a->ops_file = optarg; break;
         case 'd': a->dtype = optarg, a->dtype_set = 1; break;
+        case 'X':
+            pc_cli_deprecated("roofline", "--wdtype", "--weight-dtype");
+            a->wdtype = optarg;
+            break;
         case 'w': a->wdtype = optarg; break;
         case 'b':
         case 't':
@@ -174,7 +183,7 @@ static int check_args(int argc, char **argv, const roof_args *a) {
     if (pc_prec_parse(a->dtype) < 0)
         return pc_cli_usage_error("roofline", "--dtype '%s' unknown %s", a->dtype, precs);
     if (a->wdtype && pc_prec_parse(a->wdtype) < 0)
-        return pc_cli_usage_error("roofline", "--wdtype '%s' unknown %s", a->wdtype, precs);
+        return pc_cli_usage_error("roofline", "--weight-dtype '%s' unknown %s", a->wdtype, precs);
     const char *inputs[3] = {a->hlo, a->ops_file, a->chips_file};
     for (int i = 0; i < 3 && a->svg; i++)
         if (inputs[i] && pc_same_file(a->svg, inputs[i]))

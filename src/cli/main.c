@@ -105,6 +105,11 @@ int pc_cli_usage_error(const char *cmd, const char *fmt, ...) {
     return PC_EXIT_USAGE;
 }
 
+void pc_cli_deprecated(const char *cmd, const char *old, const char *new_) {
+    fprintf(stderr, "perfcast %s: note: %s is deprecated, use %s (%s goes in the next release)\n",
+            cmd, old, new_, old);
+}
+
 int pc_cli_fail(const pc_error *err) {
     char msg[PC_ERROR_MSG_MAX];
     snprintf(msg, sizeof msg, "%s", err->msg[0] ? err->msg : pc_status_name(err->code));

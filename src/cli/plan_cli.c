@@ -8,8 +8,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-/* "4M" (binary when `binary`), "15T", "1.5e13", "1024x4096". */
-int pc_pcli_parse_count(const char *s, int binary, double *out) {
+/* "4M" (4e6), "4Mi" (2^22), "15T", "1.5e13", "1024x4096": pc_parse_count, or a product. */
+int pc_pcli_parse_count(const char *s, double *out) {
     if (!s || !*s) return -1;
     const char *x = strchr(s, 'x');
     if (x) {
@@ -19,25 +19,11 @@ int pc_pcli_parse_count(const char *s, int binary, double *out) {
         memcpy(a, s, n);
         a[n] = '\0';
         double u, v;
-        if (pc_pcli_parse_count(a, binary, &u) || pc_pcli_parse_count(x + 1, binary, &v))
-            return -1;
+        if (pc_pcli_parse_count(a, &u) || pc_pcli_parse_count(x + 1, &v)) return -1;
         *out = u * v;
         return isfinite(*out) ? 0 : -1;
     }
-    char *end;
-    double v = strtod(s, &end);
-    if (end == s || !isfinite(v) || v < 0) return -1;
-    double mul = 1;
-    if (*end) {
-        char c = (char)toupper((unsigned char)*end);
-        if (c == 'B' && !binary) c = 'G'; /* "10B" tokens = 1e10 */
-        const char *units = "KMGTP";
-        const char *p = strchr(units, c);
-        if (!c || !p || end[1]) return -1;
-        mul = binary ? pow(1024, (double)(p - units + 1)) : pow(1000, (double)(p - units + 1));
-    }
-    *out = v * mul;
-    return isfinite(*out) ? 0 : -1;
+    return pc_parse_count(s, out, NULL) == PC_OK ? 0 : -1;
 }
 
 int pc_pcli_parse_prec(const char *cmd, const char *flag, const char *v, pc_prec *out) {
@@ -51,7 +37,7 @@ int pc_pcli_parse_prec(const char *cmd, const char *flag, const char *v, pc_prec
 
 int pc_pcli_parse_chips(const char *cmd, const char *v, const char *example, long long *out) {
     double d;
-    if (pc_pcli_parse_count(v, 0, &d) || d < 1 || d > 1073741824.0 || d != floor(d))
+    if (pc_pcli_parse_count(v, &d) || d < 1 || d > 1073741824.0 || d != floor(d))
         return pc_cli_usage_error(cmd, "--chips expects a chip count like %s, got '%s'", example,
                                   v);
     *out = (long long)d;
@@ -86,13 +72,13 @@ static int file_exists(const char *p) {
     return stat(p, &st) == 0;
 }
 
-/* --model X: a config.json path or a preset name. Returns -1 or an exit code. */
+/* --config X: a config.json path or a preset name. Returns -1 or an exit code. */
 int pc_pcli_load_model(const char *cmd, const char *model, const char *preset, pc_tfm_cfg *m) {
     pc_error e;
     pc_error_clear(&e);
-    if (model && preset) return pc_cli_usage_error(cmd, "give --model or --preset, not both");
+    if (model && preset) return pc_cli_usage_error(cmd, "give --config or --preset, not both");
     if (!model && !preset)
-        return pc_cli_usage_error(cmd, "no model: give --model CONFIG.json or --preset NAME "
+        return pc_cli_usage_error(cmd, "no model: give --config CONFIG.json or --preset NAME "
                                        "(e.g. --preset llama3-70b)");
     const char *name = preset ? preset : model;
     if (model && (file_exists(model) || strchr(model, '/') || strstr(model, ".json"))) {

@@ -54,7 +54,8 @@ enum {
     PC_PO_CP,
     PC_PO_CONC,
     PC_PO_REPL,
-    PC_PO_ADP
+    PC_PO_ADP,
+    PC_PO_CONFIG
 };
 
 /* The subcommands (cmd_plan_train.c, cmd_plan_serve.c); argv[0] is the
@@ -62,8 +63,9 @@ enum {
 int pc_pcli_train(int argc, char **argv);
 int pc_pcli_serve(int argc, char **argv);
 
-/* "4M" (binary when `binary`), "15T", "1.5e13", "1024x4096"; 0 on success. */
-int pc_pcli_parse_count(const char *s, int binary, double *out);
+/* A count in the one vocabulary (pc_parse_count: "4M" = 4e6, "4Mi" = 2^22,
+ * "15T", "300B", "1.5e13") or a product of two ("1024x4096"); 0 on success. */
+int pc_pcli_parse_count(const char *s, double *out);
 
 /* Flag values both subcommands take. Each returns -1 on success, else the
  * exit code after printing a message that names the flag. */

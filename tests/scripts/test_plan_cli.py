@@ -37,7 +37,7 @@ def jrun(*args, rc=0):
 # The book's worked examples are ideal-roofline answers: `plan train` ranks by the calibrated
 # step time by default (--calibration builtin), so they run with --calibration none.
 POD = ("plan", "train", "--preset", "llama3-70b", "--chip", "v5p", "--chips", "8960",
-       "--batch-tokens", "4M", "--tokens", "15T", "--calibration", "none")
+       "--batch-tokens", "4Mi", "--tokens", "15T", "--calibration", "none")
 
 
 def test_help():
@@ -61,7 +61,7 @@ def test_train_pod():
     expect_rc(p, 0, "plan train (text)")
     for needle in ("best: fsdp", "tensor 4", "bottleneck:", "MFU", "days", "$",
                    "850 tokens/chip", "X_opt", "jax.make_mesh((2240, 4), ('fsdp', 'tensor'))",
-                   "PartitionSpec as P", "top 5 plans"):
+                   "PartitionSpec as P", "top 10 plans"):
         expect(needle in p.stdout, "plan train output has %r" % needle)
     d = jrun(*POD, "--json")
     if d:
@@ -74,7 +74,7 @@ def test_train_pod():
         close(t["fsdp_critical_batch"], 7.6e6, 0.005, "7.6M tokens for the pod (§5)")
         close(t["tp_limit"], 11.2, 0.01, "TP limit F/2550 (§5)")
         expect("jax.make_mesh" in b["jax"], "JSON carries the JAX snippet")
-        expect(len(d["plans"]) == 5, "--top default 5")
+        expect(len(d["plans"]) == 10, "--top default 10")
         expect(d["search"]["plans_evaluated"] > 10000, "a big search")
         parts = sum(b["step_parts"].values())
         close(parts, b["step_time"], 1e-9, "step parts add up")
@@ -104,7 +104,7 @@ def test_train_pod():
 def test_train_other():
     # LLaMA-2 13B on a 16x16x16 slice, 3M batch of 32k sequences: the book's 1024 FSDP x 4 TP
     d = jrun("plan", "train", "--preset", "llama2-13b", "--chip", "v5p", "--slice", "16x16x16",
-             "--batch-tokens", "3e6", "--seq", "32k", "--efficiency", "0.4", "--attention",
+             "--batch-tokens", "3e6", "--seq", "32Ki", "--efficiency", "0.4", "--attention",
              "none", "--calibration", "none", "--json")  # a book example: ideal roofline
     if d:
         b = d["plans"][0]
@@ -150,12 +150,12 @@ def test_train_other():
 def test_train_bad():
     # nothing fits: 70B on 16 v5e
     p = run("plan", "train", "--preset", "llama3-70b", "--chip", "v5e", "--chips", "16",
-            "--batch-tokens", "4M")
+            "--batch-tokens", "4Mi")
     expect_rc(p, 1, "nothing fits")
     expect("no plan fits" in p.stderr and "more chips" in p.stderr, "says what to change: %s"
            % p.stderr)
     p = run("plan", "train", "--preset", "llama2-13b", "--chip", "v5p", "--slice", "16x16x16",
-            "--batch-tokens", "3e6", "--seq", "32k", "--dp", "4096")
+            "--batch-tokens", "3e6", "--seq", "32Ki", "--dp", "4096")
     expect_rc(p, 1, "pure DP of 13B on v5p")
     # the search time ("3 plans in 130 us") must not trip the check
     out = re.sub(r"in [0-9.]+ [mu]?s\b", "in T", p.stdout)
@@ -223,7 +223,7 @@ def test_serve():
               "LLaMA-2 13B batch 1: 4.98 ms (§7)")
     # contexts list
     d = jrun("plan", "serve", "--preset", "llama3-8b", "--chip", "h100", "--chips", "8",
-             "--context", "2k,8k,32k", "--json")
+             "--context", "2Ki,8Ki,32Ki", "--json")
     if d:
         cs = d["contexts"]
         expect([c["context"] for c in cs] == [2048, 8192, 32768], "three contexts")
@@ -252,7 +252,7 @@ def test_serve():
 
 
 CAL = ("plan", "train", "--preset", "llama3-70b", "--chip", "v5p", "--chips", "8960",
-       "--batch-tokens", "4M", "--top", "3")
+       "--batch-tokens", "4Mi", "--top", "3")
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
@@ -348,7 +348,7 @@ def test_train_pins():
             expect(pl["micro_batch_size"] == 2, "--micro-batch-size 2 kept")
     # context parallel: the 131k-token phase, each sequence over 16 chips
     d = jrun("plan", "train", "--preset", "llama3-405b", "--chip", "h100", "--chips", "16384",
-             "--batch-tokens", "128x128k", "--seq", "128k", "--tp", "8", "--pp", "16", "--cp",
+             "--batch-tokens", "128x128Ki", "--seq", "128Ki", "--tp", "8", "--pp", "16", "--cp",
              "16", "--top", "2", "--json")
     if d:
         b = d["plans"][0]
@@ -507,11 +507,11 @@ def test_topology_warnings():
            "(7x1x1" in p.stderr, "18823 warning names the shape: %s" % p.stderr)
     expect("nearest counts" in p.stderr, "18823 warning suggests counts")
     p = run("plan", "train", "--preset", "llama3-70b", "--chip", "v5p", "--chips", "8960",
-            "--batch-tokens", "4M")
+            "--batch-tokens", "4Mi")
     expect("warning" not in p.stderr, "a full pod is a standard slice: %s" % p.stderr)
     # degenerate: 257 v5e chips would be 257 one-chip slices: usage error with nearest counts
     p = run("plan", "serve", "--preset", "llama3-8b", "--chip", "v5e", "--chips", "257",
-            "--context", "4k")
+            "--context", "4Ki")
     expect_rc(p, 2, "257 v5e chips")
     expect("257 slices of 1 chip" in p.stderr and "256 or 512" in p.stderr,
            "degenerate split refused with nearest counts: %s" % p.stderr)

@@ -165,7 +165,7 @@ def main():
         (["predict", "--model", mt, "--data", data, "--out", bad, "--bogus"], "unknown option"),
         (["rank", "--model", mt], "FILE"),
         (["rank", npz_files(data, "tile:xla", "valid")[0]], "--model"),
-        (["rank", "--model", mt, npz_files(data, "tile:xla", "valid")[0], "--top", "0"], "--top"),
+        (["rank", "--model", mt, npz_files(data, "tile:xla", "valid")[0], "--top", "-1"], "--top"),
     ]
     for args, needle in usage:
         p = run(*args)

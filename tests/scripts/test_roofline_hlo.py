@@ -76,7 +76,7 @@ ENTRY e {
 
 def test_small():
     path = write("small.hlo", SMALL)
-    d = jrun("roofline", "--chip", "v5e", "--hlo", path, "--json")
+    d = jrun("roofline", "--chip", "v5e", "--hlo", path, "--json", "--top", "0")
     if not d:
         return
     ops = by_name(d)
@@ -121,8 +121,8 @@ ENTRY e {
 
 def test_while_and_errors():
     path = write("while.hlo", WHILE)
-    one = jrun("roofline", "--chip", "h100", "--hlo", path, "--json")
-    ten = jrun("roofline", "--chip", "h100", "--hlo", path, "--json", "--while-trips", "10")
+    one = jrun("roofline", "--chip", "h100", "--hlo", path, "--json", "--top", "0")
+    ten = jrun("roofline", "--chip", "h100", "--hlo", path, "--json", "--while-trips", "10", "--top", "0")
     if one and ten:
         expect(one["total"]["flops"] == 1024 and ten["total"]["flops"] == 10240,
                "while: 1024 flops a trip, got %s / %s" % (one["total"]["flops"],
@@ -143,8 +143,8 @@ def test_while_and_errors():
     expect("missing.hlo" in p.stderr, "missing HLO: " + p.stderr)
     p = run("roofline", "--chip", "v5e", "--matmul", "1,2,3", "--while-trips", "3")
     expect_rc(p, 2, "--while-trips without --hlo")
-    p = run("roofline", "--chip", "v5e", "--hlo", path, "--top", "0")
-    expect_rc(p, 2, "--top 0")
+    p = run("roofline", "--chip", "v5e", "--hlo", path, "--top", "-1")
+    expect_rc(p, 2, "--top -1")
 
 
 def test_proto():
@@ -163,7 +163,7 @@ def test_proto():
     path = os.path.join(TMP, "dot.pb")
     with open(path, "wb") as f:
         f.write(module("m", [comp("e", 7, 3, insts)], 7))
-    d = jrun("roofline", "--chip", "v5e", "--hlo", path, "--json")
+    d = jrun("roofline", "--chip", "v5e", "--hlo", path, "--json", "--top", "0")
     if d:
         o = by_name(d).get("d", {})
         expect(o.get("flops") == 2 * 4 * 16 * 8 * 32 and o.get("bytes") == (2048 + 1024 + 512) * 2,
@@ -200,7 +200,7 @@ def test_fixtures():
     for i, path in enumerate(files):
         svg = os.path.join(TMP, "roof%d.svg" % i)
         for chip in ("v5e", "h100"):
-            d = jrun("roofline", "--chip", chip, "--hlo", path, "--json", "--svg", svg)
+            d = jrun("roofline", "--chip", chip, "--hlo", path, "--json", "--top", "0", "--svg", svg)
             if not d:
                 continue
             check_doc(d, "%s on %s" % (os.path.basename(path), chip))
@@ -242,7 +242,7 @@ def test_graphsage_golden():
             want[name] = (out, None)
     expect(sum(1 for n in want if want[n][1] is not None) == 7, "graphsage: 7 dots")
     d = jrun("roofline", "--chip", "v5e", "--hlo", os.path.join(HLO_DIR, "graphsage_tf.hlo"),
-             "--json")
+             "--json", "--top", "0")
     if not d:
         return
     ops = by_name(d)

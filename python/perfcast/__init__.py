@@ -1,0 +1,132 @@
+"""perfcast from Python: the shared library libperfcast through ctypes.
+
+    import perfcast
+    g = perfcast.load_graph("demo/npz/tile/xla/valid/x.npz")   # dict of numpy arrays
+    r = perfcast.rank("tile.safetensors", "demo/npz/tile/xla/valid/x.npz", top=5)
+    perfcast.parse_count("8Ki")                                 # 8192 (docs/units.md)
+
+Results are plain dicts (and numpy arrays) with the fields of the matching
+`perfcast ... --json` output; failures raise perfcast.Error carrying the
+library's message. The library is found through $PERFCAST_LIB (the .so or its
+folder), next to this package, or the standard library paths.
+"""
+import ctypes
+
+import numpy as np
+
+from ._lib import Error, PcArray, PcError, check, enc, lib
+
+__all__ = ["Error", "version", "parse_count", "parse_bytes", "load_graph", "rank"]
+
+# pc_dtype (perfcast/npz.h) -> numpy; F16 is converted to F32 by the reader
+_DTYPES = {0: np.bool_, 1: np.uint8, 2: np.int8, 3: np.uint16, 4: np.int16, 5: np.uint32,
+           6: np.int32, 7: np.uint64, 8: np.int64, 9: np.float32, 10: np.float32,
+           11: np.float64}
+
+
+def version():
+    """The library's version string ("0.1.0")."""
+    return lib().pc_version().decode()
+
+
+def _parse(fn, s):
+    err = PcError()
+    out = ctypes.c_double()
+    check(fn(enc(str(s)), ctypes.byref(out), ctypes.byref(err)), err)
+    return out.value
+
+
+def parse_count(s):
+    """A count in perfcast's one vocabulary: "8k" -> 8000.0, "8Ki" -> 8192.0,
+    "300B" -> 3e11 (docs/units.md)."""
+    return _parse(lib().pc_parse_count, s)
+
+
+def parse_bytes(s):
+    """A byte size: "512MB" -> 5.12e8, "1GiB" -> 1073741824.0."""
+    return _parse(lib().pc_parse_bytes, s)
+
+
+def load_graph(path):
+    """Every array of a TpuGraphs .npz file (or any .npz) as {key: numpy array},
+    read by the library's reader (the checks of `perfcast info`/`check` on
+    shapes and sizes apply)."""
+    L = lib()
+    err = PcError()
+    z = ctypes.c_void_p()
+    check(L.pc_npz_open(enc(path), ctypes.byref(z), ctypes.byref(err)), err)
+    out = {}
+    try:
+        for i in range(L.pc_npz_count(z)):
+            key = L.pc_npz_key(z, i).decode()
+            a = PcArray()
+            check(L.pc_npz_read(z, i, ctypes.byref(a), ctypes.byref(err)), err)
+            try:
+                dt = np.dtype(_DTYPES[a.dtype])
+                shape = tuple(a.shape[d] for d in range(a.ndim))
+                n = int(np.prod(shape, dtype=np.int64)) if shape else 1
+                if n and a.data:
+                    buf = (ctypes.c_char * (n * dt.itemsize)).from_address(a.data)
+                    arr = np.frombuffer(buf, dtype=dt, count=n).reshape(shape).copy()
+                else:
+                    arr = np.zeros(shape, dtype=dt)
+            finally:
+                L.pc_array_free(ctypes.byref(a))
+            out[key] = arr
+    finally:
+        L.pc_npz_close(z)
+    return out
+
+
+def rank(model, path, top=10, threads=0, tta=1, tta_seed=1):
+    """The configs of one dataset graph (.npz or cache folder) best first by a
+    checkpoint of `perfcast train`, as `perfcast rank --model MODEL FILE --json`:
+    {"file", "collection", "configs", "top": [{"rank", "config", "score",
+    ["spread"], ["runtime"]}], ["true_best": {"config", "runtime", "rank"}]}.
+    top=0: every config."""
+    L = lib()
+    err = PcError()
+    p = ctypes.c_void_p()
+    g = ctypes.c_void_p()
+    check(L.pc_predictor_load(enc(model), int(threads), ctypes.byref(p), ctypes.byref(err)), err)
+    try:
+        check(L.pc_predictor_set_tta(p, int(tta), int(tta_seed), ctypes.byref(err)), err)
+        opts = L.pc_load_opts_default()
+        opts.threads = int(threads)
+        check(L.pc_graph_load(enc(path), ctypes.byref(opts), ctypes.byref(g), ctypes.byref(err)),
+              err)
+        n = L.pc_graph_num_configs(g)
+        if n < 1:
+            raise Error("%s has no configs (rank the HLO program itself to get candidates)"
+                        % L.pc_graph_path(g).decode(), "arg")
+        scores = (ctypes.c_double * n)()
+        spread = (ctypes.c_double * n)()
+        ensemble = L.pc_predictor_members(p) > 1
+        check(L.pc_predictor_score_spread(p, g, scores, spread if ensemble else None,
+                                          ctypes.byref(err)), err)
+        idx = (ctypes.c_size_t * n)()
+        got = ctypes.c_size_t()
+        check(L.pc_topk_indices(scores, n, n, idx, ctypes.byref(got), ctypes.byref(err)), err)
+        rt_p = L.pc_graph_config_runtime(g)
+        rt = [rt_p[k] for k in range(n)] if rt_p else []
+        have_rt = any(v > 0 for v in rt)
+        order = [idx[r] for r in range(got.value)]
+        shown = order if top <= 0 else order[:top]
+        rows = []
+        for r, c in enumerate(shown):
+            row = {"rank": r + 1, "config": c, "score": scores[c]}
+            if ensemble:
+                row["spread"] = spread[c]
+            if have_rt:
+                row["runtime"] = rt[c]
+            rows.append(row)
+        res = {"file": str(path), "collection": L.pc_collection_name(
+            L.pc_predictor_collection(p)).decode(), "configs": n, "top": rows}
+        if have_rt:
+            best = min(range(n), key=lambda k: (rt[k], k))
+            res["true_best"] = {"config": best, "runtime": rt[best],
+                                "rank": order.index(best) + 1}
+        return res
+    finally:
+        L.pc_graph_free(g)
+        L.pc_predictor_free(p)

@@ -1,0 +1,143 @@
+"""The Python package (python/perfcast, ctypes over libperfcast.so) against the
+CLI's JSON and numpy on tiny synthetic data: `pip install ./python` offline
+(Debian's python3 -m pip, --no-build-isolation --no-index) into a folder, then
+load_graph == numpy.load, rank == `perfcast rank --json` (tile and layout),
+parse_count/parse_bytes == the unit table, perfcast.Error with the library's
+message for a missing file and a non-checkpoint.
+
+Needs the shared library (PERFCAST_LIB = libperfcast.so of a
+-DBUILD_SHARED_LIBS=ON build): skipped (77) in a static build.
+"""
+import glob
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from clitest import FAILS, expect, expect_rc, report, run, run_checks  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+LIB = os.environ.get("PERFCAST_LIB", "")
+SRC = os.environ.get("PC_SOURCE_DIR",
+                     os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+TMP = os.environ.get("PC_TEST_TMP", "/tmp/pc_test_python")
+
+if not LIB.endswith(".so") and ".so." not in LIB:
+    print("skipped: libperfcast is static in this build (PERFCAST_LIB=%r)" % LIB)
+    sys.exit(77)
+
+shutil.rmtree(TMP, ignore_errors=True)
+os.makedirs(TMP)
+SITE = os.path.join(TMP, "site")
+
+
+def install():
+    """pip install ./python offline into SITE; without pip, the source folder."""
+    p = subprocess.run([sys.executable, "-m", "pip", "--version"], capture_output=True)
+    if p.returncode != 0:
+        print("note: no pip for %s: importing python/ directly" % sys.executable)
+        return os.path.join(SRC, "python")
+    build = os.path.join(TMP, "src")
+    shutil.copytree(os.path.join(SRC, "python"), build)  # setuptools writes build/ there
+    p = subprocess.run([sys.executable, "-m", "pip", "install", "--no-build-isolation",
+                        "--no-index", "--no-deps", "--target", SITE, build],
+                       capture_output=True, text=True)
+    expect(p.returncode == 0, "pip install ./python: %s\n%s" % (p.stdout[-2000:],
+                                                                p.stderr[-2000:]))
+    return SITE
+
+
+sys.path.insert(0, install())
+import perfcast  # noqa: E402
+
+expect(os.path.dirname(perfcast.__file__).startswith(SITE) or not os.path.isdir(SITE),
+       "imported the installed package: %s" % perfcast.__file__)
+
+DATA = os.path.join(TMP, "data")
+expect_rc(run("synth", "--out", DATA, "--scale", "tiny", "--seed", "3", "--threads", "2"), 0,
+          "synth")
+MODELS = {}
+for coll, extra in (("tile:xla", []), ("layout:xla:random", ["--configs", "8"])):
+    out = os.path.join(TMP, coll.split(":")[0] + ".safetensors")
+    p = run("train", "--data", DATA, "--collection", coll, "--out", out, "--threads", "2",
+            "--epochs", "1", "--hidden", "16", "--layers", "1", *extra)
+    expect_rc(p, 0, "train " + coll)
+    MODELS[coll] = out
+if FAILS:
+    sys.exit(report(""))
+
+
+def files(coll, split="valid"):
+    return sorted(glob.glob(os.path.join(DATA, "npz", coll.replace(":", "/"), split, "*.npz")))
+
+
+def test_version_units():
+    p = run("--version")
+    expect(p.stdout.strip() == "perfcast " + perfcast.version(), "version: " + p.stdout)
+    for s, want in (("8k", 8000), ("8Ki", 8192), ("4M", 4e6), ("4Mi", 4194304), ("300B", 3e11),
+                    ("1.5e13", 1.5e13)):
+        expect(perfcast.parse_count(s) == want, "parse_count(%s)" % s)
+    expect(perfcast.parse_bytes("1GiB") == 2 ** 30 and perfcast.parse_bytes("512MB") == 512e6,
+           "parse_bytes")
+    try:
+        perfcast.parse_count("8q")
+        FAILS.append("parse_count('8q') did not raise")
+    except perfcast.Error as e:
+        expect("'8q'" in e.message and e.status == "arg", "Error carries the message: %s" % e)
+
+
+def test_load_graph():
+    for coll in ("tile:xla", "layout:xla:random"):
+        path = files(coll)[0]
+        g = perfcast.load_graph(path)
+        ref = np.load(path)
+        expect(sorted(g) == sorted(ref.files), "%s: keys %s vs %s" % (path, sorted(g),
+                                                                      sorted(ref.files)))
+        for k in ref.files:
+            a, b = g[k], ref[k]
+            expect(a.shape == b.shape and np.array_equal(a, b.astype(a.dtype)),
+                   "%s[%s]: %s %s vs numpy %s %s" % (path, k, a.dtype, a.shape, b.dtype, b.shape))
+            expect(a.dtype == b.dtype or (b.dtype == np.float16 and a.dtype == np.float32),
+                   "%s[%s] dtype %s vs %s" % (path, k, a.dtype, b.dtype))
+    for bad, needle in ((os.path.join(TMP, "missing.npz"), "missing.npz"),
+                        (MODELS["tile:xla"], "tile.safetensors")):
+        try:
+            perfcast.load_graph(bad)
+            FAILS.append("load_graph(%s) did not raise" % bad)
+        except perfcast.Error as e:
+            expect(needle in e.message, "load_graph error names the file: %s" % e.message)
+
+
+def test_rank():
+    for coll, model in MODELS.items():
+        for path in files(coll)[:2]:
+            for top in ("10", "0", "3"):
+                p = run("rank", "--model", model, path, "--json", "--top", top, "--threads", "1")
+                expect_rc(p, 0, "rank --json " + path)
+                cli = json.loads(p.stdout)
+                py = perfcast.rank(model, path, top=int(top), threads=1)
+                expect(sorted(py) == sorted(cli), "rank keys: %s vs %s" % (sorted(py),
+                                                                          sorted(cli)))
+                for k in ("file", "collection", "configs", "true_best"):
+                    expect(py.get(k) == cli.get(k), "rank %s: %s vs %s" % (k, py.get(k),
+                                                                           cli.get(k)))
+                expect(len(py["top"]) == len(cli["top"]), "rank rows %s" % path)
+                for a, b in zip(py["top"], cli["top"]):
+                    expect(sorted(a) == sorted(b) and a["config"] == b["config"] and
+                           a["rank"] == b["rank"] and a.get("runtime") == b.get("runtime"),
+                           "rank row %s vs %s" % (a, b))
+                    expect(abs(a["score"] - b["score"]) <= 1e-8 * max(1, abs(b["score"])),
+                           "score %s vs %s" % (a["score"], b["score"]))
+    try:
+        perfcast.rank(os.path.join(SRC, "README.md"), files("tile:xla")[0])
+        FAILS.append("rank with README.md as a model did not raise")
+    except perfcast.Error as e:
+        expect("README.md" in e.message, "rank error names the checkpoint: %s" % e.message)
+
+
+if __name__ == "__main__":
+    run_checks([test_version_units, test_load_graph, test_rank])
+    sys.exit(report("python package: ok"))
