@@ -50,8 +50,8 @@
 
 /* Attributes the parser keeps as text in pc_hlo_instruction.attrs for hlo/cost.c (the rest
  * of what the IR has no field for is skipped): custom_call_target, replica_groups, direction
- * (compare), fft_type, fft_length, source_target_pairs, backend_config of custom-calls and
- * whiles, and "literal" (the text inside the parentheses) of scalar constants. Tuple element
+ * (compare), fft_type, fft_length, source_target_pairs, index (get-tuple-element),
+ * backend_config of custom-calls and whiles, and "literal" (the text inside the parentheses) of scalar constants. Tuple element
  * shapes are kept in pc_hlo_shape.tuple_shapes. */
 
 typedef struct pc_hlo_text_stats {

@@ -399,6 +399,7 @@ static int keep_for_cost(const parser *p, const pc_hlo_instruction *in, size_t o
                                         "fft_type", "fft_length", "source_target_pairs"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (word_is(p, off, n, names[i])) return 1;
+    if (word_is(p, off, n, "index")) return in->opcode_id == PC_HLO_GET_TUPLE_ELEMENT;
     return word_is(p, off, n, "backend_config") &&
            (in->opcode_id == PC_HLO_CUSTOM_CALL || in->opcode_id == PC_HLO_WHILE);
 }
