@@ -44,20 +44,20 @@ static const pc_hlo_op_cost *row(const pc_hlo_cost *c, const char *name) {
  * (the u8[64] workspace is not counted). */
 static void test_cudnn_backward(void **state) {
     (void)state;
-    pc_hlo_cost *c = cost_of(
-        "ENTRY e {\n"
-        "  dy = f32[2,8,8,32]{3,2,1,0} parameter(0)\n"
-        "  w = f32[3,3,16,32]{3,2,1,0} parameter(1)\n"
-        "  x = f32[2,16,16,16]{3,2,1,0} parameter(2)\n"
-        "  dx = (f32[2,16,16,16]{3,2,1,0}, u8[64]{0}) custom-call(dy, w), window={size=3x3 "
-        "stride=2x2 pad=0_1x0_1}, dim_labels=b01f_01io->b01f, "
-        "custom_call_target=\"__cudnn$convBackwardInput\"\n"
-        "  dw = (f32[3,3,16,32]{3,2,1,0}, u8[0]{0}) custom-call(x, dy), window={size=3x3 "
-        "stride=2x2 pad=0_1x0_1}, dim_labels=b01f_01io->b01f, "
-        "custom_call_target=\"__cudnn$convBackwardFilter\"\n"
-        "  ROOT t = (f32[2,16,16,16]{3,2,1,0}, u8[64]{0}) tuple(dx)\n"
-        "}\n",
-        NULL);
+    pc_hlo_cost *c =
+        cost_of("ENTRY e {\n"
+                "  dy = f32[2,8,8,32]{3,2,1,0} parameter(0)\n"
+                "  w = f32[3,3,16,32]{3,2,1,0} parameter(1)\n"
+                "  x = f32[2,16,16,16]{3,2,1,0} parameter(2)\n"
+                "  dx = (f32[2,16,16,16]{3,2,1,0}, u8[64]{0}) custom-call(dy, w), window={size=3x3 "
+                "stride=2x2 pad=0_1x0_1}, dim_labels=b01f_01io->b01f, "
+                "custom_call_target=\"__cudnn$convBackwardInput\"\n"
+                "  dw = (f32[3,3,16,32]{3,2,1,0}, u8[0]{0}) custom-call(x, dy), window={size=3x3 "
+                "stride=2x2 pad=0_1x0_1}, dim_labels=b01f_01io->b01f, "
+                "custom_call_target=\"__cudnn$convBackwardFilter\"\n"
+                "  ROOT t = (f32[2,16,16,16]{3,2,1,0}, u8[64]{0}) tuple(dx)\n"
+                "}\n",
+                NULL);
     /* dy has 2*8*8*32 = 4096 elements: 2 * 4096 * 144 = 1179648 */
     assert_true(row(c, "dx")->flops == 1179648.0);
     assert_true(row(c, "dw")->flops == 1179648.0);
@@ -73,13 +73,14 @@ static void test_cudnn_backward(void **state) {
  * a custom-call to something else: bytes only, an op without a rule. */
 static void test_gemm_guess_and_other_calls(void **state) {
     (void)state;
-    pc_hlo_cost *c = cost_of("ENTRY e {\n"
-                             "  a = bf16[4,16] parameter(0)\n"
-                             "  b = bf16[16,8] parameter(1)\n"
-                             "  g = bf16[4,8] custom-call(a, b), custom_call_target=\"__cublas$gemm\"\n"
-                             "  ROOT o = bf16[4,8] custom-call(g), custom_call_target=\"my_kernel\"\n"
-                             "}\n",
-                             NULL);
+    pc_hlo_cost *c =
+        cost_of("ENTRY e {\n"
+                "  a = bf16[4,16] parameter(0)\n"
+                "  b = bf16[16,8] parameter(1)\n"
+                "  g = bf16[4,8] custom-call(a, b), custom_call_target=\"__cublas$gemm\"\n"
+                "  ROOT o = bf16[4,8] custom-call(g), custom_call_target=\"my_kernel\"\n"
+                "}\n",
+                NULL);
     assert_true(row(c, "g")->flops == 1024.0);
     assert_int_equal(c->dots_guessed, 1);
     assert_true(row(c, "o")->flops == 0 && row(c, "o")->bytes_read == 64);
@@ -138,7 +139,8 @@ static void test_known_trip_count(void **state) {
     (void)state;
     static const char *fmt =
         "c {\n  p = (s32[], f32[8]) parameter(0)\n  i = s32[] get-tuple-element(p), index=0\n"
-        "  n = s32[] get-tuple-element(p), index=0\n  ROOT lt = pred[] compare(i, n), direction=LT\n}\n"
+        "  n = s32[] get-tuple-element(p), index=0\n  ROOT lt = pred[] compare(i, n), "
+        "direction=LT\n}\n"
         "b {\n  p = (s32[], f32[8]) parameter(0)\n  i = s32[] get-tuple-element(p), index=0\n"
         "  x = f32[8] get-tuple-element(p), index=1\n  y = f32[8] exponential(x)\n"
         "  ROOT t = (s32[], f32[8]) tuple(i, y)\n}\n"
@@ -184,7 +186,7 @@ static void test_collectives(void **state) {
     assert_int_equal(ar->group[1], 2);
     assert_int_equal(ar->group[3], 6);
     assert_int_equal(ag->kind, PC_HLO_COLL_ALL_GATHER);
-    assert_true(ag->bytes == 4096); /* the gathered f32[1024] */
+    assert_true(ag->bytes == 4096);                    /* the gathered f32[1024] */
     assert_int_equal(c->collectives[2].group_size, 0); /* {}: all devices */
     assert_true(row(c, "ar")->bytes_read == 0 && row(c, "ar")->comm_bytes == 1024);
     assert_true(c->comm_bytes == 1024 + 4096 + 4096);
@@ -244,9 +246,12 @@ static void test_attr_readers(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_cudnn_backward),     cmocka_unit_test(test_gemm_guess_and_other_calls),
-        cmocka_unit_test(test_nested_counted_loops), cmocka_unit_test(test_known_trip_count),
-        cmocka_unit_test(test_collectives),        cmocka_unit_test(test_fft_and_zero),
+        cmocka_unit_test(test_cudnn_backward),
+        cmocka_unit_test(test_gemm_guess_and_other_calls),
+        cmocka_unit_test(test_nested_counted_loops),
+        cmocka_unit_test(test_known_trip_count),
+        cmocka_unit_test(test_collectives),
+        cmocka_unit_test(test_fft_and_zero),
         cmocka_unit_test(test_attr_readers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
