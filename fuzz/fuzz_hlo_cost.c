@@ -10,7 +10,9 @@
  * cost nothing left out unless keep_free), named and typed as the
  * instruction, every number finite and >= 0, the totals the rows' sums. A
  * failure is a clean code with a message (the parser's "fuzz.hlo:LINE:COL:"
- * when the text does not parse) and no report.
+ * when the text does not parse) and no report. Collectives point at their
+ * rows with finite sizes and counts; the same text with loop_ops gives rows
+ * that are finite too, with the same FLOPs in total (up to rounding).
  */
 #include <math.h>
 #include <stdio.h>
@@ -65,7 +67,9 @@ static void check_rows(const pc_hlo_cost *c, const pc_hlo_cost_opts *o) {
         check(finite_nonneg(r->flops) && finite_nonneg(r->transcendentals));
         check(finite_nonneg(r->bytes_read) && finite_nonneg(r->bytes_written));
         check(r->transcendentals <= r->flops);
-        if (!o->keep_free) check(r->flops > 0 || r->bytes_read > 0 || r->bytes_written > 0);
+        check(finite_nonneg(r->comm_bytes) && r->collectives >= 0);
+        if (!o->keep_free)
+            check(r->flops > 0 || r->bytes_read > 0 || r->bytes_written > 0 || r->collectives > 0);
         f += r->flops;
         t += r->transcendentals;
         rd += r->bytes_read;
@@ -73,6 +77,26 @@ static void check_rows(const pc_hlo_cost *c, const pc_hlo_cost_opts *o) {
     }
     /* the report sums in row order too, so the totals are equal, not just close */
     check(c->flops == f && c->transcendentals == t && c->bytes_read == rd && c->bytes_written == wr);
+    for (int64_t k = 0; k < c->n_collectives; k++) {
+        const pc_hlo_collective *x = &c->collectives[k];
+        check(x->op >= 0 && x->op < c->n_ops && c->ops[x->op].collectives > 0 && x->name);
+        check(finite_nonneg(x->bytes) && finite_nonneg(x->count) && x->group_size >= 0);
+        check((unsigned)x->kind < PC_HLO_COLL_COUNT && x->group_ids <= x->group_size);
+        check(x->group_ids == 0 || x->group != NULL);
+    }
+}
+
+/* The same text with loop_ops: when it costs, every row is finite and the FLOPs agree. */
+static void check_loop_ops(const char *text, size_t len, pc_hlo_cost_opts o, const pc_hlo_cost *c) {
+    pc_hlo_cost *l = NULL;
+    pc_error err;
+    o.loop_ops = 1;
+    if (pc_hlo_cost_text(text, len, "fuzz.hlo", &o, &l, &err) != PC_OK) return;
+    for (int64_t i = 0; i < l->n_ops; i++)
+        check(finite_nonneg(l->ops[i].flops) && finite_nonneg(l->ops[i].bytes_read) &&
+              finite_nonneg(l->ops[i].bytes_written) && l->ops[i].trips >= 0);
+    check(fabs(l->flops - c->flops) <= 1e-9 * (l->flops > c->flops ? l->flops : c->flops) + 1e-9);
+    pc_hlo_cost_free(l);
 }
 
 static void check_report(const pc_hlo_cost *c, pc_hlo_module **mods, int n,
@@ -114,6 +138,7 @@ PC_FUZZ_TARGET(hlo_cost) {
     } else {
         check(ps == PC_OK && o.module < n && c != NULL);
         check_report(c, mods, n, &o);
+        check_loop_ops(text, len, o, c);
         pc_hlo_cost_free(c);
     }
     pc_hlo_modules_free(mods, n);

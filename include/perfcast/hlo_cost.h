@@ -9,8 +9,14 @@
  * (operands read + result written). A call, conditional or while is one row
  * too, its FLOPs and bytes summed over the instructions of the called
  * computation(s): those run as separate kernels, each through HBM. A while
- * body (and condition) counts `while_trips` times (default once: HLO text
- * and the protos do not carry a reliable trip count).
+ * body (and condition) counts its trip count: backend_config's
+ * known_trip_count, else the count of a simple counted loop (the condition
+ * compares a tuple element against a constant, LT; the body adds a constant
+ * to it; the start is a constant), else `while_trips`; nested loops multiply.
+ * cuBLAS GEMM and cuDNN convolution custom-calls are costed like dot and
+ * convolution. Collectives are communication, not HBM bytes: each one is a
+ * pc_hlo_collective (its bytes, group, and how many times it runs) for the
+ * caller's collective model (the CLI uses perfcast/analytic.h).
  *
  * This module reads HLO (src/hlo); it does not depend on the analytic module:
  * the CLI turns the rows into the analytic module's ops.
@@ -57,7 +63,39 @@ typedef struct pc_hlo_op_cost {
     double transcendentals; /* exp, log, tanh, rsqrt, ...: 1 flop each, counted here too */
     double bytes_read;    /* operands read from HBM */
     double bytes_written; /* result written to HBM */
+    double comm_bytes;    /* sum of its collectives' bytes x count (pc_hlo_collective.bytes) */
+    int64_t collectives;  /* pc_hlo_collective entries with op == this row */
+    double trips;         /* times the row runs: 1, or the loops' trip counts (loop_ops) */
 } pc_hlo_op_cost;
+
+/* Collectives (async -start/-done pairs and async-start wrappers counted once, at the start). */
+typedef enum pc_hlo_coll {
+    PC_HLO_COLL_ALL_GATHER = 0,
+    PC_HLO_COLL_REDUCE_SCATTER,
+    PC_HLO_COLL_ALL_REDUCE,
+    PC_HLO_COLL_ALL_TO_ALL,
+    PC_HLO_COLL_PERMUTE, /* collective-permute */
+    PC_HLO_COLL_COUNT
+} pc_hlo_coll;
+PC_API const char *pc_hlo_coll_name(pc_hlo_coll c); /* the HLO opcode: "all-gather", ... */
+PC_API int pc_hlo_coll_parse(const char *s);        /* the names above (and their -start); -1 */
+
+/* One collective instruction, wherever it sits (entry, loop bodies, called computations). */
+typedef struct pc_hlo_collective {
+    int64_t op;        /* the pc_hlo_cost.ops row it belongs to (its entry instruction) */
+    const char *name;  /* instruction name (owned by the report) */
+    pc_hlo_coll kind;
+    double bytes;      /* the full array V: all-gather the gathered result, reduce-scatter the
+                          unreduced input, all-reduce the array, all-to-all the operand x group
+                          size, collective-permute what each device sends (operand bytes) */
+    double count;      /* times it runs (trip counts of the loops around it) */
+    int64_t group_size; /* devices in one replica group; 0 = all devices (replica_groups={} or
+                           absent, or a form not understood: see groups_known) */
+    int64_t n_groups;
+    const int64_t *group; /* the first group's device ids (group_ids of them; owned) */
+    int64_t group_ids;
+    int groups_known;  /* 0: replica_groups in a form not read (counted as all devices) */
+} pc_hlo_collective;
 
 typedef struct pc_hlo_cost_opts {
     size_t struct_size; /* sizeof(pc_hlo_cost_opts), set by pc_hlo_cost_opts_default() */
@@ -65,6 +103,9 @@ typedef struct pc_hlo_cost_opts {
     double while_trips; /* times each while body and condition count; <= 0 -> 1 */
     int keep_free;      /* 1: keep rows that cost nothing (parameter, constant, tuple,
                            get-tuple-element, bitcast, row-major reshape) */
+    int loop_ops;       /* 1: a while in the entry is its body's (and condition's) rows, named
+                           "WHILE/INSTRUCTION", each times the trip count (nested loops too);
+                           0 (default): one row per while */
 } pc_hlo_cost_opts;
 PC_API pc_hlo_cost_opts pc_hlo_cost_opts_default(void);
 
@@ -77,7 +118,14 @@ typedef struct pc_hlo_cost {
     double flops, transcendentals, bytes_read, bytes_written; /* sums over ops */
     int64_t instructions; /* entry instructions seen */
     int64_t free_ops;     /* ... that cost nothing (left out unless keep_free) */
-    int64_t while_loops;  /* while instructions met (bodies counted while_trips times) */
+    int64_t while_loops;  /* while instructions met */
+    int64_t loops_known;    /* ... with backend_config known_trip_count */
+    int64_t loops_counted;  /* ... whose trip count was read from the loop (counter < constant) */
+    int64_t loops_fallback; /* ... counted while_trips times */
+    int64_t library_calls;  /* cuBLAS/cuDNN custom-calls costed as GEMMs / convolutions */
+    pc_hlo_collective *collectives;
+    int64_t n_collectives;
+    double comm_bytes;      /* sum of collectives' bytes x count */
     int64_t unsized;      /* tuple values whose size is unknown (counted as 0 bytes) */
     int64_t dots_guessed; /* dots without dimension numbers: lhs's last dim contracted */
     int64_t unknown_ops;  /* opcodes without a rule: 0 FLOPs, operands + result bytes */

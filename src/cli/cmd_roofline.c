@@ -14,7 +14,8 @@ static void roofline_help(FILE *f) {
             "usage: perfcast roofline --chip NAME (--matmul B,D,F | --op SPEC | --ops FILE |\n"
             "                         --hlo FILE)... [--dtype bf16] [--weight-dtype int8]\n"
             "                         [--comm-bw B/s] [--top N] [--module N] [--while-trips N]\n"
-            "                         [--svg FILE] [--json] [--chips-file FILE]\n\n"
+            "                         [--loop-ops] [--mesh AxB] [--svg FILE] [--json]\n"
+            "                         [--chips-file FILE]\n\n"
             "Roofline time of each op on one chip (scaling_book.md §2): T_math = FLOPs / peak,\n"
             "T_hbm = bytes / HBM bandwidth, T_comm = comm bytes / link bandwidth; the op takes\n"
             "the largest (perfect overlap) and is bound by it. Prints arithmetic intensity\n"
@@ -34,7 +35,16 @@ static void roofline_help(FILE *f) {
             "                    (fusions, calls and loops as one op each): HLO text (.hlo,\n"
             "                    .txt) or a raw TpuGraphs tuning proto / HloModuleProto (.pb)\n"
             "  --module N        with --hlo: only the N-th module of the file (default: all)\n"
-            "  --while-trips N   with --hlo: times each while body runs (default 1)\n"
+            "  --while-trips N   with --hlo: times a while body runs when the loop does not\n"
+            "                    say (known_trip_count in backend_config, or a counter\n"
+            "                    compared LT with a constant); default 1\n"
+            "  --loop-ops        with --hlo: a while's body ops as rows (LOOP/op, times the\n"
+            "                    trip count) instead of one row per loop\n"
+            "  --mesh AxB[xC]    with --hlo: the devices of the collectives, numbered row-major;\n"
+            "                    a replica group's devices pick the mesh axes it runs over (TPU:\n"
+            "                    torus axes; GPU: NVLink within a domain of the chip's\n"
+            "                    nvlink_domain GPUs, InfiniBand beyond). Default: each group\n"
+            "                    as a 1-D mesh of its own devices\n"
             "  --top N           print the N slowest ops, the rest as one line (default 10;\n"
             "                    0: every op, in program order)\n"
             "  --dtype P         compute/activation precision of --matmul/--op (default bf16;\n"
@@ -60,6 +70,8 @@ typedef struct roof_args {
     int nspecs;
     long long top, module;
     double comm_bw, while_trips;
+    int loop_ops;
+    const char *mesh;
 } roof_args;
 
 /* All ops of one run, with the per-op results. */
@@ -72,8 +84,15 @@ typedef struct roof_set {
     const char **kind;  /* pc_op_kind_name or the HLO opcode */
     int *vector;        /* -1: as pc_op_cost says; 0/1: HLO matrix or vector op */
     const pc_hlo_op_cost **hlo; /* the HLO row or NULL */
+    double *comm_bw;    /* per op: the link rate that gives its collectives' time; 0 default */
     size_t *order;      /* print order */
     int prec_fallbacks; /* HLO dots/convolutions counted at the bf16 rate */
+    size_t hlo_base;    /* index of the first HLO row */
+    /* the HLO collectives, priced by pc_collective_cost */
+    double coll_time;              /* sum of count x time */
+    int64_t coll_skipped;          /* over all devices without --mesh: not priced */
+    int64_t coll_unaligned;        /* groups that are not whole --mesh axes: priced 1-D */
+    char networks[64];             /* the networks used, comma-separated */
 } roof_set;
 
 typedef struct roof_tot {
@@ -125,6 +144,7 @@ static int parse_args(int argc, char **argv, roof_args *a) {
         {"json", no_argument, 0, 'j'},          {"chips-file", required_argument, 0, 'f'},
         {"hlo", required_argument, 0, 'H'},     {"top", required_argument, 0, 't'},
         {"module", required_argument, 0, 'M'},  {"while-trips", required_argument, 0, 'W'},
+        {"loop-ops", no_argument, 0, 'L'},      {"mesh", required_argument, 0, 'G'},
         {"help", no_argument, 0, 'h'},          {"weight-dtype", required_argument, 0, 'w'},
         {0, 0, 0, 0}};
     int c, rc;
@@ -134,7 +154,7 @@ static int parse_args(int argc, char **argv, roof_args *a) {
     a->top = 10;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "c:m:o:O:d:w:b:s:jf:H:t:M:W:h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "c:m:o:O:d:w:b:s:jf:H:t:M:W:LX:h", opts, NULL)) != -1) {
         switch (c) {
         case 'c': a->chip_name = optarg; break;
         case 'm':
@@ -162,6 +182,8 @@ static int parse_args(int argc, char **argv, roof_args *a) {
         case 'j': a->json = 1; break;
         case 'f': a->chips_file = optarg; break;
         case 'H': a->hlo = optarg; break;
+        case 'L': a->loop_ops = 1; break;
+        case 'G': a->mesh = optarg; break;
         case 'h': roofline_help(stdout); return PC_EXIT_OK;
         default: return pc_cli_usage_error("roofline", "unknown option '%s'", argv[optind - 1]);
         }
@@ -178,8 +200,9 @@ static int check_args(int argc, char **argv, const roof_args *a) {
     if (!a->nspecs && !a->ops_file && !a->hlo)
         return pc_cli_usage_error("roofline",
                                   "give ops: --matmul B,D,F, --op SPEC, --ops FILE or --hlo FILE");
-    if (!a->hlo && (a->module >= 0 || a->while_trips != 1))
-        return pc_cli_usage_error("roofline", "--module and --while-trips go with --hlo FILE");
+    if (!a->hlo && (a->module >= 0 || a->while_trips != 1 || a->loop_ops || a->mesh))
+        return pc_cli_usage_error("roofline",
+                                  "--module, --while-trips, --loop-ops and --mesh go with --hlo FILE");
     if (pc_prec_parse(a->dtype) < 0)
         return pc_cli_usage_error("roofline", "--dtype '%s' unknown %s", a->dtype, precs);
     if (a->wdtype && pc_prec_parse(a->wdtype) < 0)
@@ -204,7 +227,9 @@ static int set_alloc(roof_set *s, size_t n) {
     s->vector = calloc(n + 1, sizeof *s->vector);
     s->hlo = calloc(n + 1, sizeof *s->hlo);
     s->order = calloc(n + 1, sizeof *s->order);
-    return s->ops && s->costs && s->rl && s->label && s->kind && s->vector && s->hlo && s->order;
+    s->comm_bw = calloc(n + 1, sizeof *s->comm_bw);
+    return s->ops && s->costs && s->rl && s->label && s->kind && s->vector && s->hlo && s->order &&
+           s->comm_bw;
 }
 
 static void set_free(roof_set *s) {
@@ -216,6 +241,7 @@ static void set_free(roof_set *s) {
     free(s->vector);
     free(s->hlo);
     free(s->order);
+    free(s->comm_bw);
 }
 
 /* One --matmul/--op spec as an op line. */
@@ -297,6 +323,122 @@ static int gather_ops(const roof_args *a, const pc_chip *chip, const pc_op *file
         s->vector[i] = -1;
     }
     for (size_t i = 0; i < nh; i++) hlo_op(a, chip, &hc->ops[i], s, base + i);
+    s->hlo_base = base;
+    return -1;
+}
+
+/* ---- HLO collectives ------------------------------------------------------------------ */
+
+/* The mesh axes a replica group spans (bit i: its devices differ on axis i). -1 if a device
+ * is outside the mesh or the group is not whole axes. */
+static int group_axes(const pc_mesh *m, const pc_hlo_collective *c, unsigned *mask) {
+    *mask = 0;
+    if (c->group_size <= 0) {
+        *mask = (1u << m->ndims) - 1;
+        return 0;
+    }
+    int64_t ndev = pc_mesh_devices(m), first[PC_MESH_MAX_AXES] = {0};
+    for (int64_t k = 0; k < c->group_ids; k++) {
+        int64_t id = c->group[k];
+        if (id < 0 || id >= ndev) return -1;
+        for (int i = m->ndims - 1; i >= 0; i--) {
+            int64_t x = id % m->size[i];
+            id /= m->size[i];
+            if (k == 0)
+                first[i] = x;
+            else if (x != first[i])
+                *mask |= 1u << i;
+        }
+    }
+    int64_t n = 1;
+    for (int i = 0; i < m->ndims; i++)
+        if ((*mask >> i) & 1) n *= m->size[i];
+    return n == c->group_size ? 0 : -1;
+}
+
+static pc_coll coll_of(pc_hlo_coll k) {
+    switch (k) {
+    case PC_HLO_COLL_ALL_GATHER: return PC_COLL_ALLGATHER;
+    case PC_HLO_COLL_REDUCE_SCATTER: return PC_COLL_REDUCESCATTER;
+    case PC_HLO_COLL_ALL_TO_ALL: return PC_COLL_ALLTOALL;
+    case PC_HLO_COLL_PERMUTE: return PC_COLL_PERMUTE;
+    default: return PC_COLL_ALLREDUCE;
+    }
+}
+
+static void add_network(roof_set *s, const char *net) {
+    if (!net || strstr(s->networks, net)) return;
+    size_t l = strlen(s->networks);
+    snprintf(s->networks + l, sizeof s->networks - l, "%s%s", l ? ", " : "", net);
+}
+
+/* One collective's time over the --mesh axes its group spans, else over its group as a
+ * 1-D mesh. 1: not priced (all devices, no --mesh); -1 priced; else an exit code. */
+static int coll_time(const pc_chip *chip, const pc_mesh *mesh, const pc_hlo_collective *c,
+                     roof_set *s, double *t) {
+    pc_mesh m1;
+    pc_error e;
+    unsigned mask = 1;
+    const pc_mesh *m = mesh;
+    if (!mesh || group_axes(mesh, c, &mask)) {
+        if (c->group_size <= 0) return 1;
+        s->coll_unaligned += mesh != NULL;
+        memset(&m1, 0, sizeof m1);
+        m1.ndims = 1;
+        m1.size[0] = c->group_size;
+        m1.wrap[0] = -1;
+        if (pc_mesh_check(chip, &m1, &e) != PC_OK) goto fail;
+        m = &m1;
+        mask = 1;
+    }
+    double v = c->bytes;
+    if (c->kind == PC_HLO_COLL_ALL_TO_ALL && c->group_size <= 0)
+        for (int i = 0; i < m->ndims; i++) v *= (double)m->size[i]; /* all devices: V = x n */
+    pc_coll_cost cc;
+    if (pc_collective_cost(chip, m, mask, coll_of(c->kind), v, &cc, &e) != PC_OK) goto fail;
+    *t = cc.time;
+    if (cc.participants > 1) add_network(s, cc.network);
+    return -1;
+fail:
+    pc_cli_flags(e.msg, sizeof e.msg);
+    fprintf(stderr, "perfcast roofline: error: collective %s (%s): %s\n", c->name,
+            pc_hlo_coll_name(c->kind), e.msg);
+    return PC_EXIT_FAIL;
+}
+
+/* Each HLO row's communication: its collectives' time (count x pc_collective_cost) as the
+ * comm bytes over the rate that gives that time. */
+static int price_collectives(const roof_args *a, const pc_chip *chip, const pc_hlo_cost *hc,
+                             roof_set *s) {
+    pc_mesh mesh;
+    pc_error e;
+    if (!hc || !hc->n_collectives) return -1;
+    if (a->mesh && (pc_mesh_parse(a->mesh, &mesh, &e) != PC_OK ||
+                    pc_mesh_check(chip, &mesh, &e) != PC_OK))
+        return pc_cli_usage_error("roofline", "--mesh '%s': %s", a->mesh, e.msg);
+    double *row_t = calloc((size_t)hc->n_ops + 1, sizeof *row_t);
+    if (!row_t) {
+        fprintf(stderr, "perfcast roofline: error: out of memory\n");
+        return PC_EXIT_FAIL;
+    }
+    for (int64_t k = 0; k < hc->n_collectives; k++) {
+        const pc_hlo_collective *c = &hc->collectives[k];
+        double t = 0;
+        int rc = coll_time(chip, a->mesh ? &mesh : NULL, c, s, &t);
+        if (rc >= 0 && rc != 1) {
+            free(row_t);
+            return rc;
+        }
+        s->coll_skipped += rc == 1;
+        if (c->op >= 0 && c->op < hc->n_ops) row_t[c->op] += c->count * t;
+        s->coll_time += c->count * t;
+    }
+    for (int64_t i = 0; i < hc->n_ops; i++) {
+        pc_op *op = &s->ops[s->hlo_base + (size_t)i];
+        op->comm_bytes = row_t[i] > 0 ? hc->ops[i].comm_bytes : 0;
+        s->comm_bw[s->hlo_base + (size_t)i] = row_t[i] > 0 ? hc->ops[i].comm_bytes / row_t[i] : 0;
+    }
+    free(row_t);
     return -1;
 }
 
@@ -308,7 +450,8 @@ static int eval_ops(const pc_chip *chip, double comm_bw, roof_set *s, roof_tot *
     for (size_t i = 0; i < s->n; i++) {
         if (pc_op_cost(&s->ops[i], &s->costs[i], &e) == PC_OK) {
             if (s->vector[i] >= 0) s->costs[i].vector = s->vector[i];
-            if (pc_roofline_eval(chip, &s->costs[i], comm_bw, &s->rl[i], &e) == PC_OK) {
+            double bw = s->comm_bw[i] > 0 ? s->comm_bw[i] : comm_bw;
+            if (pc_roofline_eval(chip, &s->costs[i], bw, &s->rl[i], &e) == PC_OK) {
                 const pc_roofline *r = &s->rl[i];
                 t->time += r->time;
                 t->t_math += r->t_compute;
@@ -406,6 +549,8 @@ static cJSON *json_op(const roof_set *s, size_t i, double total) {
         cJSON_AddNumberToObject(x, "bytes_read", h->bytes_read);
         cJSON_AddNumberToObject(x, "bytes_written", h->bytes_written);
         cJSON_AddNumberToObject(x, "transcendentals", h->transcendentals);
+        cJSON_AddNumberToObject(x, "trips", h->trips);
+        cJSON_AddNumberToObject(x, "collectives", (double)h->collectives);
     }
     cJSON_AddNumberToObject(x, "comm_bytes", s->costs[i].comm_bytes);
     cJSON_AddNumberToObject(x, "intensity", r->intensity);
@@ -444,6 +589,24 @@ static void json_hlo_source(cJSON *o, const roof_args *a, const pc_hlo_cost *hc)
     cJSON_AddNumberToObject(h, "free_instructions", (double)hc->free_ops);
     cJSON_AddNumberToObject(h, "while_loops", (double)hc->while_loops);
     cJSON_AddNumberToObject(h, "while_trips", a->while_trips);
+    cJSON_AddNumberToObject(h, "loops_known_trip_count", (double)hc->loops_known);
+    cJSON_AddNumberToObject(h, "loops_counted", (double)hc->loops_counted);
+    cJSON_AddNumberToObject(h, "loops_fallback", (double)hc->loops_fallback);
+    cJSON_AddNumberToObject(h, "library_calls", (double)hc->library_calls);
+    cJSON_AddNumberToObject(h, "comm_bytes", hc->comm_bytes);
+    cJSON *cs = cJSON_AddArrayToObject(h, "collectives");
+    for (int64_t k = 0; k < hc->n_collectives; k++) {
+        const pc_hlo_collective *c = &hc->collectives[k];
+        cJSON *x = cJSON_CreateObject();
+        cJSON_AddStringToObject(x, "name", c->name);
+        cJSON_AddStringToObject(x, "kind", pc_hlo_coll_name(c->kind));
+        cJSON_AddStringToObject(x, "op", c->op >= 0 && c->op < hc->n_ops ? hc->ops[c->op].name : "");
+        cJSON_AddNumberToObject(x, "bytes", c->bytes);
+        cJSON_AddNumberToObject(x, "count", c->count);
+        cJSON_AddNumberToObject(x, "group_size", (double)c->group_size);
+        cJSON_AddNumberToObject(x, "groups", (double)c->n_groups);
+        cJSON_AddItemToArray(cs, x);
+    }
     cJSON_AddNumberToObject(h, "unsized_tuples", (double)hc->unsized);
     cJSON_AddNumberToObject(h, "dots_without_dims", (double)hc->dots_guessed);
     cJSON_AddNumberToObject(h, "unknown_ops", (double)hc->unknown_ops);
@@ -506,9 +669,31 @@ static void print_hlo_header(const roof_args *a, const pc_chip *chip, const roof
            "(parameter, constant, tuple, bitcast, ...)\n",
            a->hlo, hc->format, (int)hc->n_modules, hc->n_modules == 1 ? "" : "s",
            (long long)hc->instructions, (long long)hc->n_ops, (long long)hc->free_ops);
+    if (!hc->n_ops)
+        printf("note: nothing to cost in the entry computation (no FLOPs, HBM bytes or "
+               "collectives): the roofline is zero\n");
     if (hc->while_loops)
-        printf("note: %lld while loop(s): body counted %g time(s) (--while-trips)\n",
-               (long long)hc->while_loops, a->while_trips);
+        printf("note: %lld while loop(s): %lld with known_trip_count, %lld counted from the loop "
+               "(counter < constant), %lld at --while-trips %g\n",
+               (long long)hc->while_loops, (long long)hc->loops_known,
+               (long long)hc->loops_counted, (long long)hc->loops_fallback, a->while_trips);
+    if (hc->library_calls)
+        printf("note: %lld cuBLAS/cuDNN custom-call(s) costed as GEMMs/convolutions\n",
+               (long long)hc->library_calls);
+    if (hc->n_collectives) {
+        char b[32], t[32];
+        printf("note: %lld collective(s), %s moved, T_comm %s%s%s (communication, not HBM "
+               "bytes)\n",
+               (long long)hc->n_collectives, pc_acli_si(hc->comm_bytes, "B", b, sizeof b),
+               pc_acli_time(s->coll_time, t, sizeof t), s->networks[0] ? " over " : "",
+               s->networks);
+    }
+    if (s->coll_skipped)
+        printf("note: %lld collective(s) over all devices (replica_groups={}) not priced: give "
+               "--mesh\n", (long long)s->coll_skipped);
+    if (s->coll_unaligned)
+        printf("note: %lld collective(s) whose group is not whole --mesh axes: priced over the "
+               "group as a 1-D mesh\n", (long long)s->coll_unaligned);
     if (hc->unsized)
         printf("note: %lld tuple value(s) of unknown size counted as 0 bytes\n",
                (long long)hc->unsized);
@@ -579,12 +764,8 @@ static int load_inputs(const roof_args *a, pc_op **file_ops, size_t *nfile, pc_h
         pc_hlo_cost_opts o = pc_hlo_cost_opts_default();
         o.module = (int)a->module;
         o.while_trips = a->while_trips;
+        o.loop_ops = a->loop_ops;
         if (pc_hlo_cost_file(a->hlo, &o, hc, &e) != PC_OK) return pc_cli_fail(&e);
-        if ((*hc)->n_ops == 0 && !a->nspecs && !a->ops_file) {
-            fprintf(stderr, "perfcast roofline: error: %s: no instruction with a cost in the "
-                            "entry computation\n", a->hlo);
-            return PC_EXIT_FAIL;
-        }
     }
     return -1;
 }
@@ -595,6 +776,7 @@ static int run(const roof_args *a, const pc_chip *chip, roof_set *s, pc_hlo_cost
     roof_tot t;
     int rc = load_inputs(a, file_ops, &nfile, hc);
     if (rc < 0) rc = gather_ops(a, chip, *file_ops, nfile, *hc, s);
+    if (rc < 0) rc = price_collectives(a, chip, *hc, s);
     if (rc < 0) rc = eval_ops(chip, a->comm_bw, s, &t);
     if (rc >= 0) return rc;
     size_t shown = make_order(s, a->top);

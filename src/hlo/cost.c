@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "common/util.h"
+#include "hlo/cost_attr.h"
 #include "hlo/hlo_ir.h"
 #include "hlo/proto.h"
 #include "hlo/text.h"
@@ -18,6 +19,8 @@
 #include "tpugraphs/opcode.h"
 
 #define MAX_DEPTH 256 /* nesting of calls and of tuple values */
+#define MAX_GEMM_DIMS 16
+#define WALK_BUDGET 4000000 /* instructions visited looking for collectives, per module */
 
 static const struct {
     const char *name;
@@ -42,9 +45,27 @@ double pc_hlo_type_bytes(int32_t type) {
 }
 
 pc_hlo_cost_opts pc_hlo_cost_opts_default(void) {
-    pc_hlo_cost_opts o = {
-        .struct_size = sizeof(pc_hlo_cost_opts), .module = -1, .while_trips = 1, .keep_free = 0};
+    pc_hlo_cost_opts o = {.struct_size = sizeof(pc_hlo_cost_opts),
+                          .module = -1,
+                          .while_trips = 1,
+                          .keep_free = 0,
+                          .loop_ops = 0};
     return o;
+}
+
+static const char *const coll_names[PC_HLO_COLL_COUNT] = {
+    "all-gather", "reduce-scatter", "all-reduce", "all-to-all", "collective-permute"};
+
+const char *pc_hlo_coll_name(pc_hlo_coll c) {
+    return (unsigned)c < PC_HLO_COLL_COUNT ? coll_names[c] : "?";
+}
+
+int pc_hlo_coll_parse(const char *s) {
+    for (int i = 0; s && i < PC_HLO_COLL_COUNT; i++) {
+        size_t n = strlen(coll_names[i]);
+        if (!strncmp(s, coll_names[i], n) && (!s[n] || !strcmp(s + n, "-start"))) return i;
+    }
+    return -1;
 }
 
 /* ---- lookups ------------------------------------------------------------------ */
@@ -66,11 +87,16 @@ typedef struct cctx {
     int64_t n_inst;
     unit *memo;       /* per computation (module order) */
     double *vbytes;   /* per entry of inst: a tuple value's bytes; < 0 = not yet known */
+    double *trips_memo; /* per entry of inst: a while's trip count; < 0 = not yet known */
+    size_t coll_cap;
+    int64_t walk_budget; /* instructions the collective walk may still visit */
     uint8_t *state;   /* 0 new, 1 summing, 2 done */
     double trips;
     pc_hlo_cost *rep;
     pc_error *err;
     int failed;
+    int keep_free, loop_ops;
+    int32_t module; /* index into the report's module_names */
 } cctx;
 
 static int loc_cmp(const void *a, const void *b) {
@@ -114,14 +140,15 @@ static pc_status index_module(cctx *cx) {
     cx->memo = pc_calloc_array((uint64_t)m->n_comp + 1, sizeof *cx->memo);
     cx->state = pc_calloc_array((uint64_t)m->n_comp + 1, 1);
     cx->vbytes = pc_malloc_array((uint64_t)n + 1, sizeof *cx->vbytes);
-    if (!cx->inst || !cx->comp || !cx->memo || !cx->state || !cx->vbytes)
+    cx->trips_memo = pc_malloc_array((uint64_t)n + 1, sizeof *cx->trips_memo);
+    if (!cx->inst || !cx->comp || !cx->memo || !cx->state || !cx->vbytes || !cx->trips_memo)
         return pc_fail(cx->err, PC_ERR_NOMEM, "out of memory");
     for (int32_t c = 0; c < m->n_comp; c++) {
         cx->comp[c] = (loc){m->comp[c].id, c, 0};
         for (int32_t i = 0; i < m->comp[c].n_inst; i++)
             cx->inst[cx->n_inst++] = (loc){m->comp[c].inst[i].id, c, i};
     }
-    for (int64_t i = 0; i < n; i++) cx->vbytes[i] = -1;
+    for (int64_t i = 0; i < n; i++) cx->vbytes[i] = cx->trips_memo[i] = -1;
     qsort(cx->inst, (size_t)cx->n_inst, sizeof *cx->inst, loc_cmp);
     qsort(cx->comp, (size_t)m->n_comp, sizeof *cx->comp, loc_cmp);
     return PC_OK;
@@ -133,6 +160,7 @@ static void cctx_free(cctx *cx) {
     free(cx->memo);
     free(cx->state);
     free(cx->vbytes);
+    free(cx->trips_memo);
 }
 
 /* ---- sizes ---------------------------------------------------------------------- */
@@ -207,12 +235,26 @@ static double tuple_bytes(cctx *cx, const pc_hlo_instruction *in, int depth) {
     return 0;
 }
 
+/* Bytes of a shape: an array's, or the sum of a tuple's leaves (when the element shapes are
+ * known). Sizes stay in [0, inf]: a NaN would defeat the memo. */
+static double shape_bytes(const pc_hlo_shape *s, int depth) {
+    if (!is_tuple(s)) {
+        double tb = pc_hlo_type_bytes(s->element_type);
+        return tb > 0 ? elems(s) * tb : 0;
+    }
+    double b = 0;
+    for (int32_t i = 0; s->tuple_shapes && i < s->tuple_count && depth < MAX_DEPTH; i++)
+        b += shape_bytes(&s->tuple_shapes[i], depth + 1);
+    return b;
+}
+
+static int shape_known(const pc_hlo_shape *s) {
+    return !is_tuple(s) || s->tuple_shapes || s->tuple_count == 0;
+}
+
 /* Tuple sizes are memoized: a tuple may use one operand many times, at every level. */
 static double value_bytes(cctx *cx, const pc_hlo_instruction *in, int depth) {
-    if (!is_tuple(&in->shape)) { /* sizes stay in [0, inf]: a NaN would defeat the memo */
-        double tb = pc_hlo_type_bytes(in->shape.element_type);
-        return tb > 0 ? elems(&in->shape) * tb : 0;
-    }
+    if (shape_known(&in->shape)) return shape_bytes(&in->shape, 0);
     const loc *l = loc_find(cx->inst, cx->n_inst, in->id);
     double *memo = l ? &cx->vbytes[l - cx->inst] : NULL;
     if (memo && *memo >= 0) return *memo;
@@ -298,6 +340,87 @@ static double conv_flops(cctx *cx, const pc_hlo_instruction *in) {
     return 2 * elems(&in->shape) * per_out;
 }
 
+/* The array result of an op that may return a tuple: library calls return (result,
+ * workspace). NULL if unknown. */
+static const pc_hlo_shape *first_result(const pc_hlo_instruction *in) {
+    const pc_hlo_shape *s = &in->shape;
+    if (!is_tuple(s)) return s;
+    return s->tuple_shapes && s->tuple_count > 0 && !is_tuple(&s->tuple_shapes[0])
+               ? &s->tuple_shapes[0]
+               : NULL;
+}
+
+/* The workspace a cuBLAS/cuDNN call returns last: a rank-1 u8/s8 element of a tuple of 2+. */
+static double workspace_bytes(const pc_hlo_instruction *in) {
+    const pc_hlo_shape *s = &in->shape;
+    if (!is_tuple(s) || !s->tuple_shapes || s->tuple_count < 2) return 0;
+    const pc_hlo_shape *w = &s->tuple_shapes[s->tuple_count - 1];
+    return (w->element_type == 2 || w->element_type == 6) && w->dims.n == 1 ? shape_bytes(w, 0) : 0;
+}
+
+/* cuBLAS GEMM: 2 * result elements * product of the lhs's contracting dims, from
+ * backend_config's dot_dimension_numbers (without them the lhs's last dim, as for dots). */
+static double gemm_flops(cctx *cx, const pc_hlo_instruction *in) {
+    const pc_hlo_instruction *lhs = operand(cx, in, 0);
+    const pc_hlo_shape *out = first_result(in);
+    if (!lhs || is_tuple(&lhs->shape) || !out)
+        return fail(cx, PC_ERR_FORMAT, "a GEMM custom-call needs an array lhs and an array "
+                    "result (or a tuple whose first element is one)", in);
+    int64_t d[MAX_GEMM_DIMS];
+    int n = pc_hlo_gemm_lhs_contracting(in, d, MAX_GEMM_DIMS);
+    double k = 1;
+    if (n < 0) {
+        cx->rep->dots_guessed++;
+        k = lhs->shape.dims.n ? dim(&lhs->shape, lhs->shape.dims.n - 1) : 1;
+    }
+    for (int i = 0; i < n; i++) {
+        if (d[i] < 0 || d[i] >= lhs->shape.dims.n)
+            return fail(cx, PC_ERR_FORMAT, "backend_config lhs_contracting_dimensions out of the "
+                        "lhs's rank", in);
+        k *= dim(&lhs->shape, d[i]);
+    }
+    return 2 * elems(out) * k;
+}
+
+/* cuDNN convolution: its (input, kernel, output) are (operand 0, operand 1, result) forward,
+ * (result, operand 1, operand 0) for the input gradient, (operand 0, result, operand 1) for
+ * the kernel gradient; dim_labels and window describe that convolution. FLOPs as for
+ * convolution: 2 * output elements * kernel input features * kernel spatial elements. */
+static double libconv_flops(cctx *cx, const pc_hlo_instruction *in, pc_hlo_lib_call kind) {
+    const pc_hlo_instruction *a = operand(cx, in, 0), *b = operand(cx, in, 1);
+    const pc_hlo_shape *res = first_result(in);
+    if (!a || !b || !res || is_tuple(&a->shape) || is_tuple(&b->shape))
+        return fail(cx, PC_ERR_FORMAT, "a cuDNN convolution custom-call needs two array operands "
+                    "and an array result (or a tuple whose first element is one)", in);
+    const pc_hlo_shape *input = &a->shape, *kernel = &b->shape, *output = res;
+    if (kind == PC_HLO_LIB_CONV_BWD_INPUT) input = res, output = &a->shape;
+    if (kind == PC_HLO_LIB_CONV_BWD_FILTER) kernel = res, output = &b->shape;
+    double per_out;
+    if (in->conv.present) {
+        per_out = dim(kernel, in->conv.kernel_input_feature);
+        for (int32_t i = 0; i < in->conv.kernel_spatial.n; i++)
+            per_out *= dim(kernel, in->conv.kernel_spatial.v[i]);
+    } else {
+        double g = in->feature_group_count > 0 ? (double)in->feature_group_count : 1;
+        per_out = window_elems(&in->window);
+        per_out *= input->dims.n ? dim(input, input->dims.n - 1) / g : 1;
+    }
+    return 2 * elems(output) * per_out;
+}
+
+/* FFT: 5 N log2 N per complex transform (FFT, IFFT) of N = product of fft_length points,
+ * 2.5 N log2 N per real one (RFFT, IRFFT); transforms = the complex input's (RFFT: the real
+ * input's; IRFFT: the real result's) elements / N. */
+static double fft_flops(cctx *cx, const pc_hlo_instruction *in) {
+    double n;
+    int t = pc_hlo_fft(in, &n);
+    const pc_hlo_instruction *x = operand(cx, in, 0);
+    if (t < 0 || !x || !(n >= 2)) return 0;
+    const pc_hlo_shape *s = t == 3 ? &in->shape : &x->shape;
+    if (is_tuple(s)) return 0;
+    return elems(s) / n * (t >= 2 ? 2.5 : 5) * n * log2(n);
+}
+
 /* Elements of the reduced inputs (the first half of the operands; the rest are inits). */
 static double reduce_flops(cctx *cx, const pc_hlo_instruction *in) {
     double f = 0;
@@ -312,6 +435,21 @@ static double reduce_window_flops(const pc_hlo_instruction *in) {
     double w = window_elems(&in->window);
     double outs = is_tuple(&in->shape) ? 0 : elems(&in->shape);
     return outs * w * (in->operand_ids.n > 2 ? in->operand_ids.n / 2 : 1);
+}
+
+/* The collective an instruction is (its -start form included), -1 if none. */
+static int coll_kind(const pc_hlo_instruction *in) {
+    switch (in->opcode_id) {
+    case PC_HLO_ALL_GATHER:
+    case PC_HLO_ALL_GATHER_START: return PC_HLO_COLL_ALL_GATHER;
+    case PC_HLO_REDUCE_SCATTER: return PC_HLO_COLL_REDUCE_SCATTER;
+    case PC_HLO_ALL_REDUCE:
+    case PC_HLO_ALL_REDUCE_START: return PC_HLO_COLL_ALL_REDUCE;
+    case PC_HLO_ALL_TO_ALL: return PC_HLO_COLL_ALL_TO_ALL;
+    case PC_HLO_COLLECTIVE_PERMUTE:
+    case PC_HLO_COLLECTIVE_PERMUTE_START: return PC_HLO_COLL_PERMUTE;
+    default: return in->opcode_id == PC_HLO_UNKNOWN ? pc_hlo_coll_parse(in->opcode) : -1;
+    }
 }
 
 /* ---- bytes rules ---------------------------------------------------------------- */
@@ -336,7 +474,12 @@ static int is_free(cctx *cx, const pc_hlo_instruction *in) {
     case PC_HLO_PARTITION_ID:
     case PC_HLO_REPLICA_ID:
     case PC_HLO_OPT_BARRIER:
-    case PC_HLO_GET_DIMENSION_SIZE: return 1;
+    case PC_HLO_GET_DIMENSION_SIZE:
+    case PC_HLO_ALL_GATHER_DONE: /* async pairs: costed at their start */
+    case PC_HLO_ALL_REDUCE_DONE:
+    case PC_HLO_COLLECTIVE_PERMUTE_DONE:
+    case PC_HLO_ASYNC_UPDATE:
+    case PC_HLO_ASYNC_DONE: return 1;
     case PC_HLO_RESHAPE: {
         const pc_hlo_instruction *o = operand(cx, in, 0);
         return o && row_major(&o->shape) && row_major(&in->shape);
@@ -392,24 +535,109 @@ static int called_unit(cctx *cx, const pc_hlo_instruction *in, int32_t k, int de
     return comp_unit(cx, in->called_computation_ids.v[k], depth + 1, out);
 }
 
+/* ---- while trip counts ---------------------------------------------------------- */
+
+static const pc_hlo_instruction *comp_root(const cctx *cx, const pc_hlo_instruction *in, int k) {
+    return called_root(cx, in, k);
+}
+
+/* k of get-tuple-element(parameter, index=k), else -1. */
+static int64_t param_element(const cctx *cx, const pc_hlo_instruction *x) {
+    if (!x || x->opcode_id != PC_HLO_GET_TUPLE_ELEMENT) return -1;
+    const pc_hlo_instruction *p = operand(cx, x, 0);
+    const char *s = pc_hlo_attr_get(x, "index");
+    if (!p || p->opcode_id != PC_HLO_PARAMETER || !s) return -1;
+    char *end;
+    long long k = strtoll(s, &end, 10);
+    return end != s && !*end && k >= 0 ? k : -1;
+}
+
+static int const_int(const cctx *cx, const pc_hlo_instruction *in, int32_t k, int64_t *v) {
+    const pc_hlo_instruction *x = operand(cx, in, k);
+    return x && x->opcode_id == PC_HLO_CONSTANT && pc_hlo_literal_int(x, v);
+}
+
+/* The condition `element k < limit` (LT, LE, or GT/GE with the constant first): k, else -1. */
+static int64_t loop_bound(const cctx *cx, const pc_hlo_instruction *c, int64_t *limit) {
+    char d[8];
+    if (!c || c->opcode_id != PC_HLO_COMPARE || c->operand_ids.n != 2) return -1;
+    pc_hlo_compare_direction(c, d);
+    int lt = !strcmp(d, "LT") || !strcmp(d, "LE"), gt = !strcmp(d, "GT") || !strcmp(d, "GE");
+    int64_t k = -1;
+    if (lt && const_int(cx, c, 1, limit)) k = param_element(cx, operand(cx, c, 0));
+    if (gt && const_int(cx, c, 0, limit)) k = param_element(cx, operand(cx, c, 1));
+    if (k >= 0 && d[1] == 'E') {
+        if (*limit == INT64_MAX) return -1;
+        ++*limit;
+    }
+    return k;
+}
+
+/* A counted loop: the condition is `element k < limit`, the body's root tuple has
+ * `element k + step` (step a positive constant) at k, and the init tuple a constant there.
+ * Trips = ceil((limit - start) / step). 1 and *trips if so, else 0. */
+static int counted_loop(const cctx *cx, const pc_hlo_instruction *w, double *trips) {
+    int64_t limit, step, start;
+    if (w->called_computation_ids.n != 2) return 0;
+    int64_t k = loop_bound(cx, comp_root(cx, w, 0), &limit);
+    const pc_hlo_instruction *body = comp_root(cx, w, 1), *init = operand(cx, w, 0);
+    if (k < 0 || !body || body->opcode_id != PC_HLO_TUPLE || k >= body->operand_ids.n || !init ||
+        init->opcode_id != PC_HLO_TUPLE || k >= init->operand_ids.n)
+        return 0;
+    const pc_hlo_instruction *upd = operand(cx, body, (int32_t)k);
+    if (!upd || upd->opcode_id != PC_HLO_ADD || upd->operand_ids.n != 2) return 0;
+    int ok = (param_element(cx, operand(cx, upd, 0)) == k && const_int(cx, upd, 1, &step)) ||
+             (param_element(cx, operand(cx, upd, 1)) == k && const_int(cx, upd, 0, &step));
+    if (!ok || step <= 0 || !const_int(cx, init, (int32_t)k, &start)) return 0;
+    *trips = limit > start ? ceil(((double)limit - (double)start) / (double)step) : 0;
+    return 1;
+}
+
+/* A while's trip count (memoized; each loop counted once in the report's loops_*). */
+static double while_trips(cctx *cx, const pc_hlo_instruction *in) {
+    const loc *l = loc_find(cx->inst, cx->n_inst, in->id);
+    double *memo = l ? &cx->trips_memo[l - cx->inst] : NULL, t;
+    if (memo && *memo >= 0) return *memo;
+    if (pc_hlo_known_trip_count(in, &t))
+        cx->rep->loops_known++;
+    else if (counted_loop(cx, in, &t))
+        cx->rep->loops_counted++;
+    else
+        t = cx->trips, cx->rep->loops_fallback++;
+    if (memo) *memo = t;
+    return t;
+}
+
 static int while_unit(cctx *cx, const pc_hlo_instruction *in, int depth, unit *u) {
     unit c;
     cx->rep->while_loops++;
+    double trips = while_trips(cx, in);
     for (int32_t k = 0; k < in->called_computation_ids.n; k++) {
         if (called_unit(cx, in, k, depth, &c)) return -1;
-        unit_add(u, &c, cx->trips);
+        unit_add(u, &c, trips);
     }
     return 0;
 }
 
-/* The costliest branch (by FLOPs, then bytes), plus reading the predicate. */
-static int conditional_unit(cctx *cx, const pc_hlo_instruction *in, int depth, unit *u) {
-    unit best = {0}, c;
+/* The costliest branch (by FLOPs, then bytes): its index (-1 if none, or on an error). */
+static int32_t best_branch(cctx *cx, const pc_hlo_instruction *in, int depth, unit *best) {
+    unit c;
+    int32_t b = -1;
+    memset(best, 0, sizeof *best);
     for (int32_t k = 0; k < in->called_computation_ids.n; k++) {
         if (called_unit(cx, in, k, depth, &c)) return -1;
-        if (c.flops > best.flops || (c.flops == best.flops && c.rd + c.wr > best.rd + best.wr))
-            best = c;
+        if (b < 0 || c.flops > best->flops ||
+            (c.flops == best->flops && c.rd + c.wr > best->rd + best->wr))
+            *best = c, b = k;
     }
+    return b;
+}
+
+/* The costliest branch, plus reading the predicate. */
+static int conditional_unit(cctx *cx, const pc_hlo_instruction *in, int depth, unit *u) {
+    unit best;
+    best_branch(cx, in, depth, &best);
+    if (cx->failed) return -1;
     const pc_hlo_instruction *p = operand(cx, in, 0);
     unit_add(u, &best, 1);
     u->rd += p ? value_bytes(cx, p, 0) : 0;
@@ -438,6 +666,14 @@ static double compute_flops(cctx *cx, const pc_hlo_instruction *in, unit *u) {
     case PC_HLO_CONVOLUTION: u->mxu_type = lhs_type(cx, in); return conv_flops(cx, in);
     case PC_HLO_REDUCE: return reduce_flops(cx, in);
     case PC_HLO_REDUCE_WINDOW: return reduce_window_flops(in);
+    case PC_HLO_FFT: return fft_flops(cx, in);
+    case PC_HLO_CUSTOM_CALL: {
+        pc_hlo_lib_call k = pc_hlo_lib_call_kind(in);
+        if (k == PC_HLO_LIB_NONE) return 0;
+        cx->rep->library_calls++;
+        u->mxu_type = lhs_type(cx, in);
+        return k == PC_HLO_LIB_GEMM ? gemm_flops(cx, in) : libconv_flops(cx, in, k);
+    }
     default: break;
     }
     if (!is_elementwise(in)) return 0;
@@ -448,7 +684,8 @@ static double compute_flops(cctx *cx, const pc_hlo_instruction *in, unit *u) {
 
 /* Opcodes handled by the rules above or as pure data movement. */
 static int has_rule(const pc_hlo_instruction *in) {
-    return in->opcode_id != PC_HLO_UNKNOWN && in->opcode_id != PC_HLO_CUSTOM_CALL;
+    return in->opcode_id != PC_HLO_UNKNOWN &&
+           (in->opcode_id != PC_HLO_CUSTOM_CALL || pc_hlo_lib_call_kind(in) != PC_HLO_LIB_NONE);
 }
 
 static int inst_unit_raw(cctx *cx, const pc_hlo_instruction *in, int depth, unit *u) {
@@ -458,13 +695,16 @@ static int inst_unit_raw(cctx *cx, const pc_hlo_instruction *in, int depth, unit
     case PC_HLO_FUSION: return fusion_unit(cx, in, depth, u);
     case PC_HLO_WHILE: return while_unit(cx, in, depth, u);
     case PC_HLO_CONDITIONAL: return conditional_unit(cx, in, depth, u);
-    case PC_HLO_CALL: return called_unit(cx, in, 0, depth, u);
+    case PC_HLO_CALL:
+    case PC_HLO_ASYNC_START: return called_unit(cx, in, 0, depth, u);
     default: break;
     }
+    if (coll_kind(in) >= 0) return 0; /* communication: pc_hlo_cost.collectives */
     u->flops = compute_flops(cx, in, u);
     if (cx->failed) return -1;
     if (!partial_access(cx, in, u))
         set_io(u, operands_bytes_from(cx, in, 0, 0), value_bytes(cx, in, 0));
+    if (in->opcode_id == PC_HLO_CUSTOM_CALL && u->mxu_type) u->wr -= workspace_bytes(in);
     if (!has_rule(in) && !is_transcendental(in)) {
         if (!cx->rep->unknown_ops++)
             snprintf(cx->rep->first_unknown, sizeof cx->rep->first_unknown, "%s", in->opcode);
@@ -526,8 +766,99 @@ static int32_t first_array_operand_type(cctx *cx, const pc_hlo_instruction *in) 
     return PC_HLO_TYPE_F32;
 }
 
-static pc_status add_row(cctx *cx, const pc_hlo_instruction *in, const unit *u, int32_t module,
-                         size_t *cap) {
+/* ---- collectives ----------------------------------------------------------------- */
+
+/* The collective's V (pc_hlo_collective.bytes). */
+static double coll_bytes(cctx *cx, const pc_hlo_instruction *in, int kind, int64_t size) {
+    double opb = operands_bytes_from(cx, in, 0, 0);
+    double n = size > 0 ? (double)size : 1;
+    switch (kind) {
+    case PC_HLO_COLL_ALL_GATHER: { /* the gathered result; -start: (operand, result) */
+        double out = value_bytes(cx, in, 0);
+        if (is_tuple(&in->shape)) out = shape_known(&in->shape) ? out - opb : opb * n;
+        return out > 0 ? out : 0;
+    }
+    case PC_HLO_COLL_ALL_TO_ALL: return opb * n;
+    default: return opb;
+    }
+}
+
+static pc_status record_coll(cctx *cx, const pc_hlo_instruction *in, int kind, double count,
+                             int64_t row) {
+    pc_hlo_cost *r = cx->rep;
+    pc_hlo_groups g;
+    if (pc_hlo_replica_groups(in, &g)) return pc_fail(cx->err, PC_ERR_NOMEM, "out of memory");
+    if ((size_t)r->n_collectives == cx->coll_cap) {
+        pc_hlo_collective *v =
+            pc_grow_array(r->collectives, &cx->coll_cap, (size_t)r->n_collectives + 1, sizeof *v);
+        if (!v) {
+            free(g.first);
+            return pc_fail(cx->err, PC_ERR_NOMEM, "out of memory");
+        }
+        r->collectives = v;
+    }
+    pc_hlo_collective *c = &r->collectives[r->n_collectives++];
+    memset(c, 0, sizeof *c);
+    c->op = row;
+    c->kind = (pc_hlo_coll)kind;
+    c->count = count;
+    c->group_size = g.size;
+    c->n_groups = g.count;
+    c->group = g.first;
+    c->group_ids = g.size < PC_HLO_GROUP_MAX ? g.size : PC_HLO_GROUP_MAX;
+    c->groups_known = g.known;
+    c->bytes = coll_bytes(cx, in, kind, g.size);
+    c->name = dup_str(in->name);
+    if (!c->name) return pc_fail(cx->err, PC_ERR_NOMEM, "out of memory");
+    return PC_OK;
+}
+
+static pc_status walk_comp(cctx *cx, int64_t comp_id, double count, int64_t row, int depth);
+
+/* Records the collectives an instruction is or runs (through while, call, async-start and
+ * the costliest branch of a conditional), each with the trip counts around it. */
+static pc_status walk_inst(cctx *cx, const pc_hlo_instruction *in, double count, int64_t row,
+                           int depth) {
+    int kind = coll_kind(in);
+    if (kind >= 0) return record_coll(cx, in, kind, count, row);
+    pc_status st = PC_OK;
+    switch (in->opcode_id) {
+    case PC_HLO_WHILE: {
+        double t = while_trips(cx, in);
+        for (int32_t k = 0; k < in->called_computation_ids.n && !st; k++)
+            st = walk_comp(cx, in->called_computation_ids.v[k], count * t, row, depth + 1);
+        return st;
+    }
+    case PC_HLO_CALL:
+    case PC_HLO_ASYNC_START:
+        if (!in->called_computation_ids.n) return PC_OK;
+        return walk_comp(cx, in->called_computation_ids.v[0], count, row, depth + 1);
+    case PC_HLO_CONDITIONAL: {
+        unit best;
+        int32_t b = best_branch(cx, in, depth, &best);
+        if (cx->failed) return cx->err ? cx->err->code : PC_ERR_FORMAT;
+        return b < 0 ? PC_OK : walk_comp(cx, in->called_computation_ids.v[b], count, row, depth + 1);
+    }
+    default: return PC_OK;
+    }
+}
+
+static pc_status walk_comp(cctx *cx, int64_t comp_id, double count, int64_t row, int depth) {
+    int32_t c = comp_by_id(cx, comp_id);
+    if (c < 0 || depth > MAX_DEPTH) return PC_OK;
+    const pc_hlo_computation *comp = &cx->m->comp[c];
+    for (int32_t i = 0; i < comp->n_inst; i++) {
+        if (cx->walk_budget-- <= 0) return PC_OK; /* pathological call graphs: stop looking */
+        pc_status st = walk_inst(cx, &comp->inst[i], count, row, depth);
+        if (st) return st;
+    }
+    return PC_OK;
+}
+
+/* ---- rows --------------------------------------------------------------------------- */
+
+static pc_status add_row(cctx *cx, const pc_hlo_instruction *in, const char *prefix,
+                         const unit *u, double trips, int64_t coll0, size_t *cap) {
     pc_hlo_cost *r = cx->rep;
     if ((size_t)r->n_ops == *cap) {
         pc_hlo_op_cost *v = pc_grow_array(r->ops, cap, (size_t)r->n_ops + 1, sizeof *v);
@@ -537,10 +868,16 @@ static pc_status add_row(cctx *cx, const pc_hlo_instruction *in, const unit *u, 
     pc_hlo_op_cost *o = &r->ops[r->n_ops];
     memset(o, 0, sizeof *o);
     r->n_ops++;
-    o->name = dup_str(in->name);
+    size_t np = strlen(prefix), nn = strlen(in->name ? in->name : "");
+    char *name = malloc(np + nn + 1);
+    if (name) {
+        memcpy(name, prefix, np);
+        memcpy(name + np, in->name ? in->name : "", nn + 1);
+    }
+    o->name = name;
     o->opcode = dup_str(in->opcode);
     if (!o->name || !o->opcode) return pc_fail(cx->err, PC_ERR_NOMEM, "out of memory");
-    o->module = module;
+    o->module = cx->module;
     o->element_type = in->shape.element_type;
     o->matrix = u->mxu_type != 0;
     o->compute_type = u->mxu_type              ? u->mxu_type
@@ -550,12 +887,18 @@ static pc_status add_row(cctx *cx, const pc_hlo_instruction *in, const unit *u, 
     o->transcendentals = u->trans;
     o->bytes_read = u->rd;
     o->bytes_written = u->wr;
+    o->trips = trips;
+    for (int64_t i = coll0; i < r->n_collectives; i++) {
+        o->comm_bytes += r->collectives[i].bytes * r->collectives[i].count;
+        o->collectives++;
+    }
+    r->comm_bytes += o->comm_bytes;
     r->flops += u->flops;
     r->transcendentals += u->trans;
     r->bytes_read += u->rd;
     r->bytes_written += u->wr;
     if (!isfinite(r->flops) || !isfinite(r->transcendentals) || !isfinite(r->bytes_read) ||
-        !isfinite(r->bytes_written)) {
+        !isfinite(r->bytes_written) || !isfinite(r->comm_bytes)) {
         char b[PC_HLO_NAME_BUF];
         return pc_fail(cx->err, PC_ERR_RANGE, "module %s: the total FLOPs or bytes overflow a "
                        "double", pc_hlo_printable(cx->m->name, b));
@@ -563,35 +906,99 @@ static pc_status add_row(cctx *cx, const pc_hlo_instruction *in, const unit *u, 
     return PC_OK;
 }
 
-static pc_status cost_entry(cctx *cx, int32_t module, int keep_free, size_t *cap) {
+/* The report's counters, kept across a loop's rows (they count each instruction once). */
+typedef struct counters {
+    int64_t unsized, dots_guessed, unknown_ops, while_loops, library_calls;
+} counters;
+
+static counters counters_get(const pc_hlo_cost *r) {
+    counters c = {r->unsized, r->dots_guessed, r->unknown_ops, r->while_loops, r->library_calls};
+    return c;
+}
+
+static void counters_set(pc_hlo_cost *r, const counters *c) {
+    r->unsized = c->unsized;
+    r->dots_guessed = c->dots_guessed;
+    r->unknown_ops = c->unknown_ops;
+    r->while_loops = c->while_loops;
+    r->library_calls = c->library_calls;
+}
+
+static pc_status emit(cctx *cx, const pc_hlo_instruction *in, const char *prefix, double trips,
+                      int depth, size_t *cap);
+
+/* With loop_ops: a while's rows are its condition's and body's, `trips` times each. */
+static pc_status emit_loop(cctx *cx, const pc_hlo_instruction *in, const char *prefix,
+                           double trips, int depth, size_t *cap) {
+    unit u;
+    if (inst_unit(cx, in, depth, &u)) return cx->err ? cx->err->code : PC_ERR_FORMAT;
+    double t = trips * while_trips(cx, in);
+    size_t np = strlen(prefix), nn = strlen(in->name ? in->name : "");
+    char *pre = malloc(np + nn + 2);
+    if (!pre) return pc_fail(cx->err, PC_ERR_NOMEM, "out of memory");
+    snprintf(pre, np + nn + 2, "%s%s/", prefix, in->name ? in->name : "");
+    counters saved = counters_get(cx->rep);
+    pc_status st = PC_OK;
+    for (int32_t k = 0; k < in->called_computation_ids.n && !st; k++) {
+        int32_t c = comp_by_id(cx, in->called_computation_ids.v[k]);
+        for (int32_t i = 0; c >= 0 && i < cx->m->comp[c].n_inst && !st; i++)
+            st = emit(cx, &cx->m->comp[c].inst[i], pre, t, depth + 1, cap);
+    }
+    counters_set(cx->rep, &saved);
+    free(pre);
+    return st;
+}
+
+/* One row (or a loop's rows) for an instruction, running `trips` times. */
+static pc_status emit(cctx *cx, const pc_hlo_instruction *in, const char *prefix, double trips,
+                      int depth, size_t *cap) {
+    if (cx->loop_ops && in->opcode_id == PC_HLO_WHILE && depth < MAX_DEPTH)
+        return emit_loop(cx, in, prefix, trips, depth, cap);
+    unit u, one;
+    if (inst_unit(cx, in, depth, &one)) return cx->err ? cx->err->code : PC_ERR_FORMAT;
+    memset(&u, 0, sizeof u);
+    unit_add(&u, &one, trips);
+    int64_t coll0 = cx->rep->n_collectives;
+    pc_status st = walk_inst(cx, in, trips, cx->rep->n_ops, depth);
+    if (st) return st;
+    if (!finite_unit(&u))
+        return fail(cx, PC_ERR_RANGE, "its FLOPs or bytes times the loop trips overflow a double",
+                    in), cx->err ? cx->err->code : PC_ERR_RANGE;
+    int nothing = u.flops == 0 && u.rd == 0 && u.wr == 0 && cx->rep->n_collectives == coll0;
+    if (depth == 0) cx->rep->free_ops += nothing;
+    if (nothing && !cx->keep_free) return PC_OK;
+    return add_row(cx, in, prefix, &u, trips, coll0, cap);
+}
+
+static pc_status cost_entry(cctx *cx, size_t *cap) {
     int32_t e = comp_by_id(cx, cx->m->entry_computation_id);
     if (e < 0) e = cx->m->n_comp - 1;
     if (e < 0) return PC_OK;
     const pc_hlo_computation *comp = &cx->m->comp[e];
     for (int32_t i = 0; i < comp->n_inst; i++) {
-        const pc_hlo_instruction *in = &comp->inst[i];
-        unit u;
         cx->rep->instructions++;
-        if (inst_unit(cx, in, 0, &u)) return cx->err ? cx->err->code : PC_ERR_FORMAT;
-        int nothing = u.flops == 0 && u.rd == 0 && u.wr == 0;
-        cx->rep->free_ops += nothing;
-        if (nothing && !keep_free) continue;
-        pc_status st = add_row(cx, in, &u, module, cap);
+        pc_status st = emit(cx, &comp->inst[i], "", 1, 0, cap);
         if (st) return st;
     }
     return PC_OK;
 }
 
 static pc_status cost_module(const pc_hlo_module *m, const pc_hlo_cost_opts *o, pc_hlo_cost *rep,
-                             size_t *cap, pc_error *err) {
+                             size_t *cap, size_t *coll_cap, pc_error *err) {
     cctx cx = {.m = m, .rep = rep, .err = err};
     cx.trips = o->while_trips > 0 ? o->while_trips : 1;
+    cx.keep_free = o->keep_free;
+    cx.loop_ops = o->loop_ops;
+    cx.coll_cap = *coll_cap;
+    cx.walk_budget = WALK_BUDGET;
     int32_t idx = rep->n_modules;
+    cx.module = idx;
     rep->module_names[idx] = dup_str(m->name ? m->name : "");
     if (!rep->module_names[idx]) return pc_fail(err, PC_ERR_NOMEM, "out of memory");
     rep->n_modules++;
     pc_status st = index_module(&cx);
-    if (st == PC_OK) st = cost_entry(&cx, idx, o->keep_free, cap);
+    if (st == PC_OK) st = cost_entry(&cx, cap);
+    *coll_cap = cx.coll_cap;
     cctx_free(&cx);
     return st;
 }
@@ -603,6 +1010,11 @@ void pc_hlo_cost_free(pc_hlo_cost *c) {
         free((char *)c->ops[i].opcode);
     }
     free(c->ops);
+    for (int64_t i = 0; i < c->n_collectives; i++) {
+        free((char *)c->collectives[i].name);
+        free((int64_t *)c->collectives[i].group);
+    }
+    free(c->collectives);
     for (int32_t i = 0; i < c->n_modules; i++) free(c->module_names[i]);
     free(c->module_names);
     free(c);
@@ -622,10 +1034,11 @@ static pc_status cost_modules(pc_hlo_module *const *mods, int32_t n, const char 
         return pc_fail(err, PC_ERR_NOMEM, "out of memory");
     }
     rep->format = format;
-    size_t cap = 0;
+    size_t cap = 0, coll_cap = 0;
     pc_status st = PC_OK;
     for (int32_t i = 0; i < n && st == PC_OK; i++)
-        if (mods[i] && (o.module < 0 || o.module == i)) st = cost_module(mods[i], &o, rep, &cap, err);
+        if (mods[i] && (o.module < 0 || o.module == i))
+            st = cost_module(mods[i], &o, rep, &cap, &coll_cap, err);
     if (st == PC_OK && rep->n_modules == 0)
         st = pc_fail(err, PC_ERR_INVALID, "%s: no HLO module in the file", what);
     if (st != PC_OK) {

@@ -29,9 +29,19 @@ typedef struct pc_i64s {
 typedef struct pc_hlo_shape {
     int32_t element_type;   /* ShapeProto.element_type (2) */
     pc_i64s dims;           /* dimensions (3) */
-    int32_t tuple_count;    /* number of tuple_shapes (4), top level only */
+    int32_t tuple_count;    /* number of tuple_shapes (4) */
     pc_i64s minor_to_major; /* layout (5).minor_to_major (1); n = 0 without a layout */
+    /* The tuple_count element shapes (owned, nested tuples recursively) where the reader kept
+     * them (HLO text); NULL otherwise (the protos: only counted). Not featurized: read by
+     * hlo/cost.c for the bytes of tuple outputs. */
+    struct pc_hlo_shape *tuple_shapes;
 } pc_hlo_shape;
+
+/* An attribute kept as written, for costing only (hlo/cost.c; not featurized): see
+ * PC_HLO_COST_ATTRS in hlo/text.h for which. */
+typedef struct pc_hlo_attr {
+    char *name, *value;
+} pc_hlo_attr;
 
 /* WindowDimension fields, one entry per window dimension. */
 typedef struct pc_hlo_window {
@@ -73,7 +83,14 @@ typedef struct pc_hlo_instruction {
     pc_i64s operand_ids;                           /* (36), ids of instructions */
     pc_i64s called_computation_ids;                /* (38), ids of computations */
     pc_hlo_dot_dims dot;                           /* dot_dimension_numbers (30) */
+    pc_hlo_attr *attrs; /* n_attrs attributes kept as text for costing (hlo/cost.c) */
+    int32_t n_attrs;
 } pc_hlo_instruction;
+
+/* The value of a kept attribute (pc_hlo_instruction.attrs), NULL if absent. */
+const char *pc_hlo_attr_get(const pc_hlo_instruction *in, const char *name);
+/* Frees a shape's tuple element shapes (recursively) and its lists; leaves it zeroed. */
+void pc_hlo_shape_clear(pc_hlo_shape *s);
 
 typedef struct pc_hlo_computation {
     char *name;   /* name (1) */

@@ -1,13 +1,33 @@
 /* The HLO IR's owner: freeing a module, and id lookups (hlo_ir.h). */
 #include <stdlib.h>
+#include <string.h>
 
 #include "hlo/hlo_ir.h"
+
+void pc_hlo_shape_clear(pc_hlo_shape *s) {
+    if (s->tuple_shapes)
+        for (int32_t i = 0; i < s->tuple_count; i++) pc_hlo_shape_clear(&s->tuple_shapes[i]);
+    free(s->tuple_shapes);
+    free(s->dims.v);
+    free(s->minor_to_major.v);
+    memset(s, 0, sizeof *s);
+}
+
+const char *pc_hlo_attr_get(const pc_hlo_instruction *in, const char *name) {
+    for (int32_t i = 0; i < in->n_attrs; i++)
+        if (strcmp(in->attrs[i].name, name) == 0) return in->attrs[i].value;
+    return NULL;
+}
 
 static void free_inst(pc_hlo_instruction *in) {
     free(in->name);
     free(in->opcode);
-    free(in->shape.dims.v);
-    free(in->shape.minor_to_major.v);
+    pc_hlo_shape_clear(&in->shape);
+    for (int32_t i = 0; i < in->n_attrs; i++) {
+        free(in->attrs[i].name);
+        free(in->attrs[i].value);
+    }
+    free(in->attrs);
     free(in->dimensions.v);
     pc_hlo_window *w = &in->window;
     free(w->size);

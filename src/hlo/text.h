@@ -48,6 +48,12 @@
 
 #define PC_HLO_TEXT_MAX_DEPTH 128
 
+/* Attributes the parser keeps as text in pc_hlo_instruction.attrs for hlo/cost.c (the rest
+ * of what the IR has no field for is skipped): custom_call_target, replica_groups, direction
+ * (compare), fft_type, fft_length, source_target_pairs, index (get-tuple-element),
+ * backend_config of custom-calls and whiles, and "literal" (the text inside the parentheses) of scalar constants. Tuple element
+ * shapes are kept in pc_hlo_shape.tuple_shapes. */
+
 typedef struct pc_hlo_text_stats {
     int64_t unknown_opcodes;   /* instructions whose opcode is not in the TpuGraphs table */
     int64_t skipped_attrs;     /* attributes not stored in the IR (metadata, kind, ...) */

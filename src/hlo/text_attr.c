@@ -10,6 +10,7 @@
 
 #include "common/util.h"
 #include "hlo/text_internal.h"
+#include "tpugraphs/opcode.h"
 
 
 /* {1,2,3} */
@@ -391,6 +392,36 @@ static pc_i64s *dot_dims_attr(const parser *p, size_t off, size_t n, pc_hlo_dot_
     return NULL;
 }
 
+/* Attributes kept as text for hlo/cost.c (PC_HLO_COST_ATTRS in hlo/text.h); backend_config
+ * only where the cost reads it (custom-call GEMM dims, a while's known_trip_count). */
+static int keep_for_cost(const parser *p, const pc_hlo_instruction *in, size_t off, size_t n) {
+    static const char *const names[] = {"custom_call_target", "replica_groups", "direction",
+                                        "fft_type", "fft_length", "source_target_pairs"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (word_is(p, off, n, names[i])) return 1;
+    if (word_is(p, off, n, "index")) return in->opcode_id == PC_HLO_GET_TUPLE_ELEMENT;
+    return word_is(p, off, n, "backend_config") &&
+           (in->opcode_id == PC_HLO_CUSTOM_CALL || in->opcode_id == PC_HLO_WHILE);
+}
+
+int tx_keep_attr(parser *p, pc_hlo_instruction *in, const char *name, size_t name_len, size_t off,
+                 size_t len) {
+    if (in->n_attrs == INT32_MAX) return tx_perr(p, off, PC_ERR_RANGE, "too many attributes");
+    pc_hlo_attr *v = realloc(in->attrs, ((size_t)in->n_attrs + 1) * sizeof *v);
+    if (!v) return tx_nomem(p);
+    in->attrs = v;
+    pc_hlo_attr *a = &in->attrs[in->n_attrs];
+    a->name = tx_dup_n(name, name_len);
+    a->value = tx_dup_n(p->buf + off, len);
+    if (!a->name || !a->value) {
+        free(a->name);
+        free(a->value);
+        return tx_nomem(p);
+    }
+    in->n_attrs++;
+    return 0;
+}
+
 int tx_parse_attribute(parser *p, int32_t comp, int32_t idx) {
     pc_hlo_instruction *in = &p->m->comp[comp].inst[idx];
     size_t off;
@@ -430,7 +461,10 @@ int tx_parse_attribute(parser *p, int32_t comp, int32_t idx) {
         in->dimensions.n = 1;
         return 0;
     }
+    size_t vs = p->pos;
+    if (tx_skip_value(p)) return -1;
+    if (keep_for_cost(p, in, off, n)) return tx_keep_attr(p, in, p->buf + off, n, vs, p->pos - vs);
     if (p->stats) p->stats->skipped_attrs++;
-    return tx_skip_value(p);
+    return 0;
 }
 

@@ -172,5 +172,8 @@ int tx_at_shape(const parser *p);
 int tx_parse_shape(parser *p, pc_hlo_shape *out, int depth);
 /* `name=value` after an instruction's ',' into instruction idx of computation comp. */
 int tx_parse_attribute(parser *p, int32_t comp, int32_t idx);
+/* Keeps `name` = the len bytes of the text at off as an attribute of `in` (hlo_ir.h). */
+int tx_keep_attr(parser *p, pc_hlo_instruction *in, const char *name, size_t name_len, size_t off,
+                 size_t len);
 
 #endif /* PC_HLO_TEXT_INTERNAL_H */

@@ -138,8 +138,12 @@ static int parse_instruction(parser *p, int32_t comp) {
     if (parse_opcode(p, in)) return -1;
     if (tx_skip_ws(p)) return -1;
     if (peekc(p) != '(') return tx_expected(p, "'(' after the opcode");
-    if (in->opcode_id == PC_HLO_CONSTANT) {
-        if (tx_skip_group(p)) return -1; /* the literal */
+    if (in->opcode_id == PC_HLO_CONSTANT) { /* the literal: kept for scalars (loop bounds) */
+        size_t lit = p->pos;
+        if (tx_skip_group(p)) return -1;
+        if (in->shape.element_type != ET_TUPLE && in->shape.dims.n == 0 &&
+            tx_keep_attr(p, in, "literal", 7, lit + 1, p->pos - lit - 2))
+            return -1;
     } else if (in->opcode_id == PC_HLO_PARAMETER) {
         p->pos++;
         if (tx_skip_ws(p)) return -1;

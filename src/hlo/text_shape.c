@@ -59,37 +59,52 @@ static int parse_layout(parser *p, pc_i64s *m2m) {
     return 0;
 }
 
-static void shape_clear(pc_hlo_shape *s) {
-    free(s->dims.v);
-    free(s->minor_to_major.v);
-    memset(s, 0, sizeof *s);
-}
 
 /* A shape; out may be NULL (parsed and dropped). */
 int tx_parse_shape(parser *p, pc_hlo_shape *out, int depth) {
     if (tx_skip_ws(p)) return -1;
     if (depth >= PC_HLO_TEXT_MAX_DEPTH)
         return tx_perr(p, p->pos, PC_ERR_RANGE, "tuple shapes nested deeper than %d", PC_HLO_TEXT_MAX_DEPTH);
-    if (peekc(p) == '(') {
+    if (peekc(p) == '(') { /* element shapes kept when out is given (hlo/cost.c reads them) */
         p->pos++;
-        int32_t count = 0;
+        pc_hlo_shape t = {.element_type = ET_TUPLE};
+        size_t cap = 0;
         if (tx_skip_ws(p)) return -1;
         if (peekc(p) == ')') {
             p->pos++;
         } else {
             for (;;) {
-                if (tx_parse_shape(p, NULL, depth + 1)) return -1;
-                if (count < INT32_MAX) count++;
-                if (tx_skip_ws(p)) return -1;
+                if (t.tuple_count == INT32_MAX) {
+                    pc_hlo_shape_clear(&t);
+                    return tx_perr(p, p->pos, PC_ERR_RANGE, "more than 2^31-1 tuple elements");
+                }
+                if (out) {
+                    void *v = pc_grow_array(t.tuple_shapes, &cap, (size_t)t.tuple_count + 1,
+                                            sizeof *t.tuple_shapes);
+                    if (!v) {
+                        pc_hlo_shape_clear(&t);
+                        return tx_nomem(p);
+                    }
+                    t.tuple_shapes = v;
+                    memset(&t.tuple_shapes[t.tuple_count], 0, sizeof *t.tuple_shapes);
+                }
+                int rc = tx_parse_shape(p, out ? &t.tuple_shapes[t.tuple_count] : NULL, depth + 1);
+                t.tuple_count++;
+                if (rc || tx_skip_ws(p)) {
+                    pc_hlo_shape_clear(&t);
+                    return -1;
+                }
                 int more = tx_list_sep(p, ')', "',' or ')' in the tuple shape");
-                if (more < 0) return -1;
+                if (more < 0) {
+                    pc_hlo_shape_clear(&t);
+                    return -1;
+                }
                 if (!more) break;
             }
         }
         if (out) {
-            shape_clear(out);
-            out->element_type = ET_TUPLE;
-            out->tuple_count = count;
+            pc_hlo_shape_clear(out);
+            *out = t;
         }
         return 0;
     }
@@ -145,7 +160,7 @@ int tx_parse_shape(parser *p, pc_hlo_shape *out, int depth) {
         for (int32_t i = 0; i < dims.n; i++) m2m.v[i] = dims.n - 1 - i;
     }
     if (out) {
-        shape_clear(out);
+        pc_hlo_shape_clear(out);
         out->element_type = et;
         out->dims = dims;
         out->minor_to_major = m2m;

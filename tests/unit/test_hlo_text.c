@@ -741,11 +741,14 @@ static void test_unknown_attributes_and_opcodes(void **state) {
     check_invariants(m);
     assert_int_equal(st.unknown_opcodes, 2);
     assert_string_equal(st.first_unknown, "my-new-op");
-    assert_int_equal(st.skipped_attrs, 12);
+    assert_int_equal(st.skipped_attrs, 10); /* replica_groups, custom_call_target kept */
     const pc_hlo_computation *c = &m->comp[0];
     assert_int_equal(c->n_inst, 4);
     assert_int_equal(find_inst(c, "q")->opcode_id, 0);
     assert_string_equal(find_inst(c, "q")->opcode, "my-new-op");
+    assert_string_equal(pc_hlo_attr_get(find_inst(c, "q"), "replica_groups"), "[2,2]<=[4]T(1,0)");
+    assert_string_equal(pc_hlo_attr_get(find_inst(c, "q"), "custom_call_target"), "\"foo\\\"}\"");
+    assert_null(pc_hlo_attr_get(find_inst(c, "s"), "backend_config")); /* kept for custom-call, while */
     CHECK_LIST(&find_inst(c, "q")->operand_ids, 1);
     assert_int_equal(find_inst(c, "s")->opcode_id, PC_HLO_ADD);
     round_trip(m);
