@@ -32,7 +32,9 @@ static void roofline_help(FILE *f) {
             "                    any op: name= dtype= wdtype= count= comm=BYTES\n"
             "  --hlo FILE        every instruction of an XLA HLO module's entry computation\n"
             "                    (fusions, calls and loops as one op each): HLO text (.hlo,\n"
-            "                    .txt) or a raw TpuGraphs tuning proto / HloModuleProto (.pb)\n"
+            "                    .txt) or a raw TpuGraphs tuning proto / HloModuleProto (.pb),\n"
+            "                    or an XLA dump directory (its *after_optimizations.txt)\n"
+            "  --stage S         with --hlo DUMP_DIR: after (default) or before optimizations\n"
             "  --module N        with --hlo: only the N-th module of the file (default: all)\n"
             "  --while-trips N   with --hlo: times each while body runs (default 1)\n"
             "  --top N           print the N slowest ops, the rest as one line\n"
@@ -50,7 +52,7 @@ static void roofline_help(FILE *f) {
 #define MAX_SPECS 256
 
 typedef struct roof_args {
-    const char *chip_name, *ops_file, *svg, *chips_file, *hlo;
+    const char *chip_name, *ops_file, *svg, *chips_file, *hlo, *stage;
     const char *dtype, *wdtype;
     int dtype_set, json;
     const char *specs[MAX_SPECS];
@@ -122,14 +124,15 @@ static int parse_args(int argc, char **argv, roof_args *a) {
         {"json", no_argument, 0, 'j'},          {"chips-file", required_argument, 0, 'f'},
         {"hlo", required_argument, 0, 'H'},     {"top", required_argument, 0, 't'},
         {"module", required_argument, 0, 'M'},  {"while-trips", required_argument, 0, 'W'},
-        {"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
+        {"stage", required_argument, 0, 'S'},   {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0}};
     int c, rc;
     a->dtype = "bf16";
     a->module = -1;
     a->while_trips = 1;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "c:m:o:O:d:w:b:s:jf:H:t:M:W:h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "c:m:o:O:d:w:b:s:jf:H:t:M:W:S:h", opts, NULL)) != -1) {
         switch (c) {
         case 'c': a->chip_name = optarg; break;
         case 'm':
@@ -153,6 +156,7 @@ static int parse_args(int argc, char **argv, roof_args *a) {
         case 'j': a->json = 1; break;
         case 'f': a->chips_file = optarg; break;
         case 'H': a->hlo = optarg; break;
+        case 'S': a->stage = optarg; break;
         case 'h': roofline_help(stdout); return PC_EXIT_OK;
         default: return pc_cli_usage_error("roofline", "unknown option '%s'", argv[optind - 1]);
         }
@@ -565,7 +569,11 @@ static int load_inputs(const roof_args *a, pc_op **file_ops, size_t *nfile, pc_h
         pc_hlo_cost_opts o = pc_hlo_cost_opts_default();
         o.module = (int)a->module;
         o.while_trips = a->while_trips;
-        if (pc_hlo_cost_file(a->hlo, &o, hc, &e) != PC_OK) return pc_cli_fail(&e);
+        char pat[4096];
+        const char *path;
+        int rc = pc_cli_hlo_stage_path("roofline", a->hlo, a->stage, pat, sizeof pat, &path);
+        if (rc >= 0) return rc;
+        if (pc_hlo_cost_file(path, &o, hc, &e) != PC_OK) return pc_cli_fail(&e);
         if ((*hc)->n_ops == 0 && !a->nspecs && !a->ops_file) {
             fprintf(stderr, "perfcast roofline: error: %s: no instruction with a cost in the "
                             "entry computation\n", a->hlo);

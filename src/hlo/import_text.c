@@ -16,7 +16,8 @@
 
 pc_status pc_hlo_is_text_file(const char *path, int *text, pc_error *err) {
     *text = 0;
-    if (pc_str_ends_with(path, ".hlo") || pc_str_ends_with(path, ".txt")) {
+    if (pc_hlo_text_path_kind(path) != PC_HLO_PATH_FILE || pc_str_ends_with(path, ".hlo") ||
+        pc_str_ends_with(path, ".txt")) {
         *text = 1;
         return PC_OK;
     }
@@ -60,8 +61,21 @@ static pc_status text_sample(const pc_hlo_module *m, pc_kind kind, pc_hlo_sample
 
 static void text_file_name(const char *path, const char *out_dir, const pc_hlo_module *m,
                            int index, int nmods, char *file, size_t cap) {
-    char stem[256], name[96];
-    pc_path_stem(path, pc_str_ends_with(path, ".txt") ? ".txt" : ".hlo", stem, sizeof stem);
+    char stem[256], name[96], dir[4096];
+    int kind = pc_hlo_text_path_kind(path);
+    if (kind != PC_HLO_PATH_FILE) { /* a dump directory or DIR/pattern: named after DIR */
+        snprintf(dir, sizeof dir, "%s", path);
+        char *slash = kind == PC_HLO_PATH_PATTERN ? strrchr(dir, '/') : NULL;
+        if (slash) *slash = '\0';
+        else if (kind == PC_HLO_PATH_PATTERN) snprintf(dir, sizeof dir, "hlo");
+        size_t n = strlen(dir);
+        while (n > 1 && dir[n - 1] == '/') dir[--n] = '\0';
+        pc_path_stem(dir, NULL, stem, sizeof stem);
+        if (!stem[0] || !strcmp(stem, ".") || !strcmp(stem, "..")) snprintf(stem, sizeof stem, "hlo");
+        nmods = nmods < 2 ? 2 : nmods; /* always FILE_NNN_module: the names say which module */
+    } else {
+        pc_path_stem(path, pc_str_ends_with(path, ".txt") ? ".txt" : ".hlo", stem, sizeof stem);
+    }
     if (nmods == 1) {
         snprintf(file, cap, "%s/%s.npz", out_dir, stem);
         return;
