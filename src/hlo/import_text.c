@@ -121,15 +121,22 @@ pc_status pc_import_text(const char *path, const char *out_dir, const pc_import_
                                 pc_hlo_printable(mods[i]->name, nb));
     }
     if (!st) st = pc_mkdirs(out_dir, err);
-    char file[4096];
+    /* The file names need the module names; then the IR goes before writing
+     * (the writer copies each array: peak memory stays ~14x the text). */
+    char (*files)[4096] = st ? NULL : pc_malloc_array((uint64_t)nmods, sizeof *files);
+    if (!st && !files) st = pc_fail(err, PC_ERR_NOMEM, "%s: out of memory", path);
+    for (int i = 0; i < nmods && !st; i++) text_file_name(path, out_dir, mods[i], i, nmods, files[i], sizeof files[i]);
+    pc_hlo_modules_free(mods, nmods);
+    mods = NULL;
     for (int i = 0; i < nmods && !st; i++) {
-        text_file_name(path, out_dir, mods[i], i, nmods, file, sizeof file);
+        const char *file = files[i];
         st = pc_hlo_sample_write(&samples[i], file, o->compress, err);
         if (!st) note_written(rep, &samples[i], file);
     }
     if (!st) rep->kind = kind;
     for (int i = 0; samples && i < nmods; i++) pc_hlo_sample_free(&samples[i]);
     free(samples);
+    free(files);
     pc_hlo_modules_free(mods, nmods);
     return st;
 }

@@ -136,6 +136,7 @@ typedef struct parser {
     int16_t opcode_slot[256]; /* opcode name -> TpuGraphs id (hashed; 0 empty) */
     int depth;                /* nested instructions and inline computations */
     size_t first_token;       /* of the first module (format sniffing) */
+    size_t noclose_from, noclose_end; /* no line starts with '}' after this (text_parse.c) */
 } parser;
 
 /* ---- the cursor, text_lex.c ------------------------------------------------------- */

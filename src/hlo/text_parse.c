@@ -489,9 +489,43 @@ static int new_computation(parser *p, const char *name, size_t n, size_t pos, in
     return 0;
 }
 
+/* Room for the instructions of the body starting at the cursor: one per line
+ * up to the first line starting (after blanks) with '}', as dumps close
+ * computations, so a large computation is allocated once, at its size,
+ * instead of grown by doubling. Scans never overlap: each stops at the close
+ * (the next body starts after it), and one that finds none is remembered. */
+static int reserve_body(parser *p, int32_t comp) {
+    if (p->noclose_end == p->end && p->pos >= p->noclose_from) return 0;
+    size_t lines = 1;
+    const char *q = p->buf + p->pos, *e = p->buf + p->end;
+    for (;;) {
+        const char *nl = memchr(q, '\n', (size_t)(e - q));
+        if (!nl) {
+            p->noclose_from = p->pos;
+            p->noclose_end = p->end;
+            return 0;
+        }
+        q = nl + 1;
+        while (q < e && (*q == ' ' || *q == '\t')) q++;
+        if (q < e && *q == '}') break;
+        lines++;
+    }
+    if (lines < 64 || lines > INT32_MAX) return 0;
+    pc_hlo_computation *c = &p->m->comp[comp];
+    cinfo *ci = &p->ci[comp];
+    void *a = pc_reserve_array(c->inst, &(size_t){ci->icap}, lines, sizeof *c->inst);
+    if (!a) return tx_nomem(p);
+    c->inst = a;
+    void *b = pc_reserve_array(ci->ix, &ci->icap, lines, sizeof *ci->ix);
+    if (!b) return tx_nomem(p);
+    ci->ix = b;
+    return 0;
+}
+
 /* `{ instructions }` at the cursor into computation comp. */
-static int parse_body(parser *p, int32_t comp) {
+static int parse_body(parser *p, int32_t comp, int top) {
     if (peekc(p) != '{') return tx_expected(p, "'{' to start the computation body");
+    if (top && reserve_body(p, comp)) return -1;
     size_t open = p->pos++, oref0 = p->noref;
     for (;;) {
         if (tx_skip_ws(p)) return -1;
@@ -519,7 +553,7 @@ int tx_parse_inline_computation(parser *p, int32_t *out) {
                        PC_HLO_TEXT_MAX_DEPTH);
     if (new_computation(p, name, strlen(name), p->pos, 0, out)) return -1;
     p->depth++;
-    int rc = parse_body(p, *out);
+    int rc = parse_body(p, *out, 0);
     p->depth--;
     return rc;
 }
@@ -543,7 +577,7 @@ static int parse_computation(parser *p, size_t off, size_t n, int pct, size_t st
             if (tx_parse_shape(p, NULL, 0) || tx_skip_ws(p)) return -1;
         }
     }
-    if (parse_body(p, comp)) return -1;
+    if (parse_body(p, comp, 1)) return -1;
     return skip_trailing_attrs(p);
 }
 
