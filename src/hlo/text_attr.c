@@ -396,9 +396,9 @@ int tx_parse_attribute(parser *p, int32_t comp, int32_t idx) {
         in->dimensions.n = 1;
         return 0;
     }
-    if (word_is(p, off, n, "index")) /* get-tuple-element's: for shape inference */
+    if (word_is(p, off, n, "index") && is_digit(peekc(p))) /* get-tuple-element's: for shape inference */
         return tx_parse_i64(p, &p->ci[comp].ix[idx].tindex, "an integer index");
-    if (word_is(p, off, n, "literal")) return skip_literal(p);
+    if (word_is(p, off, n, "literal") && tx_at_shape(p)) return skip_literal(p);
     if (p->stats) p->stats->skipped_attrs++;
     return tx_skip_value(p);
 }
