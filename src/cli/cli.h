@@ -99,4 +99,10 @@ int pc_cli_seed_path(const char *out, unsigned long long seed, char *buf, size_t
 /* "12.3k", "4.5M" style counts for tables. */
 const char *pc_cli_human(double v, char *buf, size_t cap);
 
+/* --stage after|before with an XLA dump directory: the pattern of its modules
+ * ("DIR/" "*before_optimizations.txt") in buf, *out = buf; without --stage *out =
+ * path. Returns -1 when fine, else the exit code (a usage error). hlo_stage.c. */
+int pc_cli_hlo_stage_path(const char *cmd, const char *path, const char *stage, char *buf, size_t cap,
+                          const char **out);
+
 #endif

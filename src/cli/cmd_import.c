@@ -8,8 +8,8 @@
 
 static void import_help(FILE *f) {
     fprintf(f,
-            "usage: perfcast import FILE.{pb,hlo,txt} --out DIR [--kind tile|layout|auto]\n"
-            "                       [--compress] [--quiet]\n\n"
+            "usage: perfcast import FILE.{pb,hlo,txt}|DUMP_DIR --out DIR [--kind tile|layout|auto]\n"
+            "                       [--stage after|before] [--compress] [--quiet]\n\n"
             "Reads a TpuGraphs tuning protobuf (tuning.proto) holding XLA HLO modules and\n"
             "their measured runs, featurizes each module exactly as the dataset's extractor\n"
             "does (140 node features, opcode ids, edges, node_splits) and writes one\n"
@@ -34,11 +34,16 @@ static void import_help(FILE *f) {
             "--kind tile it holds config_feat (0,24). `perfcast info` reads these files;\n"
             "`perfcast check` reports them as graphs without configs. To rank candidate\n"
             "configs of a program, give the HLO file to `perfcast rank` directly.\n"
+            "An XLA dump directory (XLA_FLAGS=--xla_dump_to=DUMP_DIR) gives every module of\n"
+            "its *after_optimizations.txt files (--stage before: *before_optimizations.txt),\n"
+            "DIR/DUMP_DIR_<NNN>_<module>.npz. StableHLO/MLIR, HloModuleProto text and binary\n"
+            "files are named as such, with how to get HLO text.\n"
             "Malformed text fails with FILE:LINE:COLUMN; opcodes outside the TpuGraphs\n"
             "table get id 0 with a warning (count and first one).\n\n"
             "  --out DIR        output folder (created)\n"
             "  --kind K         tile, layout or auto (default: from the runs); a file of the\n"
             "                   other kind is an error\n"
+            "  --stage S        with a dump directory: after (default) or before optimizations\n"
             "  --compress       deflate the .npz members (like np.savez_compressed)\n"
             "  --quiet          print only errors\n");
 }
@@ -47,15 +52,16 @@ int pc_cmd_import(int argc, char **argv) {
     static const struct option opts[] = {{"out", required_argument, 0, 'o'},
                                          {"kind", required_argument, 0, 'k'},
                                          {"compress", no_argument, 0, 'z'},
+                                         {"stage", required_argument, 0, 's'},
                                          {"quiet", no_argument, 0, 'q'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     pc_import_opts o = pc_import_opts_default();
-    const char *out = NULL;
+    const char *out = NULL, *stage = NULL;
     int quiet = 0, c;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "o:k:zqh", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "o:k:s:zqh", opts, NULL)) != -1) {
         switch (c) {
         case 'o': out = optarg; break;
         case 'k':
@@ -66,18 +72,22 @@ int pc_cmd_import(int argc, char **argv) {
                                            "'%s'", optarg);
             break;
         case 'z': o.compress = PC_NPZ_DEFLATED; break;
+        case 's': stage = optarg; break;
         case 'q': quiet = 1; break;
         case 'h': import_help(stdout); return PC_EXIT_OK;
         default:
-            if (optopt && strchr("ok", optopt))
+            if (optopt && strchr("oks", optopt))
                 return pc_cli_usage_error("import", "option '%s' needs a value", argv[optind - 1]);
             return pc_cli_usage_error("import", "unknown option '%s'", argv[optind - 1]);
         }
     }
     if (!out) return pc_cli_usage_error("import", "--out DIR is required");
     if (optind != argc - 1)
-        return pc_cli_usage_error("import", "expected exactly one FILE.pb, FILE.hlo or FILE.txt");
-    const char *path = argv[optind];
+        return pc_cli_usage_error("import", "expected exactly one FILE.pb, FILE.hlo, FILE.txt or dump directory");
+    char pat[4096];
+    const char *path;
+    int rc = pc_cli_hlo_stage_path("import", argv[optind], stage, pat, sizeof pat, &path);
+    if (rc >= 0) return rc;
 
     pc_import_report rep;
     memset(&rep, 0, sizeof rep);

@@ -33,7 +33,9 @@ static void roofline_help(FILE *f) {
             "                    any op: name= dtype= wdtype= count= comm=BYTES\n"
             "  --hlo FILE        every instruction of an XLA HLO module's entry computation\n"
             "                    (fusions, calls and loops as one op each): HLO text (.hlo,\n"
-            "                    .txt) or a raw TpuGraphs tuning proto / HloModuleProto (.pb)\n"
+            "                    .txt) or a raw TpuGraphs tuning proto / HloModuleProto (.pb),\n"
+            "                    or an XLA dump directory (its *after_optimizations.txt)\n"
+            "  --stage S         with --hlo DUMP_DIR: after (default) or before optimizations\n"
             "  --module N        with --hlo: only the N-th module of the file (default: all)\n"
             "  --while-trips N   with --hlo: times a while body runs when the loop does not\n"
             "                    say (known_trip_count in backend_config, or a counter\n"
@@ -62,7 +64,7 @@ static void roofline_help(FILE *f) {
 #define MAX_SPECS 256
 
 typedef struct roof_args {
-    const char *chip_name, *ops_file, *svg, *chips_file, *hlo;
+    const char *chip_name, *ops_file, *svg, *chips_file, *hlo, *stage;
     const char *dtype, *wdtype;
     int dtype_set, json;
     const char *specs[MAX_SPECS];
@@ -145,7 +147,8 @@ static int parse_args(int argc, char **argv, roof_args *a) {
         {"hlo", required_argument, 0, 'H'},     {"top", required_argument, 0, 't'},
         {"module", required_argument, 0, 'M'},  {"while-trips", required_argument, 0, 'W'},
         {"loop-ops", no_argument, 0, 'L'},      {"mesh", required_argument, 0, 'G'},
-        {"help", no_argument, 0, 'h'},          {"weight-dtype", required_argument, 0, 'w'},
+        {"stage", required_argument, 0, 'S'},   {"weight-dtype", required_argument, 0, 'w'},
+        {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
     int c, rc;
     a->dtype = "bf16";
@@ -154,7 +157,7 @@ static int parse_args(int argc, char **argv, roof_args *a) {
     a->top = 10;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "c:m:o:O:d:w:b:s:jf:H:t:M:W:LX:h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "c:m:o:O:d:w:b:s:jf:H:t:M:W:LS:h", opts, NULL)) != -1) {
         switch (c) {
         case 'c': a->chip_name = optarg; break;
         case 'm':
@@ -184,6 +187,7 @@ static int parse_args(int argc, char **argv, roof_args *a) {
         case 'H': a->hlo = optarg; break;
         case 'L': a->loop_ops = 1; break;
         case 'G': a->mesh = optarg; break;
+        case 'S': a->stage = optarg; break;
         case 'h': roofline_help(stdout); return PC_EXIT_OK;
         default: return pc_cli_usage_error("roofline", "unknown option '%s'", argv[optind - 1]);
         }
@@ -765,7 +769,11 @@ static int load_inputs(const roof_args *a, pc_op **file_ops, size_t *nfile, pc_h
         o.module = (int)a->module;
         o.while_trips = a->while_trips;
         o.loop_ops = a->loop_ops;
-        if (pc_hlo_cost_file(a->hlo, &o, hc, &e) != PC_OK) return pc_cli_fail(&e);
+        char pat[4096];
+        const char *path;
+        int rc = pc_cli_hlo_stage_path("roofline", a->hlo, a->stage, pat, sizeof pat, &path);
+        if (rc >= 0) return rc;
+        if (pc_hlo_cost_file(path, &o, hc, &e) != PC_OK) return pc_cli_fail(&e);
     }
     return -1;
 }

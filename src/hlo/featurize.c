@@ -79,14 +79,33 @@ static pc_tpug_seq seq_of(const pc_i64s *l) {
     return s;
 }
 
+/*
+ * The dims as features: an unbounded dimension (`?`, INT64_MIN in the IR,
+ * XLA's kUnboundedSize) is -1, so the dims columns, their sum and product
+ * stay bounded (the product is minus the product of the known dims); a
+ * bounded dynamic one (`<=N`) is already N. Ranks above 64 keep the IR's
+ * values (no HLO has them).
+ */
+static pc_tpug_seq dims_of(const pc_i64s *d, int64_t *buf) {
+    pc_tpug_seq s = {d->v, d->n};
+    if (d->n > 64) return s;
+    int unbounded = 0;
+    for (int32_t i = 0; i < d->n; i++) unbounded |= d->v[i] == INT64_MIN;
+    if (!unbounded) return s;
+    for (int32_t i = 0; i < d->n; i++) buf[i] = d->v[i] == INT64_MIN ? -1 : d->v[i];
+    s.v = buf;
+    return s;
+}
+
 /* The instruction as the schema's featurizer reads it (tpugraphs/features.h). */
 static void featurize_inst(const pc_hlo_instruction *in, const pc_hlo_computation *comp,
                            float *f) {
     pc_tpug_node nd;
+    int64_t dbuf[64];
     memset(&nd, 0, sizeof nd);
     nd.is_root = in->id == comp->root_id;
     nd.element_type = in->shape.element_type;
-    nd.dims = seq_of(&in->shape.dims);
+    nd.dims = dims_of(&in->shape.dims, dbuf);
     nd.tuple_count = in->shape.tuple_count;
     nd.parameter_number = in->parameter_number;
     nd.dimensions = seq_of(&in->dimensions);

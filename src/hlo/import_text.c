@@ -16,7 +16,8 @@
 
 pc_status pc_hlo_is_text_file(const char *path, int *text, pc_error *err) {
     *text = 0;
-    if (pc_str_ends_with(path, ".hlo") || pc_str_ends_with(path, ".txt")) {
+    if (pc_hlo_text_path_kind(path) != PC_HLO_PATH_FILE || pc_str_ends_with(path, ".hlo") ||
+        pc_str_ends_with(path, ".txt")) {
         *text = 1;
         return PC_OK;
     }
@@ -60,8 +61,21 @@ static pc_status text_sample(const pc_hlo_module *m, pc_kind kind, pc_hlo_sample
 
 static void text_file_name(const char *path, const char *out_dir, const pc_hlo_module *m,
                            int index, int nmods, char *file, size_t cap) {
-    char stem[256], name[96];
-    pc_path_stem(path, pc_str_ends_with(path, ".txt") ? ".txt" : ".hlo", stem, sizeof stem);
+    char stem[256], name[96], dir[4096];
+    int kind = pc_hlo_text_path_kind(path);
+    if (kind != PC_HLO_PATH_FILE) { /* a dump directory or DIR/pattern: named after DIR */
+        snprintf(dir, sizeof dir, "%s", path);
+        char *slash = kind == PC_HLO_PATH_PATTERN ? strrchr(dir, '/') : NULL;
+        if (slash) *slash = '\0';
+        else if (kind == PC_HLO_PATH_PATTERN) snprintf(dir, sizeof dir, "hlo");
+        size_t n = strlen(dir);
+        while (n > 1 && dir[n - 1] == '/') dir[--n] = '\0';
+        pc_path_stem(dir, NULL, stem, sizeof stem);
+        if (!stem[0] || !strcmp(stem, ".") || !strcmp(stem, "..")) snprintf(stem, sizeof stem, "hlo");
+        nmods = nmods < 2 ? 2 : nmods; /* always FILE_NNN_module: the names say which module */
+    } else {
+        pc_path_stem(path, pc_str_ends_with(path, ".txt") ? ".txt" : ".hlo", stem, sizeof stem);
+    }
     if (nmods == 1) {
         snprintf(file, cap, "%s/%s.npz", out_dir, stem);
         return;
@@ -107,15 +121,22 @@ pc_status pc_import_text(const char *path, const char *out_dir, const pc_import_
                                 pc_hlo_printable(mods[i]->name, nb));
     }
     if (!st) st = pc_mkdirs(out_dir, err);
-    char file[4096];
+    /* The file names need the module names; then the IR goes before writing
+     * (the writer copies each array: peak memory stays ~14x the text). */
+    char (*files)[4096] = st ? NULL : pc_malloc_array((uint64_t)nmods, sizeof *files);
+    if (!st && !files) st = pc_fail(err, PC_ERR_NOMEM, "%s: out of memory", path);
+    for (int i = 0; i < nmods && !st; i++) text_file_name(path, out_dir, mods[i], i, nmods, files[i], sizeof files[i]);
+    pc_hlo_modules_free(mods, nmods);
+    mods = NULL;
     for (int i = 0; i < nmods && !st; i++) {
-        text_file_name(path, out_dir, mods[i], i, nmods, file, sizeof file);
+        const char *file = files[i];
         st = pc_hlo_sample_write(&samples[i], file, o->compress, err);
         if (!st) note_written(rep, &samples[i], file);
     }
     if (!st) rep->kind = kind;
     for (int i = 0; samples && i < nmods; i++) pc_hlo_sample_free(&samples[i]);
     free(samples);
+    free(files);
     pc_hlo_modules_free(mods, nmods);
     return st;
 }

@@ -2,14 +2,26 @@
  * HLO text (XLA dumps: --xla_dump_to=DIR *.txt, and XLA's test-style .hlo
  * files) <-> the in-memory HLO IR (hlo_ir.h). Internal API.
  *
- * Parser. Accepts one or more modules separated by lines starting with
- * "// -----". A module is an optional `HloModule name, attr=value, ...` line
+ * Parser. Accepts one or more modules, split where XLA's tools split them:
+ * at a line that is exactly "// -----" (other comments, "// -------" banners
+ * included, are comments) and at each further `HloModule` line. A UTF-8 byte
+ * order mark at the start is skipped. A module is an optional
+ * `HloModule name[:], attr=value, ...` line
  * followed by computations `[ENTRY] name [(params) -> shape] { ... }`; without
  * an ENTRY the entry is the last computation that no other one calls (the
  * last one in XLA's test files); an ENTRY that is called is an error. Newer
  * dumps' FileNames/FunctionNames/FileLocations/StackFrames tables and
  * `}, execution_thread=...` after a computation are skipped. Instructions are
  * `[ROOT] name = shape opcode(operands), attr=value, ...` and may span lines.
+ * As in XLA: the shape may be omitted where XLA infers it (text_infer.c
+ * lists the opcodes perfcast infers); an operand may be a nested
+ * instruction `add(f32[] multiply(a, b), c)` (no attributes; named
+ * "<opcode>.anon[.N]" and placed after its user); a single-computation
+ * attribute may hold an inline body `to_apply={ ... }` (a computation named
+ * "_inline.N"); shapes may be buffers `b(f32[4])`; a layout may follow the
+ * dimensions after blanks; an operand name may carry `#N` (ignored);
+ * `literal=SHAPE VALUE` and `replica_groups=mesh[...] {...}` are skipped;
+ * dim_labels may hold '?'.
  * Known attributes fill the IR (dimensions, iota_dimension, window, dim_labels,
  * slice, padding, dynamic_slice_sizes, feature/batch_group_count, is_stable,
  * to_apply/calls/body/condition/select/scatter/true_computation/
@@ -31,7 +43,11 @@
  * given are stride 1, padding 0, dilations 1, no reversal; convolution and
  * custom-call get feature/batch_group_count 1 when not given; parameter_number
  * is -1 for non-parameters; `[?]` (unbounded dynamic) is INT64_MIN like XLA's
- * kUnboundedSize, `[<=N]` is N.
+ * kUnboundedSize (the featurizer writes it as -1), `[<=N]` is N.
+ *
+ * Not HLO text: when the first module fails to parse and the input is
+ * StableHLO/MHLO MLIR, HloModuleProto protobuf text or binary data, the
+ * message says so and how to get HLO text (text_sniff.c).
  *
  * Errors are PC_ERR_FORMAT (PC_ERR_NOMEM, PC_ERR_RANGE for limits) with
  * "PATH:LINE:COLUMN: expected ..." in err->msg. Nesting of braces, brackets
@@ -69,9 +85,19 @@ typedef struct pc_hlo_text_stats {
 pc_status pc_hlo_parse_text(const char *buf, size_t len, const char *path, pc_hlo_module ***mods,
                             int *nmods, pc_hlo_text_stats *stats, pc_error *err);
 
-/* Reads a whole file and parses it (pc_hlo_parse_text). */
+/*
+ * Reads a whole file and parses it (pc_hlo_parse_text). `path` may also be
+ * an XLA dump directory (its *after_optimizations.txt files) or a pattern
+ * in its last component (such as *before_optimizations.txt); every matching
+ * file is parsed, in name order, and their modules returned together. A
+ * directory with no matching file is PC_ERR_INVALID saying what it holds.
+ */
 pc_status pc_hlo_read_text_file(const char *path, pc_hlo_module ***mods, int *nmods,
                                 pc_hlo_text_stats *stats, pc_error *err);
+
+/* What pc_hlo_read_text_file makes of a path (a missing file is a FILE). */
+enum { PC_HLO_PATH_FILE, PC_HLO_PATH_DIR, PC_HLO_PATH_PATTERN };
+int pc_hlo_text_path_kind(const char *path);
 
 /* Frees an array from pc_hlo_parse_text (NULL ok). */
 void pc_hlo_modules_free(pc_hlo_module **mods, int nmods);

@@ -209,6 +209,8 @@ static int parse_labels(parser *p, size_t at, const char *t, size_t n, char c0, 
         } else if (c == c1 && !seen1) {
             *d1 = (int64_t)i;
             seen1 = 1;
+        } else if (c == '?') { /* a dimension in no role */
+            continue;
         } else if (is_digit((unsigned char)c) && pos[c - '0'] < 0) {
             pos[c - '0'] = (int64_t)i;
             nsp++;
@@ -240,7 +242,9 @@ static int parse_labels(parser *p, size_t at, const char *t, size_t n, char c0, 
 /* dim_labels=b01f_01io->b01f */
 static int parse_dim_labels(parser *p, pc_hlo_conv_dims *cd) {
     size_t s = p->pos;
-    while (p->pos < p->end && (is_name_char((unsigned char)p->buf[p->pos]) || p->buf[p->pos] == '>')) p->pos++;
+    while (p->pos < p->end &&
+           (is_name_char((unsigned char)p->buf[p->pos]) || p->buf[p->pos] == '>' || p->buf[p->pos] == '?'))
+        p->pos++;
     const char *t = p->buf + s;
     size_t n = p->pos - s, u = 0, a = 0;
     while (u < n && t[u] != '_') u++;
@@ -323,54 +327,6 @@ static int parse_padding(parser *p, pc_hlo_instruction *in) {
     return 0;
 }
 
-static int parse_comp_ref(parser *p, int32_t comp, int32_t inst, int prio) {
-    size_t off, pos = p->pos;
-    size_t n = tx_read_name(p, &off, NULL);
-    if (!n) return tx_expected(p, "a computation name");
-    RESERVE(p, p->crefs, p->cref_cap, p->ncref + 1);
-    cref *r = &p->crefs[p->ncref++];
-    r->comp = comp;
-    r->inst = inst;
-    r->slot = 0;
-    r->prio = prio;
-    r->off = off;
-    r->len = n;
-    r->pos = pos;
-    return 0;
-}
-
-/* to_apply=%f, or branch_computations={%a, %b} */
-static int parse_calls(parser *p, int32_t comp, int32_t inst, int prio) {
-    if (peekc(p) != '{') return parse_comp_ref(p, comp, inst, prio);
-    p->pos++;
-    if (tx_skip_ws(p)) return -1;
-    if (peekc(p) == '}') {
-        p->pos++;
-        return 0;
-    }
-    for (;;) {
-        if (tx_skip_ws(p) || parse_comp_ref(p, comp, inst, prio) || tx_skip_ws(p)) return -1;
-        int more = tx_list_sep(p, '}', "',' or '}' in the computation list");
-        if (more <= 0) return more;
-    }
-}
-
-/* Attributes naming computations, and their order in called_computation_ids
- * (XLA: while = {condition, body}, select-and-scatter = {select, scatter},
- * predicated conditional = {true, false}; otherwise in order of appearance). */
-static int call_attr_prio(const parser *p, size_t off, size_t n) {
-    static const struct {
-        const char *name;
-        int prio;
-    } t[] = {{"condition", 0},          {"select", 0},        {"true_computation", 0},
-             {"body", 1},               {"scatter", 1},       {"false_computation", 1},
-             {"to_apply", 2},           {"calls", 2},         {"branch_computations", 2},
-             {"called_computations", 2}};
-    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
-        if (word_is(p, off, n, t[i].name)) return t[i].prio;
-    return -1;
-}
-
 static int parse_bool(parser *p, int32_t *out) {
     size_t off;
     size_t n = tx_read_name(p, &off, NULL);
@@ -422,6 +378,18 @@ int tx_keep_attr(parser *p, pc_hlo_instruction *in, const char *name, size_t nam
     return 0;
 }
 
+/* literal=s32[] 1, literal=f32[2]{0} {1, 2}, literal=(s32[], f32[]) (1, 2): skipped. */
+static int skip_literal(parser *p) {
+    if (p->stats) p->stats->skipped_attrs++;
+    if (tx_parse_shape(p, NULL, 0) || tx_skip_ws(p)) return -1;
+    int c = peekc(p);
+    if (c == '{' || c == '(') return tx_skip_group(p);
+    size_t s = p->pos;
+    while (p->pos < p->end && (is_name_char(peekc(p)) || peekc(p) == '+')) p->pos++;
+    if (p->pos == s) return tx_expected(p, "a literal value");
+    return 0;
+}
+
 int tx_parse_attribute(parser *p, int32_t comp, int32_t idx) {
     pc_hlo_instruction *in = &p->m->comp[comp].inst[idx];
     size_t off;
@@ -432,8 +400,6 @@ int tx_parse_attribute(parser *p, int32_t comp, int32_t idx) {
         return tx_expected(p, "an attribute name after ','");
     }
     if (tx_expect_char(p, '=', "'=' after the attribute name") || tx_skip_ws(p)) return -1;
-    int prio = call_attr_prio(p, off, n);
-    if (prio >= 0) return parse_calls(p, comp, idx, prio);
     if (word_is(p, off, n, "dimensions")) return parse_brace_list(p, &in->dimensions);
     if (word_is(p, off, n, "dynamic_slice_sizes")) return parse_brace_list(p, &in->dynamic_slice_sizes);
     if (word_is(p, off, n, "window")) return parse_window(p, &in->window);
@@ -461,6 +427,13 @@ int tx_parse_attribute(parser *p, int32_t comp, int32_t idx) {
         in->dimensions.n = 1;
         return 0;
     }
+    if (word_is(p, off, n, "index") && is_digit(peekc(p))) { /* get-tuple-element's */
+        size_t vs = p->pos; /* for shape inference, and kept as text for hlo/cost.c */
+        if (tx_parse_i64(p, &p->ci[comp].ix[idx].tindex, "an integer index")) return -1;
+        if (in->opcode_id != PC_HLO_GET_TUPLE_ELEMENT) return 0;
+        return tx_keep_attr(p, in, p->buf + off, n, vs, p->pos - vs);
+    }
+    if (word_is(p, off, n, "literal") && tx_at_shape(p)) return skip_literal(p);
     size_t vs = p->pos;
     if (tx_skip_value(p)) return -1;
     if (keep_for_cost(p, in, off, n)) return tx_keep_attr(p, in, p->buf + off, n, vs, p->pos - vs);

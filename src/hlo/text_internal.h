@@ -5,7 +5,10 @@
  *                  skipped values
  *   text_shape.c   shapes and layouts
  *   text_attr.c    instruction attributes
+ *   text_infer.c   shapes XLA infers when an instruction omits its shape
+ *   text_sniff.c   what a file that is not HLO text is (MLIR, proto text, binary)
  *   text_parse.c   instructions, computations, modules; pc_hlo_parse_text
+ *   text_input.c   files, dump directories and patterns; pc_hlo_read_text_file
  *   text_print.c   pc_hlo_print_text
  * Internal to src/hlo/text_*.c; the tx_ prefix keeps these names apart from
  * the rest of the library, as sy_ does for synth/.
@@ -82,19 +85,33 @@ int32_t tx_id_map_find(const id_map *m, int64_t k); /* index, or -1 */
 
 typedef struct oref { /* an operand name waiting to be resolved */
     int32_t inst, slot;
+    int32_t direct; /* >= 0: a nested instruction's local index (no name) */
     size_t off, len, pos;
 } oref;
 
 typedef struct cref { /* a called computation name waiting to be resolved */
     int32_t comp, inst, slot, prio;
+    int32_t direct; /* >= 0: an inline computation's index (no name) */
     size_t off, len, pos;
 } cref;
 
+struct span {
+    size_t off, len;
+};
+
+typedef struct ixinfo { /* what the parser keeps beside each instruction */
+    struct span name;   /* its name in the text (after any '%'); len 0: nested, named by the parser */
+    struct span shape;  /* its shape's text; len 0: none written (inferred) */
+    size_t pos;         /* where it starts (messages) */
+    int64_t tindex;     /* get-tuple-element's index= (-1 if none) */
+    int32_t same;       /* inferred: has the shape of this local instruction (-1 none) */
+    uint8_t pend;       /* 1: its shape is still to be inferred */
+    uint8_t tup;        /* inferred tuple whose elements are its operands' shapes */
+} ixinfo;
+
 typedef struct cinfo { /* what the parser keeps beside each computation */
-    struct span {
-        size_t off, len;
-    } *iname;    /* each instruction's name in the text (after any '%') */
-    size_t icap; /* capacity of iname and of the computation's inst array */
+    ixinfo *ix;   /* per instruction */
+    size_t icap;  /* capacity of ix and of the computation's inst array */
     int32_t root; /* local index, -1 until ROOT */
     int entry;
     size_t pos;
@@ -117,6 +134,9 @@ typedef struct parser {
     oref *orefs; /* of the computation being parsed */
     size_t noref, oref_cap;
     int16_t opcode_slot[256]; /* opcode name -> TpuGraphs id (hashed; 0 empty) */
+    int depth;                /* nested instructions and inline computations */
+    size_t first_token;       /* of the first module (format sniffing) */
+    size_t noclose_from, noclose_end; /* no line starts with '}' after this (text_parse.c) */
 } parser;
 
 /* ---- the cursor, text_lex.c ------------------------------------------------------- */
@@ -166,7 +186,7 @@ int tx_skip_value(parser *p);
 
 /* ---- shapes, text_shape.c; attributes, text_attr.c ------------------------------- */
 
-/* 1 if the cursor is at a shape: '(' or an element type directly followed by '['. */
+/* 1 if the cursor is at a shape: '(', `b(` (a buffer) or an element type directly followed by '['. */
 int tx_at_shape(const parser *p);
 /* A shape; out may be NULL (parsed and dropped). */
 int tx_parse_shape(parser *p, pc_hlo_shape *out, int depth);
@@ -175,5 +195,23 @@ int tx_parse_attribute(parser *p, int32_t comp, int32_t idx);
 /* Keeps `name` = the len bytes of the text at off as an attribute of `in` (hlo_ir.h). */
 int tx_keep_attr(parser *p, pc_hlo_instruction *in, const char *name, size_t name_len, size_t off,
                  size_t len);
+
+/* Parses the body `{ instructions }` of an inline computation (to_apply={...})
+ * at the cursor as a new computation; its index in *out. text_parse.c. */
+int tx_parse_inline_computation(parser *p, int32_t *out);
+
+/* ---- shape inference, text_infer.c ----------------------------------------------- */
+
+/* 1 if XLA infers this opcode's shape when the text omits it. */
+int tx_can_infer(const char *opcode);
+/* Fills the shapes of computation comp's instructions marked pend (operands
+ * resolved to local indices). Errors name the instruction. */
+int tx_infer_shapes(parser *p, int32_t comp);
+
+/* ---- what the text is when it is not HLO, text_sniff.c ---------------------------- */
+
+/* At the first token of a file that did not parse: if it is MLIR, HloModuleProto
+ * text or binary data, reports that with advice (returns -1); else 0. */
+int tx_sniff_format(parser *p, size_t at);
 
 #endif /* PC_HLO_TEXT_INTERNAL_H */

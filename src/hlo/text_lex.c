@@ -280,6 +280,13 @@ int tx_skip_value(parser *p) {
         }
     }
     if (p->pos == s) return tx_expected(p, "an attribute value");
+    /* `mesh['x'=2,'y'=4] {'y'}`: a group after blanks on the same line continues the value */
+    size_t q = p->pos;
+    while (q < p->end && (p->buf[q] == ' ' || p->buf[q] == '\t')) q++;
+    if (q > p->pos && q < p->end && p->buf[q] == '{' && p->buf[p->pos - 1] == ']') {
+        p->pos = q;
+        return tx_skip_group(p);
+    }
     return 0;
 }
 

@@ -38,10 +38,68 @@ static int parse_opcode(parser *p, pc_hlo_instruction *in) {
     return 0;
 }
 
-/* `(a, b, ...)` after the opcode, each operand optionally preceded by its
- * shape; the names wait in p->orefs until the computation ends. */
-static int parse_operands(parser *p, pc_hlo_instruction *in, int32_t idx) {
-    size_t off, n;
+/* A new, zeroed instruction in computation comp; its local index in *idx. */
+static int new_instruction(parser *p, int32_t comp, size_t pos, int32_t *idx) {
+    pc_hlo_computation *c = &p->m->comp[comp];
+    cinfo *ci = &p->ci[comp];
+    if (c->n_inst == INT32_MAX)
+        return tx_perr(p, pos, PC_ERR_RANGE, "more than 2^31-1 instructions in a computation");
+    size_t icap = ci->icap;
+    RESERVE(p, c->inst, icap, (size_t)c->n_inst + 1);
+    RESERVE(p, ci->ix, ci->icap, (size_t)c->n_inst + 1);
+    int32_t i = c->n_inst++;
+    memset(&c->inst[i], 0, sizeof c->inst[i]);
+    c->inst[i].parameter_number = -1;
+    ixinfo *x = &ci->ix[i];
+    memset(x, 0, sizeof *x);
+    x->pos = pos;
+    x->tindex = -1;
+    x->same = -1;
+    *idx = i;
+    return 0;
+}
+
+static int add_oref(parser *p, int32_t inst, int32_t slot, int32_t direct, size_t off, size_t n, size_t pos) {
+    RESERVE(p, p->orefs, p->oref_cap, p->noref + 1);
+    oref *r = &p->orefs[p->noref++];
+    r->inst = inst;
+    r->slot = slot;
+    r->direct = direct;
+    r->off = off;
+    r->len = n;
+    r->pos = pos;
+    return 0;
+}
+
+static int parse_rhs(parser *p, int32_t comp, int32_t idx, int with_attrs);
+
+/* One operand: `[shape] name` (a `#N` after the name is read and ignored)
+ * followed by ',' or ')', else a nested instruction `[shape] opcode(...)`
+ * without attributes, as XLA reads them. */
+static int parse_operand(parser *p, int32_t comp, int32_t idx, int32_t slot) {
+    size_t start = p->pos, off = 0;
+    if (tx_at_shape(p)) {
+        if (tx_parse_shape(p, NULL, 0) || tx_skip_ws(p)) return -1;
+    }
+    size_t rpos = p->pos;
+    size_t n = tx_read_name(p, &off, NULL);
+    if (!n) return tx_expected(p, "an operand name");
+    if (peekc(p) == '#' && is_digit(peekc_at(p, 1))) {
+        p->pos++;
+        while (is_digit(peekc(p))) p->pos++;
+    }
+    if (tx_skip_ws(p)) return -1;
+    if (peekc(p) == ',' || peekc(p) == ')') return add_oref(p, idx, slot, -1, off, n, rpos);
+    if (peekc(p) != '(') return tx_expected(p, "',' or ')' after the operand");
+    int32_t k; /* a nested instruction: named when the computation ends */
+    p->pos = start;
+    if (new_instruction(p, comp, start, &k) || parse_rhs(p, comp, k, 0)) return -1;
+    return add_oref(p, idx, slot, k, 0, 0, start);
+}
+
+/* `(a, b, ...)` after the opcode; the names wait in p->orefs until the
+ * computation ends. */
+static int parse_operands(parser *p, int32_t comp, int32_t idx) {
     p->pos++;
     int32_t slot = 0;
     if (tx_skip_ws(p)) return -1;
@@ -50,27 +108,15 @@ static int parse_operands(parser *p, pc_hlo_instruction *in, int32_t idx) {
     } else {
         for (;;) {
             if (tx_skip_ws(p)) return -1;
-            if (tx_at_shape(p)) {
-                if (tx_parse_shape(p, NULL, 0) || tx_skip_ws(p)) return -1;
-            }
-            size_t rpos = p->pos;
-            n = tx_read_name(p, &off, NULL);
-            if (!n) return tx_expected(p, "an operand name");
-            if (slot == INT32_MAX) return tx_perr(p, rpos, PC_ERR_RANGE, "more than 2^31-1 operands");
-            RESERVE(p, p->orefs, p->oref_cap, p->noref + 1);
-            oref *r = &p->orefs[p->noref++];
-            r->inst = idx;
-            r->slot = slot++;
-            r->off = off;
-            r->len = n;
-            r->pos = rpos;
-            if (tx_skip_ws(p)) return -1;
+            if (slot == INT32_MAX) return tx_perr(p, p->pos, PC_ERR_RANGE, "more than 2^31-1 operands");
+            if (parse_operand(p, comp, idx, slot++) || tx_skip_ws(p)) return -1;
             int more = tx_list_sep(p, ')', "',' or ')' after the operand");
             if (more < 0) return -1;
             if (!more) break;
         }
     }
     if (slot) {
+        pc_hlo_instruction *in = &p->m->comp[comp].inst[idx];
         in->operand_ids.v = pc_malloc_array((uint64_t)slot, sizeof(int64_t));
         if (!in->operand_ids.v) return tx_nomem(p);
         in->operand_ids.n = slot;
@@ -79,63 +125,143 @@ static int parse_operands(parser *p, pc_hlo_instruction *in, int32_t idx) {
     return 0;
 }
 
-/* The called computations of the instruction just parsed (p->crefs from
- * cref0): stable order by role, slots assigned now, ids at the end. */
-static int order_calls(parser *p, pc_hlo_instruction *in, size_t cref0, size_t start) {
-    size_t k = p->ncref - cref0;
-    if (k) {
-        if (k > INT32_MAX) return tx_perr(p, start, PC_ERR_RANGE, "too many called computations");
-        cref *r = p->crefs + cref0;
-        for (size_t i = 1; i < k; i++) {
-            cref t = r[i];
-            size_t j = i;
-            for (; j > 0 && r[j - 1].prio > t.prio; j--) r[j] = r[j - 1];
-            r[j] = t;
-        }
-        for (size_t i = 0; i < k; i++) r[i].slot = (int32_t)i;
-        in->called_computation_ids.v = pc_calloc_array(k, sizeof(int64_t));
-        if (!in->called_computation_ids.v) return tx_nomem(p);
-        in->called_computation_ids.n = (int32_t)k;
-    }
+/* The called computations of instruction idx (its p->crefs from cref0 on;
+ * inline computations' own calls may sit between them): slots by role, in
+ * order of appearance within a role; ids at the end. */
+static int order_calls(parser *p, int32_t comp, int32_t idx, size_t cref0, size_t start) {
+    size_t cnt[3] = {0, 0, 0}, k = 0;
+    for (size_t i = cref0; i < p->ncref; i++)
+        if (p->crefs[i].comp == comp && p->crefs[i].inst == idx) cnt[p->crefs[i].prio]++;
+    k = cnt[0] + cnt[1] + cnt[2];
+    if (!k) return 0;
+    if (k > INT32_MAX) return tx_perr(p, start, PC_ERR_RANGE, "too many called computations");
+    size_t next[3] = {0, cnt[0], cnt[0] + cnt[1]};
+    for (size_t i = cref0; i < p->ncref; i++)
+        if (p->crefs[i].comp == comp && p->crefs[i].inst == idx)
+            p->crefs[i].slot = (int32_t)next[p->crefs[i].prio]++;
+    pc_hlo_instruction *in = &p->m->comp[comp].inst[idx];
+    in->called_computation_ids.v = pc_calloc_array(k, sizeof(int64_t));
+    if (!in->called_computation_ids.v) return tx_nomem(p);
+    in->called_computation_ids.n = (int32_t)k;
     return 0;
 }
 
-/* `[ROOT] name = shape opcode(operands), attr=value, ...` */
-static int parse_instruction(parser *p, int32_t comp) {
-    pc_hlo_computation *c = &p->m->comp[comp];
-    cinfo *ci = &p->ci[comp];
-    size_t start = p->pos, off = 0, n;
-    int pct = 0, is_root = 0;
-    n = tx_read_name(p, &off, &pct);
-    if (n && !pct && word_is(p, off, n, "ROOT")) {
+/* ---- called computations ------------------------------------------------------------- */
+
+static int add_cref(parser *p, int32_t comp, int32_t inst, int prio, int32_t direct, size_t off, size_t n,
+                    size_t pos) {
+    RESERVE(p, p->crefs, p->cref_cap, p->ncref + 1);
+    cref *r = &p->crefs[p->ncref++];
+    r->comp = comp;
+    r->inst = inst;
+    r->slot = 0;
+    r->prio = prio;
+    r->direct = direct;
+    r->off = off;
+    r->len = n;
+    r->pos = pos;
+    return 0;
+}
+
+/* 1 if the '{' at the cursor opens an inline computation (`{ x = ...` or
+ * `{ ROOT ...`) rather than a list of names. */
+static int at_inline_body(parser *p) {
+    size_t save = p->pos, off;
+    p->pos++;
+    int inl = 0;
+    if (!tx_skip_ws(p)) {
+        int pct = 0;
+        size_t n = tx_read_name(p, &off, &pct);
+        if (n && !pct && word_is(p, off, n, "ROOT")) inl = 1;
+        else if (n && !tx_skip_ws(p)) inl = peekc(p) == '=';
+    }
+    p->pos = save;
+    return inl;
+}
+
+static int parse_call_item(parser *p, int32_t comp, int32_t inst, int prio) {
+    size_t pos = p->pos;
+    if (peekc(p) == '{' && at_inline_body(p)) {
+        int32_t k;
+        if (tx_parse_inline_computation(p, &k)) return -1;
+        return add_cref(p, comp, inst, prio, k, 0, 0, pos);
+    }
+    size_t off, n = tx_read_name(p, &off, NULL);
+    if (!n) return tx_expected(p, "a computation name");
+    return add_cref(p, comp, inst, prio, -1, off, n, pos);
+}
+
+/* to_apply=%f, to_apply={ inline body }, or branch_computations={%a, %b} */
+static int parse_calls(parser *p, int32_t comp, int32_t inst, int prio) {
+    if (peekc(p) != '{' || at_inline_body(p)) return parse_call_item(p, comp, inst, prio);
+    p->pos++;
+    if (tx_skip_ws(p)) return -1;
+    if (peekc(p) == '}') {
+        p->pos++;
+        return 0;
+    }
+    for (;;) {
+        if (tx_skip_ws(p) || parse_call_item(p, comp, inst, prio) || tx_skip_ws(p)) return -1;
+        int more = tx_list_sep(p, '}', "',' or '}' in the computation list");
+        if (more <= 0) return more;
+    }
+}
+
+/* Attributes naming computations, and their order in called_computation_ids
+ * (XLA: while = {condition, body}, select-and-scatter = {select, scatter},
+ * predicated conditional = {true, false}; otherwise in order of appearance). */
+static int call_attr_prio(const parser *p, size_t off, size_t n) {
+    static const struct {
+        const char *name;
+        int prio;
+    } t[] = {{"condition", 0},          {"select", 0},        {"true_computation", 0},
+             {"body", 1},               {"scatter", 1},       {"false_computation", 1},
+             {"to_apply", 2},           {"calls", 2},         {"branch_computations", 2},
+             {"called_computations", 2}};
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
+        if (word_is(p, off, n, t[i].name)) return t[i].prio;
+    return -1;
+}
+
+/* One `name=value` after ','; called computations here, the rest in text_attr.c. */
+static int parse_attr(parser *p, int32_t comp, int32_t idx) {
+    size_t save = p->pos, off;
+    int pct = 0;
+    size_t n = tx_read_name(p, &off, &pct);
+    int prio = n && !pct ? call_attr_prio(p, off, n) : -1;
+    if (prio < 0) {
+        p->pos = save;
+        return tx_parse_attribute(p, comp, idx);
+    }
+    if (tx_expect_char(p, '=', "'=' after the attribute name") || tx_skip_ws(p)) return -1;
+    return parse_calls(p, comp, idx, prio);
+}
+
+/* ---- instructions ------------------------------------------------------------------ */
+
+/* `[shape] opcode(operands)[, attr=value ...]` into instruction idx. */
+static int parse_rhs_body(parser *p, int32_t comp, int32_t idx, int with_attrs) {
+    if (tx_skip_ws(p)) return -1;
+    size_t start = p->pos;
+    pc_hlo_instruction *in = &p->m->comp[comp].inst[idx];
+    ixinfo *x = &p->ci[comp].ix[idx];
+    if (tx_at_shape(p)) {
+        if (tx_parse_shape(p, &in->shape, 0)) return -1;
+        x->shape.off = start;
+        x->shape.len = p->pos - start;
         if (tx_skip_ws(p)) return -1;
-        if (peekc(p) != '=') { /* "ROOT = ..." names an instruction ROOT */
-            is_root = 1;
-            n = tx_read_name(p, &off, &pct);
-        }
+    } else {
+        x->pend = 1;
     }
-    if (!n) return tx_expected(p, is_root ? "an instruction name after ROOT" : "an instruction name or '}'");
-    if (tx_expect_char(p, '=', "'=' after the instruction name")) return -1;
-    if (c->n_inst == INT32_MAX)
-        return tx_perr(p, start, PC_ERR_RANGE, "more than 2^31-1 instructions in a computation");
-    size_t icap = ci->icap;
-    RESERVE(p, c->inst, icap, (size_t)c->n_inst + 1);
-    RESERVE(p, ci->iname, ci->icap, (size_t)c->n_inst + 1);
-    int32_t idx = c->n_inst++;
-    pc_hlo_instruction *in = &c->inst[idx];
-    memset(in, 0, sizeof *in);
-    ci->iname[idx].off = off;
-    ci->iname[idx].len = n;
-    in->parameter_number = -1;
-    if (!(in->name = tx_dup_n(p->buf + off, n))) return tx_nomem(p);
-    if (is_root) {
-        if (ci->root >= 0)
-            return tx_perr(p, start, PC_ERR_FORMAT, "second ROOT in computation '%s' (the first is '%s')", c->name,
-                           c->inst[ci->root].name);
-        ci->root = idx;
-    }
-    if (tx_parse_shape(p, &in->shape, 0) || tx_skip_ws(p)) return -1;
     if (parse_opcode(p, in)) return -1;
+    if (x->pend && !tx_can_infer(in->opcode)) {
+        p->pos = start;
+        if (in->opcode_id == PC_HLO_UNKNOWN)
+            return tx_expected(p, "a shape such as f32[2,3]{1,0} or (s32[], pred[])");
+        return tx_perr(p, start, PC_ERR_FORMAT,
+                       "expected a shape such as f32[2,3]{1,0} before '%s' (XLA does not infer the shape of %s)",
+                       in->opcode, in->opcode);
+    }
     if (tx_skip_ws(p)) return -1;
     if (peekc(p) != '(') return tx_expected(p, "'(' after the opcode");
     if (in->opcode_id == PC_HLO_CONSTANT) { /* the literal: kept for scalars (loop bounds) */
@@ -151,28 +277,75 @@ static int parse_instruction(parser *p, int32_t comp) {
         if (tx_parse_i64(p, &in->parameter_number, "a parameter number")) return -1;
         if (in->parameter_number < 0) return tx_perr(p, ppos, PC_ERR_FORMAT, "negative parameter number");
         if (tx_expect_char(p, ')', "')' after the parameter number")) return -1;
-    } else if (parse_operands(p, in, idx)) {
+    } else if (parse_operands(p, comp, idx)) {
         return -1;
     }
+    if (!with_attrs) return 0;
     size_t cref0 = p->ncref;
     for (;;) {
         if (tx_skip_ws(p)) return -1;
         if (peekc(p) != ',') break;
         p->pos++;
-        if (tx_skip_ws(p) || tx_parse_attribute(p, comp, idx)) return -1;
-        in = &p->m->comp[comp].inst[idx];
+        if (tx_skip_ws(p) || parse_attr(p, comp, idx)) return -1;
     }
-    return order_calls(p, in, cref0, start);
+    return order_calls(p, comp, idx, cref0, start);
+}
+
+static int parse_rhs(parser *p, int32_t comp, int32_t idx, int with_attrs) {
+    if (p->depth >= PC_HLO_TEXT_MAX_DEPTH)
+        return tx_perr(p, p->pos, PC_ERR_RANGE, "instructions and computations nested deeper than %d",
+                       PC_HLO_TEXT_MAX_DEPTH);
+    p->depth++;
+    int rc = parse_rhs_body(p, comp, idx, with_attrs);
+    p->depth--;
+    return rc;
+}
+
+/* `[ROOT] name = [shape] opcode(operands), attr=value, ...` */
+static int parse_instruction(parser *p, int32_t comp) {
+    size_t start = p->pos, off = 0, n;
+    int pct = 0, is_root = 0;
+    n = tx_read_name(p, &off, &pct);
+    if (n && !pct && word_is(p, off, n, "ROOT")) {
+        if (tx_skip_ws(p)) return -1;
+        if (peekc(p) != '=') { /* "ROOT = ..." names an instruction ROOT */
+            is_root = 1;
+            n = tx_read_name(p, &off, &pct);
+        }
+    }
+    if (!n) return tx_expected(p, is_root ? "an instruction name after ROOT" : "an instruction name or '}'");
+    if (peekc(p) == ':') p->pos++; /* `name: shape ...` */
+    if (tx_expect_char(p, '=', "'=' after the instruction name")) return -1;
+    int32_t idx;
+    if (new_instruction(p, comp, start, &idx)) return -1;
+    p->ci[comp].ix[idx].name.off = off;
+    p->ci[comp].ix[idx].name.len = n;
+    p->ci[comp].ix[idx].pos = off;
+    pc_hlo_instruction *in = &p->m->comp[comp].inst[idx];
+    if (!(in->name = tx_dup_n(p->buf + off, n))) return tx_nomem(p);
+    if (is_root) {
+        cinfo *ci = &p->ci[comp];
+        if (ci->root >= 0)
+            return tx_perr(p, start, PC_ERR_FORMAT, "second ROOT in computation '%s' (the first is '%s')",
+                           p->m->comp[comp].name, p->m->comp[comp].inst[ci->root].name);
+        ci->root = idx;
+    }
+    return parse_rhs(p, comp, idx, 1);
 }
 
 typedef struct inst_keys {
     const char *buf;
-    const struct span *name;
+    const ixinfo *ix;
+    const pc_hlo_instruction *inst;
 } inst_keys;
 static const char *inst_key(const void *ctx, int32_t i, size_t *len) {
     const inst_keys *k = ctx;
-    *len = k->name[i].len;
-    return k->buf + k->name[i].off;
+    if (k->ix[i].name.len) {
+        *len = k->ix[i].name.len;
+        return k->buf + k->ix[i].name.off;
+    }
+    *len = strlen(k->inst[i].name);
+    return k->inst[i].name;
 }
 static const char *comp_key(const void *ctx, int32_t i, size_t *len) {
     const char *s = ((const pc_hlo_module *)ctx)->comp[i].name;
@@ -204,10 +377,10 @@ static int check_cycles(parser *p, int32_t comp) {
                 int32_t w = (int32_t)ops->v[next[v]++];
                 if (color[w] == 1) {
                     if (w == v)
-                        rc = tx_perr(p, p->ci[comp].iname[v].off, PC_ERR_FORMAT,
+                        rc = tx_perr(p, p->ci[comp].ix[v].pos, PC_ERR_FORMAT,
                                      "instruction '%s' uses itself as an operand", c->inst[v].name);
                     else
-                        rc = tx_perr(p, p->ci[comp].iname[v].off, PC_ERR_FORMAT,
+                        rc = tx_perr(p, p->ci[comp].ix[v].pos, PC_ERR_FORMAT,
                                      "operand cycle: instruction '%s' uses '%s', which depends on '%s'",
                                      c->inst[v].name, c->inst[w].name, c->inst[v].name);
                 } else if (!color[w]) {
@@ -227,24 +400,48 @@ done:
     return rc;
 }
 
-/* End of a computation: names, operands (to local indices), root, cycles. */
-static int finish_computation(parser *p, int32_t comp) {
+/* Names of nested instructions: "<opcode>.anon", made unique with ".N" as
+ * XLA's name uniquer does; added to the name table. */
+static int name_nested(parser *p, int32_t comp, name_map *nm) {
+    pc_hlo_computation *c = &p->m->comp[comp];
+    for (int32_t i = 0; i < c->n_inst; i++) {
+        if (p->ci[comp].ix[i].name.len) continue;
+        pc_hlo_instruction *in = &c->inst[i];
+        size_t n = strlen(in->opcode) + 32;
+        char *nm0 = malloc(n);
+        if (!nm0) return tx_nomem(p);
+        snprintf(nm0, n, "%s.anon", in->opcode);
+        for (int64_t k = 1; tx_name_map_find(nm, nm0, strlen(nm0)) >= 0; k++)
+            snprintf(nm0, n, "%s.anon.%lld", in->opcode, (long long)k);
+        free(in->name);
+        in->name = nm0;
+        tx_name_map_add(nm, i);
+    }
+    return 0;
+}
+
+/* End of a computation: names, operands from oref0 on (to local indices),
+ * root, cycles, inferred shapes. */
+static int finish_computation(parser *p, int32_t comp, size_t oref0) {
     pc_hlo_computation *c = &p->m->comp[comp];
     cinfo *ci = &p->ci[comp];
     if (c->n_inst == 0) return tx_perr(p, ci->pos, PC_ERR_FORMAT, "computation '%s' has no instructions", c->name);
     name_map nm;
-    inst_keys keys = {p->buf, ci->iname};
+    inst_keys keys = {p->buf, ci->ix, c->inst};
     if (tx_name_map_init(&nm, (size_t)c->n_inst, inst_key, &keys)) return tx_nomem(p);
-    int rc = 0, forward = 0;
+    int rc = 0, forward = 0, pend = 0;
     for (int32_t i = 0; i < c->n_inst && !rc; i++) {
+        pend |= ci->ix[i].pend;
+        if (!ci->ix[i].name.len) continue;
         int32_t prev = tx_name_map_add(&nm, i);
         if (prev >= 0)
-            rc = tx_perr(p, ci->iname[i].off, PC_ERR_FORMAT, "duplicate instruction name '%s' in computation '%s'",
+            rc = tx_perr(p, ci->ix[i].pos, PC_ERR_FORMAT, "duplicate instruction name '%s' in computation '%s'",
                          c->inst[i].name, c->name);
     }
-    for (size_t k = 0; k < p->noref && !rc; k++) {
+    if (!rc) rc = name_nested(p, comp, &nm);
+    for (size_t k = oref0; k < p->noref && !rc; k++) {
         const oref *r = &p->orefs[k];
-        int32_t w = tx_name_map_find(&nm, p->buf + r->off, r->len);
+        int32_t w = r->direct >= 0 ? r->direct : tx_name_map_find(&nm, p->buf + r->off, r->len);
         if (w < 0) {
             rc = tx_perr(p, r->pos, PC_ERR_FORMAT, "unknown operand '%.*s' in computation '%s'",
                          (int)(r->len > 200 ? 200 : r->len), p->buf + r->off, c->name);
@@ -254,10 +451,14 @@ static int finish_computation(parser *p, int32_t comp) {
         if (w >= r->inst) forward = 1;
     }
     tx_name_map_free(&nm);
-    p->noref = 0;
+    p->noref = oref0;
     if (rc) return rc;
-    if (ci->root < 0) ci->root = c->n_inst - 1; /* XLA: the last instruction */
-    return forward ? check_cycles(p, comp) : 0;
+    if (ci->root < 0) { /* XLA: the last instruction (nested ones come before their user there) */
+        ci->root = c->n_inst - 1;
+        while (ci->root > 0 && !ci->ix[ci->root].name.len) ci->root--;
+    }
+    if (forward && check_cycles(p, comp)) return -1;
+    return pend ? tx_infer_shapes(p, comp) : 0;
 }
 
 /* `}, execution_thread="x"` after a computation: skipped. */
@@ -274,16 +475,10 @@ static int skip_trailing_attrs(parser *p) {
     }
 }
 
-static int parse_computation(parser *p, size_t off, size_t n, int pct, size_t start) {
-    int entry = 0;
-    if (!pct && word_is(p, off, n, "ENTRY")) {
-        entry = 1;
-        if (tx_skip_ws(p)) return -1;
-        n = tx_read_name(p, &off, &pct);
-        if (!n) return tx_expected(p, "a computation name after ENTRY");
-    }
+/* A new computation named `name` (n bytes); its index in *out. */
+static int new_computation(parser *p, const char *name, size_t n, size_t pos, int entry, int32_t *out) {
     pc_hlo_module *m = p->m;
-    if (m->n_comp == INT32_MAX) return tx_perr(p, start, PC_ERR_RANGE, "too many computations");
+    if (m->n_comp == INT32_MAX) return tx_perr(p, pos, PC_ERR_RANGE, "too many computations");
     size_t cap = p->comp_cap;
     RESERVE(p, m->comp, cap, (size_t)m->n_comp + 1);
     RESERVE(p, p->ci, p->comp_cap, (size_t)m->n_comp + 1);
@@ -292,18 +487,50 @@ static int parse_computation(parser *p, size_t off, size_t n, int pct, size_t st
     memset(&p->ci[comp], 0, sizeof p->ci[comp]);
     p->ci[comp].root = -1;
     p->ci[comp].entry = entry;
-    p->ci[comp].pos = off - (size_t)pct;
-    if (!(m->comp[comp].name = tx_dup_n(p->buf + off, n))) return tx_nomem(p);
-    if (tx_skip_ws(p)) return -1;
-    if (peekc(p) == '(') { /* signature (p0: f32[2], ...) -> shape */
-        if (tx_skip_group(p) || tx_skip_ws(p)) return -1;
-        if (peekc(p) == '-' && peekc_at(p, 1) == '>') {
-            p->pos += 2;
-            if (tx_parse_shape(p, NULL, 0) || tx_skip_ws(p)) return -1;
+    p->ci[comp].pos = pos;
+    if (!(m->comp[comp].name = tx_dup_n(name, n))) return tx_nomem(p);
+    *out = comp;
+    return 0;
+}
+
+/* Room for the instructions of the body starting at the cursor: one per line
+ * up to the first line starting (after blanks) with '}', as dumps close
+ * computations, so a large computation is allocated once, at its size,
+ * instead of grown by doubling. Scans never overlap: each stops at the close
+ * (the next body starts after it), and one that finds none is remembered. */
+static int reserve_body(parser *p, int32_t comp) {
+    if (p->noclose_end == p->end && p->pos >= p->noclose_from) return 0;
+    size_t lines = 1;
+    const char *q = p->buf + p->pos, *e = p->buf + p->end;
+    for (;;) {
+        const char *nl = memchr(q, '\n', (size_t)(e - q));
+        if (!nl) {
+            p->noclose_from = p->pos;
+            p->noclose_end = p->end;
+            return 0;
         }
+        q = nl + 1;
+        while (q < e && (*q == ' ' || *q == '\t')) q++;
+        if (q < e && *q == '}') break;
+        lines++;
     }
+    if (lines < 64 || lines > INT32_MAX) return 0;
+    pc_hlo_computation *c = &p->m->comp[comp];
+    cinfo *ci = &p->ci[comp];
+    void *a = pc_reserve_array(c->inst, &(size_t){ci->icap}, lines, sizeof *c->inst);
+    if (!a) return tx_nomem(p);
+    c->inst = a;
+    void *b = pc_reserve_array(ci->ix, &ci->icap, lines, sizeof *ci->ix);
+    if (!b) return tx_nomem(p);
+    ci->ix = b;
+    return 0;
+}
+
+/* `{ instructions }` at the cursor into computation comp. */
+static int parse_body(parser *p, int32_t comp, int top) {
     if (peekc(p) != '{') return tx_expected(p, "'{' to start the computation body");
-    size_t open = p->pos++;
+    if (top && reserve_body(p, comp)) return -1;
+    size_t open = p->pos++, oref0 = p->noref;
     for (;;) {
         if (tx_skip_ws(p)) return -1;
         if (peekc(p) == '}') {
@@ -315,11 +542,46 @@ static int parse_computation(parser *p, size_t off, size_t n, int pct, size_t st
             tx_line_col(p, open, &l, &col);
             return tx_perr(p, p->pos, PC_ERR_FORMAT,
                            "expected '}' to close computation '%s' (opened at %ld:%ld), found end of input",
-                           m->comp[comp].name, l, col);
+                           p->m->comp[comp].name, l, col);
         }
         if (parse_instruction(p, comp)) return -1;
     }
-    if (finish_computation(p, comp)) return -1;
+    return finish_computation(p, comp, oref0);
+}
+
+int tx_parse_inline_computation(parser *p, int32_t *out) {
+    char name[32];
+    snprintf(name, sizeof name, "_inline.%d", (int)p->m->n_comp);
+    if (p->depth >= PC_HLO_TEXT_MAX_DEPTH)
+        return tx_perr(p, p->pos, PC_ERR_RANGE, "instructions and computations nested deeper than %d",
+                       PC_HLO_TEXT_MAX_DEPTH);
+    if (new_computation(p, name, strlen(name), p->pos, 0, out)) return -1;
+    p->depth++;
+    int rc = parse_body(p, *out, 0);
+    p->depth--;
+    return rc;
+}
+
+static int parse_computation(parser *p, size_t off, size_t n, int pct, size_t start) {
+    int entry = 0;
+    if (!pct && word_is(p, off, n, "ENTRY")) {
+        entry = 1;
+        if (tx_skip_ws(p)) return -1;
+        n = tx_read_name(p, &off, &pct);
+        if (!n) return tx_expected(p, "a computation name after ENTRY");
+    }
+    int32_t comp;
+    (void)start;
+    if (new_computation(p, p->buf + off, n, off - (size_t)pct, entry, &comp)) return -1;
+    if (tx_skip_ws(p)) return -1;
+    if (peekc(p) == '(') { /* signature (p0: f32[2], ...) -> shape */
+        if (tx_skip_group(p) || tx_skip_ws(p)) return -1;
+        if (peekc(p) == '-' && peekc_at(p, 1) == '>') {
+            p->pos += 2;
+            if (tx_parse_shape(p, NULL, 0) || tx_skip_ws(p)) return -1;
+        }
+    }
+    if (parse_body(p, comp, 1)) return -1;
     return skip_trailing_attrs(p);
 }
 
@@ -355,7 +617,7 @@ static int resolve_calls(parser *p, int32_t *entry) {
     }
     for (size_t k = 0; k < p->ncref && !rc; k++) {
         const cref *r = &p->crefs[k];
-        int32_t w = tx_name_map_find(&nm, p->buf + r->off, r->len);
+        int32_t w = r->direct >= 0 ? r->direct : tx_name_map_find(&nm, p->buf + r->off, r->len);
         if (w < 0)
             rc = tx_perr(p, r->pos, PC_ERR_FORMAT, "unknown computation '%.*s'", (int)(r->len > 200 ? 200 : r->len),
                          p->buf + r->off);
@@ -499,8 +761,8 @@ static int renumber(parser *p, const int32_t *order) {
     p->comp_cap = (size_t)nc;
     m->entry_computation_id = nc;
     for (int32_t k = 0; k < nc; k++) { /* side info follows the new order (only sizes matter now) */
-        free(p->ci[k].iname);
-        p->ci[k].iname = NULL;
+        free(p->ci[k].ix);
+        p->ci[k].ix = NULL;
     }
     free(newidx);
     free(base);
@@ -526,7 +788,7 @@ static int finish_module(parser *p, const char *header_name, size_t header_n) {
 
 static void parser_reset_module(parser *p) {
     if (p->m) {
-        for (int32_t i = 0; i < p->m->n_comp; i++) free(p->ci[i].iname);
+        for (int32_t i = 0; i < p->m->n_comp; i++) free(p->ci[i].ix);
         pc_hlo_module_free(p->m);
     }
     p->m = NULL;
@@ -537,10 +799,9 @@ static void parser_reset_module(parser *p) {
     p->noref = 0;
 }
 
-/* One module in [start, end). Returns 1 if the segment holds no module. */
-static int parse_module(parser *p, size_t start, size_t end, pc_hlo_module **out) {
-    p->pos = start;
-    p->end = end;
+/* One module from the cursor up to p->end or a second `HloModule` line.
+ * Returns 1 if nothing but comments and whitespace is left. */
+static int parse_module(parser *p, pc_hlo_module **out) {
     *out = NULL;
     if (tx_skip_ws(p)) return -1;
     if (p->pos >= p->end) return 1;
@@ -550,12 +811,14 @@ static int parse_module(parser *p, size_t start, size_t end, pc_hlo_module **out
     size_t hn = 0, off, n;
     int pct = 0;
     size_t at = p->pos;
+    p->first_token = at;
     n = tx_read_name(p, &off, &pct);
     if (n && !pct && word_is(p, off, n, "HloModule")) {
         if (tx_skip_ws(p)) return -1;
         hn = tx_read_name(p, &off, NULL);
         if (!hn) return tx_expected(p, "a module name after HloModule");
         hname = p->buf + off;
+        if (peekc(p) == ':') p->pos++; /* `HloModule m:` */
         if (skip_trailing_attrs(p)) return -1;
         at = p->pos;
         n = tx_read_name(p, &off, &pct);
@@ -565,6 +828,10 @@ static int parse_module(parser *p, size_t start, size_t end, pc_hlo_module **out
             if (p->pos >= p->end) break;
             return tx_expected(p, hname || p->m->n_comp ? "a computation or end of input"
                                                     : "'HloModule' or a computation");
+        }
+        if (!pct && word_is(p, off, n, "HloModule")) { /* the next module */
+            p->pos = at;
+            break;
         }
         if (!pct && (word_is(p, off, n, "FileNames") || word_is(p, off, n, "FunctionNames") ||
                      word_is(p, off, n, "FileLocations") || word_is(p, off, n, "StackFrames"))) {
@@ -590,15 +857,48 @@ static size_t next_line(const char *buf, size_t len, size_t i) {
     return nl ? (size_t)(nl - buf) + 1 : len;
 }
 
+/* A line that is exactly "// -----" (XLA's module separator; surrounding
+ * blanks allowed). Other comments, "// ----------" banners included, are comments. */
 static int is_split_line(const char *buf, size_t len, size_t i) {
     while (i < len && (buf[i] == ' ' || buf[i] == '\t')) i++;
-    return len - i >= 8 && memcmp(buf + i, "// -----", 8) == 0;
+    if (len - i < 8 || memcmp(buf + i, "// -----", 8) != 0) return 0;
+    i += 8;
+    while (i < len && (buf[i] == ' ' || buf[i] == '\t' || buf[i] == '\r')) i++;
+    return i == len || buf[i] == '\n';
 }
 
 void pc_hlo_modules_free(pc_hlo_module **mods, int nmods) {
     if (!mods) return;
     for (int i = 0; i < nmods; i++) pc_hlo_module_free(mods[i]);
     free(mods);
+}
+
+static int push_module(parser *p, pc_hlo_module ***out, size_t *nout, size_t *cap, pc_hlo_module *m) {
+    if (*nout == INT32_MAX) {
+        pc_hlo_module_free(m);
+        return tx_perr(p, p->pos, PC_ERR_RANGE, "too many modules");
+    }
+    void *np = pc_grow_array(*out, cap, *nout + 1, sizeof **out);
+    if (!np) {
+        pc_hlo_module_free(m);
+        return tx_nomem(p);
+    }
+    *out = np;
+    (*out)[(*nout)++] = m;
+    return 0;
+}
+
+/* The modules of [start, end): one per HloModule line, or one without. */
+static int parse_segment(parser *p, size_t start, size_t end, pc_hlo_module ***out, size_t *nout, size_t *cap) {
+    p->pos = start;
+    p->end = end;
+    for (;;) {
+        pc_hlo_module *m = NULL;
+        int r = parse_module(p, &m);
+        if (r < 0) return -1;
+        if (r > 0) return 0;
+        if (push_module(p, out, nout, cap, m)) return -1;
+    }
 }
 
 pc_status pc_hlo_parse_text(const char *buf, size_t len, const char *path, pc_hlo_module ***mods, int *nmods,
@@ -617,40 +917,22 @@ pc_status pc_hlo_parse_text(const char *buf, size_t len, const char *path, pc_hl
     p.stats = stats;
     tx_opcode_table_init(&p);
     pc_hlo_module **out = NULL;
-    size_t nout = 0, cap = 0;
-    size_t seg = 0;
+    size_t nout = 0, cap = 0, seg = 0;
+    if (len >= 3 && memcmp(p.buf, "\xEF\xBB\xBF", 3) == 0) seg = 3; /* UTF-8 byte order mark */
+    p.first_token = seg;
     int rc = 0;
-    for (size_t i = 0; i <= len && !rc;) {
+    for (size_t i = seg; i <= len && !rc;) {
         int split = i < len && is_split_line(p.buf, len, i);
         if (split || i == len) {
-            pc_hlo_module *m = NULL;
-            int r = parse_module(&p, seg, i, &m);
-            if (r < 0) {
-                rc = -1;
-                break;
-            }
-            if (r == 0) {
-                if (nout == INT32_MAX) {
-                    pc_hlo_module_free(m);
-                    rc = tx_perr(&p, i, PC_ERR_RANGE, "too many modules");
-                    break;
-                }
-                void *np = pc_grow_array(out, &cap, nout + 1, sizeof *out);
-                if (!np) {
-                    pc_hlo_module_free(m);
-                    rc = tx_nomem(&p);
-                    break;
-                }
-                out = np;
-                out[nout++] = m;
-            }
-            if (i == len) break;
+            rc = parse_segment(&p, seg, i, &out, &nout, &cap);
+            if (rc || i == len) break;
             seg = next_line(p.buf, len, i);
             i = seg;
             continue;
         }
         i = next_line(p.buf, len, i);
     }
+    if (rc && nout == 0) tx_sniff_format(&p, p.first_token); /* MLIR, proto text, binary: say so */
     if (!rc && nout == 0) {
         p.pos = p.end = len;
         rc = tx_perr(&p, len, PC_ERR_FORMAT, "no HLO module or computation found");
@@ -665,18 +947,4 @@ pc_status pc_hlo_parse_text(const char *buf, size_t len, const char *path, pc_hl
     *mods = out;
     *nmods = (int)nout;
     return PC_OK;
-}
-
-pc_status pc_hlo_read_text_file(const char *path, pc_hlo_module ***mods, int *nmods, pc_hlo_text_stats *stats,
-                                pc_error *err) {
-    if (mods) *mods = NULL;
-    if (nmods) *nmods = 0;
-    if (!path) return pc_fail(err, PC_ERR_ARG, "pc_hlo_read_text_file: NULL path");
-    char *buf;
-    size_t len;
-    pc_status rd = pc_read_file(path, SIZE_MAX - 1, &buf, &len, err);
-    if (rd) return rd;
-    pc_status st = pc_hlo_parse_text(buf, len, path, mods, nmods, stats, err);
-    free(buf);
-    return st;
 }

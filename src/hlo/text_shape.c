@@ -12,6 +12,7 @@
 /* 1 if the cursor is at a shape: '(' or an element type directly followed by '['. */
 int tx_at_shape(const parser *p) {
     if (peekc(p) == '(') return 1;
+    if (peekc(p) == 'b' && peekc_at(p, 1) == '(') return 1; /* buffer b(f32[4]) */
     size_t n = 0;
     while (p->pos + n < p->end && is_alnum((unsigned char)p->buf[p->pos + n])) n++;
     if (!n || p->pos + n >= p->end || p->buf[p->pos + n] != '[') return 0;
@@ -59,12 +60,32 @@ static int parse_layout(parser *p, pc_i64s *m2m) {
     return 0;
 }
 
+/* A layout follows: '{' right after the dimensions, or after blanks when
+ * an integer or ':' follows it (XLA's rule; else it is a computation body). */
+static int at_layout(parser *p) {
+    if (peekc(p) == '{') return 1;
+    size_t q = p->pos;
+    while (q < p->end && is_space((unsigned char)p->buf[q])) q++;
+    if (q == p->pos || q >= p->end || p->buf[q] != '{') return 0;
+    size_t r = q + 1;
+    while (r < p->end && is_space((unsigned char)p->buf[r])) r++;
+    if (r < p->end && (is_digit((unsigned char)p->buf[r]) || p->buf[r] == ':')) {
+        p->pos = q;
+        return 1;
+    }
+    return 0;
+}
 
 /* A shape; out may be NULL (parsed and dropped). */
 int tx_parse_shape(parser *p, pc_hlo_shape *out, int depth) {
     if (tx_skip_ws(p)) return -1;
     if (depth >= PC_HLO_TEXT_MAX_DEPTH)
         return tx_perr(p, p->pos, PC_ERR_RANGE, "tuple shapes nested deeper than %d", PC_HLO_TEXT_MAX_DEPTH);
+    if (peekc(p) == 'b' && peekc_at(p, 1) == '(') { /* a buffer: the shape inside */
+        p->pos += 2;
+        if (tx_parse_shape(p, out, depth + 1)) return -1;
+        return tx_expect_char(p, ')', "')' to end the buffer shape b(...)");
+    }
     if (peekc(p) == '(') { /* element shapes kept when out is given (hlo/cost.c reads them) */
         p->pos++;
         pc_hlo_shape t = {.element_type = ET_TUPLE};
@@ -148,7 +169,7 @@ int tx_parse_shape(parser *p, pc_hlo_shape *out, int depth) {
         tx_perr(p, s, PC_ERR_FORMAT, "%.*s shapes have no dimensions", (int)n, p->buf + s);
         goto fail;
     }
-    if (peekc(p) == '{') {
+    if (at_layout(p)) {
         if (parse_layout(p, &m2m)) goto fail;
     } else if (dims.n > 0) { /* XLA fills the default layout {rank-1, ..., 0} */
         m2m.v = malloc((size_t)dims.n * sizeof *m2m.v);
