@@ -30,16 +30,21 @@ extern "C" {
  *     otherwise); an operand's rank from the full permutations the configs
  *     give, else from its producers' shapes;
  *   tile: the bounds the file's configs use (kernel, output, input), a bound
- *     always equal to an earlier one tied to it; each free bound takes the
- *     sizes pc_tpug_tile_sizes' rule gives below its largest value seen in
- *     the file (multiples of 128, powers of two, and the whole extent) and
- *     every value seen.
+ *     always equal to an earlier one tied to it; each free bound takes every
+ *     size the file's configs give it, combined anew, and with
+ *     pc_tune_opts.tile_new_sizes also the sizes synth's autotuner rule gives
+ *     below its largest (multiples of 128, powers of two, the whole extent).
+ *     Seen sizes only is the default: a model trained on such files ranks
+ *     sizes it never saw badly (bench/RESULTS.md, issue #15).
  * A graph without configs, without configurable nodes, or whose space holds
  * one configuration: PC_ERR_INVALID saying so.
  */
 typedef struct pc_tune_space pc_tune_space;
 
-PC_API pc_status pc_tune_space_from_graph(pc_graph *g, pc_tune_space **out, pc_error *err);
+struct pc_tune_opts;
+/* opts NULL: the defaults (only tile_new_sizes is read). */
+PC_API pc_status pc_tune_space_from_graph(pc_graph *g, const struct pc_tune_opts *opts,
+                                          pc_tune_space **out, pc_error *err);
 PC_API void pc_tune_space_free(pc_tune_space *s); /* NULL ok */
 PC_API pc_kind pc_tune_space_kind(const pc_tune_space *s);
 /* Floats per configuration: 24 (tile) or config nodes x 18 (layout). */
@@ -84,6 +89,7 @@ typedef struct pc_tune_opts {
     int64_t max_scored; /* stop after this many candidates; default 0 = no limit */
     int patience;       /* rounds without a better best before stopping; default 40 */
     int64_t max_inputs; /* the graph's configs scored as starting points; default 4096 */
+    int tile_new_sizes; /* 1: tile spaces also hold sizes no config of the file uses; default 0 */
 } pc_tune_opts;
 
 PC_API pc_tune_opts pc_tune_opts_default(void);

@@ -26,8 +26,8 @@ static void tune_help(FILE *f) {
             "kind with the same graph arrays (config_runtime all 0). The space is valid by\n"
             "construction: layout, per configurable node each tensor the file's configs\n"
             "set gets -1 (the compiler's choice) or a minor_to_major order of its rank;\n"
-            "tile, the bounds the file's configs use, each taking tile sizes below its\n"
-            "largest (multiples of 128, powers of two, the whole extent). The search\n"
+            "tile, the bounds the file's configs use, each taking the tile\n"
+            "sizes the file's configs give it (--tile-new-sizes: more). The search\n"
             "starts from the compiler's default (layout: all -1; tile files do not say\n"
             "which config is the default) and the file's best-scored configs, scores\n"
             "--batch candidates per model call, and stops on --budget-s or when\n"
@@ -50,6 +50,8 @@ static void tune_help(FILE *f) {
             "                      (default 256)\n"
             "  --kernel NAME       HLO, tile: only this kernel\n"
             "  --threads N         model threads (0 = all cores)\n"
+            "  --tile-new-sizes    tile: also try sizes no config of the file uses (synth's\n"
+            "                      autotuner rule); default: the file's sizes, combined anew\n"
             "  --oracle            score with synth's simulator instead of a model (the\n"
             "                      search's ceiling on a synth file); --synth-seed N,\n"
             "                      --synth-scale S, --synth-graphs N, --synth-layout-nodes N,\n"
@@ -99,7 +101,7 @@ static pc_status tune_graph(const tune_args *a, pc_graph *g, const char *path, t
         }
     } else
         st = pc_tune_model_new(a->p, g, &m, e);
-    if (!st) st = pc_tune_space_from_graph(g, &t->space, e);
+    if (!st) st = pc_tune_space_from_graph(g, &a->o, &t->space, e);
     if (!st)
         st = pc_tune_search(t->space, g, &a->o, a->oracle ? sim_score : pc_tune_model_score,
                             a->oracle ? (void *)sim : (void *)m, &t->res, e);
@@ -341,6 +343,7 @@ int pc_cmd_tune(int argc, char **argv) {
         {"synth-scale", required_argument, 0, 264}, {"synth-graphs", required_argument, 0, 265},
         {"synth-layout-nodes", required_argument, 0, 266},
         {"synth-tile-configs", required_argument, 0, 267},
+        {"tile-new-sizes", no_argument, 0, 'N'},
         {"help", no_argument, 0, 'h'},              {0, 0, 0, 0}};
     tune_args a;
     memset(&a, 0, sizeof a);
@@ -352,7 +355,7 @@ int pc_cmd_tune(int argc, char **argv) {
     int c, rc;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "m:o:d:p:k:S:jOh", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "m:o:d:p:k:S:jONh", opts, NULL)) != -1) {
         switch (c) {
         case 'm': a.model = optarg; break;
         case 'o': a.out = optarg; break;
@@ -361,6 +364,7 @@ int pc_cmd_tune(int argc, char **argv) {
         case 'k': a.kernel = optarg; break;
         case 'j': a.json = 1; break;
         case 'O': a.oracle = 1; break;
+        case 'N': a.o.tile_new_sizes = 1; break;
         case 'S':
             if (pc_cli_parse_i64(optarg, 0, INT64_MAX, &v))
                 return pc_cli_usage_error("tune", "--seed expects a non-negative integer, got "

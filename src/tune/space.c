@@ -228,7 +228,7 @@ static pc_status layout_space(pc_tune_space *s, pc_graph *g, pc_error *err) {
 
 /* ---- building the space: tile -------------------------------------------- */
 
-static pc_status tile_space(pc_tune_space *s, pc_graph *g, pc_error *err) {
+static pc_status tile_space(pc_tune_space *s, pc_graph *g, int new_sizes, pc_error *err) {
     s->width = PC_TPUG_TILE_FEATS;
     int64_t c = pc_graph_num_configs(g);
     const float *cf = pc_graph_config_feat(g);
@@ -260,9 +260,11 @@ static pc_status tile_space(pc_tune_space *s, pc_graph *g, pc_error *err) {
             if (same) s->tie[k] = q;
         }
         if (s->tie[k] >= 0) continue;
-        /* the sizes: the rule's for any role below the largest seen, and every value seen */
+        /* the sizes: every value seen, and (new_sizes) the rule's for any role below the
+           largest seen */
         int64_t e = mx[k] > 0 ? mx[k] : 1, a[PC_TPUG_TILE_MAX_SIZES], b[PC_TPUG_TILE_MAX_SIZES];
-        int na = pc_tpug_tile_sizes(e, 0, a), nb = pc_tpug_tile_sizes(e, 2, b);
+        int na = new_sizes ? pc_tpug_tile_sizes(e, 0, a) : 0;
+        int nb = new_sizes ? pc_tpug_tile_sizes(e, 2, b) : 0;
         int64_t *vals = pc_malloc_array((uint64_t)(na + nb + c), sizeof *vals);
         if (!vals) return pc_fail(err, PC_ERR_NOMEM, "out of memory");
         int64_t n = 0;
@@ -293,11 +295,14 @@ static pc_status tile_space(pc_tune_space *s, pc_graph *g, pc_error *err) {
 
 /* ---- the public face ------------------------------------------------------ */
 
-pc_status pc_tune_space_from_graph(pc_graph *g, pc_tune_space **out, pc_error *err) {
+pc_status pc_tune_space_from_graph(pc_graph *g, const pc_tune_opts *opts, pc_tune_space **out,
+                                   pc_error *err) {
     pc_error local;
     if (!err) err = &local;
     pc_error_clear(err);
     if (!g || !out) return pc_fail(err, PC_ERR_ARG, "tune: NULL argument");
+    if (opts && PC_CHECK_SIZE(err, pc_tune_opts, opts)) return PC_ERR_ARG;
+    int new_sizes = opts ? opts->tile_new_sizes : 0;
     *out = NULL;
     if (pc_graph_num_configs(g) < 1)
         return pc_fail(err, PC_ERR_INVALID, "%s: the graph has no configs to learn its "
@@ -305,7 +310,7 @@ pc_status pc_tune_space_from_graph(pc_graph *g, pc_tune_space **out, pc_error *e
     pc_tune_space *s = calloc(1, sizeof *s);
     if (!s) return pc_fail(err, PC_ERR_NOMEM, "out of memory");
     s->kind = pc_graph_kind(g);
-    pc_status st = s->kind == PC_KIND_TILE ? tile_space(s, g, err) : layout_space(s, g, err);
+    pc_status st = s->kind == PC_KIND_TILE ? tile_space(s, g, new_sizes, err) : layout_space(s, g, err);
     if (st) {
         pc_tune_space_free(s);
         return st;

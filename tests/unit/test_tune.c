@@ -96,7 +96,7 @@ static void test_layout_space(void **state) {
     pc_graph *g = layout_graph();
     pc_tune_space *sp = NULL;
     pc_error e;
-    assert_int_equal(pc_tune_space_from_graph(g, &sp, &e), PC_OK);
+    assert_int_equal(pc_tune_space_from_graph(g, NULL, &sp, &e), PC_OK);
     assert_int_equal(pc_tune_space_kind(sp), PC_KIND_LAYOUT);
     assert_int_equal(pc_tune_space_width(sp), NC * 18);
     assert_int_equal(pc_tune_space_vars(sp), 2 * NC); /* output and operand 0; no kernel */
@@ -125,7 +125,7 @@ static void run_layout(uint64_t seed, pc_tune_result *r, int64_t *calls) {
     pc_graph *g = layout_graph();
     pc_tune_space *sp = NULL;
     pc_error e;
-    assert_int_equal(pc_tune_space_from_graph(g, &sp, &e), PC_OK);
+    assert_int_equal(pc_tune_space_from_graph(g, NULL, &sp, &e), PC_OK);
     pc_tune_opts o = pc_tune_opts_default();
     o.seed = seed;
     o.batch = 64;
@@ -215,11 +215,15 @@ static void test_tile_search(void **state) {
     pc_graph *g = tile_graph(0);
     pc_tune_space *sp = NULL;
     pc_error e;
-    assert_int_equal(pc_tune_space_from_graph(g, &sp, &e), PC_OK);
+    pc_tune_opts o = pc_tune_opts_default();
+    assert_int_equal(pc_tune_space_from_graph(g, NULL, &sp, &e), PC_OK);
+    assert_true(fabs(pc_tune_space_log10_size(sp) - log10(6.0 * 6 * 1)) < 1e-9); /* sizes seen */
+    pc_tune_space_free(sp);
+    o.tile_new_sizes = 1; /* the optimum needs sizes the file never uses */
+    assert_int_equal(pc_tune_space_from_graph(g, &o, &sp, &e), PC_OK);
     assert_int_equal(pc_tune_space_vars(sp), 3); /* M, N, K; the output bounds are tied */
     float row[24];
     assert_int_equal(pc_tune_space_default(sp, row), 0);
-    pc_tune_opts o = pc_tune_opts_default();
     pc_tune_result r;
     memset(&r, 0, sizeof r);
     r.struct_size = sizeof r;
@@ -244,11 +248,11 @@ static void test_refusals(void **state) {
     pc_graph *g = tile_graph(1);
     pc_tune_space *sp = NULL;
     pc_error e;
-    assert_int_equal(pc_tune_space_from_graph(g, &sp, &e), PC_ERR_INVALID);
+    assert_int_equal(pc_tune_space_from_graph(g, NULL, &sp, &e), PC_ERR_INVALID);
     assert_non_null(strstr(e.msg, "one configuration"));
     pc_graph_free(g);
     g = tile_graph(0);
-    assert_int_equal(pc_tune_space_from_graph(g, &sp, &e), PC_OK);
+    assert_int_equal(pc_tune_space_from_graph(g, NULL, &sp, &e), PC_OK);
     pc_tune_opts o = pc_tune_opts_default();
     pc_tune_result r;
     memset(&r, 0, sizeof r);
