@@ -97,15 +97,15 @@ PC_API pc_tune_opts pc_tune_opts_default(void);
 /* The caller sets struct_size = sizeof(pc_tune_result); pc_tune_result_clear frees. */
 typedef struct pc_tune_result {
     size_t struct_size;
-    int64_t k;             /* proposals (<= top_k), distinct, best first */
-    int64_t width;         /* floats per proposal */
-    float *configs;        /* k x width */
-    double *scores;        /* k */
-    int has_default;       /* 1 when the space knows the default (layout) */
-    double default_score;  /* its score; NaN without it */
-    int64_t input_best;    /* the graph's best-scored config, -1 without configs */
+    int64_t k;               /* proposals (<= top_k), distinct, best first */
+    int64_t width;           /* floats per proposal */
+    float *configs;          /* k x width */
+    double *scores;          /* k */
+    int has_default;         /* 1 when the space knows the default (layout) */
+    double default_score;    /* its score; NaN without it */
+    int64_t input_best;      /* the graph's best-scored config, -1 without configs */
     double input_best_score; /* its score; NaN without it */
-    int64_t scored;        /* candidates scored (input configs included) */
+    int64_t scored;          /* candidates scored (input configs included) */
     int64_t rounds;
     double seconds;
     pc_tune_stop stop;

@@ -51,11 +51,12 @@ static void print_result(const sim_out *s, long long top, int json) {
     int64_t shown = top > 0 && top < s->n ? top : s->n;
     if (json) {
         printf("{\"file\": \"%s\", \"graph\": \"%s\", \"kind\": \"%s\", \"configs\": %lld, "
-               "\"default_ns\": %.6f, ", s->path, pc_synth_sim_describe(s->sim),
+               "\"default_ns\": %.6f, ",
+               s->path, pc_synth_sim_describe(s->sim),
                pc_synth_sim_is_tile(s->sim) ? "tile" : "layout", (long long)s->n, def);
         if (s->n > 0)
-            printf("\"best\": {\"config\": %zu, \"ns\": %.6f, \"vs_default\": %.6f}, ",
-                   s->order[0], s->ns[s->order[0]], s->ns[s->order[0]] / def);
+            printf("\"best\": {\"config\": %zu, \"ns\": %.6f, \"vs_default\": %.6f}, ", s->order[0],
+                   s->ns[s->order[0]], s->ns[s->order[0]] / def);
         printf("\"runtimes\": [");
         for (int64_t r = 0; r < shown; r++) {
             size_t c = s->order[r];
@@ -82,7 +83,7 @@ static int run(sim_out *s, const pc_synth_opts *o, long long top, int json) {
         int rc = pc_cli_fail(&e);
         if (e.code == PC_ERR_FORMAT)
             fprintf(stderr, "perfcast simulate: pass the --seed (and --graphs, --layout-nodes, "
-                    "--tile-configs) perfcast synth was run with\n");
+                            "--tile-configs) perfcast synth was run with\n");
         return rc;
     }
     if (pc_graph_load(s->path, NULL, &s->g, &e) != PC_OK) return pc_cli_fail(&e);
@@ -114,12 +115,15 @@ static int run(sim_out *s, const pc_synth_opts *o, long long top, int json) {
 
 int pc_cmd_simulate(int argc, char **argv) {
     enum { O_GRAPHS = 256, O_LNODES, O_TCONFIGS, O_TOP };
-    static const struct option opts[] = {
-        {"seed", required_argument, 0, 'S'},          {"scale", required_argument, 0, 's'},
-        {"graphs", required_argument, 0, O_GRAPHS},   {"layout-nodes", required_argument, 0, O_LNODES},
-        {"tile-configs", required_argument, 0, O_TCONFIGS},
-        {"top", required_argument, 0, O_TOP},         {"json", no_argument, 0, 'j'},
-        {"help", no_argument, 0, 'h'},                {0, 0, 0, 0}};
+    static const struct option opts[] = {{"seed", required_argument, 0, 'S'},
+                                         {"scale", required_argument, 0, 's'},
+                                         {"graphs", required_argument, 0, O_GRAPHS},
+                                         {"layout-nodes", required_argument, 0, O_LNODES},
+                                         {"tile-configs", required_argument, 0, O_TCONFIGS},
+                                         {"top", required_argument, 0, O_TOP},
+                                         {"json", no_argument, 0, 'j'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
     pc_synth_opts o = pc_synth_opts_default();
     long long v, top = 0;
     int json = 0, c;
@@ -129,14 +133,18 @@ int pc_cmd_simulate(int argc, char **argv) {
         switch (c) {
         case 'S':
             if (pc_cli_parse_i64(optarg, 0, INT64_MAX, &v))
-                return pc_cli_usage_error("simulate", "--seed expects a non-negative integer, "
-                                          "got '%s'", optarg);
+                return pc_cli_usage_error("simulate",
+                                          "--seed expects a non-negative integer, "
+                                          "got '%s'",
+                                          optarg);
             o.seed = (uint64_t)v;
             break;
         case 's':
             if (pc_synth_scale_parse(optarg, &o.scale) != PC_OK)
-                return pc_cli_usage_error("simulate", "--scale expects tiny, small or full, "
-                                          "got '%s'", optarg);
+                return pc_cli_usage_error("simulate",
+                                          "--scale expects tiny, small or full, "
+                                          "got '%s'",
+                                          optarg);
             break;
         case O_GRAPHS:
         case O_LNODES:
@@ -145,10 +153,14 @@ int pc_cmd_simulate(int argc, char **argv) {
             if (pc_cli_parse_i64(optarg, 1, 10000000, &v))
                 return pc_cli_usage_error("simulate", "%s expects 1..10000000, got '%s'",
                                           argv[optind - 1], optarg);
-            if (c == O_GRAPHS) o.graphs_per_split = v;
-            else if (c == O_LNODES) o.layout_nodes = v;
-            else if (c == O_TCONFIGS) o.tile_configs = v;
-            else top = v;
+            if (c == O_GRAPHS)
+                o.graphs_per_split = v;
+            else if (c == O_LNODES)
+                o.layout_nodes = v;
+            else if (c == O_TCONFIGS)
+                o.tile_configs = v;
+            else
+                top = v;
             break;
         case 'j': json = 1; break;
         case 'h': simulate_help(stdout); return PC_EXIT_OK;

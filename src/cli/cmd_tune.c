@@ -16,47 +16,46 @@
 #include "perfcast/tune.h"
 
 static void tune_help(FILE *f) {
-    fprintf(f,
-            "usage: perfcast tune --model MODEL FILE.npz|PROGRAM.hlo [--out OUT.npz] [--top K]\n"
-            "                     [--budget-s S] [--seed N] [--json]\n"
-            "       perfcast tune --model MODEL --data DIR [--split test] --out OUTDIR\n"
-            "       perfcast tune --oracle [--synth-seed N ...] FILE.npz [--out OUT.npz]\n\n"
-            "Searches the graph's configuration space for the configs the model predicts\n"
-            "fastest and writes the best K, best first, as a TpuGraphs .npz of the same\n"
-            "kind with the same graph arrays (config_runtime all 0). The space is valid by\n"
-            "construction: layout, per configurable node each tensor the file's configs\n"
-            "set gets -1 (the compiler's choice) or a minor_to_major order of its rank;\n"
-            "tile, the bounds the file's configs use, each taking the tile\n"
-            "sizes the file's configs give it (--tile-new-sizes: more). The search\n"
-            "starts from the compiler's default (layout: all -1; tile files do not say\n"
-            "which config is the default) and the file's best-scored configs, scores\n"
-            "--batch candidates per model call, and stops on --budget-s or when\n"
-            "--patience rounds bring nothing better (small tile spaces: all of it).\n"
-            "PROGRAM.hlo: the graph and candidates are built as `rank` builds them\n"
-            "(--candidates enumerated) and the proposals are also printed in rank's\n"
-            "notation (feed them back with rank --configs).\n\n"
-            "  --model MODEL       checkpoint written by perfcast train\n"
-            "  --out PATH          output .npz (--data: output directory, one <stem>.npz\n"
-            "                      per graph)\n"
-            "  --data DIR          tune every graph of a split of the model's collection\n"
-            "  --split NAME        with --data (default test)\n"
-            "  --top K             proposals kept (default 5)\n"
-            "  --budget-s S        search time per graph, seconds (default 10)\n"
-            "  --seed N            search seed (default 1)\n"
-            "  --batch N           candidates per model call (default 256)\n"
-            "  --patience N        rounds without improvement before stopping (default 40)\n"
-            "  --max-scored N      stop after N candidates (reproducible runs; default none)\n"
-            "  --candidates N      HLO: enumerated candidates the space is learned from\n"
-            "                      (default 256)\n"
-            "  --kernel NAME       HLO, tile: only this kernel\n"
-            "  --threads N         model threads (0 = all cores)\n"
-            "  --tile-new-sizes    tile: also try sizes no config of the file uses (synth's\n"
-            "                      autotuner rule); default: the file's sizes, combined anew\n"
-            "  --oracle            score with synth's simulator instead of a model (the\n"
-            "                      search's ceiling on a synth file); --synth-seed N,\n"
-            "                      --synth-scale S, --synth-graphs N, --synth-layout-nodes N,\n"
-            "                      --synth-tile-configs N say how synth was run\n"
-            "  --json              machine-readable output\n");
+    fprintf(f, "usage: perfcast tune --model MODEL FILE.npz|PROGRAM.hlo [--out OUT.npz] [--top K]\n"
+               "                     [--budget-s S] [--seed N] [--json]\n"
+               "       perfcast tune --model MODEL --data DIR [--split test] --out OUTDIR\n"
+               "       perfcast tune --oracle [--synth-seed N ...] FILE.npz [--out OUT.npz]\n\n"
+               "Searches the graph's configuration space for the configs the model predicts\n"
+               "fastest and writes the best K, best first, as a TpuGraphs .npz of the same\n"
+               "kind with the same graph arrays (config_runtime all 0). The space is valid by\n"
+               "construction: layout, per configurable node each tensor the file's configs\n"
+               "set gets -1 (the compiler's choice) or a minor_to_major order of its rank;\n"
+               "tile, the bounds the file's configs use, each taking the tile\n"
+               "sizes the file's configs give it (--tile-new-sizes: more). The search\n"
+               "starts from the compiler's default (layout: all -1; tile files do not say\n"
+               "which config is the default) and the file's best-scored configs, scores\n"
+               "--batch candidates per model call, and stops on --budget-s or when\n"
+               "--patience rounds bring nothing better (small tile spaces: all of it).\n"
+               "PROGRAM.hlo: the graph and candidates are built as `rank` builds them\n"
+               "(--candidates enumerated) and the proposals are also printed in rank's\n"
+               "notation (feed them back with rank --configs).\n\n"
+               "  --model MODEL       checkpoint written by perfcast train\n"
+               "  --out PATH          output .npz (--data: output directory, one <stem>.npz\n"
+               "                      per graph)\n"
+               "  --data DIR          tune every graph of a split of the model's collection\n"
+               "  --split NAME        with --data (default test)\n"
+               "  --top K             proposals kept (default 5)\n"
+               "  --budget-s S        search time per graph, seconds (default 10)\n"
+               "  --seed N            search seed (default 1)\n"
+               "  --batch N           candidates per model call (default 256)\n"
+               "  --patience N        rounds without improvement before stopping (default 40)\n"
+               "  --max-scored N      stop after N candidates (reproducible runs; default none)\n"
+               "  --candidates N      HLO: enumerated candidates the space is learned from\n"
+               "                      (default 256)\n"
+               "  --kernel NAME       HLO, tile: only this kernel\n"
+               "  --threads N         model threads (0 = all cores)\n"
+               "  --tile-new-sizes    tile: also try sizes no config of the file uses (synth's\n"
+               "                      autotuner rule); default: the file's sizes, combined anew\n"
+               "  --oracle            score with synth's simulator instead of a model (the\n"
+               "                      search's ceiling on a synth file); --synth-seed N,\n"
+               "                      --synth-scale S, --synth-graphs N, --synth-layout-nodes N,\n"
+               "                      --synth-tile-configs N say how synth was run\n"
+               "  --json              machine-readable output\n");
 }
 
 typedef struct tune_args {
@@ -166,10 +165,12 @@ static int tune_npz(const tune_args *a) {
     } else {
         print_summary(a, a->path, &t);
         if (a->out) rc = write_out(a->out, g, &t);
-        if (a->json) printf(", \"out\": %s%s%s}\n", a->out ? "\"" : "", a->out ? a->out : "null",
-                            a->out ? "\"" : "");
-        else for (int64_t i = 0; i < t.res.k; i++)
-            printf("  %lld  score %.6g\n", (long long)i + 1, t.res.scores[i]);
+        if (a->json)
+            printf(", \"out\": %s%s%s}\n", a->out ? "\"" : "", a->out ? a->out : "null",
+                   a->out ? "\"" : "");
+        else
+            for (int64_t i = 0; i < t.res.k; i++)
+                printf("  %lld  score %.6g\n", (long long)i + 1, t.res.scores[i]);
         if (!a->json && a->out && rc == PC_EXIT_OK)
             printf("wrote %s (%lld proposals)\n", a->out, (long long)t.res.k);
     }
@@ -214,9 +215,12 @@ static int tune_hlo(const tune_args *a) {
         print_summary(a, pc_rank_set_name(sets[i]), &t);
         if (a->json) printf(", \"proposals\": [");
         for (int64_t k = 0; k < t.res.k; k++) {
-            char *d = pc_rank_set_describe_config(sets[i], t.res.configs + k * t.res.width, a->json);
-            if (a->json) printf("%s%s", k ? ", " : "", d ? d : "null");
-            else printf("  %lld  score %.6g  %s\n", (long long)k + 1, t.res.scores[k], d ? d : "?");
+            char *d =
+                pc_rank_set_describe_config(sets[i], t.res.configs + k * t.res.width, a->json);
+            if (a->json)
+                printf("%s%s", k ? ", " : "", d ? d : "null");
+            else
+                printf("  %lld  score %.6g  %s\n", (long long)k + 1, t.res.scores[k], d ? d : "?");
             free(d);
         }
         if (a->json) printf("]}");
@@ -247,8 +251,11 @@ static int tune_split(tune_args *a) {
     pc_error e;
     pc_dataset *ds = NULL;
     int coll = pc_predictor_collection(a->p), split = pc_split_find(a->split);
-    if (split < 0) return pc_cli_usage_error("tune", "--split expects train, valid or test, got "
-                                             "'%s'", a->split);
+    if (split < 0)
+        return pc_cli_usage_error("tune",
+                                  "--split expects train, valid or test, got "
+                                  "'%s'",
+                                  a->split);
     if (pc_dataset_open(a->data, &ds, &e) != PC_OK) return pc_cli_fail(&e);
     size_t n = pc_dataset_num_files(ds, coll, split);
     int rc = PC_EXIT_OK;
@@ -281,8 +288,10 @@ static int tune_split(tune_args *a) {
         tuned_free(&t);
         pc_graph_free(g);
     }
-    if (a->json) printf("]\n");
-    else if (!rc) printf("wrote %zu files to %s\n", n, a->out);
+    if (a->json)
+        printf("]\n");
+    else if (!rc)
+        printf("wrote %zu files to %s\n", n, a->out);
     pc_dataset_close(ds);
     return rc;
 }
@@ -293,8 +302,20 @@ static int parse_num(tune_args *a, int c, const char *flag, const char *v) {
     long long x;
     double d;
     char *end;
-    enum { O_TOP = 256, O_BUDGET, O_BATCH, O_PATIENCE, O_MAXS, O_CAND, O_THREADS, O_SSEED,
-           O_SSCALE, O_SGRAPHS, O_SNODES, O_STILE };
+    enum {
+        O_TOP = 256,
+        O_BUDGET,
+        O_BATCH,
+        O_PATIENCE,
+        O_MAXS,
+        O_CAND,
+        O_THREADS,
+        O_SSEED,
+        O_SSCALE,
+        O_SGRAPHS,
+        O_SNODES,
+        O_STILE
+    };
     switch (c) {
     case O_BUDGET:
         d = strtod(v, &end);
@@ -304,8 +325,10 @@ static int parse_num(tune_args *a, int c, const char *flag, const char *v) {
         return 0;
     case O_SSCALE:
         if (pc_synth_scale_parse(v, &a->so.scale) != PC_OK)
-            return pc_cli_usage_error("tune", "--synth-scale expects tiny, small or full, got "
-                                      "'%s'", v);
+            return pc_cli_usage_error("tune",
+                                      "--synth-scale expects tiny, small or full, got "
+                                      "'%s'",
+                                      v);
         return 0;
     default: break;
     }
@@ -331,20 +354,29 @@ static int parse_num(tune_args *a, int c, const char *flag, const char *v) {
 }
 
 int pc_cmd_tune(int argc, char **argv) {
-    static const struct option opts[] = {
-        {"model", required_argument, 0, 'm'},       {"out", required_argument, 0, 'o'},
-        {"data", required_argument, 0, 'd'},        {"split", required_argument, 0, 'p'},
-        {"kernel", required_argument, 0, 'k'},      {"seed", required_argument, 0, 'S'},
-        {"json", no_argument, 0, 'j'},              {"oracle", no_argument, 0, 'O'},
-        {"top", required_argument, 0, 256},         {"budget-s", required_argument, 0, 257},
-        {"batch", required_argument, 0, 258},       {"patience", required_argument, 0, 259},
-        {"max-scored", required_argument, 0, 260},  {"candidates", required_argument, 0, 261},
-        {"threads", required_argument, 0, 262},     {"synth-seed", required_argument, 0, 263},
-        {"synth-scale", required_argument, 0, 264}, {"synth-graphs", required_argument, 0, 265},
-        {"synth-layout-nodes", required_argument, 0, 266},
-        {"synth-tile-configs", required_argument, 0, 267},
-        {"tile-new-sizes", no_argument, 0, 'N'},
-        {"help", no_argument, 0, 'h'},              {0, 0, 0, 0}};
+    static const struct option opts[] = {{"model", required_argument, 0, 'm'},
+                                         {"out", required_argument, 0, 'o'},
+                                         {"data", required_argument, 0, 'd'},
+                                         {"split", required_argument, 0, 'p'},
+                                         {"kernel", required_argument, 0, 'k'},
+                                         {"seed", required_argument, 0, 'S'},
+                                         {"json", no_argument, 0, 'j'},
+                                         {"oracle", no_argument, 0, 'O'},
+                                         {"top", required_argument, 0, 256},
+                                         {"budget-s", required_argument, 0, 257},
+                                         {"batch", required_argument, 0, 258},
+                                         {"patience", required_argument, 0, 259},
+                                         {"max-scored", required_argument, 0, 260},
+                                         {"candidates", required_argument, 0, 261},
+                                         {"threads", required_argument, 0, 262},
+                                         {"synth-seed", required_argument, 0, 263},
+                                         {"synth-scale", required_argument, 0, 264},
+                                         {"synth-graphs", required_argument, 0, 265},
+                                         {"synth-layout-nodes", required_argument, 0, 266},
+                                         {"synth-tile-configs", required_argument, 0, 267},
+                                         {"tile-new-sizes", no_argument, 0, 'N'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
     tune_args a;
     memset(&a, 0, sizeof a);
     a.o = pc_tune_opts_default();
@@ -367,8 +399,10 @@ int pc_cmd_tune(int argc, char **argv) {
         case 'N': a.o.tile_new_sizes = 1; break;
         case 'S':
             if (pc_cli_parse_i64(optarg, 0, INT64_MAX, &v))
-                return pc_cli_usage_error("tune", "--seed expects a non-negative integer, got "
-                                          "'%s'", optarg);
+                return pc_cli_usage_error("tune",
+                                          "--seed expects a non-negative integer, got "
+                                          "'%s'",
+                                          optarg);
             a.o.seed = (uint64_t)v;
             break;
         case 'h': tune_help(stdout); return PC_EXIT_OK;
@@ -389,14 +423,16 @@ int pc_cmd_tune(int argc, char **argv) {
         if (a.oracle) return pc_cli_usage_error("tune", "--oracle tunes one FILE.npz");
     } else if (optind + 1 != argc)
         return pc_cli_usage_error("tune", optind == argc ? "FILE.npz, PROGRAM.hlo or --data DIR "
-                                  "is required" : "one FILE at a time");
+                                                           "is required"
+                                                         : "one FILE at a time");
     else
         a.path = argv[optind];
     pc_error e;
     if (a.model && pc_predictor_load(a.model, a.threads, &a.p, &e) != PC_OK) return pc_cli_fail(&e);
     struct stat stt;
-    int npz = a.path && strlen(a.path) > 4 && (!strcmp(a.path + strlen(a.path) - 4, ".npz") ||
-                                               (stat(a.path, &stt) == 0 && S_ISDIR(stt.st_mode)));
+    int npz = a.path && strlen(a.path) > 4 &&
+              (!strcmp(a.path + strlen(a.path) - 4, ".npz") ||
+               (stat(a.path, &stt) == 0 && S_ISDIR(stt.st_mode)));
     if (a.data)
         rc = tune_split(&a);
     else if (npz || a.oracle)

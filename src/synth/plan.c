@@ -78,7 +78,7 @@ void sy_layout_prog_free(sy_layout_prog *lp) {
 
 int sy_tile_prog_build(const sy_plan *p, int split, int64_t index, sy_tile_graph *g, sy_rng *r) {
     sy_rng_seed(r, sy_graph_seed(p->o->seed, SY_COL_TILE, split, index));
-    int64_t nc = p->o->tile_configs ? p->o->tile_configs
-                                    : sy_range(r, p->sc.tile_cfg_lo, p->sc.tile_cfg_hi);
+    int64_t nc =
+        p->o->tile_configs ? p->o->tile_configs : sy_range(r, p->sc.tile_cfg_lo, p->sc.tile_cfg_hi);
     return sy_tile_graph_build(g, r, nc);
 }

@@ -16,9 +16,9 @@
 
 struct pc_synth_sim {
     int tile;
-    sy_tile_graph g;      /* tile */
-    sy_layout_prog lp;    /* layout */
-    sy_layout_model *lm;  /* layout */
+    sy_tile_graph g;     /* tile */
+    sy_layout_prog lp;   /* layout */
+    sy_layout_model *lm; /* layout */
     double default_ns;
     char desc[160];
 };
@@ -77,7 +77,8 @@ static pc_status parse_stem(const char *path, file_graph *f, pc_error *err) {
 bad:
     return pc_fail(err, PC_ERR_FORMAT,
                    "%s: the name is not one synth gives a %s graph (expected %s.npz), so "
-                   "it names no synthetic graph", path, f->tile ? "tile" : "layout", want);
+                   "it names no synthetic graph",
+                   path, f->tile ? "tile" : "layout", want);
 }
 
 static pc_status read_as(pc_npz *z, const char *path, const char *key, pc_dtype t, pc_array *out,
@@ -95,8 +96,10 @@ static pc_status read_file(const char *path, file_graph *f, pc_error *err) {
     if (st) return st;
     int tile = pc_npz_find(z, "config_feat") >= 0, layout = pc_npz_find(z, "node_config_feat") >= 0;
     if (tile == layout)
-        st = pc_fail(err, PC_ERR_FORMAT, "%s: expected either config_feat (tile) or "
-                     "node_config_feat (layout), found %s", path, tile ? "both" : "neither");
+        st = pc_fail(err, PC_ERR_FORMAT,
+                     "%s: expected either config_feat (tile) or "
+                     "node_config_feat (layout), found %s",
+                     path, tile ? "both" : "neither");
     f->tile = tile;
     if (!st) st = parse_stem(path, f, err);
     if (!st) st = read_as(z, path, "node_feat", PC_DTYPE_F32, &f->feat, err);
@@ -200,15 +203,17 @@ pc_status pc_synth_sim_load(const char *path, const pc_synth_opts *opts, pc_synt
     for (int k = 0; !st && !found && k < PC_SYNTH_SCALE_COUNT; k++) {
         o.scale = k == 0 ? first : (pc_synth_scale)(k <= (int)first ? k - 1 : k);
         found = try_scale(s, &o, &f);
-        if (found < 0) st = pc_fail(err, PC_ERR_NOMEM, "simulate: out of memory rebuilding %s", path);
+        if (found < 0)
+            st = pc_fail(err, PC_ERR_NOMEM, "simulate: out of memory rebuilding %s", path);
     }
     if (!st && !found)
         st = pc_fail(err, PC_ERR_FORMAT,
                      "%s: not a graph synth wrote with pc_synth_opts.seed %llu: no %s graph "
                      "'%s' at stem index %lld of any scale has this node_feat, node_opcode and "
                      "edge_index (graphs_per_split, layout_nodes and tile_configs must be the "
-                     "ones synth was run with)", path, (unsigned long long)o.seed,
-                     f.tile ? "tile" : "layout", f.model, (long long)f.stem_index);
+                     "ones synth was run with)",
+                     path, (unsigned long long)o.seed, f.tile ? "tile" : "layout", f.model,
+                     (long long)f.stem_index);
     if (s) s->tile = f.tile;
     file_graph_free(&f);
     if (st) {
@@ -242,9 +247,10 @@ static pc_status check_tile(const pc_synth_sim *s, int64_t c, const float *row, 
         float v = row[PC_TPUG_TILE_COL_KERNEL + i];
         t[i] = i < n ? (int64_t)v : 0;
         if (i < n && !(v >= 1.0f && (double)v <= (double)ext[i] && (float)t[i] == v))
-            return pc_fail(err, PC_ERR_ARG, "config %lld: kernel bound %d is %g, expected an "
-                           "integer in [1, %lld] (the kernel's extent)", (long long)c, i,
-                           (double)v, (long long)ext[i]);
+            return pc_fail(err, PC_ERR_ARG,
+                           "config %lld: kernel bound %d is %g, expected an "
+                           "integer in [1, %lld] (the kernel's extent)",
+                           (long long)c, i, (double)v, (long long)ext[i]);
     }
     return PC_OK;
 }
@@ -262,17 +268,21 @@ static pc_status check_layout(const pc_synth_sim *s, int64_t c, const float *row
             } else {
                 for (int i = 0; i < SY_MAX_RANK; i++) {
                     int v = (int)f[i];
-                    if (i >= r) ok &= f[i] < 0;
-                    else if (!(f[i] >= 0 && f[i] == (float)v && v < r && !(seen & 1 << v))) ok = 0;
-                    else seen |= 1 << v;
+                    if (i >= r)
+                        ok &= f[i] < 0;
+                    else if (!(f[i] >= 0 && f[i] == (float)v && v < r && !(seen & 1 << v)))
+                        ok = 0;
+                    else
+                        seen |= 1 << v;
                 }
                 ok &= r > 0;
             }
             if (!ok)
-                return pc_fail(err, PC_ERR_ARG, "config %lld: node_config_feat of configurable "
+                return pc_fail(err, PC_ERR_ARG,
+                               "config %lld: node_config_feat of configurable "
                                "node %lld (node %lld) tensor %d is not all -1 or a permutation "
-                               "of 0..%d (the tensor's rank is %d)", (long long)c, (long long)j,
-                               (long long)s->lp.ids[j], t, r - 1, r);
+                               "of 0..%d (the tensor's rank is %d)",
+                               (long long)c, (long long)j, (long long)s->lp.ids[j], t, r - 1, r);
         }
     }
     return PC_OK;

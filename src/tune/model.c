@@ -37,9 +37,10 @@ pc_status pc_tune_model_new(pc_predictor *p, pc_graph *g, pc_tune_model **out, p
     *out = NULL;
     int coll = pc_predictor_collection(p);
     if (pc_collection_kind(coll) != pc_graph_kind(g))
-        return pc_fail(err, PC_ERR_ARG, "%s: a %s graph, but the model is for %s (%s configs): "
-                       "tune it with a %s model", pc_graph_path(g),
-                       pc_kind_name(pc_graph_kind(g)), pc_collection_name(coll),
+        return pc_fail(err, PC_ERR_ARG,
+                       "%s: a %s graph, but the model is for %s (%s configs): "
+                       "tune it with a %s model",
+                       pc_graph_path(g), pc_kind_name(pc_graph_kind(g)), pc_collection_name(coll),
                        pc_kind_name(pc_collection_kind(coll)), pc_kind_name(pc_graph_kind(g)));
     pc_tune_model *m = calloc(1, sizeof *m);
     if (!m) return pc_fail(err, PC_ERR_NOMEM, "out of memory");

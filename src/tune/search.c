@@ -185,12 +185,16 @@ static int32_t other_choice(search *s, int64_t x, int32_t cur) {
     for (int tries = 0; tries < 8; tries++) {
         int32_t c;
         uint64_t u = rnd(s, 4);
-        if (s->sp->kind == PC_KIND_LAYOUT && u == 0) c = 0;
-        else if (s->sp->kind == PC_KIND_LAYOUT && u == 1) c = 1;
+        if (s->sp->kind == PC_KIND_LAYOUT && u == 0)
+            c = 0;
+        else if (s->sp->kind == PC_KIND_LAYOUT && u == 1)
+            c = 1;
         else if (s->sp->kind == PC_KIND_TILE && u < 2 && v->nch > 1) /* a neighbouring size */
             c = cur + (u == 0 ? -1 : 1) < 0 || cur + (u == 0 ? -1 : 1) >= v->nch
-                    ? (int32_t)rnd(s, (uint64_t)v->nch) : cur + (u == 0 ? -1 : 1);
-        else c = (int32_t)rnd(s, (uint64_t)v->nch);
+                    ? (int32_t)rnd(s, (uint64_t)v->nch)
+                    : cur + (u == 0 ? -1 : 1);
+        else
+            c = (int32_t)rnd(s, (uint64_t)v->nch);
         if (c != cur) return c;
     }
     return (int32_t)((cur + 1) % v->nch);
@@ -239,7 +243,8 @@ oom:
 
 static pc_status seed_inputs(search *s, pc_graph *g, pc_tune_result *res, int32_t *tmp,
                              pc_error *err) {
-    int64_t w = s->sp->width, c = pc_graph_num_configs(g), n = c < s->o->max_inputs ? c : s->o->max_inputs;
+    int64_t w = s->sp->width, c = pc_graph_num_configs(g),
+            n = c < s->o->max_inputs ? c : s->o->max_inputs;
     float *row = s->rows;
     if (s->sp->kind == PC_KIND_LAYOUT) { /* the compiler's default first */
         memset(tmp, 0, (size_t)s->nv * sizeof *tmp);
@@ -337,7 +342,8 @@ static pc_status check_opts(const pc_tune_opts *o, pc_error *err) {
     if (o->batch < 1 || o->batch > 1000000)
         return pc_fail(err, PC_ERR_ARG, "tune: pc_tune_opts.batch must lie in [1, 1000000]");
     if (o->max_scored < 0 || o->patience < 1 || o->max_inputs < 0)
-        return pc_fail(err, PC_ERR_ARG, "tune: pc_tune_opts.max_scored and max_inputs must be "
+        return pc_fail(err, PC_ERR_ARG,
+                       "tune: pc_tune_opts.max_scored and max_inputs must be "
                        ">= 0 and patience >= 1");
     return PC_OK;
 }
@@ -372,7 +378,8 @@ static pc_status run(search *s, pc_graph *g, pc_tune_result *res, pc_error *err)
     if (!st) {
         res->k = s->ne < s->o->top_k ? s->ne : s->o->top_k;
         res->width = w;
-        res->configs = pc_malloc_array((uint64_t)(res->k ? res->k : 1), (uint64_t)w * sizeof(float));
+        res->configs =
+            pc_malloc_array((uint64_t)(res->k ? res->k : 1), (uint64_t)w * sizeof(float));
         res->scores = pc_malloc_array((uint64_t)(res->k ? res->k : 1), sizeof(double));
         if (!res->configs || !res->scores) st = pc_fail(err, PC_ERR_NOMEM, "out of memory");
         for (int64_t i = 0; !st && i < res->k; i++) {
@@ -391,7 +398,8 @@ pc_status pc_tune_search(const pc_tune_space *sp, pc_graph *g, const pc_tune_opt
     pc_error local;
     if (!err) err = &local;
     pc_error_clear(err);
-    if (!sp || !g || !opts || !score || !res) return pc_fail(err, PC_ERR_ARG, "tune: NULL argument");
+    if (!sp || !g || !opts || !score || !res)
+        return pc_fail(err, PC_ERR_ARG, "tune: NULL argument");
     if (PC_CHECK_RESULT_SIZE(err, pc_tune_result, res)) return PC_ERR_ARG;
     pc_status st = check_opts(opts, err);
     if (st) return st;

@@ -156,8 +156,9 @@ static pc_status scan_layout_configs(pc_graph *g, int64_t nc, tensor_seen *seen,
                             st = pc_fail(err, PC_ERR_FORMAT,
                                          "%s: node_config_feat config %lld, configurable node "
                                          "%lld, tensor %d: entry %d is %g; expected distinct "
-                                         "dims 0..5 then -1", pc_graph_path(g),
-                                         (long long)(c0 + i), (long long)j, t, r, (double)f[r]);
+                                         "dims 0..5 then -1",
+                                         pc_graph_path(g), (long long)(c0 + i), (long long)j, t, r,
+                                         (double)f[r]);
                     tensor_seen *s = &seen[j * 3 + t];
                     if (k > s->nmax) s->nmax = k;
                     if (mx > s->vmax) s->vmax = mx;
@@ -187,8 +188,10 @@ static pc_status layout_space(pc_tune_space *s, pc_graph *g, pc_error *err) {
     int64_t nc = s->nc = pc_graph_num_config_nodes(g);
     s->width = nc * LW;
     if (nc < 1)
-        return pc_fail(err, PC_ERR_INVALID, "%s: the graph has no configurable nodes "
-                       "(node_config_ids is empty): nothing to tune", pc_graph_path(g));
+        return pc_fail(err, PC_ERR_INVALID,
+                       "%s: the graph has no configurable nodes "
+                       "(node_config_ids is empty): nothing to tune",
+                       pc_graph_path(g));
     tensor_seen *seen = pc_calloc_array((uint64_t)nc * 3, sizeof *seen);
     s->vars = pc_calloc_array((uint64_t)nc * 3, sizeof *s->vars);
     s->var_at = pc_malloc_array((uint64_t)nc * 3, sizeof *s->var_at);
@@ -208,10 +211,11 @@ static pc_status layout_space(pc_tune_space *s, pc_graph *g, pc_error *err) {
             int rank = t == 0 ? node_rank(feat, pc_graph_node_feat_dim(g), ids[j])
                               : operand_rank(g, ids[j], ts);
             if (t == 0 && (ts->vmax >= rank || ts->nmax > rank)) {
-                st = pc_fail(err, PC_ERR_FORMAT, "%s: node_config_feat gives configurable "
+                st = pc_fail(err, PC_ERR_FORMAT,
+                             "%s: node_config_feat gives configurable "
                              "node %lld (node %d) an output layout of %d dims up to dim %d, but "
-                             "its node_feat shape has rank %d", pc_graph_path(g), (long long)j,
-                             ids[j], ts->nmax, ts->vmax, rank);
+                             "its node_feat shape has rank %d",
+                             pc_graph_path(g), (long long)j, ids[j], ts->nmax, ts->vmax, rank);
                 break;
             }
             tn_var *v = &s->vars[s->nvars];
@@ -221,8 +225,10 @@ static pc_status layout_space(pc_tune_space *s, pc_graph *g, pc_error *err) {
         }
     free(seen);
     if (!st && s->nvars == 0)
-        st = pc_fail(err, PC_ERR_INVALID, "%s: no config of the graph sets a layout, so no "
-                     "tensor is known to be configurable: the space is empty", pc_graph_path(g));
+        st = pc_fail(err, PC_ERR_INVALID,
+                     "%s: no config of the graph sets a layout, so no "
+                     "tensor is known to be configurable: the space is empty",
+                     pc_graph_path(g));
     return st;
 }
 
@@ -239,7 +245,8 @@ static pc_status tile_space(pc_tune_space *s, pc_graph *g, int new_sizes, pc_err
                 float v = cf[i * PC_TPUG_TILE_FEATS + l * 8 + p];
                 if (v == 0.0f) continue;
                 if (!(v >= 1.0f && v < 1e12f) || floorf(v) != v)
-                    return pc_fail(err, PC_ERR_FORMAT, "%s: config_feat config %lld column %d "
+                    return pc_fail(err, PC_ERR_FORMAT,
+                                   "%s: config_feat config %lld column %d "
                                    "is %g; expected a positive integer tile size or 0",
                                    pc_graph_path(g), (long long)i, l * 8 + p, (double)v);
                 if (p + 1 > s->tile_n[l]) s->tile_n[l] = p + 1;
@@ -287,7 +294,8 @@ static pc_status tile_space(pc_tune_space *s, pc_graph *g, int new_sizes, pc_err
         s->log10_size += log10((double)u);
     }
     if (s->log10_size <= 0.0)
-        return pc_fail(err, PC_ERR_INVALID, "%s: the tile space holds one configuration (every "
+        return pc_fail(err, PC_ERR_INVALID,
+                       "%s: the tile space holds one configuration (every "
                        "bound of the file's configs has a single size): nothing to tune",
                        pc_graph_path(g));
     return PC_OK;
@@ -305,12 +313,15 @@ pc_status pc_tune_space_from_graph(pc_graph *g, const pc_tune_opts *opts, pc_tun
     int new_sizes = opts ? opts->tile_new_sizes : 0;
     *out = NULL;
     if (pc_graph_num_configs(g) < 1)
-        return pc_fail(err, PC_ERR_INVALID, "%s: the graph has no configs to learn its "
-                       "configuration space from", pc_graph_path(g));
+        return pc_fail(err, PC_ERR_INVALID,
+                       "%s: the graph has no configs to learn its "
+                       "configuration space from",
+                       pc_graph_path(g));
     pc_tune_space *s = calloc(1, sizeof *s);
     if (!s) return pc_fail(err, PC_ERR_NOMEM, "out of memory");
     s->kind = pc_graph_kind(g);
-    pc_status st = s->kind == PC_KIND_TILE ? tile_space(s, g, new_sizes, err) : layout_space(s, g, err);
+    pc_status st =
+        s->kind == PC_KIND_TILE ? tile_space(s, g, new_sizes, err) : layout_space(s, g, err);
     if (st) {
         pc_tune_space_free(s);
         return st;

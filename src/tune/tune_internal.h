@@ -16,11 +16,11 @@
 #include "perfcast/tune.h"
 
 typedef struct tn_var {
-    int64_t node;   /* layout: configurable node j; tile: the bound's slot 0..17 */
-    int tensor;     /* layout */
+    int64_t node;    /* layout: configurable node j; tile: the bound's slot 0..17 */
+    int tensor;      /* layout */
     int rank, slots; /* layout: tensor rank, minor_to_major entries set */
-    int64_t nch;    /* choices */
-    int64_t *vals;  /* tile: the sizes, ascending */
+    int64_t nch;     /* choices */
+    int64_t *vals;   /* tile: the sizes, ascending */
 } tn_var;
 
 #define TN_TILE_SLOTS 18 /* kernel, output, input: 6 each */
@@ -29,10 +29,10 @@ struct pc_tune_space {
     pc_kind kind;
     int64_t nc, width, nvars;
     tn_var *vars;
-    int tile_n[3];                /* bounds per list */
-    int tie[TN_TILE_SLOTS];       /* tile: the earlier slot a bound always equals, or -1 */
-    int var_of[TN_TILE_SLOTS];    /* tile: the variable of a free bound, or -1 */
-    int64_t *var_at;              /* layout: nc x 3, variable of a tensor or -1 */
+    int tile_n[3];             /* bounds per list */
+    int tie[TN_TILE_SLOTS];    /* tile: the earlier slot a bound always equals, or -1 */
+    int var_of[TN_TILE_SLOTS]; /* tile: the variable of a free bound, or -1 */
+    int64_t *var_at;           /* layout: nc x 3, variable of a tensor or -1 */
     double log10_size;
 };
 

@@ -24,7 +24,8 @@ pc_status pc_tune_write(const char *path, const pc_graph *g, const float *config
     const int64_t *splits = pc_graph_node_splits(g, &nsplits);
     uint8_t *op = pc_malloc_array((uint64_t)(nn ? nn : 1), 1);
     int64_t *edges = widen(pc_graph_edge_index(g), 2 * ne);
-    int64_t *ids = pc_graph_kind(g) == PC_KIND_LAYOUT ? widen(pc_graph_node_config_ids(g), nc) : NULL;
+    int64_t *ids =
+        pc_graph_kind(g) == PC_KIND_LAYOUT ? widen(pc_graph_node_config_ids(g), nc) : NULL;
     int64_t *zeros = pc_calloc_array((uint64_t)(k ? k : 1), sizeof *zeros);
     pc_status st = PC_OK;
     if (!op || !edges || !zeros || (pc_graph_kind(g) == PC_KIND_LAYOUT && !ids))
@@ -34,14 +35,16 @@ pc_status pc_tune_write(const char *path, const pc_graph *g, const float *config
     pc_npz_writer *w = NULL;
     if (!st) st = pc_npz_writer_open(path, PC_NPZ_STORED, &w, err);
     int64_t sf[2] = {nn, pc_graph_node_feat_dim(g)}, so[1] = {nn}, se[2] = {ne, 2}, sk[1] = {k};
-    if (!st) st = pc_npz_writer_add(w, "node_feat", PC_DTYPE_F32, 2, sf, pc_graph_node_feat(g), err);
+    if (!st)
+        st = pc_npz_writer_add(w, "node_feat", PC_DTYPE_F32, 2, sf, pc_graph_node_feat(g), err);
     if (!st) st = pc_npz_writer_add(w, "node_opcode", PC_DTYPE_U8, 1, so, op, err);
     if (!st) st = pc_npz_writer_add(w, "edge_index", PC_DTYPE_I64, 2, se, edges, err);
     if (pc_graph_kind(g) == PC_KIND_TILE) {
         int64_t sc[2] = {k, PC_TILE_CONFIG_DIM};
         if (!st) st = pc_npz_writer_add(w, "config_feat", PC_DTYPE_F32, 2, sc, configs, err);
         if (!st)
-            st = pc_npz_writer_add(w, "config_runtime_normalizers", PC_DTYPE_I64, 1, sk, zeros, err);
+            st =
+                pc_npz_writer_add(w, "config_runtime_normalizers", PC_DTYPE_I64, 1, sk, zeros, err);
     } else {
         int64_t sc[3] = {k, nc, PC_LAYOUT_CONFIG_DIM}, si[1] = {nc}, ss[2] = {1, nsplits};
         if (!st) st = pc_npz_writer_add(w, "node_config_feat", PC_DTYPE_F32, 3, sc, configs, err);

@@ -21,7 +21,7 @@
 
 #define NC 12 /* configurable nodes */
 #define NN (2 * NC)
-#define LC 6  /* configs in the file */
+#define LC 6 /* configs in the file */
 
 /* ---- a layout graph: node 2j is a rank-(2 + j % 3) producer, node 2j+1 a
    configurable node of the same rank fed by it ------------------------------- */
@@ -53,12 +53,12 @@ static pc_graph *layout_graph(void) {
             if (c >= 2) row_major(rank_of(j), f + 6); /* operand 0: full permutation */
         }
     }
-    const char *keys[] = {"node_feat", "node_opcode", "edge_index", "node_config_ids",
+    const char *keys[] = {"node_feat",        "node_opcode",    "edge_index", "node_config_ids",
                           "node_config_feat", "config_runtime", "node_splits"};
     pc_array a[7];
     int64_t sh[7][3] = {{NN, 140}, {NN}, {NC, 2}, {NC}, {LC, NC, 18}, {LC}, {1, 2}};
-    pc_dtype t[7] = {PC_DTYPE_F32, PC_DTYPE_U8, PC_DTYPE_I64, PC_DTYPE_I64, PC_DTYPE_F32,
-                     PC_DTYPE_I64, PC_DTYPE_I64};
+    pc_dtype t[7] = {PC_DTYPE_F32, PC_DTYPE_U8,  PC_DTYPE_I64, PC_DTYPE_I64,
+                     PC_DTYPE_F32, PC_DTYPE_I64, PC_DTYPE_I64};
     void *d[7] = {feat, op, edges, ids, cfg, rt, splits};
     int nd[7] = {2, 1, 2, 1, 3, 1, 2};
     for (int i = 0; i < 7; i++) {
@@ -84,7 +84,7 @@ static pc_status toy_layout(void *ctx, const float *cfg, int64_t n, double *s, p
         for (int j = 0; j < NC; j++) {
             const float *f = cfg + (c * NC + j) * 18;
             for (int i = 0; i < rank_of(j); i++) v += f[i] != (float)i; /* output wants 0,1,2.. */
-            v += f[6] != -1.0f; /* operand 0: wants -1 */
+            v += f[6] != -1.0f;                                         /* operand 0: wants -1 */
         }
         s[c] = v;
     }
@@ -100,7 +100,7 @@ static void test_layout_space(void **state) {
     assert_int_equal(pc_tune_space_kind(sp), PC_KIND_LAYOUT);
     assert_int_equal(pc_tune_space_width(sp), NC * 18);
     assert_int_equal(pc_tune_space_vars(sp), 2 * NC); /* output and operand 0; no kernel */
-    double want = 0; /* each tensor: -1 or one of rank! orders */
+    double want = 0;                                  /* each tensor: -1 or one of rank! orders */
     for (int j = 0; j < NC; j++) {
         double f = 1;
         for (int i = 2; i <= rank_of(j); i++) f *= i;
@@ -179,12 +179,12 @@ static pc_graph *tile_graph(int same) {
                           cfg + c * 24);
         rt[c] = norm[c] = 1000 + c;
     }
-    const char *keys[] = {"node_feat", "node_opcode", "edge_index", "config_feat",
-                          "config_runtime", "config_runtime_normalizers"};
+    const char *keys[] = {"node_feat",   "node_opcode",    "edge_index",
+                          "config_feat", "config_runtime", "config_runtime_normalizers"};
     pc_array a[6];
     int64_t sh[6][2] = {{2, 140}, {2}, {1, 2}, {8, 24}, {8}, {8}};
-    pc_dtype t[6] = {PC_DTYPE_F32, PC_DTYPE_U8, PC_DTYPE_I64, PC_DTYPE_F32, PC_DTYPE_I64,
-                     PC_DTYPE_I64};
+    pc_dtype t[6] = {PC_DTYPE_F32, PC_DTYPE_U8,  PC_DTYPE_I64,
+                     PC_DTYPE_F32, PC_DTYPE_I64, PC_DTYPE_I64};
     void *d[6] = {feat, op, edges, cfg, rt, norm};
     int nd[6] = {2, 1, 2, 2, 1, 1};
     for (int i = 0; i < 6; i++) {
@@ -198,8 +198,8 @@ static pc_graph *tile_graph(int same) {
     return g;
 }
 
-/* (same: every bound 1, a space of one config.) Toy tile cost: |log2(M/32)| + |log2(N/384)| + |log2(K/128)|, inconsistent
-   output bounds cost 1000. Optimum 0 at (32, 384, 128). */
+/* (same: every bound 1, a space of one config.) Toy tile cost: |log2(M/32)| + |log2(N/384)| +
+   |log2(K/128)|, inconsistent output bounds cost 1000. Optimum 0 at (32, 384, 128). */
 static pc_status toy_tile(void *ctx, const float *cfg, int64_t n, double *s, pc_error *err) {
     (void)ctx, (void)err;
     for (int64_t c = 0; c < n; c++) {
