@@ -5,6 +5,7 @@
  * mutations and crossovers of the elites, and the best with every improving
  * move of the last round applied. Seen vectors are skipped by hash.
  */
+#define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
