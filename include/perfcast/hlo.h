@@ -178,6 +178,10 @@ PC_API int64_t pc_rank_set_config_nodes(const pc_rank_set *s); /* layout nc; til
  * of kernel/output/input bounds). malloc'd; NULL when out of memory.
  */
 PC_API char *pc_rank_set_describe(const pc_rank_set *s, int64_t k, int json);
+/* The same for any configuration row of the set's graph (tile config_feat,
+   24 floats; layout node_config_feat, config nodes x 18), e.g. one that
+   perfcast tune proposes. */
+PC_API char *pc_rank_set_describe_config(const pc_rank_set *s, const float *config, int json);
 
 #ifdef __cplusplus
 }

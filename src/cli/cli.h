@@ -28,6 +28,8 @@ int pc_cmd_train(int argc, char **argv);
 int pc_cmd_eval(int argc, char **argv);
 int pc_cmd_predict(int argc, char **argv);
 int pc_cmd_rank(int argc, char **argv);
+int pc_cmd_tune(int argc, char **argv);
+int pc_cmd_simulate(int argc, char **argv);
 int pc_cmd_import(int argc, char **argv);
 int pc_cmd_chips(int argc, char **argv);
 int pc_cmd_roofline(int argc, char **argv);

@@ -21,7 +21,9 @@ static void synth_help(FILE *f) {
             "  --layout-nodes N      target nodes per layout graph\n"
             "  --layout-configs N    configurations per layout graph\n"
             "  --tile-configs N      configurations per tile graph\n"
-            "  --collections LIST    comma-separated subset, e.g. tile:xla,layout:xla:random\n");
+            "  --collections LIST    comma-separated subset, e.g. tile:xla,layout:xla:random\n"
+            "  --noise-free          record the simulator's exact runtimes, without measurement\n"
+            "                        noise (what perfcast simulate prints)\n");
 }
 
 static int parse_collections(const char *list, unsigned *mask) {
@@ -38,7 +40,7 @@ static int parse_collections(const char *list, unsigned *mask) {
 }
 
 int pc_cmd_synth(int argc, char **argv) {
-    enum { O_GRAPHS = 256, O_LNODES, O_LCONFIGS, O_TCONFIGS, O_COLL };
+    enum { O_GRAPHS = 256, O_LNODES, O_LCONFIGS, O_TCONFIGS, O_COLL, O_NOISE_FREE };
     static const struct option opts[] = {
         {"out", required_argument, 0, 'o'},         {"scale", required_argument, 0, 's'},
         {"seed", required_argument, 0, 'S'},        {"compress", no_argument, 0, 'z'},
@@ -47,6 +49,7 @@ int pc_cmd_synth(int argc, char **argv) {
         {"layout-configs", required_argument, 0, O_LCONFIGS},
         {"tile-configs", required_argument, 0, O_TCONFIGS},
         {"collections", required_argument, 0, O_COLL},
+        {"noise-free", no_argument, 0, O_NOISE_FREE},
         {"help", no_argument, 0, 'h'},              {0, 0, 0, 0}};
     pc_synth_opts o = pc_synth_opts_default();
     o.scale = PC_SYNTH_SMALL;
@@ -97,6 +100,7 @@ int pc_cmd_synth(int argc, char **argv) {
                                           "of tile:xla, layout:{xla,nlp}:{random,default}; got "
                                           "'%s'", optarg);
             break;
+        case O_NOISE_FREE: o.noise_free = 1; break;
         case 'h': synth_help(stdout); return PC_EXIT_OK;
         default: return pc_cli_usage_error("synth", "unknown option '%s'", argv[optind - 1]);
         }

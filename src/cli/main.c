@@ -23,6 +23,8 @@ static const pc_command commands[] = {
      pc_cmd_eval},
     {"predict", "write a competition-format CSV of predicted config rankings", pc_cmd_predict},
     {"rank", "print the best configs of one graph by a trained model", pc_cmd_rank},
+    {"tune", "search for faster configs of a graph with a trained model", pc_cmd_tune},
+    {"simulate", "true runtimes of a synth graph's configs on its simulated TPU", pc_cmd_simulate},
     {"import", "import raw XLA HLO tuning data (.pb) into dataset .npz files", pc_cmd_import},
     {"chips", "accelerator database: FLOP/s, HBM, interconnect, critical intensity", pc_cmd_chips},
     {"roofline", "roofline time of a matmul or a list of ops on a chip (+ SVG plot)",

@@ -636,10 +636,9 @@ static void describe_node(sbuf *b, const pc_rank_set *s, int64_t j, const int8_t
     }
 }
 
-static char *describe_layout(const pc_rank_set *s, int64_t k, int json) {
+static char *describe_layout_row(const pc_rank_set *s, const int8_t *row, int json) {
     sbuf b = {0};
     int first = 1;
-    const int8_t *row = s->layout + (size_t)k * (size_t)s->nc * LSLOTS;
     if (json) sb_printf(&b, "[");
     for (int64_t j = 0; j < s->nc; j++)
         describe_node(&b, s, j, row + j * LSLOTS, json, &first);
@@ -648,9 +647,12 @@ static char *describe_layout(const pc_rank_set *s, int64_t k, int json) {
     return sb_take(&b);
 }
 
-static char *describe_tile(const pc_rank_set *s, int64_t k, int json) {
+static char *describe_layout(const pc_rank_set *s, int64_t k, int json) {
+    return describe_layout_row(s, s->layout + (size_t)k * (size_t)s->nc * LSLOTS, json);
+}
+
+static char *describe_tile_cfg(const tcfg *t, int json) {
     sbuf b = {0};
-    const tcfg *t = &s->tiles[k];
     static const int order[3] = {1, 0, 2}; /* output first: what a reader looks for */
     int first = 1;
     if (json) sb_printf(&b, "{");
@@ -668,7 +670,30 @@ static char *describe_tile(const pc_rank_set *s, int64_t k, int json) {
 
 char *pc_rank_set_describe(const pc_rank_set *s, int64_t k, int json) {
     if (!s || k < 0 || k >= s->c) return NULL;
-    return s->kind == PC_KIND_LAYOUT ? describe_layout(s, k, json) : describe_tile(s, k, json);
+    return s->kind == PC_KIND_LAYOUT ? describe_layout(s, k, json)
+                                     : describe_tile_cfg(&s->tiles[k], json);
+}
+
+char *pc_rank_set_describe_config(const pc_rank_set *s, const float *config, int json) {
+    if (!s || !config) return NULL;
+    if (s->kind == PC_KIND_TILE) {
+        tcfg t;
+        memset(&t, 0, sizeof t);
+        for (int l = 0; l < 3; l++)
+            while (t.n[l] < 6 && config[l * 8 + t.n[l]] > 0) {
+                t.v[l][t.n[l]] = (int64_t)config[l * 8 + t.n[l]];
+                t.n[l]++;
+            }
+        return describe_tile_cfg(&t, json);
+    }
+    size_t n = (size_t)s->nc * LSLOTS;
+    int8_t *row = malloc(n ? n : 1);
+    if (!row) return NULL;
+    for (size_t i = 0; i < n; i++)
+        row[i] = config[i] >= 0 && config[i] < 6 ? (int8_t)config[i] : (int8_t)-1;
+    char *d = describe_layout_row(s, row, json);
+    free(row);
+    return d;
 }
 
 const char *pc_rank_set_name(const pc_rank_set *s) { return s->name; }

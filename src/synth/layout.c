@@ -561,7 +561,7 @@ int sy_choose_config_nodes(sy_module *m, sy_rng *r, double frac, int64_t **ids, 
 
 /* Ranks of the tensors a configurable node exposes: output, operand 0 and,
    for convolutions only, the kernel (as in the dataset). */
-static int config_tensors(const sy_module *m, int64_t v, int *ranks) {
+int sy_layout_tensor_ranks(const sy_module *m, int64_t v, int *ranks) {
     const sy_inst *in = &m->inst[v];
     const int32_t *ops = sy_operands(m, v);
     ranks[0] = in->shape.rank;
@@ -622,7 +622,7 @@ void sy_layout_config_random(const sy_module *m, const int64_t *ids, int64_t nc,
                              float *row) {
     for (int64_t s = 0; s < nc; s++) {
         int ranks[3];
-        int nt = config_tensors(m, ids[s], ranks);
+        int nt = sy_layout_tensor_ranks(m, ids[s], ranks);
         float *f = row + s * PC_TPUG_LAYOUT_FEATS;
         for (int t = 0; t < 3; t++) {
             uint8_t p[SY_MAX_RANK];
@@ -670,7 +670,7 @@ static void mutate(const sy_module *m, const int64_t *ids, int64_t nc, sy_rng *r
     for (int tries = 0; tries < 8; tries++) {
         int64_t s = sy_range(r, 0, nc - 1);
         int ranks[3];
-        int nt = config_tensors(m, ids[s], ranks);
+        int nt = sy_layout_tensor_ranks(m, ids[s], ranks);
         int t = (int)sy_range(r, 0, nt - 1);
         if (ranks[t] < 2) continue;
         const sy_shape *sh = tensor_shape(m, ids[s], t);

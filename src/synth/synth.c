@@ -17,32 +17,16 @@
 #include "perfcast/synth.h"
 #include "synth/synth_internal.h"
 
-/* Collections in pc_collection_name order (bits of pc_synth_opts.collections). */
-enum { COL_TILE = 0, COL_XLA_RANDOM, COL_XLA_DEFAULT, COL_NLP_RANDOM, COL_NLP_DEFAULT, NCOL };
+enum { COL_TILE = SY_COL_TILE, COL_XLA_RANDOM = SY_COL_XLA_RANDOM, COL_NLP_RANDOM = SY_COL_NLP_RANDOM,
+       NCOL = SY_NCOL };
 static const char *const col_dir[NCOL] = {"tile/xla", "layout/xla/random", "layout/xla/default",
                                           "layout/nlp/random", "layout/nlp/default"};
 static const char *const split_name[3] = {"train", "valid", "test"};
 
 #define NOISE_SIGMA 0.015     /* run-to-run noise of a layout or tile measurement */
 #define MACHINE_SIGMA 0.008   /* machine-to-machine spread of tile normalizers */
-#define CONFIG_NODE_FRAC 0.05 /* share of nodes that are configurable, small graphs */
 #define MAX_NODES 20000000
 #define MAX_CONFIGS 10000000
-
-typedef struct scale_cfg {
-    int64_t tile_graphs, tile_cfg_lo, tile_cfg_hi;
-    int64_t layout_graphs, cfg_lo, cfg_hi;
-    int64_t xla_lo, xla_hi, nlp_lo, nlp_hi;
-} scale_cfg;
-
-static const scale_cfg scales[3] = {
-    /* tiny: unit tests, about a second */
-    {8, 12, 24, 3, 20, 50, 80, 300, 150, 300},
-    /* small: the demo and quick training */
-    {40, 48, 96, 10, 200, 500, 1000, 2500, 1500, 3000},
-    /* full: benchmarks */
-    {600, 100, 300, 40, 800, 1200, 3000, 12000, 5000, 20000},
-};
 
 static const char *const scale_names[PC_SYNTH_SCALE_COUNT] = {"tiny", "small", "full"};
 
@@ -71,26 +55,7 @@ pc_synth_opts pc_synth_opts_default(void) {
 
 /* ---- planning -------------------------------------------------------------- */
 
-typedef struct plan {
-    const pc_synth_opts *o;
-    scale_cfg sc;
-    int64_t count[2][3]; /* [tile, layout][split] graphs */
-    unsigned cols;
-} plan;
-
-static int64_t eval_split_count(int64_t train) { return train >= 5 ? (train + 4) / 5 : 1; }
-
-static void make_plan(plan *p, const pc_synth_opts *o) {
-    p->o = o;
-    p->sc = scales[o->scale];
-    p->cols = o->collections ? o->collections : (1u << NCOL) - 1;
-    int64_t t = o->graphs_per_split ? o->graphs_per_split : p->sc.tile_graphs;
-    int64_t l = o->graphs_per_split ? o->graphs_per_split : p->sc.layout_graphs;
-    p->count[0][0] = t;
-    p->count[0][1] = p->count[0][2] = eval_split_count(t);
-    p->count[1][0] = l;
-    p->count[1][1] = p->count[1][2] = eval_split_count(l);
-}
+typedef sy_plan plan;
 
 static pc_status check_opts(const char *out_dir, const pc_synth_opts *o, pc_error *err) {
     if (!out_dir || !*out_dir) return pc_fail(err, PC_ERR_ARG, "synth: no output directory");
@@ -113,18 +78,9 @@ static pc_status check_opts(const char *out_dir, const pc_synth_opts *o, pc_erro
     return PC_OK;
 }
 
-/* Seed of one graph: independent of everything but its coordinates. */
-static uint64_t graph_seed(uint64_t seed, int family, int split, int64_t index) {
-    return sy_mix(sy_mix(sy_mix(seed, (uint64_t)family + 1), (uint64_t)split + 1),
-                  (uint64_t)index + 1);
-}
-
-/* A global index per collection family, so stems are unique across splits. */
-static int64_t stem_index(const plan *p, int kind, int split, int64_t index) {
-    int64_t base = 0;
-    for (int s = 0; s < split; s++) base += p->count[kind][s];
-    return base + index;
-}
+/* The spread of a measurement: 0 with pc_synth_opts.noise_free (the draws
+   still happen, so everything else stays the same). */
+static double noise(const plan *p, double sigma) { return p->o->noise_free ? 0.0 : sigma; }
 
 static int64_t measured(double ns, sy_rng *r, double sigma) {
     double v = ns * exp(sigma * sy_normal(r));
@@ -196,11 +152,8 @@ static pc_npz_compress compress_mode(const plan *p) {
 static pc_status write_tile(const plan *p, const char *out_dir, int split, int64_t index,
                             pc_error *err) {
     sy_rng r;
-    sy_rng_seed(&r, graph_seed(p->o->seed, COL_TILE, split, index));
-    int64_t nc = p->o->tile_configs ? p->o->tile_configs
-                                    : sy_range(&r, p->sc.tile_cfg_lo, p->sc.tile_cfg_hi);
     sy_tile_graph g;
-    if (sy_tile_graph_build(&g, &r, nc) != 0) {
+    if (sy_tile_prog_build(p, split, index, &g, &r) != 0) {
         sy_tile_graph_free(&g);
         return pc_fail(err, PC_ERR_NOMEM, "synth: out of memory building a tile graph");
     }
@@ -213,13 +166,13 @@ static pc_status write_tile(const plan *p, const char *out_dir, int split, int64
     if (st) goto done;
     if (split != 2) { /* test splits carry no measurements */
         for (int64_t i = 0; i < c; i++) {
-            rt[i] = measured(g.cost_ns[i], &r, NOISE_SIGMA);
-            nm[i] = measured(g.cost_ns[g.default_config], &r, MACHINE_SIGMA);
+            rt[i] = measured(g.cost_ns[i], &r, noise(p, NOISE_SIGMA));
+            nm[i] = measured(g.cost_ns[g.default_config], &r, noise(p, MACHINE_SIGMA));
         }
     }
     char stem[192], path[4096];
     snprintf(stem, sizeof stem, "%s_s%lld_fusion_%lld", g.model,
-             (long long)stem_index(p, 0, split, index), (long long)sy_range(&r, 1, 400));
+             (long long)sy_stem_index(p, 0, split, index), (long long)sy_range(&r, 1, 400));
     pc_npz_writer *w = NULL;
     st = out_path(path, sizeof path, out_dir, COL_TILE, split, stem, err);
     if (!st) st = pc_npz_writer_open(path, compress_mode(p), &w, err);
@@ -247,9 +200,7 @@ typedef struct layout_job {
     const char *out_dir;
     int nlp, split;
     int64_t index;
-    sy_module m;
-    int64_t *ids, nc;
-    char name[128];
+    sy_layout_prog lp;
     graph_arrays a;
     int64_t *splits; /* node_splits, at most ncomp + 2 entries */
     int nsplits;
@@ -258,16 +209,16 @@ typedef struct layout_job {
 /* "random" search: c independent configs, distinct where the space allows. */
 static pc_status random_configs(layout_job *j, sy_layout_model *lm, sy_rng *r, int64_t c,
                                 float *rows, double *meas, pc_error *err) {
-    size_t row = (size_t)j->nc * PC_TPUG_LAYOUT_FEATS;
+    size_t row = (size_t)j->lp.nc * PC_TPUG_LAYOUT_FEATS;
     sy_hset seen;
     if (sy_hset_init(&seen, (size_t)c)) return pc_fail(err, PC_ERR_NOMEM, "synth: out of memory");
     for (int64_t i = 0; i < c; i++) {
         float *f = rows + (size_t)i * row;
         for (int tries = 0; tries < 10; tries++) {
-            sy_layout_config_random(&j->m, j->ids, j->nc, r, f);
+            sy_layout_config_random(&j->lp.m, j->lp.ids, j->lp.nc, r, f);
             if (sy_hset_add(&seen, sy_hash_bytes(f, row * sizeof *f))) break;
         }
-        meas[i] = sy_layout_cost(lm, f) * exp(NOISE_SIGMA * sy_normal(r));
+        meas[i] = sy_layout_cost(lm, f) * exp(noise(j->p, NOISE_SIGMA) * sy_normal(r));
     }
     sy_hset_free(&seen);
     return PC_OK;
@@ -298,25 +249,26 @@ static pc_status write_search(layout_job *j, int search, pc_error *err) {
     if (!(p->cols & (1u << col))) return PC_OK;
     sy_rng r;
     sy_rng_seed(
-        &r, sy_mix(graph_seed(p->o->seed, 1 + j->nlp, j->split, j->index), 77 + (uint64_t)search));
+        &r, sy_mix(sy_graph_seed(p->o->seed, 1 + j->nlp, j->split, j->index), 77 + (uint64_t)search));
     int64_t c =
         p->o->layout_configs ? p->o->layout_configs : sy_range(&r, p->sc.cfg_lo, p->sc.cfg_hi);
     uint64_t nfeat;
-    if (!pc_mul_u64((uint64_t)c, (uint64_t)j->nc * PC_TPUG_LAYOUT_FEATS, &nfeat) ||
+    if (!pc_mul_u64((uint64_t)c, (uint64_t)j->lp.nc * PC_TPUG_LAYOUT_FEATS, &nfeat) ||
         nfeat > (UINT64_C(1) << 34))
         return pc_fail(err, PC_ERR_RANGE,
                        "synth: %lld configs x %lld configurable nodes is too large", (long long)c,
-                       (long long)j->nc);
+                       (long long)j->lp.nc);
     float *rows = pc_malloc_array(nfeat ? nfeat : 1, sizeof(float));
     double *meas = pc_malloc_array((uint64_t)c, sizeof *meas);
     int64_t *rt = pc_calloc_array((uint64_t)c, sizeof *rt);
-    sy_layout_model *lm = sy_layout_model_new(&j->m, j->ids, j->nc);
+    sy_layout_model *lm = sy_layout_model_new(&j->lp.m, j->lp.ids, j->lp.nc);
     pc_status st = PC_OK;
     if (!rows || !meas || !rt || !lm)
         st = pc_fail(err, PC_ERR_NOMEM, "synth: out of memory for configs");
     else if (search) {
-        sy_layout_search_default(&j->m, j->ids, j->nc, lm, &r, c, NOISE_SIGMA, rows, meas);
-        st = shuffle_configs(rows, meas, c, (size_t)j->nc * PC_TPUG_LAYOUT_FEATS, &r, err);
+        sy_layout_search_default(&j->lp.m, j->lp.ids, j->lp.nc, lm, &r, c, noise(p, NOISE_SIGMA), rows,
+                                 meas);
+        st = shuffle_configs(rows, meas, c, (size_t)j->lp.nc * PC_TPUG_LAYOUT_FEATS, &r, err);
     } else
         st = random_configs(j, lm, &r, c, rows, meas, err);
     for (int64_t i = 0; !st && j->split != 2 && i < c; i++) /* test: no runtimes */
@@ -324,18 +276,18 @@ static pc_status write_search(layout_job *j, int search, pc_error *err) {
     sy_layout_model_free(lm);
     free(meas);
     char stem[192], path[4096];
-    snprintf(stem, sizeof stem, "%s_s%lld", j->name,
-             (long long)stem_index(p, 1, j->split, j->index));
+    snprintf(stem, sizeof stem, "%s_s%lld", j->lp.name,
+             (long long)sy_stem_index(p, 1, j->split, j->index));
     pc_npz_writer *w = NULL;
     if (!st) st = out_path(path, sizeof path, j->out_dir, col, j->split, stem, err);
     if (!st) st = pc_npz_writer_open(path, compress_mode(p), &w, err);
-    if (!st) st = add_graph_arrays(w, &j->m, &j->a, err);
-    int64_t sf[3] = {c, j->nc, PC_TPUG_LAYOUT_FEATS}, si[1] = {j->nc}, ss[2] = {1, j->nsplits},
+    if (!st) st = add_graph_arrays(w, &j->lp.m, &j->a, err);
+    int64_t sf[3] = {c, j->lp.nc, PC_TPUG_LAYOUT_FEATS}, si[1] = {j->lp.nc}, ss[2] = {1, j->nsplits},
             sr[1] = {c};
     if (!st) st = pc_npz_writer_add(w, "node_config_feat", PC_DTYPE_F32, 3, sf, rows, err);
     free(rows);
     rows = NULL;
-    if (!st) st = pc_npz_writer_add(w, "node_config_ids", PC_DTYPE_I64, 1, si, j->ids, err);
+    if (!st) st = pc_npz_writer_add(w, "node_config_ids", PC_DTYPE_I64, 1, si, j->lp.ids, err);
     if (!st) st = pc_npz_writer_add(w, "node_splits", PC_DTYPE_I64, 2, ss, j->splits, err);
     if (!st) st = pc_npz_writer_add(w, "config_runtime", PC_DTYPE_I64, 1, sr, rt, err);
     if (!st)
@@ -346,42 +298,23 @@ static pc_status write_search(layout_job *j, int search, pc_error *err) {
     return st;
 }
 
-/* Share of configurable nodes: about 5% in small programs, thinning to 2% in
-   very large ones so node_config_feat stays within a few hundred MB. */
-static double config_frac(int64_t n) {
-    double f = CONFIG_NODE_FRAC * pow(2000.0 / (double)(n > 1 ? n : 1), 0.3);
-    return f > CONFIG_NODE_FRAC ? CONFIG_NODE_FRAC : f < 0.02 ? 0.02 : f;
-}
-
 static pc_status write_layout(const plan *p, const char *out_dir, int nlp, int split, int64_t index,
                               pc_error *err) {
     layout_job j;
     memset(&j, 0, sizeof j);
     j.p = p, j.out_dir = out_dir, j.nlp = nlp, j.split = split, j.index = index;
-    sy_rng r;
-    sy_rng_seed(&r, graph_seed(p->o->seed, 1 + nlp, split, index));
-    int64_t target = p->o->layout_nodes;
-    if (target)
-        target = (int64_t)((double)target * (0.9 + 0.2 * sy_unif(&r)));
-    else if (nlp)
-        target = sy_range(&r, p->sc.nlp_lo, p->sc.nlp_hi);
-    else
-        target = sy_range(&r, p->sc.xla_lo, p->sc.xla_hi);
-    sy_module_init(&j.m);
     pc_status st = PC_OK;
-    if (sy_build_program(&j.m, &r, nlp, target, j.name, sizeof j.name) != 0 ||
-        sy_choose_config_nodes(&j.m, &r, config_frac(j.m.n), &j.ids, &j.nc) != 0)
-        st = pc_fail(err, PC_ERR_NOMEM, "synth: out of memory building a program of %lld nodes",
-                     (long long)target);
-    if (!st && !(j.splits = pc_malloc_array((uint64_t)j.m.ncomp + 2, sizeof *j.splits)))
+    if (sy_layout_prog_build(p, nlp, split, index, &j.lp) != 0)
+        st = pc_fail(err, PC_ERR_NOMEM, "synth: out of memory building layout program %lld",
+                     (long long)index);
+    if (!st && !(j.splits = pc_malloc_array((uint64_t)j.lp.m.ncomp + 2, sizeof *j.splits)))
         st = pc_fail(err, PC_ERR_NOMEM, "synth: out of memory");
-    if (!st) j.nsplits = sy_node_splits(&j.m, j.splits);
-    if (!st) st = graph_arrays_make(&j.m, &j.a, err);
+    if (!st) j.nsplits = sy_node_splits(&j.lp.m, j.splits);
+    if (!st) st = graph_arrays_make(&j.lp.m, &j.a, err);
     for (int search = 0; search < 2 && !st; search++) st = write_search(&j, search, err);
     graph_arrays_free(&j.a);
     free(j.splits);
-    free(j.ids);
-    sy_module_free(&j.m);
+    sy_layout_prog_free(&j.lp);
     return st;
 }
 
@@ -452,7 +385,7 @@ pc_status pc_synth_write(const char *out_dir, const pc_synth_opts *opts, pc_repo
     pc_status st = check_opts(out_dir, opts, err);
     if (st) return st;
     plan p;
-    make_plan(&p, opts);
+    sy_plan_make(&p, opts);
     st = make_dirs(&p, out_dir, err);
     if (st) return st;
     int64_t n = list_tasks(&p, NULL);

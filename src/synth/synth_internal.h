@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "perfcast/synth.h"
 #include "synth/hlo.h"
 #include "synth/rng.h"
 
@@ -53,6 +54,11 @@ void sy_layout_search_default(const sy_module *m, const int64_t *ids, int64_t nc
                               sy_layout_model *lm, sy_rng *r, int64_t c, double sigma, float *rows,
                               double *meas);
 
+/* Ranks of the tensors configurable node v exposes, in node_config_feat's
+   order (output, operand 0, and for convolutions the kernel); returns how
+   many (2 or 3). */
+int sy_layout_tensor_ranks(const sy_module *m, int64_t v, int *ranks);
+
 /* Prepares the cost model of a finished module whose configurable nodes are
    `ids` (ascending). Returns NULL if out of memory. */
 sy_layout_model *sy_layout_model_new(const sy_module *m, const int64_t *ids, int64_t nc);
@@ -69,15 +75,64 @@ typedef struct sy_tile_graph {
     float *config_feat; /* (nconfigs, 24) */
     double *cost_ns;    /* noise-free runtime of each config */
     int64_t default_config;
+    struct tk_spec *spec; /* the kernel's loop nest (tile.c) */
 } sy_tile_graph;
 
 /* Builds one fused kernel with `nconfigs` distinct tile configs (fewer if its
    tile space is smaller), one of them the compiler's default. */
 int sy_tile_graph_build(sy_tile_graph *g, sy_rng *r, int64_t nconfigs);
 void sy_tile_graph_free(sy_tile_graph *g);
+/* Iteration dims of a tile graph's kernel (config_feat's kernel bounds, in
+   order) and their extents (ext: SY_MAX_RANK entries). */
+int sy_tile_graph_dims(const sy_tile_graph *g, int64_t *ext);
+/* Noise-free cost (ns) of tiling the kernel with t (one size per iteration
+   dim, each in [1, its extent]). */
+double sy_tile_graph_cost(const sy_tile_graph *g, const int64_t *t);
 /* Cost (ns) of a plain [m,k] x [k,n] matmul kernel tiled (tm, tn, tk);
    exposed for tests and for the worked examples in docs/synth.md. */
 double sy_tile_matmul_cost(int64_t m, int64_t n, int64_t k, const int64_t tile[3], int esize);
+
+/* ---- plan.c: what pc_synth_write makes, graph by graph ------------------- */
+
+/* Collections in pc_collection_name order (bits of pc_synth_opts.collections). */
+enum { SY_COL_TILE = 0, SY_COL_XLA_RANDOM, SY_COL_XLA_DEFAULT, SY_COL_NLP_RANDOM,
+       SY_COL_NLP_DEFAULT, SY_NCOL };
+
+typedef struct sy_scale_cfg {
+    int64_t tile_graphs, tile_cfg_lo, tile_cfg_hi;
+    int64_t layout_graphs, cfg_lo, cfg_hi;
+    int64_t xla_lo, xla_hi, nlp_lo, nlp_hi;
+} sy_scale_cfg;
+
+typedef struct sy_plan {
+    const pc_synth_opts *o;
+    sy_scale_cfg sc;
+    int64_t count[2][3]; /* [tile, layout][split] graphs */
+    unsigned cols;
+} sy_plan;
+
+void sy_plan_make(sy_plan *p, const pc_synth_opts *o);
+/* Seed of one graph: independent of everything but its coordinates. */
+uint64_t sy_graph_seed(uint64_t seed, int family, int split, int64_t index);
+/* A global index per collection family (kind 0 tile, 1 layout), so stems are
+   unique across splits. */
+int64_t sy_stem_index(const sy_plan *p, int kind, int split, int64_t index);
+
+/* One layout program as pc_synth_write builds it (before its configs). */
+typedef struct sy_layout_prog {
+    sy_module m;
+    int64_t *ids, nc;
+    char name[128];
+} sy_layout_prog;
+
+/* Builds program `index` of `split` (nlp: the nlp family); 0 or -1 (out of
+   memory; *lp is then still safe to free). */
+int sy_layout_prog_build(const sy_plan *p, int nlp, int split, int64_t index, sy_layout_prog *lp);
+void sy_layout_prog_free(sy_layout_prog *lp);
+/* Builds tile graph `index` of `split` with *r seeded as pc_synth_write seeds
+   it and left where the graph's build leaves it (the measurements and the
+   stem draw from it next). 0 or -1. */
+int sy_tile_prog_build(const sy_plan *p, int split, int64_t index, sy_tile_graph *g, sy_rng *r);
 
 /* ---- shared helpers (hset.c) --------------------------------------------- */
 

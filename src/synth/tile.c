@@ -20,7 +20,7 @@
 #include "synth/tpu.h"
 
 #define TK_MAX_IN 8
-#define TK_MAX_CAND 32
+#define TK_MAX_CAND PC_TPUG_TILE_MAX_SIZES
 
 typedef struct tk_tensor {
     int rank;
@@ -162,31 +162,6 @@ double sy_tile_matmul_cost(int64_t m, int64_t n, int64_t k, const int64_t tile[3
 
 /* ---- candidate tiles and configs ----------------------------------------- */
 
-static int cmp_i64(const void *a, const void *b) {
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
-}
-
-/* Tile sizes an autotuner would try for a dim of extent e: lane dims take
-   multiples of 128, sublane dims multiples of 8, other dims powers of two;
-   the whole extent is always a candidate. */
-static int candidates(int64_t e, int role, int64_t *out) {
-    static const int64_t lane[] = {128, 256, 384, 512, 768, 1024, 1536, 2048};
-    int n = 0;
-    if (role == 2 && e > 128) {
-        for (int i = 0; i < 8 && lane[i] < e; i++) out[n++] = lane[i];
-    } else {
-        int64_t lo = role == 2 ? 8 : role == 1 ? 8 : 1;
-        for (int64_t p = lo; p < e && n < TK_MAX_CAND - 1; p *= 2) out[n++] = p;
-    }
-    out[n++] = e;
-    qsort(out, (size_t)n, sizeof *out, cmp_i64);
-    int u = 0;
-    for (int i = 0; i < n; i++)
-        if (u == 0 || out[i] != out[u - 1]) out[u++] = out[i];
-    return u;
-}
-
 /* 2 if iteration dim i is the minor (lane) dim of some tensor, 1 if it is a
    second-minor (sublane) dim, else 0. */
 static int dim_role(const tk_spec *k, int i) {
@@ -237,7 +212,7 @@ static void random_tiles(const tk_spec *k, sy_rng *r, int64_t *t) {
     int64_t c[TK_MAX_CAND];
     for (int tries = 0; tries < 32; tries++) {
         for (int i = 0; i < k->niter; i++) {
-            int n = candidates(k->ext[i], dim_role(k, i), c);
+            int n = pc_tpug_tile_sizes(k->ext[i], dim_role(k, i), c);
             t[i] = c[sy_range(r, 0, n - 1)];
         }
         if (grid_steps(k, t) <= 4096 && footprint(k, t) <= 4.0 * TPU_VMEM_BYTES) return;
@@ -640,10 +615,20 @@ static void add_config(sy_tile_graph *g, const tk_spec *k, const int64_t *t) {
     g->cost_ns[g->nconfigs++] = tile_cost(k, t);
 }
 
+int sy_tile_graph_dims(const sy_tile_graph *g, int64_t *ext) {
+    for (int i = 0; i < SY_MAX_RANK; i++) ext[i] = i < g->spec->niter ? g->spec->ext[i] : 0;
+    return g->spec->niter;
+}
+
+double sy_tile_graph_cost(const sy_tile_graph *g, const int64_t *t) { return tile_cost(g->spec, t); }
+
 int sy_tile_graph_build(sy_tile_graph *g, sy_rng *r, int64_t nconfigs) {
     memset(g, 0, sizeof *g);
+    tk_spec *kp = g->spec = malloc(sizeof *g->spec);
+    if (!kp) return -1;
     tk_spec k;
     if (build_kernel(g, r, &k) != 0) return -1;
+    *kp = k;
     if (nconfigs < 1) nconfigs = 1;
     g->config_feat = malloc((size_t)nconfigs * PC_TPUG_TILE_FEATS * sizeof(float));
     g->cost_ns = malloc((size_t)nconfigs * sizeof(double));
@@ -677,6 +662,7 @@ int sy_tile_graph_build(sy_tile_graph *g, sy_rng *r, int64_t nconfigs) {
 void sy_tile_graph_free(sy_tile_graph *g) {
     if (!g) return;
     sy_module_free(&g->mod);
+    free(g->spec);
     free(g->config_feat);
     free(g->cost_ns);
     memset(g, 0, sizeof *g);

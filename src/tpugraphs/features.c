@@ -13,6 +13,7 @@
  * signed product would overflow, synth had undefined behaviour; the wrapping
  * rule gives what the dataset's extractor gives.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "tpugraphs/features.h"
@@ -105,4 +106,26 @@ void pc_tpug_node_feat(const pc_tpug_node *nd, float *f) {
     put_seq(f + PC_TPUG_COL_PAD_HIGH, nd->pad_high, 2, 0);
     f[PC_TPUG_COL_IS_STABLE] = nd->is_stable ? 1.0f : 0.0f;
     put_first(f + PC_TPUG_COL_LAYOUT, nd->minor_to_major, PC_TPUG_NODE_FEATS - PC_TPUG_COL_LAYOUT);
+}
+
+static int cmp_i64(const void *a, const void *b) {
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+int pc_tpug_tile_sizes(int64_t e, int role, int64_t *out) {
+    static const int64_t lane[] = {128, 256, 384, 512, 768, 1024, 1536, 2048};
+    int n = 0;
+    if (role == 2 && e > 128) {
+        for (int i = 0; i < 8 && lane[i] < e; i++) out[n++] = lane[i];
+    } else {
+        int64_t lo = role == 2 ? 8 : role == 1 ? 8 : 1;
+        for (int64_t p = lo; p < e && n < PC_TPUG_TILE_MAX_SIZES - 1; p *= 2) out[n++] = p;
+    }
+    out[n++] = e;
+    qsort(out, (size_t)n, sizeof *out, cmp_i64);
+    int u = 0;
+    for (int i = 0; i < n; i++)
+        if (u == 0 || out[i] != out[u - 1]) out[u++] = out[i];
+    return u;
 }

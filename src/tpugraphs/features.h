@@ -111,4 +111,18 @@ void pc_tpug_node_feat(const pc_tpug_node *nd, float *out);
    output and input bounds) into out; the product of an empty list is 0 here. */
 void pc_tpug_tile_feat(pc_tpug_seq kernel, pc_tpug_seq output, pc_tpug_seq input, float *out);
 
+/* The most sizes pc_tpug_tile_sizes writes. */
+#define PC_TPUG_TILE_MAX_SIZES 32
+
+/*
+ * Tile sizes an autotuner tries for an iteration dim of extent e (>= 1), the
+ * rule synth's tile configs are drawn by and tune searches: a lane dim
+ * (role 2, the minor dim of some tensor) multiples of 128 up to 2048, a
+ * sublane dim (role 1) powers of two from 8, any other dim (role 0) powers
+ * of two from 1, each below e; the whole extent e is always one. Writes them
+ * ascending and distinct to out (PC_TPUG_TILE_MAX_SIZES entries); returns
+ * how many.
+ */
+int pc_tpug_tile_sizes(int64_t e, int role, int64_t *out);
+
 #endif /* PC_TPUGRAPHS_FEATURES_H */

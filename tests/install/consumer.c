@@ -24,6 +24,7 @@
 #include <perfcast/safetensors.h>
 #include <perfcast/synth.h>
 #include <perfcast/train.h>
+#include <perfcast/tune.h>
 
 #include "consumer_run.h"
 

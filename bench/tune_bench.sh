@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# perfcast tune on the simulator (issue #15): train a model per collection on
+# `synth --scale small` (default flags, --time-budget TRAIN_S), tune every test
+# graph with it (--budget-s TUNE_S) and with the simulator itself as scorer
+# (--oracle, the search's ceiling), and time each proposal with
+# `perfcast simulate`. bench/tune_summary.py prints per collection:
+#   first/default  geomean over graphs of (simulated runtime of the first
+#                  proposal / the compiler default's); tile: the tiling synth's
+#                  simulated compiler picks (docs/synth.md; one of the file's
+#                  configs, unmarked in the file), layout: all -1;
+#   best5/default  the same for the best of the first 5 proposals;
+#   first/filebest against the fastest config in the file (true runtime);
+#   beats file     share of graphs whose first proposal beats the file's best;
+#   s/graph        tune's wall time per graph;
+#   oracle         the same columns for the oracle search.
+# Then the speed checks: a 10,000-node layout graph with 1,000 configurable
+# nodes (bench/make_layout_file.py) tuned with a 30 s budget, and a tile
+# kernel with a 1 s budget.
+#   bench/tune_bench.sh [BUILD_DIR]
+# Environment: TRAIN_S (40), TUNE_S (10), SEED (1), THREADS (2), COLLS
+# ("tile:xla layout:xla:random layout:nlp:random"), KEEP (a folder to keep the
+# work in instead of a temporary one).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD="${1:-build}"
+P="$BUILD/perfcast"
+TRAIN_S="${TRAIN_S:-40}"
+TUNE_S="${TUNE_S:-10}"
+SEED="${SEED:-1}"
+THREADS="${THREADS:-2}"
+COLLS="${COLLS:-tile:xla layout:xla:random layout:nlp:random}"
+PY=/usr/bin/python3
+if [ -n "${KEEP:-}" ]; then WORK="$KEEP"; mkdir -p "$WORK"; else
+    WORK="$(mktemp -d)"; trap 'rm -rf "$WORK"' EXIT; fi
+
+"$P" synth --out "$WORK/data" --scale small --seed "$SEED" --threads "$THREADS" >/dev/null
+for coll in $COLLS; do
+    name="${coll//:/_}"
+    [ -f "$WORK/$name.st" ] || "$P" train --data "$WORK/data" --collection "$coll" \
+        --out "$WORK/$name.st" --time-budget "$TRAIN_S" --threads "$THREADS" >/dev/null
+    dir="$WORK/data/npz/${coll//://}/test"
+    mkdir -p "$WORK/model/$name" "$WORK/oracle/$name"
+    for f in "$dir"/*.npz; do
+        stem="$(basename "$f")"
+        "$P" tune --model "$WORK/$name.st" "$f" --out "$WORK/model/$name/$stem" \
+            --budget-s "$TUNE_S" --seed "$SEED" --threads "$THREADS" --json \
+            > "$WORK/model/$name/${stem%.npz}.json"
+        "$P" tune --oracle --synth-seed "$SEED" --synth-scale small "$f" \
+            --out "$WORK/oracle/$name/$stem" --budget-s "$TUNE_S" --seed "$SEED" --json \
+            > "$WORK/oracle/$name/${stem%.npz}.json"
+        for which in src model oracle; do
+            case $which in src) g="$f" ;; *) g="$WORK/$which/$name/$stem" ;; esac
+            "$P" simulate "$g" --seed "$SEED" --scale small --json \
+                > "$WORK/$which-$name-${stem%.npz}.sim.json"
+        done
+    done
+done
+"$PY" bench/tune_summary.py "$WORK" $COLLS
+
+echo
+echo "speed: 10,000-node layout graph, 1,000 configurable nodes, 100 configs, --budget-s 30"
+"$PY" bench/make_layout_file.py "$WORK/big.npz" --stored --nodes 10000 --config-nodes 1000 \
+    --configs 100
+# make_layout_file.py leaves node_feat's shapes 0; give each configurable node the
+# output rank its configs use, so that tune's rank cross-check holds
+"$PY" - "$WORK/big.npz" <<'PYEOF'
+import sys
+import numpy as np
+z = dict(np.load(sys.argv[1]))
+ids, cf = z["node_config_ids"], z["node_config_feat"]
+rank = (cf[:, :, :6].max(axis=(0, 2)) + 1).astype(int)
+for v, r in zip(ids, rank):
+    z["node_feat"][v, 21:21 + r] = 8.0
+np.savez(sys.argv[1], **z)
+PYEOF
+big_model="$WORK/layout_xla_random.st"
+[ -f "$big_model" ] || big_model="$(ls "$WORK"/layout_*.st | head -1)"
+"$P" tune --model "$big_model" "$WORK/big.npz" --budget-s 30 --threads "$THREADS" \
+    --out "$WORK/big_out.npz" | head -4
+echo "speed: one tile kernel, --budget-s 1"
+tile="$(ls "$WORK"/data/npz/tile/xla/test/*.npz | head -1)"
+/usr/bin/time -f "  wall %e s (whole process)" "$P" tune --model "$WORK/tile_xla.st" "$tile" \
+    --budget-s 1 --threads "$THREADS" | head -3

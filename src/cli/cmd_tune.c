@@ -1,0 +1,444 @@
+/*
+ * perfcast tune: searches a graph's configuration space with a trained
+ * model (or, --oracle, with synth's simulator) and writes the best
+ * configurations found as a TpuGraphs .npz (include/perfcast/tune.h).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli.h"
+#include "perfcast/hlo.h"
+#include "perfcast/tune.h"
+
+static void tune_help(FILE *f) {
+    fprintf(f, "usage: perfcast tune --model MODEL FILE.npz|PROGRAM.hlo [--out OUT.npz] [--top K]\n"
+               "                     [--budget-s S] [--seed N] [--json]\n"
+               "       perfcast tune --model MODEL --data DIR [--split test] --out OUTDIR\n"
+               "       perfcast tune --oracle [--synth-seed N ...] FILE.npz [--out OUT.npz]\n\n"
+               "Searches the graph's configuration space for the configs the model predicts\n"
+               "fastest and writes the best K, best first, as a TpuGraphs .npz of the same\n"
+               "kind with the same graph arrays (config_runtime all 0). The space is valid by\n"
+               "construction: layout, per configurable node each tensor the file's configs\n"
+               "set gets -1 (the compiler's choice) or a minor_to_major order of its rank;\n"
+               "tile, the bounds the file's configs use, each taking the tile\n"
+               "sizes the file's configs give it (--tile-new-sizes: more). The search\n"
+               "starts from the compiler's default (layout: all -1; tile files do not say\n"
+               "which config is the default) and the file's best-scored configs, scores\n"
+               "--batch candidates per model call, and stops on --budget-s or when\n"
+               "--patience rounds bring nothing better (small tile spaces: all of it).\n"
+               "PROGRAM.hlo: the graph and candidates are built as `rank` builds them\n"
+               "(--candidates enumerated) and the proposals are also printed in rank's\n"
+               "notation (feed them back with rank --configs).\n\n"
+               "  --model MODEL       checkpoint written by perfcast train\n"
+               "  --out PATH          output .npz (--data: output directory, one <stem>.npz\n"
+               "                      per graph)\n"
+               "  --data DIR          tune every graph of a split of the model's collection\n"
+               "  --split NAME        with --data (default test)\n"
+               "  --top K             proposals kept (default 5)\n"
+               "  --budget-s S        search time per graph, seconds (default 10)\n"
+               "  --seed N            search seed (default 1)\n"
+               "  --batch N           candidates per model call (default 256)\n"
+               "  --patience N        rounds without improvement before stopping (default 40)\n"
+               "  --max-scored N      stop after N candidates (reproducible runs; default none)\n"
+               "  --candidates N      HLO: enumerated candidates the space is learned from\n"
+               "                      (default 256)\n"
+               "  --kernel NAME       HLO, tile: only this kernel\n"
+               "  --threads N         model threads (0 = all cores)\n"
+               "  --tile-new-sizes    tile: also try sizes no config of the file uses (synth's\n"
+               "                      autotuner rule); default: the file's sizes, combined anew\n"
+               "  --oracle            score with synth's simulator instead of a model (the\n"
+               "                      search's ceiling on a synth file); --synth-seed N,\n"
+               "                      --synth-scale S, --synth-graphs N, --synth-layout-nodes N,\n"
+               "                      --synth-tile-configs N say how synth was run\n"
+               "  --json              machine-readable output\n");
+}
+
+typedef struct tune_args {
+    const char *model, *path, *out, *data, *split, *kernel;
+    int json, threads, oracle;
+    long long candidates;
+    pc_tune_opts o;
+    pc_synth_opts so;
+    pc_predictor *p;
+} tune_args;
+
+/* ---- scoring ---------------------------------------------------------------- */
+
+static pc_status sim_score(void *ctx, const float *configs, int64_t n, double *scores,
+                           pc_error *err) {
+    return pc_synth_sim_run(ctx, configs, n, scores, err);
+}
+
+typedef struct tuned {
+    pc_tune_space *space;
+    pc_tune_result res;
+} tuned;
+
+static void tuned_free(tuned *t) {
+    pc_tune_space_free(t->space);
+    pc_tune_result_clear(&t->res);
+}
+
+/* Space, scorer and search for one graph (path names a synth file for --oracle). */
+static pc_status tune_graph(const tune_args *a, pc_graph *g, const char *path, tuned *t,
+                            pc_error *e) {
+    memset(t, 0, sizeof *t);
+    t->res.struct_size = sizeof t->res;
+    pc_tune_model *m = NULL;
+    pc_synth_sim *sim = NULL;
+    pc_status st = PC_OK;
+    if (a->oracle) {
+        st = pc_synth_sim_load(path, &a->so, &sim, e);
+        if (!st && pc_synth_sim_is_tile(sim) != (pc_graph_kind(g) == PC_KIND_TILE)) {
+            st = e->code = PC_ERR_ARG;
+            snprintf(e->msg, sizeof e->msg, "%s: the simulator's graph is not of its kind", path);
+        }
+    } else
+        st = pc_tune_model_new(a->p, g, &m, e);
+    if (!st) st = pc_tune_space_from_graph(g, &a->o, &t->space, e);
+    if (!st)
+        st = pc_tune_search(t->space, g, &a->o, a->oracle ? sim_score : pc_tune_model_score,
+                            a->oracle ? (void *)sim : (void *)m, &t->res, e);
+    pc_tune_model_free(m);
+    pc_synth_sim_free(sim);
+    return st;
+}
+
+/* ---- printing ----------------------------------------------------------------- */
+
+static void print_summary(const tune_args *a, const char *name, const tuned *t) {
+    const pc_tune_result *r = &t->res;
+    if (a->json) {
+        printf("{\"graph\": \"%s\", \"kind\": \"%s\", \"vars\": %lld, \"log10_space\": %.3f, "
+               "\"scored\": %lld, \"rounds\": %lld, \"seconds\": %.3f, \"stop\": \"%s\"",
+               name, pc_kind_name(pc_tune_space_kind(t->space)),
+               (long long)pc_tune_space_vars(t->space), pc_tune_space_log10_size(t->space),
+               (long long)r->scored, (long long)r->rounds, r->seconds, pc_tune_stop_name(r->stop));
+        if (r->has_default) printf(", \"default_score\": %.9g", r->default_score);
+        if (r->input_best >= 0)
+            printf(", \"input_best\": %lld, \"input_best_score\": %.9g", (long long)r->input_best,
+                   r->input_best_score);
+        printf(", \"scores\": [");
+        for (int64_t i = 0; i < r->k; i++) printf("%s%.9g", i ? ", " : "", r->scores[i]);
+        printf("]");
+        return;
+    }
+    printf("%s: %s, %lld searched %s, space 10^%.1f\n", name,
+           pc_kind_name(pc_tune_space_kind(t->space)), (long long)pc_tune_space_vars(t->space),
+           pc_tune_space_kind(t->space) == PC_KIND_TILE ? "tile bounds" : "tensors",
+           pc_tune_space_log10_size(t->space));
+    printf("  scored %lld candidates in %lld rounds, %.2f s (stopped: %s)\n", (long long)r->scored,
+           (long long)r->rounds, r->seconds, pc_tune_stop_name(r->stop));
+    const char *unit = a->oracle ? "ns (simulated)" : "(model score, lower = faster)";
+    if (r->k > 0 && r->has_default)
+        printf("  best %.6g vs compiler default %.6g %s: predicted gain %.6g%s\n", r->scores[0],
+               r->default_score, unit, r->default_score - r->scores[0],
+               a->oracle ? "" : " score units");
+    if (r->k > 0 && r->input_best >= 0)
+        printf("  best %.6g vs the file's best-scored config %lld: %.6g\n", r->scores[0],
+               (long long)r->input_best, r->input_best_score);
+}
+
+static int write_out(const char *out, const pc_graph *g, const tuned *t) {
+    pc_error e;
+    if (pc_tune_write(out, g, t->res.configs, t->res.k, &e) != PC_OK) return pc_cli_fail(&e);
+    return PC_EXIT_OK;
+}
+
+/* ---- one .npz ------------------------------------------------------------------ */
+
+static int tune_npz(const tune_args *a) {
+    pc_error e;
+    pc_load_opts lo = pc_load_opts_default();
+    lo.threads = a->threads;
+    pc_graph *g = NULL;
+    if (pc_graph_load(a->path, &lo, &g, &e) != PC_OK) return pc_cli_fail(&e);
+    tuned t;
+    int rc = PC_EXIT_OK;
+    if (tune_graph(a, g, a->path, &t, &e) != PC_OK) {
+        rc = pc_cli_fail(&e);
+    } else {
+        print_summary(a, a->path, &t);
+        if (a->out) rc = write_out(a->out, g, &t);
+        if (a->json)
+            printf(", \"out\": %s%s%s}\n", a->out ? "\"" : "", a->out ? a->out : "null",
+                   a->out ? "\"" : "");
+        else
+            for (int64_t i = 0; i < t.res.k; i++)
+                printf("  %lld  score %.6g\n", (long long)i + 1, t.res.scores[i]);
+        if (!a->json && a->out && rc == PC_EXIT_OK)
+            printf("wrote %s (%lld proposals)\n", a->out, (long long)t.res.k);
+    }
+    tuned_free(&t);
+    pc_graph_free(g);
+    return rc;
+}
+
+/* ---- an HLO program ------------------------------------------------------------ */
+
+/* OUT for one set, OUT.<i>.npz (before .npz) for several. */
+static void set_out(const char *out, int i, int n, char *buf, size_t cap) {
+    if (n == 1) {
+        snprintf(buf, cap, "%s", out);
+        return;
+    }
+    size_t len = strlen(out);
+    int ext = len > 4 && !strcmp(out + len - 4, ".npz");
+    snprintf(buf, cap, "%.*s.%d.npz", (int)(ext ? len - 4 : len), out, i);
+}
+
+static int tune_hlo(const tune_args *a) {
+    pc_error e;
+    pc_rank_opts ro = pc_rank_opts_default();
+    ro.kind = pc_collection_kind(pc_predictor_collection(a->p));
+    ro.kernel = a->kernel;
+    ro.candidates = a->candidates;
+    ro.seed = a->o.seed;
+    pc_rank_set **sets = NULL;
+    int n = 0, rc = PC_EXIT_OK;
+    if (pc_rank_sets_from_hlo(a->path, &ro, &sets, &n, NULL, &e) != PC_OK) return pc_cli_fail(&e);
+    if (a->json) printf("[");
+    for (int i = 0; i < n && rc == PC_EXIT_OK; i++) {
+        pc_graph *g = pc_rank_set_graph(sets[i]);
+        tuned t;
+        if (tune_graph(a, g, a->path, &t, &e) != PC_OK) {
+            rc = pc_cli_fail(&e);
+            tuned_free(&t);
+            break;
+        }
+        if (a->json && i) printf(", ");
+        print_summary(a, pc_rank_set_name(sets[i]), &t);
+        if (a->json) printf(", \"proposals\": [");
+        for (int64_t k = 0; k < t.res.k; k++) {
+            char *d =
+                pc_rank_set_describe_config(sets[i], t.res.configs + k * t.res.width, a->json);
+            if (a->json)
+                printf("%s%s", k ? ", " : "", d ? d : "null");
+            else
+                printf("  %lld  score %.6g  %s\n", (long long)k + 1, t.res.scores[k], d ? d : "?");
+            free(d);
+        }
+        if (a->json) printf("]}");
+        if (a->out) {
+            char path[4096];
+            set_out(a->out, i, n, path, sizeof path);
+            rc = write_out(path, g, &t);
+            if (!a->json && rc == PC_EXIT_OK) printf("wrote %s\n", path);
+        }
+        tuned_free(&t);
+    }
+    if (a->json) printf("]\n");
+    pc_rank_sets_free(sets, n);
+    return rc;
+}
+
+/* ---- a whole split ------------------------------------------------------------- */
+
+static void stem_of(const char *path, char *buf, size_t cap) {
+    const char *b = strrchr(path, '/');
+    b = b ? b + 1 : path;
+    size_t len = strlen(b);
+    if (len > 4 && !strcmp(b + len - 4, ".npz")) len -= 4;
+    snprintf(buf, cap, "%.*s", (int)len, b);
+}
+
+static int tune_split(tune_args *a) {
+    pc_error e;
+    pc_dataset *ds = NULL;
+    int coll = pc_predictor_collection(a->p), split = pc_split_find(a->split);
+    if (split < 0)
+        return pc_cli_usage_error("tune",
+                                  "--split expects train, valid or test, got "
+                                  "'%s'",
+                                  a->split);
+    if (pc_dataset_open(a->data, &ds, &e) != PC_OK) return pc_cli_fail(&e);
+    size_t n = pc_dataset_num_files(ds, coll, split);
+    int rc = PC_EXIT_OK;
+    if (n == 0) {
+        fprintf(stderr, "perfcast tune: error: %s has no %s %s graphs\n", a->data,
+                pc_collection_name(coll), a->split);
+        rc = PC_EXIT_FAIL;
+    }
+    if (!rc && mkdir(a->out, 0777) != 0 && errno != EEXIST) {
+        fprintf(stderr, "perfcast tune: error: cannot create %s\n", a->out);
+        rc = PC_EXIT_FAIL;
+    }
+    if (a->json) printf("[");
+    for (size_t i = 0; i < n && rc == PC_EXIT_OK; i++) {
+        char stem[1024], out[4096];
+        const char *path = pc_dataset_file(ds, coll, split, i);
+        stem_of(path, stem, sizeof stem);
+        snprintf(out, sizeof out, "%s/%s.npz", a->out, stem);
+        pc_graph *g = NULL;
+        tuned t;
+        memset(&t, 0, sizeof t);
+        if (pc_graph_load(path, NULL, &g, &e) != PC_OK || tune_graph(a, g, path, &t, &e) != PC_OK)
+            rc = pc_cli_fail(&e);
+        if (!rc) {
+            if (a->json && i) printf(", ");
+            print_summary(a, path, &t);
+            rc = write_out(out, g, &t);
+            if (a->json) printf(", \"out\": \"%s\"}", out);
+        }
+        tuned_free(&t);
+        pc_graph_free(g);
+    }
+    if (a->json)
+        printf("]\n");
+    else if (!rc)
+        printf("wrote %zu files to %s\n", n, a->out);
+    pc_dataset_close(ds);
+    return rc;
+}
+
+/* ---- options ------------------------------------------------------------------- */
+
+static int parse_num(tune_args *a, int c, const char *flag, const char *v) {
+    long long x;
+    double d;
+    char *end;
+    enum {
+        O_TOP = 256,
+        O_BUDGET,
+        O_BATCH,
+        O_PATIENCE,
+        O_MAXS,
+        O_CAND,
+        O_THREADS,
+        O_SSEED,
+        O_SSCALE,
+        O_SGRAPHS,
+        O_SNODES,
+        O_STILE
+    };
+    switch (c) {
+    case O_BUDGET:
+        d = strtod(v, &end);
+        if (end == v || *end || !(d > 0) || d > 1e6)
+            return pc_cli_usage_error("tune", "--budget-s expects seconds > 0, got '%s'", v);
+        a->o.budget_s = d;
+        return 0;
+    case O_SSCALE:
+        if (pc_synth_scale_parse(v, &a->so.scale) != PC_OK)
+            return pc_cli_usage_error("tune",
+                                      "--synth-scale expects tiny, small or full, got "
+                                      "'%s'",
+                                      v);
+        return 0;
+    default: break;
+    }
+    long long lo = c == O_MAXS || c == O_THREADS || c == O_SSEED ? 0 : 1;
+    long long hi = c == O_SSEED ? INT64_MAX : c == O_THREADS ? 1024 : 100000000;
+    if (pc_cli_parse_i64(v, lo, hi, &x))
+        return pc_cli_usage_error("tune", "%s expects an integer in [%lld, %lld], got '%s'", flag,
+                                  lo, hi, v);
+    switch (c) {
+    case O_TOP: a->o.top_k = (int)(x < 100000 ? x : 100000); break;
+    case O_BATCH: a->o.batch = x; break;
+    case O_PATIENCE: a->o.patience = (int)x; break;
+    case O_MAXS: a->o.max_scored = x; break;
+    case O_CAND: a->candidates = x; break;
+    case O_THREADS: a->threads = (int)x; break;
+    case O_SSEED: a->so.seed = (uint64_t)x; break;
+    case O_SGRAPHS: a->so.graphs_per_split = x; break;
+    case O_SNODES: a->so.layout_nodes = x; break;
+    case O_STILE: a->so.tile_configs = x; break;
+    default: break;
+    }
+    return 0;
+}
+
+int pc_cmd_tune(int argc, char **argv) {
+    static const struct option opts[] = {{"model", required_argument, 0, 'm'},
+                                         {"out", required_argument, 0, 'o'},
+                                         {"data", required_argument, 0, 'd'},
+                                         {"split", required_argument, 0, 'p'},
+                                         {"kernel", required_argument, 0, 'k'},
+                                         {"seed", required_argument, 0, 'S'},
+                                         {"json", no_argument, 0, 'j'},
+                                         {"oracle", no_argument, 0, 'O'},
+                                         {"top", required_argument, 0, 256},
+                                         {"budget-s", required_argument, 0, 257},
+                                         {"batch", required_argument, 0, 258},
+                                         {"patience", required_argument, 0, 259},
+                                         {"max-scored", required_argument, 0, 260},
+                                         {"candidates", required_argument, 0, 261},
+                                         {"threads", required_argument, 0, 262},
+                                         {"synth-seed", required_argument, 0, 263},
+                                         {"synth-scale", required_argument, 0, 264},
+                                         {"synth-graphs", required_argument, 0, 265},
+                                         {"synth-layout-nodes", required_argument, 0, 266},
+                                         {"synth-tile-configs", required_argument, 0, 267},
+                                         {"tile-new-sizes", no_argument, 0, 'N'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
+    tune_args a;
+    memset(&a, 0, sizeof a);
+    a.o = pc_tune_opts_default();
+    a.so = pc_synth_opts_default();
+    a.split = "test";
+    a.candidates = 256;
+    long long v;
+    int c, rc;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "m:o:d:p:k:S:jONh", opts, NULL)) != -1) {
+        switch (c) {
+        case 'm': a.model = optarg; break;
+        case 'o': a.out = optarg; break;
+        case 'd': a.data = optarg; break;
+        case 'p': a.split = optarg; break;
+        case 'k': a.kernel = optarg; break;
+        case 'j': a.json = 1; break;
+        case 'O': a.oracle = 1; break;
+        case 'N': a.o.tile_new_sizes = 1; break;
+        case 'S':
+            if (pc_cli_parse_i64(optarg, 0, INT64_MAX, &v))
+                return pc_cli_usage_error("tune",
+                                          "--seed expects a non-negative integer, got "
+                                          "'%s'",
+                                          optarg);
+            a.o.seed = (uint64_t)v;
+            break;
+        case 'h': tune_help(stdout); return PC_EXIT_OK;
+        default:
+            if (c >= 256 && c <= 267) {
+                if ((rc = parse_num(&a, c, argv[optind - 1], optarg))) return rc;
+                break;
+            }
+            return pc_cli_usage_error("tune", "unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    if (!a.model && !a.oracle) return pc_cli_usage_error("tune", "--model MODEL is required");
+    if (a.model && a.oracle) return pc_cli_usage_error("tune", "--oracle replaces --model");
+    if (a.data) {
+        if (optind != argc)
+            return pc_cli_usage_error("tune", "--data tunes a split; no FILE as well");
+        if (!a.out) return pc_cli_usage_error("tune", "--data needs --out OUTDIR");
+        if (a.oracle) return pc_cli_usage_error("tune", "--oracle tunes one FILE.npz");
+    } else if (optind + 1 != argc)
+        return pc_cli_usage_error("tune", optind == argc ? "FILE.npz, PROGRAM.hlo or --data DIR "
+                                                           "is required"
+                                                         : "one FILE at a time");
+    else
+        a.path = argv[optind];
+    pc_error e;
+    if (a.model && pc_predictor_load(a.model, a.threads, &a.p, &e) != PC_OK) return pc_cli_fail(&e);
+    struct stat stt;
+    int npz = a.path && strlen(a.path) > 4 &&
+              (!strcmp(a.path + strlen(a.path) - 4, ".npz") ||
+               (stat(a.path, &stt) == 0 && S_ISDIR(stt.st_mode)));
+    if (a.data)
+        rc = tune_split(&a);
+    else if (npz || a.oracle)
+        rc = tune_npz(&a);
+    else
+        rc = tune_hlo(&a);
+    pc_predictor_free(a.p);
+    return rc;
+}
