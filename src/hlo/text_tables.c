@@ -77,7 +77,9 @@ int tx_name_map_init(name_map *m, size_t n, key_fn key_of, const void *ctx) {
     m->mask = cap - 1;
     m->key_of = key_of;
     m->ctx = ctx;
-    return m->slot && m->hash ? 0 : -1;
+    if (m->slot && m->hash) return 0;
+    tx_name_map_free(m); /* callers do not free a map whose init failed */
+    return -1;
 }
 
 void tx_name_map_free(name_map *m) {

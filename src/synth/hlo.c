@@ -90,7 +90,14 @@ int64_t sy_shape_elems(const sy_shape *s) {
 }
 
 sy_shape sy_shape_of(const sy_module *m, int32_t x) {
-    if (m->cur < 0 || x < 0 || x >= m->comps[m->cur].n) return sy_scalar(0);
+    if (m->cur < 0 || x < 0 || x >= m->comps[m->cur].n) {
+        /* a failed build (an allocation failed: m->failed, ids -1) goes on to its end
+           before it is discarded: a [1] vector keeps callers' "last dim" in bounds */
+        sy_shape s = sy_scalar(0);
+        s.rank = 1;
+        s.d[0] = 1;
+        return s;
+    }
     return m->comps[m->cur].inst[x].shape;
 }
 
@@ -167,6 +174,7 @@ int32_t sy_iota(sy_module *m, sy_shape s, int dim) {
 }
 
 int32_t sy_bcast(sy_module *m, int32_t x, sy_shape s, const int8_t *bdims) {
+    if (m->failed || x < 0) return -1; /* x's shape is not known: nothing to map */
     sy_inst p = proto_of(PC_HLO_BROADCAST, s);
     p.ndims = sy_shape_of(m, x).rank;
     for (int i = 0; i < p.ndims; i++) p.dims[i] = bdims[i];
