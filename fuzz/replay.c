@@ -22,6 +22,7 @@
 
 /* One line per fuzz/fuzz_<name>.c (PC_FUZZ_TARGET(name)). */
 int pc_fuzz_analytic(const uint8_t *data, size_t size);
+int pc_fuzz_cache(const uint8_t *data, size_t size);
 int pc_fuzz_calib(const uint8_t *data, size_t size);
 int pc_fuzz_checkpoint(const uint8_t *data, size_t size);
 int pc_fuzz_graph(const uint8_t *data, size_t size);
@@ -41,6 +42,7 @@ static const struct {
     fuzz_fn fn;
 } targets[] = {
     {"analytic", pc_fuzz_analytic},
+    {"cache", pc_fuzz_cache},
     {"calib", pc_fuzz_calib},
     {"checkpoint", pc_fuzz_checkpoint},
     {"graph", pc_fuzz_graph},

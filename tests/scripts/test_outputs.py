@@ -130,6 +130,43 @@ def check_cache_repair():
     expect(not left, "no temporary or old entries left: %r" % left)
 
 
+def check_concurrent():
+    """Two `perfcast cache` runs at once, five times, and two trainings on one --out: one
+    wins, the other either finishes after it or fails at once naming the lock; every entry
+    left loads (`info`), no temporary is left, and the model left is whole."""
+    cli = os.environ["PERFCAST"]
+    cache = os.path.join(TMP, "race_cache")
+    for trial in range(5):
+        shutil.rmtree(cache, ignore_errors=True)
+        ps = [subprocess.Popen([cli, "cache", DATA, "--out", cache, "--threads", "1"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+              for _ in range(2)]
+        outs = [p.communicate(timeout=300) for p in ps]
+        rcs = [p.returncode for p in ps]
+        expect(0 in rcs and all(rc == 0 or (rc == 1 and "in use by another perfcast" in o[1])
+                                for rc, o in zip(rcs, outs)),
+               "cache race %d: exits %r, %r" % (trial, rcs, [o[1] for o in outs]))
+        entries = glob.glob(os.path.join(cache, "**", "*.pcc"), recursive=True)
+        expect(entries, "cache race %d: no entries" % trial)
+        for e in entries:
+            p = run("info", e)
+            expect(p.returncode == 0, "cache race %d: %s does not load: %s" % (trial, e, p.stderr))
+        left = [d for d in glob.glob(os.path.join(cache, "**", "*"), recursive=True)
+                if ".tmp" in d or ".old." in d]
+        expect(not left, "cache race %d: left %r" % (trial, left))
+    out = os.path.join(TMP, "race.st")
+    args = [cli, "train", "--data", DATA, "--collection", "tile:xla", "--out", out, *TRAIN]
+    ps = [subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+          for _ in range(2)]
+    outs = [p.communicate(timeout=300) for p in ps]
+    rcs = [p.returncode for p in ps]
+    expect(0 in rcs and all(rc == 0 or (rc == 1 and "in use by another perfcast" in o[1])
+                            for rc, o in zip(rcs, outs)),
+           "train race: exits %r, %r" % (rcs, [o[1] for o in outs]))
+    p = run("eval", "--model", out, "--data", DATA)
+    expect_rc(p, 0, "the model left by the train race loads")
+
+
 def main():
     shutil.rmtree(TMP, ignore_errors=True)
     os.makedirs(TMP)
@@ -138,7 +175,7 @@ def main():
     if FAILS:
         return report("")
     run_checks([check_stdout_errors, check_locks, check_aliases, check_stale_temporaries,
-                check_cache_repair])
+                check_cache_repair, check_concurrent])
     code = report("outputs: ok")
     if not FAILS:
         shutil.rmtree(TMP, ignore_errors=True)
