@@ -96,4 +96,20 @@ int pc_cli_seed_path(const char *out, unsigned long long seed, char *buf, size_t
 /* "12.3k", "4.5M" style counts for tables. */
 const char *pc_cli_human(double v, char *buf, size_t cap);
 
+/*
+ * Output paths, checked before any work (cli_out.c). Each returns -1 when the
+ * path will do, else an exit code after printing "perfcast CMD: error: FLAG
+ * PATH: why". A file: its folder exists and is writable, the path is not a
+ * folder. A folder (created with its parents): an existing one is a writable
+ * folder (and empty, with refuse_nonempty), else its nearest existing
+ * ancestor is a writable folder.
+ */
+int pc_cli_check_out_file(const char *cmd, const char *flag, const char *path);
+int pc_cli_check_out_dir(const char *cmd, const char *flag, const char *path, int refuse_nonempty);
+/* 1 when a and b name the same file (the same inode, or the same resolved path). */
+int pc_cli_same_file(const char *a, const char *b);
+/* A usage error when out is one of inputs[0..n) (NULL entries skipped); else -1. */
+int pc_cli_check_not_input(const char *cmd, const char *flag, const char *out,
+                           const char *const *inputs, int n);
+
 #endif
