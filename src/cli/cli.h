@@ -36,6 +36,7 @@ int pc_cmd_model(int argc, char **argv);
 int pc_cmd_plan(int argc, char **argv);
 int pc_cmd_validate(int argc, char **argv);
 int pc_cmd_calibrate(int argc, char **argv);
+int pc_cmd_plot(int argc, char **argv);
 
 /* Prints "perfcast <cmd>: <msg>" to stderr and returns PC_EXIT_USAGE. */
 int pc_cli_usage_error(const char *cmd, const char *fmt, ...)
