@@ -78,6 +78,8 @@ int pc_cmd_import(int argc, char **argv) {
     if (optind != argc - 1)
         return pc_cli_usage_error("import", "expected exactly one FILE.pb, FILE.hlo or FILE.txt");
     const char *path = argv[optind];
+    int rc = pc_cli_check_out_dir("import", "--out", out, 0);
+    if (rc >= 0) return rc;
 
     pc_import_report rep;
     memset(&rep, 0, sizeof rep);

@@ -43,6 +43,10 @@ typedef struct pc_plot_graph {
 #define PC_PLOT_MAX_PANELS 12
 int pc_plot_rank(const char *cmd, const char *path, const char *title, const pc_plot_graph *g,
                  int ng, int total);
+/* eval --svg: the first PC_PLOT_MAX_PANELS graphs with runtimes of the split
+ * scored by the model, drawn by pc_plot_rank. */
+int pc_plot_eval(const char *model, const char *data, const char *split, int threads, int tta,
+                 uint64_t tta_seed, const char *path);
 
 /* ---- plan train --svg ---- */
 
