@@ -178,13 +178,13 @@ static int plot_train(const char *path, const char *out) {
         pc_svg_plot p;
         memset(&p, 0, sizeof p);
         p.left = 80, p.top = 50, p.w = 520, p.h = 230;
-        p.x = (pc_svg_axis){NAN, NAN, 0, NULL, NULL};
-        p.y = (pc_svg_axis){NAN, NAN, 0, "train loss (epoch mean)", NULL};
+        p.x = (pc_svg_axis){NAN, NAN, 0, NULL, NULL, 0};
+        p.y = (pc_svg_axis){NAN, NAN, 0, "train loss (epoch mean)", NULL, 0};
         panel(s, &p, &L, 0);
         pc_svg_plot q = p;
         q.top = 340;
-        q.x = (pc_svg_axis){NAN, NAN, 0, "optimizer step", NULL};
-        q.y = (pc_svg_axis){NAN, NAN, 0, vl, NULL};
+        q.x = (pc_svg_axis){NAN, NAN, 0, "optimizer step", NULL, 0};
+        q.y = (pc_svg_axis){NAN, NAN, 0, vl, NULL, 0};
         panel(s, &q, &L, 1);
         const char *names[MAX_SERIES + 1], *colors[MAX_SERIES + 1];
         char nb[MAX_SERIES][32];

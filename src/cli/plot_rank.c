@@ -84,8 +84,9 @@ int pc_plot_rank(const char *cmd, const char *path, const char *title, const pc_
         pc_svg_plot p;
         memset(&p, 0, sizeof p);
         p.left = 90 + (k % cols) * cw, p.top = 60 + (k / cols) * rh, p.w = pw, p.h = ph;
-        p.x = (pc_svg_axis){NAN, NAN, 0, "predicted score (lower = predicted faster)", NULL};
-        p.y = (pc_svg_axis){NAN, NAN, 0, "runtime / the best", NULL};
+        p.x = (pc_svg_axis){NAN, NAN, 0, "predicted score (lower = predicted faster)", NULL,
+                            0};
+        p.y = (pc_svg_axis){NAN, NAN, 0, "runtime / the best", NULL, 0};
         draw_panel(s, &p, &g[k], ng == 1 ? MAX_POINTS_ONE : MAX_POINTS_GRID);
     }
     static const char *const names[3] = {"config", "true best (measured)",

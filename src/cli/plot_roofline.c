@@ -164,8 +164,8 @@ int pc_plot_roofline(const char *path, const pc_chip *chip, pc_prec prec,
     pc_svg_plot p;
     memset(&p, 0, sizeof p);
     p.left = 80, p.top = 60, p.w = 620, p.h = 380;
-    p.x = (pc_svg_axis){NAN, NAN, 1, "arithmetic intensity (FLOPs/byte)", ""};
-    p.y = (pc_svg_axis){NAN, NAN, 1, "achieved FLOP/s (FLOPs / roofline time)", ""};
+    p.x = (pc_svg_axis){NAN, NAN, 1, "arithmetic intensity (FLOPs/byte)", "", 0};
+    p.y = (pc_svg_axis){NAN, NAN, 1, "achieved FLOP/s (FLOPs / roofline time)", "", 0};
     roof_ranges(&p, chip, peak, ops, n);
     pc_svg_axes(s, &p);
     draw_roof(s, &p, chip, peak);

@@ -248,7 +248,7 @@ void pc_svg_axes(pc_svg *s, pc_svg_plot *p) {
                "<defs><clipPath id=\"clip%d\"><rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
                "height=\"%.1f\"/></clipPath></defs>\n",
                p->id, p->left, p->top, p->w, p->h);
-    int n = ticks(&p->x, t, 32);
+    int n = p->x.hide ? 0 : ticks(&p->x, t, 32);
     for (int i = 0; i < n; i++) {
         double x = pc_svg_px(p, t[i]);
         pc_svg_raw(s,
@@ -258,7 +258,7 @@ void pc_svg_axes(pc_svg *s, pc_svg_plot *p) {
         pc_svg_text(s, "tick", x, p->top + p->h + 14, "text-anchor=\"middle\"", "%s",
                     pc_svg_num(t[i], p->x.unit, b, sizeof b));
     }
-    n = ticks(&p->y, t, 32);
+    n = p->y.hide ? 0 : ticks(&p->y, t, 32);
     for (int i = 0; i < n; i++) {
         double y = pc_svg_py(p, t[i]);
         pc_svg_raw(s,

@@ -45,6 +45,7 @@ typedef struct pc_svg_axis {
     int log;           /* log10 scale (lo, hi > 0) */
     const char *label; /* axis title */
     const char *unit;  /* tick labels: "s" times (ms, us), else SI prefixes + unit; NULL plain */
+    int hide;          /* no ticks nor grid (bars' category axis) */
 } pc_svg_axis;
 
 typedef struct pc_svg_plot {
