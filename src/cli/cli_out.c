@@ -62,8 +62,7 @@ static int dir_nonempty(const char *dir) {
     if (!d) return 0;
     struct dirent *e;
     int any = 0;
-    while (!any && (e = readdir(d)))
-        any = strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+    while (!any && (e = readdir(d))) any = strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
     closedir(d);
     return any;
 }

@@ -72,9 +72,9 @@ static int parse_line(train_log *L, const char *path, int lineno, const char *li
     r.valid = num_field(o, "valid");
     double seed = num_field(o, "seed");
     const cJSON *m = cJSON_GetObjectItemCaseSensitive(o, "metric");
-    const char *bad = !cJSON_IsObject(o)            ? "a JSON object"
-                      : !(r.step >= 0)              ? "\"step\": a number >= 0"
-                      : !(num_field(o, "epoch") >= 0) ? "\"epoch\": a number >= 0"
+    const char *bad = !cJSON_IsObject(o)                ? "a JSON object"
+                      : !(r.step >= 0)                  ? "\"step\": a number >= 0"
+                      : !(num_field(o, "epoch") >= 0)   ? "\"epoch\": a number >= 0"
                       : !cJSON_HasObjectItem(o, "loss") ? "\"loss\" (a number or null)"
                                                         : NULL;
     if (!bad && cJSON_IsString(m) && !L->metric[0])
@@ -136,8 +136,10 @@ static void panel(pc_svg *s, pc_svg_plot *p, const train_log *L, int valid) {
     pc_svg_clip(p, clip, sizeof clip);
     for (int k = 0; k < L->ns; k++) {
         const series *se = &L->s[k];
-        pc_svg_raw(s, "<polyline class=\"curve\" %s fill=\"none\" stroke=\"%s\" "
-                   "stroke-width=\"1.8\" points=\"", clip, pc_svg_color(k));
+        pc_svg_raw(s,
+                   "<polyline class=\"curve\" %s fill=\"none\" stroke=\"%s\" "
+                   "stroke-width=\"1.8\" points=\"",
+                   clip, pc_svg_color(k));
         size_t best = se->n;
         for (size_t i = 0; i < se->n; i++) {
             double v = valid ? se->r[i].valid : se->r[i].loss;
@@ -151,8 +153,7 @@ static void panel(pc_svg *s, pc_svg_plot *p, const train_log *L, int valid) {
             if (!isfinite(v) || (p->y.log && !(v > 0))) continue;
             snprintf(tip, sizeof tip, "seed %llu, epoch %d, step %.0f: %s %.6g", se->seed,
                      se->r[i].epoch, se->r[i].step, valid ? "valid" : "loss", v);
-            pc_svg_marker(s, i == best ? "best" : "marker", i == best ? PC_SVG_STAR
-                                                                      : PC_SVG_CIRCLE,
+            pc_svg_marker(s, i == best ? "best" : "marker", i == best ? PC_SVG_STAR : PC_SVG_CIRCLE,
                           pc_svg_px(p, se->r[i].step), pc_svg_py(p, v), i == best ? 8 : 2.5,
                           pc_svg_color(k), i == best ? "black" : NULL, tip);
         }
@@ -173,8 +174,7 @@ static int plot_train(const char *path, const char *out) {
         rc = PC_EXIT_FAIL;
     }
     if (rc < 0) {
-        snprintf(vl, sizeof vl, "valid %s (higher is better)",
-                 L.metric[0] ? L.metric : "metric");
+        snprintf(vl, sizeof vl, "valid %s (higher is better)", L.metric[0] ? L.metric : "metric");
         pc_svg_plot p;
         memset(&p, 0, sizeof p);
         p.left = 80, p.top = 50, p.w = 520, p.h = 230;
@@ -203,23 +203,24 @@ static int plot_train(const char *path, const char *out) {
 }
 
 int pc_cmd_plot(int argc, char **argv) {
-    static const struct option opts[] = {{"svg", required_argument, 0, 's'},
-                                         {"help", no_argument, 0, 'h'},
-                                         {0, 0, 0, 0}};
+    static const struct option opts[] = {
+        {"svg", required_argument, 0, 's'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     const char *out = NULL;
     int c;
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "s:h", opts, NULL)) != -1) {
-        if (c == 's') out = optarg;
+        if (c == 's')
+            out = optarg;
         else if (c == 'h') {
             plot_help(stdout);
             return PC_EXIT_OK;
-        } else return pc_cli_usage_error("plot", "unknown option '%s'", argv[optind - 1]);
+        } else
+            return pc_cli_usage_error("plot", "unknown option '%s'", argv[optind - 1]);
     }
     if (optind >= argc)
         return pc_cli_usage_error("plot", "what to plot? 'perfcast plot train FILE.jsonl "
-                                  "--svg OUT.svg'");
+                                          "--svg OUT.svg'");
     if (strcmp(argv[optind], "train"))
         return pc_cli_usage_error("plot", "unknown picture '%s' (train)", argv[optind]);
     if (optind + 2 != argc)

@@ -1,4 +1,5 @@
-/* plan train --svg (step breakdown of the top plans) and plan serve --svg (latency vs throughput). */
+/* plan train --svg (step breakdown of the top plans) and plan serve --svg (latency vs throughput).
+ */
 #define _GNU_SOURCE
 #include <math.h>
 #include <stdlib.h>
@@ -22,8 +23,10 @@ static void plan_bar(pc_svg *s, const pc_svg_plot *p, const pc_plot_plan *pl, in
         snprintf(tip, sizeof tip, "plan %d: %s %s (%.1f%% of the step)", i + 1,
                  pc_plan_part_name((pc_plan_part)k), pc_acli_time(v, t, sizeof t),
                  pl->step > 0 ? 100 * v / pl->step : 0);
-        pc_svg_raw(s, "<rect class=\"bar\" x=\"%.1f\" y=\"%.1f\" width=\"%.2f\" height=\"%.1f\" "
-                   "fill=\"%s\"><title>", a, y, b - a, bh, pc_svg_color(k));
+        pc_svg_raw(s,
+                   "<rect class=\"bar\" x=\"%.1f\" y=\"%.1f\" width=\"%.2f\" height=\"%.1f\" "
+                   "fill=\"%s\"><title>",
+                   a, y, b - a, bh, pc_svg_color(k));
         pc_svg_esc(s, tip);
         pc_svg_raw(s, "</title></rect>\n");
         x0 += v;
@@ -32,8 +35,10 @@ static void plan_bar(pc_svg *s, const pc_svg_plot *p, const pc_plot_plan *pl, in
         double cx = pc_svg_px(p, pl->calibrated);
         snprintf(tip, sizeof tip, "plan %d: calibrated step %s", i + 1,
                  pc_acli_time(pl->calibrated, t, sizeof t));
-        pc_svg_raw(s, "<line class=\"best\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
-                   "stroke=\"#000\" stroke-width=\"2.5\"><title>", cx, y - 4, cx, y + bh + 4);
+        pc_svg_raw(s,
+                   "<line class=\"best\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
+                   "stroke=\"#000\" stroke-width=\"2.5\"><title>",
+                   cx, y - 4, cx, y + bh + 4);
         pc_svg_esc(s, tip);
         pc_svg_raw(s, "</title></line>\n");
     }
@@ -48,8 +53,13 @@ int pc_plot_train_plans(const char *path, const char *title, const pc_plot_plan 
     pc_svg_plot p;
     memset(&p, 0, sizeof p);
     p.left = 380, p.top = 50, p.w = 560, p.h = n * (bh + gap) + gap;
-    p.x = (pc_svg_axis){0, 0, 0, "time per step: the ideal roofline's exposed parts (bars), "
-                                  "the calibrated step (black line)", "s", 0};
+    p.x = (pc_svg_axis){0,
+                        0,
+                        0,
+                        "time per step: the ideal roofline's exposed parts (bars), "
+                        "the calibrated step (black line)",
+                        "s",
+                        0};
     p.y = (pc_svg_axis){0, 1, 0, NULL, NULL, 1}; /* the plans: no ticks */
     int used[PC_PART_COUNT] = {0};
     for (int i = 0; i < n; i++) {
@@ -71,8 +81,8 @@ int pc_plot_train_plans(const char *path, const char *title, const pc_plot_plan 
     for (int k = 0; k < nl; k++) {
         double w = 26 + 6.5 * (double)strlen(names[k]);
         if (lx + w > W - 10) lx = p.left, ly += 18;
-        pc_svg_raw(s, "<rect x=\"%.1f\" y=\"%.1f\" width=\"10\" height=\"10\" fill=\"%s\"/>\n",
-                   lx, ly, colors[k]);
+        pc_svg_raw(s, "<rect x=\"%.1f\" y=\"%.1f\" width=\"10\" height=\"10\" fill=\"%s\"/>\n", lx,
+                   ly, colors[k]);
         pc_svg_text(s, "legend", lx + 14, ly + 9, "", "%s", names[k]);
         lx += w;
     }
@@ -104,8 +114,10 @@ int pc_plot_serve(const char *path, const char *title, const pc_plot_serve_ctx *
     pc_svg_shape shapes[18];
     for (int k = 0; k < n; k++) {
         const pc_plot_serve_ctx *x = &c[k];
-        pc_svg_raw(s, "<polyline class=\"curve\" %s fill=\"none\" stroke=\"%s\" "
-                   "stroke-width=\"1.8\" points=\"", clip, pc_svg_color(k));
+        pc_svg_raw(s,
+                   "<polyline class=\"curve\" %s fill=\"none\" stroke=\"%s\" "
+                   "stroke-width=\"1.8\" points=\"",
+                   clip, pc_svg_color(k));
         for (int i = 0; i < x->n; i++)
             pc_svg_raw(s, "%.1f,%.1f ", pc_svg_px(&p, x->tok_s_chip[i]),
                        pc_svg_py(&p, x->latency[i]));
@@ -120,18 +132,19 @@ int pc_plot_serve(const char *path, const char *title, const pc_plot_serve_ctx *
                         x->batch[i]);
         }
         if (x->cross_batch > 0 && isfinite(x->cross_latency)) {
-            snprintf(tip, sizeof tip, "context %.0f: KV cache = weights at batch %.0f",
-                     x->context, x->cross_batch);
+            snprintf(tip, sizeof tip, "context %.0f: KV cache = weights at batch %.0f", x->context,
+                     x->cross_batch);
             pc_svg_marker(s, "best", PC_SVG_DIAMOND, pc_svg_px(&p, x->cross_tok_s_chip),
                           pc_svg_py(&p, x->cross_latency), 8, "white", pc_svg_color(k), tip);
         }
         if (x->cross_batch > (double)x->max_batch)
-            snprintf(nb[k], sizeof nb[k], "context %.0f (KV = weights at batch %.0f: beyond "
-                     "the largest that fits, %lld)", x->context, x->cross_batch,
-                     (long long)x->max_batch);
+            snprintf(nb[k], sizeof nb[k],
+                     "context %.0f (KV = weights at batch %.0f: beyond "
+                     "the largest that fits, %lld)",
+                     x->context, x->cross_batch, (long long)x->max_batch);
         else
-            snprintf(nb[k], sizeof nb[k], "context %.0f (KV = weights at batch %.0f)",
-                     x->context, x->cross_batch);
+            snprintf(nb[k], sizeof nb[k], "context %.0f (KV = weights at batch %.0f)", x->context,
+                     x->cross_batch);
         if (!(x->cross_batch > 0)) snprintf(nb[k], sizeof nb[k], "context %.0f", x->context);
         names[k] = nb[k], colors[k] = pc_svg_color(k), shapes[k] = PC_SVG_CIRCLE;
     }

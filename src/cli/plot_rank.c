@@ -53,16 +53,17 @@ static void draw_panel(pc_svg *s, pc_svg_plot *p, const pc_plot_graph *g, size_t
     pc_svg_marker(s, "best", PC_SVG_DIAMOND, pc_svg_px(p, g->score[pb]),
                   pc_svg_py(p, (double)g->runtime[pb] / best), 7, "none", "#000", tip);
     snprintf(tip, sizeof tip, "true best: config %zu, runtime %lld", tb, (long long)g->runtime[tb]);
-    pc_svg_marker(s, "best", PC_SVG_STAR, pc_svg_px(p, g->score[tb]), pc_svg_py(p, 1), 8,
-                  "#d62728", "#000", tip);
+    pc_svg_marker(s, "best", PC_SVG_STAR, pc_svg_px(p, g->score[tb]), pc_svg_py(p, 1), 8, "#d62728",
+                  "#000", tip);
     char name[128];
     size_t fit = (size_t)(p->w / 6.2);
     snprintf(name, sizeof name, "%s", g->name);
     if (fit >= 8 && fit < sizeof name && strlen(name) > fit) memcpy(name + fit - 3, "...", 4);
     pc_svg_text(s, "label", p->left, p->top - 5, "font-size=\"10\"", "%s", name);
-    pc_svg_text(s, "note", p->left + p->w - 4, p->top + 12, "text-anchor=\"end\" "
-                "font-size=\"10\"", "%zu configs; predicted best %.3gx", g->n,
-                (double)g->runtime[pb] / best);
+    pc_svg_text(s, "note", p->left + p->w - 4, p->top + 12,
+                "text-anchor=\"end\" "
+                "font-size=\"10\"",
+                "%zu configs; predicted best %.3gx", g->n, (double)g->runtime[pb] / best);
 }
 
 int pc_plot_rank(const char *cmd, const char *path, const char *title, const pc_plot_graph *g,
@@ -84,8 +85,7 @@ int pc_plot_rank(const char *cmd, const char *path, const char *title, const pc_
         pc_svg_plot p;
         memset(&p, 0, sizeof p);
         p.left = 90 + (k % cols) * cw, p.top = 60 + (k / cols) * rh, p.w = pw, p.h = ph;
-        p.x = (pc_svg_axis){NAN, NAN, 0, "predicted score (lower = predicted faster)", NULL,
-                            0};
+        p.x = (pc_svg_axis){NAN, NAN, 0, "predicted score (lower = predicted faster)", NULL, 0};
         p.y = (pc_svg_axis){NAN, NAN, 0, "runtime / the best", NULL, 0};
         draw_panel(s, &p, &g[k], ng == 1 ? MAX_POINTS_ONE : MAX_POINTS_GRID);
     }

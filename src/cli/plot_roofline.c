@@ -66,25 +66,24 @@ static void draw_roof(pc_svg *s, const pc_svg_plot *p, const pc_chip *chip, doub
                     pc_svg_num(chip->vector_flops, "FLOP/s", b, sizeof b));
     }
     pc_svg_text(s, "note", p->left + p->w - 4, pc_svg_py(p, peak) - 6,
-                "text-anchor=\"end\" fill=\"#c0392b\"",
-                "peak %s, critical intensity %.0f", pc_svg_num(peak, "FLOP/s", b, sizeof b),
-                crit);
+                "text-anchor=\"end\" fill=\"#c0392b\"", "peak %s, critical intensity %.0f",
+                pc_svg_num(peak, "FLOP/s", b, sizeof b), crit);
 }
 
 /* The markers, largest first (small ones stay visible on top); the top ones numbered. */
-static void draw_ops(pc_svg *s, const pc_svg_plot *p, const pc_plot_roof_op *ops,
-                     const op_ix *ord, size_t n, size_t top, double total) {
+static void draw_ops(pc_svg *s, const pc_svg_plot *p, const pc_plot_roof_op *ops, const op_ix *ord,
+                     size_t n, size_t top, double total) {
     char tip[512], t1[32];
     for (size_t k = 0; k < n; k++) {
         const pc_plot_roof_op *o = &ops[ord[k].i];
         if (!drawable(o)) continue;
         double share = total > 0 ? o->time / total : 0;
         double r = 2.5 + 22 * sqrt(share);
-        snprintf(tip, sizeof tip, "%s (%s): %s, %.2f%% of the time, intensity %.4g, %s",
-                 o->label, o->kind, pc_acli_time(o->time, t1, sizeof t1), 100 * share,
-                 o->intensity, bound_label[(unsigned)o->bound < 3 ? o->bound : 0]);
-        pc_svg_marker(s, "marker", PC_SVG_CIRCLE, pc_svg_px(p, o->intensity),
-                      pc_svg_py(p, o->rate), r, color_of(o->bound), "white", tip);
+        snprintf(tip, sizeof tip, "%s (%s): %s, %.2f%% of the time, intensity %.4g, %s", o->label,
+                 o->kind, pc_acli_time(o->time, t1, sizeof t1), 100 * share, o->intensity,
+                 bound_label[(unsigned)o->bound < 3 ? o->bound : 0]);
+        pc_svg_marker(s, "marker", PC_SVG_CIRCLE, pc_svg_px(p, o->intensity), pc_svg_py(p, o->rate),
+                      r, color_of(o->bound), "white", tip);
     }
     /* numbers beside the top ops; ops drawn at the same spot share one label ("1,3,5") */
     double lx[64], ly[64];
@@ -115,8 +114,8 @@ static void draw_ops(pc_svg *s, const pc_svg_plot *p, const pc_plot_roof_op *ops
 }
 
 /* The side list of the slowest ops: number, share, name. */
-static void draw_list(pc_svg *s, double x, double y, const pc_plot_roof_op *ops,
-                      const op_ix *ord, size_t top, double total) {
+static void draw_list(pc_svg *s, double x, double y, const pc_plot_roof_op *ops, const op_ix *ord,
+                      size_t top, double total) {
     pc_svg_text(s, "axis", x, y, "font-weight=\"bold\"", "the %zu slowest ops", top);
     for (size_t k = 0; k < top; k++) {
         const pc_plot_roof_op *o = &ops[ord[k].i];
@@ -124,11 +123,9 @@ static void draw_list(pc_svg *s, double x, double y, const pc_plot_roof_op *ops,
         snprintf(name, sizeof name, "%s", o->label);
         if (strlen(o->label) > 30) memcpy(name + 27, "...", 4);
         double cy = y + 16 + 15.0 * (double)k;
-        pc_svg_marker(s, "swatch", PC_SVG_CIRCLE, x + 4, cy - 4, 4, color_of(o->bound), NULL,
-                      NULL);
+        pc_svg_marker(s, "swatch", PC_SVG_CIRCLE, x + 4, cy - 4, 4, color_of(o->bound), NULL, NULL);
         pc_svg_text(s, "row", x + 12, cy, "font-size=\"10\"", "%2zu %5.1f%%  %s%s", k + 1,
-                    total > 0 ? 100 * o->time / total : 0, name,
-                    drawable(o) ? "" : " (no FLOPs)");
+                    total > 0 ? 100 * o->time / total : 0, name, drawable(o) ? "" : " (no FLOPs)");
     }
 }
 

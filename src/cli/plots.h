@@ -51,9 +51,9 @@ int pc_plot_eval(const char *model, const char *data, const char *split, int thr
 /* ---- plan train --svg ---- */
 
 typedef struct pc_plot_plan {
-    char label[96];                /* "fsdp 64 x tensor 4, full remat, m 8" */
-    double part[PC_PART_COUNT];    /* exposed seconds per step (ideal) */
-    double step, calibrated;       /* ideal and calibrated step (0: none) */
+    char label[96];             /* "fsdp 64 x tensor 4, full remat, m 8" */
+    double part[PC_PART_COUNT]; /* exposed seconds per step (ideal) */
+    double step, calibrated;    /* ideal and calibrated step (0: none) */
 } pc_plot_plan;
 
 /* One stacked bar per plan (the parts of the ideal step), the calibrated
@@ -64,9 +64,9 @@ int pc_plot_train_plans(const char *path, const char *title, const pc_plot_plan 
 
 typedef struct pc_plot_serve_ctx {
     double context;
-    int n;                  /* points */
+    int n;                                         /* points */
     double batch[64], latency[64], tok_s_chip[64]; /* per batch: decode step, tokens/s/chip */
-    double cross_batch;     /* KV cache bytes = weight bytes at this batch (0: none) */
+    double cross_batch; /* KV cache bytes = weight bytes at this batch (0: none) */
     double cross_latency, cross_tok_s_chip; /* there (when it fits, else NaN) */
     int64_t max_batch;
 } pc_plot_serve_ctx;

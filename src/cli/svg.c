@@ -77,8 +77,8 @@ void pc_svg_esc(pc_svg *s, const char *t) {
     }
 }
 
-void pc_svg_text(pc_svg *s, const char *cls, double x, double y, const char *attrs,
-                 const char *fmt, ...) {
+void pc_svg_text(pc_svg *s, const char *cls, double x, double y, const char *attrs, const char *fmt,
+                 ...) {
     char small[1024];
     va_list ap;
     va_start(ap, fmt);
@@ -99,8 +99,8 @@ pc_svg *pc_svg_new(double w, double h, const char *title) {
                "viewBox=\"0 0 %.0f %.0f\" font-family=\"sans-serif\" font-size=\"11\">\n"
                "<rect width=\"%.0f\" height=\"%.0f\" fill=\"white\"/>\n",
                w, h, w, h, w, h);
-    if (title) pc_svg_text(s, "title", w / 2, 22, "text-anchor=\"middle\" font-size=\"14\"", "%s",
-                           title);
+    if (title)
+        pc_svg_text(s, "title", w / 2, 22, "text-anchor=\"middle\" font-size=\"14\"", "%s", title);
     if (s->oom) {
         pc_svg_free(s);
         return NULL;
@@ -126,8 +126,10 @@ int pc_svg_save(pc_svg *s, const char *cmd, const char *path) {
     if (!why && !f) why = strerror(errno);
     if (f) {
         int bad = fwrite(s->buf, 1, s->len, f) != s->len;
-        if (fclose(f) != 0 || bad) why = strerror(errno ? errno : EIO);
-        else if (rename(tmp, path) != 0) why = strerror(errno);
+        if (fclose(f) != 0 || bad)
+            why = strerror(errno ? errno : EIO);
+        else if (rename(tmp, path) != 0)
+            why = strerror(errno);
         if (why) unlink(tmp);
     }
     free(tmp);
@@ -158,8 +160,8 @@ static double nice_step(double span, int want) {
 }
 
 void pc_svg_nice(pc_svg_axis *a) {
-    if (!(a->lo <= a->hi) || !isfinite(a->lo) || !isfinite(a->hi)) a->lo = a->log ? 1 : 0,
-                                                                     a->hi = a->log ? 10 : 1;
+    if (!(a->lo <= a->hi) || !isfinite(a->lo) || !isfinite(a->hi))
+        a->lo = a->log ? 1 : 0, a->hi = a->log ? 10 : 1;
     if (a->log) {
         double l0 = floor(log10(a->lo)), l1 = ceil(log10(a->hi));
         if (l1 <= l0) l1 = l0 + 1;
@@ -320,9 +322,10 @@ void pc_svg_marker(pc_svg *s, const char *cls, pc_svg_shape shape, double x, dou
         pc_svg_esc(s, title);
         put(s, "</title>", 8);
     }
-    pc_svg_raw(s, "</%s>\n", shape == PC_SVG_CIRCLE ? "circle"
-                             : shape == PC_SVG_SQUARE ? "rect"
-                                                      : "polygon");
+    pc_svg_raw(s, "</%s>\n",
+               shape == PC_SVG_CIRCLE   ? "circle"
+               : shape == PC_SVG_SQUARE ? "rect"
+                                        : "polygon");
 }
 
 void pc_svg_legend(pc_svg *s, double x, double y, int n, const char *const *names,
@@ -332,7 +335,8 @@ void pc_svg_legend(pc_svg *s, double x, double y, int n, const char *const *name
         double l = 6.2 * (double)strlen(names[i]);
         if (l > w) w = l;
     }
-    pc_svg_raw(s, "<g class=\"legend\">\n<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
+    pc_svg_raw(s,
+               "<g class=\"legend\">\n<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
                "height=\"%.1f\" fill=\"white\" fill-opacity=\"0.85\" stroke=\"#bbb\"/>\n",
                x, y, w + 30, 16.0 * n + 6);
     for (int i = 0; i < n; i++) {
@@ -345,8 +349,8 @@ void pc_svg_legend(pc_svg *s, double x, double y, int n, const char *const *name
 }
 
 const char *pc_svg_color(int i) {
-    static const char *const pal[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
-                                      "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf",
-                                      "#393b79", "#ad494a"};
+    static const char *const pal[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728",
+                                      "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
+                                      "#bcbd22", "#17becf", "#393b79", "#ad494a"};
     return pal[(i < 0 ? -i : i) % (int)(sizeof pal / sizeof pal[0])];
 }

@@ -25,8 +25,8 @@ void pc_svg_raw(pc_svg *s, const char *fmt, ...)
 /* Text, XML-escaped. */
 void pc_svg_esc(pc_svg *s, const char *text);
 /* <text class=cls x y attrs>escaped printf text</text>; attrs may be "" */
-void pc_svg_text(pc_svg *s, const char *cls, double x, double y, const char *attrs,
-                 const char *fmt, ...)
+void pc_svg_text(pc_svg *s, const char *cls, double x, double y, const char *attrs, const char *fmt,
+                 ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 6, 7)))
 #endif
