@@ -36,6 +36,11 @@ static void put(pc_svg *s, const char *p, size_t n) {
     s->buf[s->len] = 0;
 }
 
+static void vraw(pc_svg *s, const char *fmt, va_list ap)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 0)))
+#endif
+    ;
 static void vraw(pc_svg *s, const char *fmt, va_list ap) {
     char small[512];
     va_list cp;
