@@ -61,13 +61,25 @@ static void draw_roof(pc_svg *s, const pc_svg_plot *p, const pc_chip *chip, doub
                    "stroke-dasharray=\"4,3\" points=\"%.1f,%.1f %.1f,%.1f\"/>\n",
                    clip, pc_svg_px(p, vc), pc_svg_py(p, chip->vector_flops), pc_svg_px(p, xr),
                    pc_svg_py(p, chip->vector_flops));
-        pc_svg_text(s, "note", p->left + p->w - 4, pc_svg_py(p, chip->vector_flops) + 13,
-                    "text-anchor=\"end\" fill=\"#c0392b\"", "vector units %s",
+    }
+    /* the key in the top-left corner: above the memory roof, where no op can be */
+    double kx = p->left + 8, ky = p->top + 16;
+    pc_svg_raw(s,
+               "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#c0392b\" "
+               "stroke-width=\"2\"/>\n",
+               kx, ky - 4, kx + 18, ky - 4);
+    pc_svg_text(s, "note", kx + 24, ky, "fill=\"#c0392b\"",
+                "roof: peak %s, critical intensity %.0f", pc_svg_num(peak, "FLOP/s", b, sizeof b),
+                crit);
+    if (chip->vector_flops > 0 && chip->vector_flops < peak) {
+        pc_svg_raw(s,
+                   "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#c0392b\" "
+                   "stroke-dasharray=\"4,3\"/>\n",
+                   kx, ky + 12, kx + 18, ky + 12);
+        pc_svg_text(s, "note", kx + 24, ky + 16, "fill=\"#c0392b\"",
+                    "vector units (non-matmul ops): %s",
                     pc_svg_num(chip->vector_flops, "FLOP/s", b, sizeof b));
     }
-    pc_svg_text(s, "note", p->left + p->w - 4, pc_svg_py(p, peak) - 6,
-                "text-anchor=\"end\" fill=\"#c0392b\"", "peak %s, critical intensity %.0f",
-                pc_svg_num(peak, "FLOP/s", b, sizeof b), crit);
 }
 
 /* The markers, largest first (small ones stay visible on top); the top ones numbered. */
