@@ -38,6 +38,7 @@ int pc_cmd_model(int argc, char **argv);
 int pc_cmd_plan(int argc, char **argv);
 int pc_cmd_validate(int argc, char **argv);
 int pc_cmd_calibrate(int argc, char **argv);
+int pc_cmd_plot(int argc, char **argv);
 
 /* Prints "perfcast <cmd>: <msg>" to stderr and returns PC_EXIT_USAGE. */
 int pc_cli_usage_error(const char *cmd, const char *fmt, ...)
@@ -106,5 +107,20 @@ const char *pc_cli_human(double v, char *buf, size_t cap);
  * path. Returns -1 when fine, else the exit code (a usage error). hlo_stage.c. */
 int pc_cli_hlo_stage_path(const char *cmd, const char *path, const char *stage, char *buf, size_t cap,
                           const char **out);
+/*
+ * Output paths, checked before any work (cli_out.c). Each returns -1 when the
+ * path will do, else an exit code after printing "perfcast CMD: error: FLAG
+ * PATH: why". A file: its folder exists and is writable, the path is not a
+ * folder. A folder (created with its parents): an existing one is a writable
+ * folder (and empty, with refuse_nonempty), else its nearest existing
+ * ancestor is a writable folder.
+ */
+int pc_cli_check_out_file(const char *cmd, const char *flag, const char *path);
+int pc_cli_check_out_dir(const char *cmd, const char *flag, const char *path, int refuse_nonempty);
+/* 1 when a and b name the same file (the same inode, or the same resolved path). */
+int pc_cli_same_file(const char *a, const char *b);
+/* A usage error when out is one of inputs[0..n) (NULL entries skipped); else -1. */
+int pc_cli_check_not_input(const char *cmd, const char *flag, const char *out,
+                           const char *const *inputs, int n);
 
 #endif

@@ -35,6 +35,8 @@ int pc_cmd_cache(int argc, char **argv) {
     }
     if (!out) return pc_cli_usage_error("cache", "--out CACHE_DIR is required");
     if (optind != argc - 1) return pc_cli_usage_error("cache", "expected exactly one dataset DIR");
+    int rc = pc_cli_check_out_dir("cache", "--out", out, 0);
+    if (rc >= 0) return rc;
     pc_error e;
     pc_dataset *d;
     if (pc_dataset_open(argv[optind], &d, &e) != PC_OK) return pc_cli_fail(&e);

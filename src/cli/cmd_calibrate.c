@@ -103,8 +103,12 @@ int pc_cmd_calibrate(int argc, char **argv) {
         return pc_cli_usage_error("calibrate", "at most 8 runs files");
     if (!out)
         return pc_cli_usage_error("calibrate", "--out C.json is required");
+    int rc = pc_cli_check_not_input("calibrate", "--out", out, (const char *const *)(argv + optind),
+                                    nfiles);
+    if (rc < 0) rc = pc_cli_check_out_file("calibrate", "--out", out);
+    if (rc >= 0) return rc;
     pc_ccli_runset s;
-    int rc = pc_ccli_load_or_fail(&s, nfiles, argv + optind);
+    rc = pc_ccli_load_or_fail(&s, nfiles, argv + optind);
     if (rc >= 0)
         return rc;
     pc_ccli_print_problems(&s);

@@ -38,6 +38,7 @@ static const pc_command commands[] = {
     {"validate", "predict measured training / serving runs and report the errors",
      pc_cmd_validate},
     {"calibrate", "fit the analytic model's coefficients to measured runs", pc_cmd_calibrate},
+    {"plot", "pictures of what other commands wrote (plot train: train --log)", pc_cmd_plot},
 };
 #define NUM_COMMANDS (sizeof commands / sizeof commands[0])
 
