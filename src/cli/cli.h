@@ -40,7 +40,17 @@ int pc_cmd_validate(int argc, char **argv);
 int pc_cmd_calibrate(int argc, char **argv);
 int pc_cmd_plot(int argc, char **argv);
 
-/* Prints "perfcast <cmd>: <msg>" to stderr and returns PC_EXIT_USAGE. */
+/*
+ * getopt_long that also remembers the command's long options, so that
+ * pc_cli_usage_error("unknown option '--colection'") can add "did you mean
+ * '--collection'?". Every command parses its flags through it.
+ */
+struct option;
+int pc_cli_getopt(int argc, char *const argv[], const char *shortopts, const struct option *opts,
+                  int *longindex);
+
+/* Prints "perfcast <cmd>: error: <msg>" (and a "did you mean" for an unknown flag) to
+ * stderr and returns PC_EXIT_USAGE. */
 int pc_cli_usage_error(const char *cmd, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))
@@ -49,7 +59,12 @@ int pc_cli_usage_error(const char *cmd, const char *fmt, ...)
 /* "perfcast <cmd>: note: <old> is deprecated, use <new> (<old> goes in the next
  * release)" on stderr: an old spelling still accepted for one release. */
 void pc_cli_deprecated(const char *cmd, const char *old, const char *new_);
-/* Prints the error message and returns PC_EXIT_FAIL. */
+/* perfcast info of a checkpoint (src/cli/info_model.c): 1 when path is a safetensors
+ * file with perfcast's metadata; its description as text, or into `one` with json. */
+int pc_cli_is_model(const char *path);
+struct cJSON;
+int pc_cli_info_model(const char *path, int json, struct cJSON *one);
+/* Prints "perfcast <cmd>: error: <message>" and returns PC_EXIT_FAIL. */
 int pc_cli_fail(const pc_error *err);
 
 /*

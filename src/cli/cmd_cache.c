@@ -23,7 +23,7 @@ int pc_cmd_cache(int argc, char **argv) {
     int c;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "o:t:h", opts, NULL)) != -1) {
+    while ((c = pc_cli_getopt(argc, argv, "o:t:h", opts, NULL)) != -1) {
         if (c == 'o') out = optarg;
         else if (c == 't') {
             if (pc_cli_parse_i64(optarg, 0, 1024, &threads))

@@ -277,7 +277,7 @@ static int eval_parse(int argc, char **argv, eval_args *a) {
     int c;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "m:d:s:t:jh", opts, NULL)) != -1) {
+    while ((c = pc_cli_getopt(argc, argv, "m:d:s:t:jh", opts, NULL)) != -1) {
         switch (c) {
         case 'm':
             if (a->n_models == MAX_MODELS)

@@ -61,7 +61,7 @@ int pc_cmd_import(int argc, char **argv) {
     int quiet = 0, c;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "o:k:s:zqh", opts, NULL)) != -1) {
+    while ((c = pc_cli_getopt(argc, argv, "o:k:s:zqh", opts, NULL)) != -1) {
         switch (c) {
         case 'o': out = optarg; break;
         case 'k':

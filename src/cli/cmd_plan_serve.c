@@ -463,7 +463,7 @@ static int serve_parse(int argc, char **argv, serve_args *a) {
     optind = 1;
     opterr = 0;
     int c, rc;
-    while ((c = getopt_long(argc, argv, "jh", serve_opts, NULL)) != -1)
+    while ((c = pc_cli_getopt(argc, argv, "jh", serve_opts, NULL)) != -1)
         if ((rc = serve_opt(a, c, optarg, argv)) >= 0) return rc;
     if (optind < argc)
         return pc_cli_usage_error(CMD_SERVE, "unexpected argument '%s'", argv[optind]);
@@ -632,15 +632,21 @@ static cJSON *serve_summary_json(const pc_serve_opts *o, const pc_serve_summary 
 static void serve_print_no_fit(const serve_job *j, const pc_serve_summary *s) {
     char a1[64], a2[64], a3[64];
     fflush(stdout);
+    char valid[160] = "";
+    if (s->min_chips_valid > s->min_chips_weights)
+        snprintf(valid, sizeof valid, "; %lld for a model-parallel degree that divides the %lld "
+                 "heads", (long long)s->min_chips_valid, (long long)j->m.heads);
+    else if (s->min_chips_valid <= 0)
+        snprintf(valid, sizeof valid, "; no model-parallel degree in range divides the %lld "
+                 "heads", (long long)j->m.heads);
     fprintf(stderr,
-            "perfcast plan serve: the weights (%s, %s per chip) do not fit in %s of HBM "
-            "per chip; use at least %lld chips (%lld for a valid model-parallel "
-            "degree: it must divide the %lld heads), or smaller weights (--weight-dtype "
+            "perfcast plan serve: error: the weights (%s, %s per chip) do not fit in %s of HBM "
+            "per chip; use at least %lld chips%s, or smaller weights (--weight-dtype "
             "int8 / int4)\n",
             pc_pcli_gb(s->weight_bytes, a1, sizeof a1),
             pc_pcli_gb(s->weight_bytes / (double)s->chips, a2, sizeof a2),
             pc_pcli_gb(j->chip->hbm_bytes, a3, sizeof a3), (long long)s->min_chips_weights,
-            (long long)s->min_chips_valid, (long long)j->m.heads);
+            valid);
 }
 
 static void serve_print_row(const pc_serve_point *p) {

@@ -548,7 +548,7 @@ static int train_parse(int argc, char **argv, train_args *a) {
     optind = 1;
     opterr = 0;
     int c, rc;
-    while ((c = getopt_long(argc, argv, "jh", train_opts, NULL)) != -1)
+    while ((c = pc_cli_getopt(argc, argv, "jh", train_opts, NULL)) != -1)
         if ((rc = train_opt(a, c, optarg, argv)) >= 0) return rc;
     if (optind < argc)
         return pc_cli_usage_error(CMD_TRAIN, "unexpected argument '%s'", argv[optind]);

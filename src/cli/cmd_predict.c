@@ -284,7 +284,7 @@ int pc_cmd_predict(int argc, char **argv) {
     int c;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "m:d:s:o:t:A:B:h", opts, NULL)) != -1) {
+    while ((c = pc_cli_getopt(argc, argv, "m:d:s:o:t:A:B:h", opts, NULL)) != -1) {
         switch (c) {
         case 'm':
             if (nmodels == PREDICT_MAX_MODELS)

@@ -310,7 +310,7 @@ static int parse_args(int argc, char **argv, rank_args *a) {
     int c;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "m:n:t:jc:k:N:s:A:B:h", opts, NULL)) != -1) {
+    while ((c = pc_cli_getopt(argc, argv, "m:n:t:jc:k:N:s:A:B:h", opts, NULL)) != -1) {
         switch (c) {
         case 'm': a->model = optarg; break;
         case 'n':

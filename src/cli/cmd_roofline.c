@@ -159,7 +159,7 @@ static int parse_args(int argc, char **argv, roof_args *a) {
     a->top = 10;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "c:m:o:O:d:w:b:s:jf:H:t:M:W:LS:h", opts, NULL)) != -1) {
+    while ((c = pc_cli_getopt(argc, argv, "c:m:o:O:d:w:b:s:jf:H:t:M:W:LS:h", opts, NULL)) != -1) {
         switch (c) {
         case 'c': a->chip_name = optarg; break;
         case 'm':

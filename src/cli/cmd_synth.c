@@ -61,7 +61,7 @@ int pc_cmd_synth(int argc, char **argv) {
     int c, force = 0;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "o:s:S:zt:h", opts, NULL)) != -1) {
+    while ((c = pc_cli_getopt(argc, argv, "o:s:S:zt:h", opts, NULL)) != -1) {
         switch (c) {
         case 'o': out = optarg; break;
         case 's': {

@@ -535,7 +535,7 @@ static int train_parse(int argc, char **argv, pc_train_opts *o, cli_train *ct) {
     optind = 1;
     opterr = 0;
     int c, rc;
-    while ((c = getopt_long(argc, argv, "d:c:o:S:t:h", train_opts, NULL)) != -1)
+    while ((c = pc_cli_getopt(argc, argv, "d:c:o:S:t:h", train_opts, NULL)) != -1)
         if ((rc = train_opt(o, ct, c, optarg, argv)) >= 0) return rc;
     if (!o->data_dir) return pc_cli_usage_error("train", "--data DIR is required");
     if (!o->collection) return pc_cli_usage_error("train", "--collection C is required");
