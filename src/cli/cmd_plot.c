@@ -209,7 +209,7 @@ int pc_cmd_plot(int argc, char **argv) {
     int c;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "s:h", opts, NULL)) != -1) {
+    while ((c = pc_cli_getopt(argc, argv, "s:h", opts, NULL)) != -1) {
         if (c == 's')
             out = optarg;
         else if (c == 'h') {
