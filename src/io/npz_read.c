@@ -352,9 +352,12 @@ pc_status pc_npz_read(pc_npz *z, int i, pc_array *out, pc_error *err) {
 static pc_status skip_bytes(zip_file_t *zf, int stored, uint64_t pos, uint64_t n,
                             const pc_npz *z, const member *m, pc_error *err) {
     if (n == 0) return PC_OK;
-    /* zip_fseek works on stored members only; deflated ones inflate and drop. */
-    if (stored && zip_fseek(zf, (zip_int64_t)(pos + n), SEEK_SET) == 0) return PC_OK;
     enum { SCRATCH = 1 << 20 };
+    /* zip_fseek works on stored members only; deflated ones inflate and drop. A
+       seek ends libzip's CRC check of the member, so short skips (the header
+       before row 0) are read: a full pass by rows is CRC-checked, stored or not. */
+    if (stored && n >= SCRATCH && zip_fseek(zf, (zip_int64_t)(pos + n), SEEK_SET) == 0)
+        return PC_OK;
     unsigned char *scratch = malloc(SCRATCH);
     if (!scratch) return pc_fail(err, PC_ERR_NOMEM, "%s: out of memory", z->path);
     pc_status st = PC_OK;
