@@ -164,33 +164,44 @@ static void summary_print(const pc_graph_shape *g, const runtimes *rt, cJSON *js
     printf("\n");
 }
 
-/*
- * Graph summary through the dataset layer, from the headers (and, for a
- * cache directory, its mapped arrays): nothing is inflated. A non-graph
- * archive is not an error; a graph that would not load within the memory
- * budget, or a broken cache directory, is (exit 1).
- */
-static int graph_summary(const char *path, uint64_t max_memory, const runtimes *known,
-                         int is_cache, cJSON *json) {
+/* The graph's shape from its headers (a cache directory: mapped); nothing inflated. */
+static pc_status probe(const char *path, uint64_t max_memory, pc_graph_shape *g, pc_error *e) {
     pc_load_opts o = pc_load_opts_default();
     o.max_memory = max_memory;
-    pc_graph_shape g = {.struct_size = sizeof g};
-    pc_error e;
-    pc_error_clear(&e);
-    pc_status st = pc_graph_probe(path, &o, &g, &e);
+    memset(g, 0, sizeof *g);
+    g->struct_size = sizeof *g;
+    pc_error_clear(e);
+    pc_status st = pc_graph_probe(path, &o, g, e);
+    if (st != PC_OK) pc_cli_flags(e->msg, sizeof e->msg);
+    return st;
+}
+
+/* A graph that would not load within the budget, or a broken cache, fails info. */
+static int probe_fatal(pc_status st, int is_cache) {
+    return st != PC_OK && (is_cache || st == PC_ERR_NOMEM || st == PC_ERR_IO);
+}
+
+/*
+ * Graph summary through the dataset layer, from pc_graph_probe's verdict. A
+ * non-graph archive is not an error; a graph that would not load within the
+ * memory budget, or a broken cache directory, is (exit 1).
+ */
+static int graph_summary(const char *path, pc_status st, const pc_graph_shape *g,
+                         const pc_error *e, const runtimes *known, int is_cache, cJSON *json) {
     if (st != PC_OK) {
-        pc_cli_flags(e.msg, sizeof e.msg);
-        const int fatal = is_cache || st == PC_ERR_NOMEM || st == PC_ERR_IO;
-        if (json) cJSON_AddStringToObject(json, "graph_error", e.msg);
-        else if (fatal) printf("graph: cannot load: %s\n", e.msg);
-        else printf("graph: not a TpuGraphs tile/layout graph (%s)\n", e.msg);
-        if (fatal) fprintf(stderr, "perfcast: error: %s\n", e.msg);
+        const int fatal = probe_fatal(st, is_cache);
+        if (json) cJSON_AddStringToObject(json, "graph_error", e->msg);
+        else if (fatal) printf("graph: cannot load: %s\n", e->msg);
+        else printf("graph: not a TpuGraphs tile/layout graph (%s)\n", e->msg);
+        if (fatal) fprintf(stderr, "perfcast: error: %s\n", e->msg);
         return fatal ? PC_EXIT_FAIL : PC_EXIT_OK;
     }
     runtimes rt = known ? *known : (runtimes){0, 0, 0};
     if (!known) { /* a cache directory: its runtimes are mapped, cheap to read */
+        pc_load_opts o = pc_load_opts_default();
         pc_graph *gg = NULL;
-        if (pc_graph_load(path, &o, &gg, &e) == PC_OK) {
+        pc_error le;
+        if (pc_graph_load(path, &o, &gg, &le) == PC_OK) {
             const int64_t *r = pc_graph_config_runtime(gg);
             rt.lo = INFINITY;
             for (int64_t k = 0; k < pc_graph_num_configs(gg); k++) {
@@ -200,7 +211,7 @@ static int graph_summary(const char *path, uint64_t max_memory, const runtimes *
             pc_graph_free(gg);
         }
     }
-    summary_print(&g, &rt, json);
+    summary_print(g, &rt, json);
     return PC_EXIT_OK;
 }
 
@@ -231,6 +242,15 @@ static int info_npz(const char *path, uint64_t max_memory, cJSON *json) {
     if (pc_npz_open(path, &z, &e) != PC_OK) return pc_cli_fail(&e);
     pc_npz_set_max_memory(z, max_memory);
     runtimes rt = {1, 0, 0};
+    /* the graph's verdict first: one that would not load within the budget fails
+       before anything is inflated */
+    pc_graph_shape g;
+    pc_error ge;
+    const pc_status gst = probe(path, max_memory, &g, &ge);
+    if (probe_fatal(gst, 0)) {
+        pc_npz_close(z);
+        return graph_summary(path, gst, &g, &ge, &rt, 0, json);
+    }
     cJSON *arrays = json ? cJSON_AddArrayToObject(json, "arrays") : NULL;
     if (!json) printf("%s: %d arrays\n", path, pc_npz_count(z));
     int rc = PC_EXIT_OK;
@@ -247,7 +267,7 @@ static int info_npz(const char *path, uint64_t max_memory, cJSON *json) {
         else print_array_line(pc_npz_key(z, i), &info, &a);
     }
     pc_npz_close(z);
-    if (rc == PC_EXIT_OK) rc = graph_summary(path, max_memory, &rt, 0, json);
+    if (rc == PC_EXIT_OK) rc = graph_summary(path, gst, &g, &ge, &rt, 0, json);
     return rc;
 }
 
@@ -308,7 +328,10 @@ int pc_cmd_info(int argc, char **argv) {
         if (len >= 4 && !strcmp(argv[i] + len - 4, ".npy")) r = info_npy(argv[i], max_memory, one);
         else if (len >= 4 && !strcmp(argv[i] + len - 4, ".pcc")) {
             if (!json) printf("%s: cache directory\n", argv[i]);
-            r = graph_summary(argv[i], max_memory, NULL, 1, one);
+            pc_graph_shape g;
+            pc_error ge;
+            const pc_status gst = probe(argv[i], max_memory, &g, &ge);
+            r = graph_summary(argv[i], gst, &g, &ge, NULL, 1, one);
         } else r = info_npz(argv[i], max_memory, one);
         if (r != PC_EXIT_OK) rc = r;
         if (json) cJSON_AddItemToArray(all, one);
