@@ -29,8 +29,8 @@ static void check_one(const char *path, int allow_zero, int threads, uint64_t ma
     o.max_memory = max_memory;
     pc_error_clear(&res->load_error);
     res->problems = pc_report_new();
-    pc_status st = pc_graph_check_file(path, &o, allow_zero || in_test_split(path),
-                                       res->problems, &res->load_error);
+    pc_status st = pc_graph_check_file(path, &o, allow_zero || in_test_split(path), res->problems,
+                                       &res->load_error);
     res->loaded = st == PC_OK || st == PC_ERR_INVALID;
     if (!res->loaded) pc_cli_flags(res->load_error.msg, sizeof res->load_error.msg);
 }
@@ -99,30 +99,27 @@ static int check_tree(const char *root, int allow_zero, int threads, uint64_t ma
 }
 
 static void check_help(FILE *f) {
-    fprintf(f,
-            "usage: perfcast check [--quiet] [--allow-zero-runtimes] [--threads N]\n"
-            "                      [--max-memory SIZE] PATH...\n\n"
-            "PATH is a .npz file, a .pcc cache directory, or a dataset root (checks every\n"
-            "file of every collection and split; an entry named *.npz that is not a regular\n"
-            "file is a problem). Checks shapes and dtypes, the widths the models need (node\n"
-            "features 140, tile configs 24, layout configs 18), edge endpoints and config\n"
-            "ids in range, unique ids, monotone node_splits, positive runtimes (all-zero\n"
-            "runtimes are accepted in test splits or with --allow-zero-runtimes), finite\n"
-            "features, and that the file loads within the memory budget; prints every\n"
-            "problem; exit 1 if any. What passes trains; train and eval refuse what fails.\n"
-            "Arrays are streamed in chunks, never inflated whole.\n"
-            "  --quiet            print only files with problems and the summary\n"
-            "  --max-memory SIZE  the memory a load may use: GiB, or with a unit (512MiB)\n"
-            "                     (default: half the available memory)\n");
+    fprintf(f, "usage: perfcast check [--quiet] [--allow-zero-runtimes] [--threads N]\n"
+               "                      [--max-memory SIZE] PATH...\n\n"
+               "PATH is a .npz file, a .pcc cache directory, or a dataset root (checks every\n"
+               "file of every collection and split; an entry named *.npz that is not a regular\n"
+               "file is a problem). Checks shapes and dtypes, the widths the models need (node\n"
+               "features 140, tile configs 24, layout configs 18), edge endpoints and config\n"
+               "ids in range, unique ids, monotone node_splits, positive runtimes (all-zero\n"
+               "runtimes are accepted in test splits or with --allow-zero-runtimes), finite\n"
+               "features, and that the file loads within the memory budget; prints every\n"
+               "problem; exit 1 if any. What passes trains; train and eval refuse what fails.\n"
+               "Arrays are streamed in chunks, never inflated whole.\n"
+               "  --quiet            print only files with problems and the summary\n"
+               "  --max-memory SIZE  the memory a load may use: GiB, or with a unit (512MiB)\n"
+               "                     (default: half the available memory)\n");
 }
 
 int pc_cmd_check(int argc, char **argv) {
-    static const struct option opts[] = {{"quiet", no_argument, 0, 'q'},
-                                         {"allow-zero-runtimes", no_argument, 0, 'z'},
-                                         {"threads", required_argument, 0, 't'},
-                                         {"max-memory", required_argument, 0, 'm'},
-                                         {"help", no_argument, 0, 'h'},
-                                         {0, 0, 0, 0}};
+    static const struct option opts[] = {
+        {"quiet", no_argument, 0, 'q'},         {"allow-zero-runtimes", no_argument, 0, 'z'},
+        {"threads", required_argument, 0, 't'}, {"max-memory", required_argument, 0, 'm'},
+        {"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
     int quiet = 0, allow_zero = 0, c;
     long long threads = 0;
     uint64_t max_memory = PC_MEMORY_AUTO;
@@ -133,8 +130,8 @@ int pc_cmd_check(int argc, char **argv) {
         else if (c == 'm') {
             int rc = pc_cli_max_memory("check", optarg, &max_memory);
             if (rc) return rc;
-        }
-        else if (c == 'z') allow_zero = 1;
+        } else if (c == 'z')
+            allow_zero = 1;
         else if (c == 't') {
             if (pc_cli_parse_i64(optarg, 0, 1024, &threads))
                 return pc_cli_usage_error("check", "--threads expects 0..1024, got '%s'", optarg);
@@ -151,7 +148,8 @@ int pc_cmd_check(int argc, char **argv) {
         int r;
         if (is_dir(p) && !(len > 4 && !strcmp(p + len - 4, ".pcc")))
             r = check_tree(p, allow_zero, (int)threads, max_memory, quiet);
-        else r = check_files(&p, 1, allow_zero, (int)threads, max_memory, quiet);
+        else
+            r = check_files(&p, 1, allow_zero, (int)threads, max_memory, quiet);
         if (r != PC_EXIT_OK) rc = r;
     }
     return rc;

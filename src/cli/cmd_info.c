@@ -159,8 +159,10 @@ static void summary_print(const pc_graph_shape *g, const runtimes *rt, cJSON *js
     if (g->kind == PC_KIND_LAYOUT)
         printf(", %lld configurable nodes, %lld node_splits", (long long)g->config_nodes,
                (long long)g->node_splits);
-    if (hi > 0) printf(", runtime %.4g..%.4g ms (x%.2f)", lo / 1e6, hi / 1e6, hi / lo);
-    else if (g->configs > 0) printf(", no runtimes (test split)");
+    if (hi > 0)
+        printf(", runtime %.4g..%.4g ms (x%.2f)", lo / 1e6, hi / 1e6, hi / lo);
+    else if (g->configs > 0)
+        printf(", no runtimes (test split)");
     printf("\n");
 }
 
@@ -186,13 +188,16 @@ static int probe_fatal(pc_status st, int is_cache) {
  * non-graph archive is not an error; a graph that would not load within the
  * memory budget, or a broken cache directory, is (exit 1).
  */
-static int graph_summary(const char *path, pc_status st, const pc_graph_shape *g,
-                         const pc_error *e, const runtimes *known, int is_cache, cJSON *json) {
+static int graph_summary(const char *path, pc_status st, const pc_graph_shape *g, const pc_error *e,
+                         const runtimes *known, int is_cache, cJSON *json) {
     if (st != PC_OK) {
         const int fatal = probe_fatal(st, is_cache);
-        if (json) cJSON_AddStringToObject(json, "graph_error", e->msg);
-        else if (fatal) printf("graph: cannot load: %s\n", e->msg);
-        else printf("graph: not a TpuGraphs tile/layout graph (%s)\n", e->msg);
+        if (json)
+            cJSON_AddStringToObject(json, "graph_error", e->msg);
+        else if (fatal)
+            printf("graph: cannot load: %s\n", e->msg);
+        else
+            printf("graph: not a TpuGraphs tile/layout graph (%s)\n", e->msg);
         if (fatal) fprintf(stderr, "perfcast: error: %s\n", e->msg);
         return fatal ? PC_EXIT_FAIL : PC_EXIT_OK;
     }
@@ -219,8 +224,8 @@ static int info_npy(const char *path, uint64_t max_memory, cJSON *json) {
     pc_error e;
     pc_array a;
     /* mapped when it can be (nothing held), else read within the budget */
-    if (pc_npy_map(path, &a, &e) != PC_OK && (e.code != PC_ERR_UNSUPPORTED ||
-                                              pc_npy_load_max(path, max_memory, &a, &e) != PC_OK))
+    if (pc_npy_map(path, &a, &e) != PC_OK &&
+        (e.code != PC_ERR_UNSUPPORTED || pc_npy_load_max(path, max_memory, &a, &e) != PC_OK))
         return pc_cli_fail(&e);
     pc_array_info info = {.dtype = a.dtype, .ndim = a.ndim, .count = pc_array_count(&a)};
     memcpy(info.shape, a.shape, sizeof info.shape);
@@ -261,8 +266,7 @@ static int info_npz(const char *path, uint64_t max_memory, cJSON *json) {
             rc = pc_cli_fail(&e);
             break;
         }
-        if (!strcmp(pc_npz_key(z, i), "config_runtime") && a.n)
-            rt = (runtimes){1, a.minpos, a.max};
+        if (!strcmp(pc_npz_key(z, i), "config_runtime") && a.n) rt = (runtimes){1, a.minpos, a.max};
         if (json) cJSON_AddItemToArray(arrays, array_json(pc_npz_key(z, i), &info, &a));
         else print_array_line(pc_npz_key(z, i), &info, &a);
     }
@@ -297,7 +301,8 @@ static int info_opts(int argc, char **argv, int *json, uint64_t *max_memory) {
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "jt:m:h", opts, NULL)) != -1) {
-        if (c == 'j') *json = 1;
+        if (c == 'j')
+            *json = 1;
         else if (c == 't') {
             if (pc_cli_parse_i64(optarg, 0, 1024, &threads))
                 return pc_cli_usage_error("info", "--threads expects 0..1024, got '%s'", optarg);
@@ -307,7 +312,8 @@ static int info_opts(int argc, char **argv, int *json, uint64_t *max_memory) {
         } else if (c == 'h') {
             info_help(stdout);
             return PC_EXIT_OK;
-        } else return pc_cli_usage_error("info", "unknown option '%s'", argv[optind - 1]);
+        } else
+            return pc_cli_usage_error("info", "unknown option '%s'", argv[optind - 1]);
     }
     return -1;
 }
@@ -325,14 +331,16 @@ int pc_cmd_info(int argc, char **argv) {
         if (one) cJSON_AddStringToObject(one, "file", argv[i]);
         int r;
         size_t len = strlen(argv[i]);
-        if (len >= 4 && !strcmp(argv[i] + len - 4, ".npy")) r = info_npy(argv[i], max_memory, one);
+        if (len >= 4 && !strcmp(argv[i] + len - 4, ".npy"))
+            r = info_npy(argv[i], max_memory, one);
         else if (len >= 4 && !strcmp(argv[i] + len - 4, ".pcc")) {
             if (!json) printf("%s: cache directory\n", argv[i]);
             pc_graph_shape g;
             pc_error ge;
             const pc_status gst = probe(argv[i], max_memory, &g, &ge);
             r = graph_summary(argv[i], gst, &g, &ge, NULL, 1, one);
-        } else r = info_npz(argv[i], max_memory, one);
+        } else
+            r = info_npz(argv[i], max_memory, one);
         if (r != PC_EXIT_OK) rc = r;
         if (json) cJSON_AddItemToArray(all, one);
     }

@@ -128,8 +128,10 @@ int pc_cli_max_memory(const char *cmd, const char *v, uint64_t *bytes) {
     char *end = NULL;
     const int plain = v && *v && (strtod(v, &end), end && *end == '\0');
     if (pc_parse_bytes(v, &d, &e) != PC_OK || !(d > 0) || d > 9.0e18)
-        return pc_cli_usage_error(cmd, "--max-memory expects a size: GiB as a plain number "
-                                  "(8, 0.5) or with a unit (512MiB, 2GB), got '%s'", v);
+        return pc_cli_usage_error(cmd,
+                                  "--max-memory expects a size: GiB as a plain number "
+                                  "(8, 0.5) or with a unit (512MiB, 2GB), got '%s'",
+                                  v);
     if (plain) d *= 1073741824.0;
     if (d < 1) d = 1;
     *bytes = (uint64_t)d;

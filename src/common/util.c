@@ -83,10 +83,14 @@ static pc_status read_stream(FILE *f, const char *path, size_t max_bytes, char *
 
 void pc_fmt_bytes(uint64_t b, char *buf, size_t cap) {
     const double v = (double)b;
-    if (b >= (UINT64_C(1) << 30)) snprintf(buf, cap, "%.2f GiB", v / 1073741824.0);
-    else if (b >= (UINT64_C(1) << 20)) snprintf(buf, cap, "%.1f MiB", v / 1048576.0);
-    else if (b >= (UINT64_C(1) << 10)) snprintf(buf, cap, "%.0f KiB", v / 1024.0);
-    else snprintf(buf, cap, "%llu bytes", (unsigned long long)b);
+    if (b >= (UINT64_C(1) << 30))
+        snprintf(buf, cap, "%.2f GiB", v / 1073741824.0);
+    else if (b >= (UINT64_C(1) << 20))
+        snprintf(buf, cap, "%.1f MiB", v / 1048576.0);
+    else if (b >= (UINT64_C(1) << 10))
+        snprintf(buf, cap, "%.0f KiB", v / 1024.0);
+    else
+        snprintf(buf, cap, "%llu bytes", (unsigned long long)b);
 }
 
 static const char *mode_kind(mode_t m) {
@@ -119,8 +123,8 @@ pc_status pc_open_regular(const char *path, int *fd, uint64_t *size, pc_error *e
         int e = errno;
         if (e == ENOENT && strcmp(pc_file_kind(path), "a dangling symbolic link") == 0)
             return pc_fail(err, PC_ERR_IO, "%s: cannot open: a dangling symbolic link", path);
-        return pc_fail(err, e == ENOENT ? PC_ERR_NOTFOUND : PC_ERR_IO, "%s: cannot open: %s",
-                       path, strerror(e));
+        return pc_fail(err, e == ENOENT ? PC_ERR_NOTFOUND : PC_ERR_IO, "%s: cannot open: %s", path,
+                       strerror(e));
     }
     struct stat st;
     memset(&st, 0, sizeof st);

@@ -53,8 +53,9 @@ static pc_status check_rows(pc_graph *g, pc_vcheck *c, int k, pc_npz_rows *r, pc
     if (step > rows) step = rows;
     /* one buffer for every chunk; a chunk that needs converting gets a converted copy */
     void *buf = pc_malloc_array((uint64_t)step, row_bytes);
-    if (!buf) return pc_fail(err, PC_ERR_NOMEM, "%s: out of memory for a chunk of '%s'",
-                             g->path, pc_key_name_(k));
+    if (!buf)
+        return pc_fail(err, PC_ERR_NOMEM, "%s: out of memory for a chunk of '%s'", g->path,
+                       pc_key_name_(k));
     pc_status st = PC_OK;
     for (int64_t r0 = 0; r0 < rows && st == PC_OK; r0 += step) {
         const int64_t n = rows - r0 < step ? rows - r0 : step;
@@ -96,8 +97,8 @@ static void shell_shapes(pc_graph *g, const pc_slot *s) {
     g->nsplits = g->has[PC_K_NODE_SPLITS] ? g->a[PC_K_NODE_SPLITS].shape[0] : 0;
 }
 
-static pc_status check_npz(const char *path, const pc_load_opts *o, int allow_zero,
-                           pc_report *r, pc_error *err) {
+static pc_status check_npz(const char *path, const pc_load_opts *o, int allow_zero, pc_report *r,
+                           pc_error *err) {
     pc_graph *g = pc_graph_new_(path);
     if (!g) return pc_fail(err, PC_ERR_NOMEM, "%s: out of memory", path);
     pc_slot slots[PC_K_COUNT];

@@ -349,15 +349,15 @@ static uint64_t member_load_bytes(const pc_graph *g, int k, int member, const pc
 }
 
 /* The load's bytes against pc_load_opts.max_memory, before anything is inflated. */
-static pc_status check_budget(const pc_graph *g, const pc_slot *s, const int *member,
-                              int streamed, const pc_load_opts *o, uint64_t *need,
-                              pc_error *err) {
+static pc_status check_budget(const pc_graph *g, const pc_slot *s, const int *member, int streamed,
+                              const pc_load_opts *o, uint64_t *need, pc_error *err) {
     uint64_t total = 0, big = 0;
     int bigk = -1;
     for (int k = 0; k < PC_K_COUNT; k++) {
         if (!g->has[k]) continue;
-        uint64_t b = k == PC_K_NODE_CONFIG_FEAT && streamed ? g->chunk_bytes
-                                                             : member_load_bytes(g, k, member[k], &s[k]);
+        uint64_t b = k == PC_K_NODE_CONFIG_FEAT && streamed
+                         ? g->chunk_bytes
+                         : member_load_bytes(g, k, member[k], &s[k]);
         if (!pc_add_u64(total, b, &total)) total = UINT64_MAX;
         if (b > big || bigk < 0) big = b, bigk = k;
     }
@@ -370,9 +370,11 @@ static pc_status check_budget(const pc_graph *g, const pc_slot *s, const int *me
     pc_fmt_bytes(budget, b, sizeof b);
     pc_fmt_bytes(pc_npz_member_size(g->z, member[bigk]), bg, sizeof bg);
     pc_fmt_bytes(pc_npz_member_csize(g->z, member[bigk]), cs, sizeof cs);
-    return pc_fail(err, PC_ERR_NOMEM, "%s: loading the graph needs %s in memory, more than the "
+    return pc_fail(err, PC_ERR_NOMEM,
+                   "%s: loading the graph needs %s in memory, more than the "
                    "memory budget of %s (max_memory); the largest array, member '%s.npy', "
-                   "inflates to %s from %s in the file", g->path, t, b, key_names[bigk], bg, cs);
+                   "inflates to %s from %s in the file",
+                   g->path, t, b, key_names[bigk], bg, cs);
 }
 
 pc_status pc_graph_npz_plan_(pc_graph *g, const pc_load_opts *o, pc_slot *slots, int *member,
@@ -403,7 +405,8 @@ pc_status pc_graph_load_npz_(const char *path, const pc_load_opts *o, pc_graph *
         pc_npz_set_max_memory(g->z, UINT64_MAX - 1);
         if (!streamed && o->threads != 1 && kept == pc_npz_count(g->z))
             st = fetch_all(g, slots, member, o->threads, err);
-        else st = fetch_each(g, slots, member, streamed, err);
+        else
+            st = fetch_each(g, slots, member, streamed, err);
         pc_npz_set_max_memory(g->z, o->max_memory);
     }
     if (st != PC_OK) {

@@ -33,7 +33,9 @@ pc_status pc_graph_load(const char *path, const pc_load_opts *opts, pc_graph **o
         return pc_fail(err, PC_ERR_IO, "%s: is a directory, expected a regular .npz file", path);
     if (S_ISDIR(st.st_mode)) return pc_graph_load_cache_(path, &o, out, err);
     if (!S_ISREG(st.st_mode))
-        return pc_fail(err, PC_ERR_IO, "%s: is %s, expected a regular .npz file or a cache "
-                       "directory", path, pc_file_kind(path));
+        return pc_fail(err, PC_ERR_IO,
+                       "%s: is %s, expected a regular .npz file or a cache "
+                       "directory",
+                       path, pc_file_kind(path));
     return pc_graph_load_npz_(path, &o, out, err);
 }

@@ -127,8 +127,9 @@ static void check_config_ids(pc_vcheck *c, const int32_t *ids, int64_t i0, int64
     for (int64_t j = 0; j < n; j++) {
         const int64_t i = i0 + j;
         if (ids[j] < 0 || ids[j] >= nodes) {
-            kind_add(range, "node_config_ids[%" PRId64 "] = %" PRId32 " is outside [0, %" PRId64
-                     ")", i, ids[j], nodes);
+            kind_add(range,
+                     "node_config_ids[%" PRId64 "] = %" PRId32 " is outside [0, %" PRId64 ")", i,
+                     ids[j], nodes);
         } else if (c->seen && (c->seen[ids[j] >> 3] >> (ids[j] & 7)) & 1) {
             kind_add(dup, "node_config_ids[%" PRId64 "] = %" PRId32 " repeats an earlier id", i,
                      ids[j]);
@@ -144,8 +145,8 @@ static void check_splits(pc_vcheck *c, const int64_t *s, int64_t i0, int64_t n) 
     for (int64_t j = 0; j < n; j++) {
         const int64_t i = i0 + j;
         if (s[j] < 0 || s[j] > nodes)
-            kind_add(range, "node_splits[%" PRId64 "] = %" PRId64 " is outside [0, %" PRId64 "]",
-                     i, s[j], nodes);
+            kind_add(range, "node_splits[%" PRId64 "] = %" PRId64 " is outside [0, %" PRId64 "]", i,
+                     s[j], nodes);
         if (i > 0 && s[j] < c->prev_split)
             kind_add(order,
                      "node_splits[%" PRId64 "] = %" PRId64 " is smaller than node_splits[%" PRId64
@@ -177,12 +178,14 @@ static void runtimes_end(pc_vcheck *c, int key) {
     /* Test splits carry all-zero runtimes; a mix of zeros and values is a bug. */
     if (c->allow_zero && r->zeros == n) return;
     if (r->zeros == n && n > 0) {
-        problem(v, "%s: all %" PRId64 " values are zero (as in a test split; allow zero "
-                "runtimes for test data)", name, n);
+        problem(v,
+                "%s: all %" PRId64 " values are zero (as in a test split; allow zero "
+                "runtimes for test data)",
+                name, n);
         return;
     }
-    const char *why = c->allow_zero && r->zeros ? " (zeros are accepted only when all are zero)"
-                                                : "";
+    const char *why =
+        c->allow_zero && r->zeros ? " (zeros are accepted only when all are zero)" : "";
     vkind k = {v, "", 0};
     snprintf(k.what, sizeof k.what, "non-positive values in %s", name);
     for (int64_t i = 0; i < r->bad && i < PC_REPORT_CAP; i++)
@@ -241,9 +244,11 @@ pc_vcheck *pc_vcheck_new_(const pc_graph *g, int allow_zero_runtimes, pc_report 
     c->allow_zero = allow_zero_runtimes;
     for (int k = 0; k < PC_K_COUNT; k++) {
         c->k1[k].v = c->k2[k].v = &c->v;
-        if (kind1_what[k]) snprintf(c->k1[k].what, sizeof c->k1[k].what, "%s", kind1_what[k]);
-        else snprintf(c->k1[k].what, sizeof c->k1[k].what, "non-finite values in %s",
-                      pc_key_name_(k));
+        if (kind1_what[k])
+            snprintf(c->k1[k].what, sizeof c->k1[k].what, "%s", kind1_what[k]);
+        else
+            snprintf(c->k1[k].what, sizeof c->k1[k].what, "non-finite values in %s",
+                     pc_key_name_(k));
         if (kind2_what[k]) snprintf(c->k2[k].what, sizeof c->k2[k].what, "%s", kind2_what[k]);
     }
     check_sizes(&c->v);
@@ -258,9 +263,9 @@ pc_vcheck *pc_vcheck_new_(const pc_graph *g, int allow_zero_runtimes, pc_report 
 /* The keys a graph of this kind is checked on, in the order of the report. */
 int pc_vcheck_keys_(const pc_graph *g, int *keys) {
     static const int tile[] = {PC_K_NODE_OPCODE, PC_K_EDGE_INDEX, PC_K_CONFIG_RUNTIME,
-                               PC_K_NORMALIZERS, PC_K_NODE_FEAT, PC_K_CONFIG_FEAT};
-    static const int layout[] = {PC_K_NODE_OPCODE,    PC_K_EDGE_INDEX,  PC_K_NODE_CONFIG_IDS,
-                                 PC_K_NODE_SPLITS,    PC_K_CONFIG_RUNTIME, PC_K_NODE_FEAT,
+                               PC_K_NORMALIZERS, PC_K_NODE_FEAT,  PC_K_CONFIG_FEAT};
+    static const int layout[] = {PC_K_NODE_OPCODE,     PC_K_EDGE_INDEX,     PC_K_NODE_CONFIG_IDS,
+                                 PC_K_NODE_SPLITS,     PC_K_CONFIG_RUNTIME, PC_K_NODE_FEAT,
                                  PC_K_NODE_CONFIG_FEAT};
     const int *src = g->kind == PC_KIND_TILE ? tile : layout;
     int n = g->kind == PC_KIND_TILE ? (int)(sizeof tile / sizeof *tile)
@@ -334,7 +339,8 @@ pc_status pc_graph_validate(const pc_graph *g, int allow_zero_runtimes, pc_repor
     const int nk = pc_vcheck_keys_(g, keys);
     for (int i = 0; i < nk; i++) {
         const int k = keys[i];
-        if (k == PC_K_NODE_CONFIG_FEAT && pc_graph_streamed_(g)) check_finite_streamed(c);
+        if (k == PC_K_NODE_CONFIG_FEAT && pc_graph_streamed_(g))
+            check_finite_streamed(c);
         else if (g->a[k].data)
             pc_vcheck_chunk_(c, k, g->a[k].data, 0, pc_array_count(&g->a[k]));
         pc_vcheck_key_end_(c, k);

@@ -31,9 +31,11 @@ static pc_status refuse_invalid(const pc_graph *g, int split, pc_error *err) {
     pc_status st = PC_OK;
     if (pc_graph_validate(g, split == pc_split_find("test"), r) != PC_OK) {
         size_t n = pc_report_count(r);
-        st = pc_fail(err, PC_ERR_INVALID, "%s%s (%zu problem%s in all, by pc_graph_validate; "
-                     "the graph is not used)", n ? "" : pc_graph_path(g),
-                     n ? pc_report_get(r, 0) : ": invalid", n, n == 1 ? "" : "s");
+        st = pc_fail(err, PC_ERR_INVALID,
+                     "%s%s (%zu problem%s in all, by pc_graph_validate; "
+                     "the graph is not used)",
+                     n ? "" : pc_graph_path(g), n ? pc_report_get(r, 0) : ": invalid", n,
+                     n == 1 ? "" : "s");
     }
     pc_report_free(r);
     return st;

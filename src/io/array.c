@@ -1,10 +1,10 @@
 /* In-memory arrays: ownership, dtype conversion and file-layout fix-ups. */
 #define _DEFAULT_SOURCE
 #include <math.h>
-#include <stdlib.h>
 #include <stdint.h>
-#include <string.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -36,16 +36,18 @@ uint64_t pc_memory_budget(uint64_t max_memory) {
     return max_memory == PC_MEMORY_AUTO ? auto_budget() : max_memory;
 }
 
-pc_status pc_io_budget_check(uint64_t need, uint64_t max_memory, const char *what,
-                             const char *how, pc_error *err) {
+pc_status pc_io_budget_check(uint64_t need, uint64_t max_memory, const char *what, const char *how,
+                             pc_error *err) {
     if (max_memory == PC_MEMORY_AUTO && need <= PC_MEMORY_AUTO_MIN) return PC_OK;
     const uint64_t budget = pc_memory_budget(max_memory);
     if (need <= budget) return PC_OK;
     char n[32], b[32];
     pc_fmt_bytes(need, n, sizeof n);
     pc_fmt_bytes(budget, b, sizeof b);
-    return pc_fail(err, PC_ERR_NOMEM, "%s needs %s in memory%s, more than the memory budget of "
-                   "%s (max_memory)", what, n, how ? how : "", b);
+    return pc_fail(err, PC_ERR_NOMEM,
+                   "%s needs %s in memory%s, more than the memory budget of "
+                   "%s (max_memory)",
+                   what, n, how ? how : "", b);
 }
 
 void pc_array_free(pc_array *a) {

@@ -36,8 +36,8 @@ pc_status pc_array_from_file_data(const pc_array_info *info, void *block, void *
  * (bytes or PC_MEMORY_AUTO): PC_OK, or PC_ERR_NOMEM "<what> needs <need>
  * in memory<how>, more than the memory budget of <budget> (max_memory)".
  */
-pc_status pc_io_budget_check(uint64_t need, uint64_t max_memory, const char *what,
-                             const char *how, pc_error *err);
+pc_status pc_io_budget_check(uint64_t need, uint64_t max_memory, const char *what, const char *how,
+                             pc_error *err);
 
 /* Native-endian check, evaluated at run time (no configure step needed). */
 static inline int pc_host_is_le(void) {

@@ -318,8 +318,8 @@ static pc_status check_member_budget(pc_npz *z, int i, uint64_t need, pc_error *
     char what[1200], how[96], cs[32];
     snprintf(what, sizeof what, "%s: member '%s.npy'", z->path, m->key);
     pc_fmt_bytes(m->csize, cs, sizeof cs);
-    snprintf(how, sizeof how, " (%s inflated from %s)", m->method == ZIP_CM_DEFLATE ? "read whole,"
-             : "stored,", cs);
+    snprintf(how, sizeof how, " (%s inflated from %s)",
+             m->method == ZIP_CM_DEFLATE ? "read whole," : "stored,", cs);
     return pc_io_budget_check(need, z->max_memory, what, how, err);
 }
 
@@ -480,7 +480,8 @@ pc_status pc_npz_read_rows(pc_npz *z, int i, int64_t row0, int64_t nrows, pc_arr
     shape[0] = nrows;
     uint64_t need = 0;
     if (!pc_mul_u64(r->row_bytes / pc_file_elem_size(info.dtype) *
-                    pc_dtype_size(pc_mem_dtype(info.dtype)), (uint64_t)nrows, &need))
+                        pc_dtype_size(pc_mem_dtype(info.dtype)),
+                    (uint64_t)nrows, &need))
         need = UINT64_MAX;
     char what[1200];
     snprintf(what, sizeof what, "%s: member '%s.npy': rows [%lld, %lld)", z->path, r->m->key,
