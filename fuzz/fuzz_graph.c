@@ -9,7 +9,10 @@
  * its kind and sizes. For layout graphs, config rows read through
  * pc_graph_config_feat_rows and _gather must agree with each other and, when
  * both loads succeeded, between the resident and streamed graphs; so must
- * the validation reports.
+ * the validation reports. pc_graph_check_file (every array streamed through
+ * zlib, in chunks) must give the default load's verdict (libdeflate, whole
+ * members): it fails to load exactly when the load fails, and otherwise
+ * reports the same problems, line for line.
  *
  * Every member's data is covered by a CRC-32, so nearly every mutation of an
  * array would only meet the CRC check; to reach the graph code, the CRCs of
@@ -327,6 +330,19 @@ PC_FUZZ_TARGET(graph) {
             check(memcmp(rows_a, rows_b, (size_t)(na * row_floats(a)) * sizeof *rows_a) == 0);
         }
     }
+    /* (c) the streamed check: one verdict with the resident load. */
+    pc_report *rc = pc_report_new();
+    pc_error cerr;
+    check(rc != NULL);
+    pc_status sc = pc_graph_check_file(g_in, NULL, 0, rc, &cerr);
+    const int c_loaded = sc == PC_OK || sc == PC_ERR_INVALID;
+    check(c_loaded == (sa == PC_OK));
+    if (!c_loaded) check(cerr.code == sc && cerr.msg[0] != '\0');
+    if (a && c_loaded) {
+        check(same_report(ra0, rc));
+        check((sc == PC_OK) == (pc_report_count(rc) == 0));
+    }
+    pc_report_free(rc);
     free(rows_a);
     free(rows_b);
     pc_report_free(ra0);

@@ -47,10 +47,20 @@ typedef struct pc_load_opts {
      */
     uint64_t max_resident_config_bytes;
     int threads; /* for parallel inflate; default 0 = all cores */
+    /*
+     * The memory budget of a load (perfcast/npz.h, "memory budget"): the
+     * bytes the arrays take once inflated and converted (plus compressed
+     * copies while they inflate; a streamed node_config_feat counts one
+     * streaming step), checked from the headers before any data is read.
+     * Over it the load fails with PC_ERR_NOMEM naming the file, the largest
+     * member and the sizes. Bytes, or the default PC_MEMORY_AUTO (half the
+     * available memory). Cache directories are mapped, not counted.
+     */
+    uint64_t max_memory;
 } pc_load_opts;
 
 #define PC_LOAD_DEFAULT_RESIDENT_BYTES (UINT64_C(1) << 30)
-/* Default options: kind AUTO, 1 GiB resident limit, all cores. */
+/* Default options: kind AUTO, 1 GiB resident limit, all cores, PC_MEMORY_AUTO. */
 PC_API pc_load_opts pc_load_opts_default(void);
 
 /*
@@ -120,13 +130,45 @@ PC_API pc_status pc_graph_config_feat_gather(pc_graph *g, const int64_t *ids, in
                                              float *out, pc_error *err);
 
 /*
- * Checks content: edge endpoints and config ids in range, ids unique, splits
- * monotone and within [0, n], runtimes positive (zeros are allowed only when
+ * Checks content: the widths the models need (node_feat 140 columns,
+ * config_feat 24, node_config_feat 18), at least one node and config, edge
+ * endpoints and config ids in range, ids unique, splits monotone and within
+ * [0, n], runtimes positive (zeros are allowed only when
  * `allow_zero_runtimes`, as test splits carry them), opcodes in [0, 255],
  * features finite. Adds one line per problem to `r` (prefixed with the file
  * path) and returns PC_ERR_INVALID if any were found.
  */
 PC_API pc_status pc_graph_validate(const pc_graph *g, int allow_zero_runtimes, pc_report *r);
+
+/*
+ * What a graph file is, from its headers alone: everything pc_graph_load
+ * checks before it reads array data (keys, dtypes, shapes against each
+ * other, and that the load fits opts->max_memory). A cache directory is
+ * loaded (mapped) instead.
+ */
+typedef struct pc_graph_shape {
+    size_t struct_size; /* the caller sets sizeof(pc_graph_shape) */
+    pc_kind kind;
+    int64_t nodes, edges, configs, config_nodes, node_splits;
+    int64_t node_feat_dim, config_dim;
+    uint64_t load_bytes; /* what pc_graph_load with these options would hold */
+} pc_graph_shape;
+
+PC_API pc_status pc_graph_probe(const char *path, const pc_load_opts *opts, pc_graph_shape *out,
+                                pc_error *err);
+
+/*
+ * Validates a graph file in bounded memory: pc_graph_probe's checks (a file
+ * that would not load, or not within opts->max_memory, fails here as the
+ * load would: the status is returned with err set), then
+ * pc_graph_validate's content checks with every array streamed from the
+ * file in chunks of a few MiB, deflated members inflated once and their CRC
+ * verified at the end, whatever their size. Content problems go to `r`
+ * (PC_ERR_INVALID). A cache directory is loaded (mapped) and validated.
+ * What passes loads, and trains (the widths are the models').
+ */
+PC_API pc_status pc_graph_check_file(const char *path, const pc_load_opts *opts,
+                                     int allow_zero_runtimes, pc_report *r, pc_error *err);
 
 /* ---- dataset trees ---------------------------------------------------- */
 
@@ -150,7 +192,10 @@ typedef struct pc_dataset pc_dataset;
  * Scans a dataset root: `root` may hold npz/{tile/xla,layout/...}/{split}/
  * (the public download) or those folders directly. Missing collections and
  * splits are simply empty; a root holding none at all is PC_ERR_NOTFOUND.
- * Files are listed in name order.
+ * Files are listed in name order. Every entry named *.npz is listed, and every *.pcc
+ * entry that is not a cache directory beside its .npz, whatever it really is: a
+ * directory, FIFO or dangling symbolic link named so then fails to load
+ * (naming what it is) rather than being skipped. Hidden names are skipped.
  */
 PC_API pc_status pc_dataset_open(const char *root, pc_dataset **out, pc_error *err);
 PC_API void pc_dataset_close(pc_dataset *d);

@@ -87,6 +87,29 @@ PC_API pc_status pc_array_alloc(pc_array *a, pc_dtype t, int ndim, const int64_t
  */
 PC_API pc_status pc_array_convert(pc_array *a, pc_dtype to, const char *what, pc_error *err);
 
+/* ---- memory budget ----------------------------------------------------- */
+
+/*
+ * Every reader checks what a read will hold in memory against a budget
+ * before it allocates anything: the inflated size of a member read whole
+ * (plus its compressed bytes while it inflates), the sum over members for
+ * pc_npz_read_all, the rows pc_npz_read_rows returns, an .npy's data (twice
+ * for float16). Over the budget the read fails with PC_ERR_NOMEM, naming the
+ * file, the member and both sizes. Row cursors (pc_npz_rows_*) hold only the
+ * rows the caller asks for plus 1 MiB of scratch, whatever the member's size;
+ * the work they do is bounded by deflate's ratio (about 1032:1), which every
+ * member's claimed size is checked against.
+ *
+ * PC_MEMORY_AUTO, the default everywhere: half the memory the machine has
+ * available at the time of the read (MemAvailable in /proc/meminfo, else
+ * the free physical pages), but never less than PC_MEMORY_AUTO_MIN; reads of
+ * up to PC_MEMORY_AUTO_MIN never consult the machine.
+ */
+#define PC_MEMORY_AUTO UINT64_MAX
+#define PC_MEMORY_AUTO_MIN (UINT64_C(256) << 20)
+/* The budget in bytes a max_memory value stands for (PC_MEMORY_AUTO: measured now). */
+PC_API uint64_t pc_memory_budget(uint64_t max_memory);
+
 /* ---- .npy headers ---------------------------------------------------- */
 
 /*
@@ -107,6 +130,9 @@ PC_API size_t pc_npy_format_header(pc_dtype t, int ndim, const int64_t *shape, c
 /* ---- single .npy files ----------------------------------------------- */
 
 PC_API pc_status pc_npy_load(const char *path, pc_array *out, pc_error *err);
+/* pc_npy_load within a memory budget (bytes, or PC_MEMORY_AUTO as pc_npy_load uses). */
+PC_API pc_status pc_npy_load_max(const char *path, uint64_t max_memory, pc_array *out,
+                                 pc_error *err);
 /* Maps a native-endian, C-order, non-f16 .npy read-only instead of reading it. */
 PC_API pc_status pc_npy_map(const char *path, pc_array *out, pc_error *err);
 /* Writes to a temporary name in the same directory, then renames. */
@@ -116,8 +142,15 @@ PC_API pc_status pc_npy_save(const char *path, const pc_array *a, pc_error *err)
 
 typedef struct pc_npz pc_npz;
 
+/*
+ * Opens an archive; `path` must be a regular file (a FIFO, device or
+ * directory is refused without blocking). Reads use the budget
+ * PC_MEMORY_AUTO until pc_npz_set_max_memory changes it.
+ */
 PC_API pc_status pc_npz_open(const char *path, pc_npz **out, pc_error *err);
 PC_API void pc_npz_close(pc_npz *z);
+/* The memory budget of this handle's reads, in bytes or PC_MEMORY_AUTO. */
+PC_API void pc_npz_set_max_memory(pc_npz *z, uint64_t max_memory);
 
 PC_API const char *pc_npz_path(const pc_npz *z);
 /* Number of .npy members. Non-.npy members are ignored. */

@@ -32,7 +32,8 @@ class PcArray(ctypes.Structure):
 
 class PcLoadOpts(ctypes.Structure):
     _fields_ = [("struct_size", ctypes.c_size_t), ("kind", ctypes.c_int),
-                ("max_resident_config_bytes", ctypes.c_uint64), ("threads", ctypes.c_int)]
+                ("max_resident_config_bytes", ctypes.c_uint64), ("threads", ctypes.c_int),
+                ("max_memory", ctypes.c_uint64)]
 
 
 def _candidates():

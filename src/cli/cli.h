@@ -88,6 +88,16 @@ void pc_cli_dist_close(pc_dist *d);
 /* Prints "perfcast (rank R of N): msg", ends every rank (pc_dist_abort) and exits 1. */
 void pc_cli_dist_abort(const pc_dist *d, const char *msg);
 
+/*
+ * --max-memory SIZE, one meaning in every command: the most memory the
+ * command may use for what it reads or trains (train: its estimated peak;
+ * check, info, eval, ...: the readers' budget, perfcast/npz.h). A plain
+ * number is GiB (train's original spelling, "--max-memory 8"); a size with a
+ * unit is read in the units vocabulary ("512MiB", "2GB"). 0 on success with
+ * *bytes set, else the usage error's exit code (printed).
+ */
+int pc_cli_max_memory(const char *cmd, const char *v, uint64_t *bytes);
+
 /* Strict integer parsing of a flag value; 0 on success. */
 int pc_cli_parse_i64(const char *s, long long lo, long long hi, long long *out);
 

@@ -21,16 +21,18 @@ static int in_test_split(const char *path) {
     return strstr(path, "/test/") != NULL || strncmp(path, "test/", 5) == 0;
 }
 
-static void check_one(const char *path, int allow_zero, int threads, check_result *res) {
+/* Streams every array (bounded memory); what would not load within the budget fails. */
+static void check_one(const char *path, int allow_zero, int threads, uint64_t max_memory,
+                      check_result *res) {
     pc_load_opts o = pc_load_opts_default();
     o.threads = threads;
-    pc_graph *g = NULL;
+    o.max_memory = max_memory;
     pc_error_clear(&res->load_error);
     res->problems = pc_report_new();
-    if (pc_graph_load(path, &o, &g, &res->load_error) != PC_OK) return;
-    res->loaded = 1;
-    pc_graph_validate(g, allow_zero || in_test_split(path), res->problems);
-    pc_graph_free(g);
+    pc_status st = pc_graph_check_file(path, &o, allow_zero || in_test_split(path), res->problems,
+                                       &res->load_error);
+    res->loaded = st == PC_OK || st == PC_ERR_INVALID;
+    if (!res->loaded) pc_cli_flags(res->load_error.msg, sizeof res->load_error.msg);
 }
 
 static int report(const char *path, const check_result *res, int quiet) {
@@ -53,12 +55,13 @@ static int is_dir(const char *p) {
     return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-static int check_files(const char **files, size_t n, int allow_zero, int threads, int quiet) {
+static int check_files(const char **files, size_t n, int allow_zero, int threads,
+                       uint64_t max_memory, int quiet) {
     check_result *res = calloc(n ? n : 1, sizeof *res);
     if (!res) return PC_EXIT_FAIL;
     /* Graphs are independent; each load is single-threaded inside. */
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads > 0 ? threads : 2)
-    for (size_t i = 0; i < n; i++) check_one(files[i], allow_zero, 1, &res[i]);
+    for (size_t i = 0; i < n; i++) check_one(files[i], allow_zero, 1, max_memory, &res[i]);
     size_t bad = 0, problems = 0;
     for (size_t i = 0; i < n; i++) {
         bad += (size_t)report(files[i], &res[i], quiet);
@@ -71,7 +74,8 @@ static int check_files(const char **files, size_t n, int allow_zero, int threads
     return bad ? PC_EXIT_FAIL : PC_EXIT_OK;
 }
 
-static int check_tree(const char *root, int allow_zero, int threads, int quiet) {
+static int check_tree(const char *root, int allow_zero, int threads, uint64_t max_memory,
+                      int quiet) {
     pc_error e;
     pc_dataset *d;
     if (pc_dataset_open(root, &d, &e) != PC_OK) return pc_cli_fail(&e);
@@ -88,36 +92,46 @@ static int check_tree(const char *root, int allow_zero, int threads, int quiet) 
         for (int s = 0; s < PC_NUM_SPLITS; s++)
             for (size_t i = 0; i < pc_dataset_num_files(d, c, s); i++)
                 files[k++] = pc_dataset_file(d, c, s, i);
-    int rc = check_files(files, total, allow_zero, threads, quiet);
+    int rc = check_files(files, total, allow_zero, threads, max_memory, quiet);
     free(files);
     pc_dataset_close(d);
     return rc;
 }
 
 static void check_help(FILE *f) {
-    fprintf(f,
-            "usage: perfcast check [--quiet] [--allow-zero-runtimes] [--threads N] PATH...\n\n"
-            "PATH is a .npz file, a .pcc cache directory, or a dataset root (checks every\n"
-            "file of every collection and split). Checks shapes and dtypes, edge endpoints\n"
-            "and config ids in range, unique ids, monotone node_splits, positive runtimes\n"
-            "(all-zero runtimes are accepted in test splits or with --allow-zero-runtimes)\n"
-            "and finite features; prints every problem; exit 1 if any.\n"
-            "  --quiet   print only files with problems and the summary\n");
+    fprintf(f, "usage: perfcast check [--quiet] [--allow-zero-runtimes] [--threads N]\n"
+               "                      [--max-memory SIZE] PATH...\n\n"
+               "PATH is a .npz file, a .pcc cache directory, or a dataset root (checks every\n"
+               "file of every collection and split; an entry named *.npz that is not a regular\n"
+               "file is a problem). Checks shapes and dtypes, the widths the models need (node\n"
+               "features 140, tile configs 24, layout configs 18), edge endpoints and config\n"
+               "ids in range, unique ids, monotone node_splits, positive runtimes (all-zero\n"
+               "runtimes are accepted in test splits or with --allow-zero-runtimes), finite\n"
+               "features, and that the file loads within the memory budget; prints every\n"
+               "problem; exit 1 if any. What passes trains; train and eval refuse what fails.\n"
+               "Arrays are streamed in chunks, never inflated whole.\n"
+               "  --quiet            print only files with problems and the summary\n"
+               "  --max-memory SIZE  the memory a load may use: GiB, or with a unit (512MiB)\n"
+               "                     (default: half the available memory)\n");
 }
 
 int pc_cmd_check(int argc, char **argv) {
-    static const struct option opts[] = {{"quiet", no_argument, 0, 'q'},
-                                         {"allow-zero-runtimes", no_argument, 0, 'z'},
-                                         {"threads", required_argument, 0, 't'},
-                                         {"help", no_argument, 0, 'h'},
-                                         {0, 0, 0, 0}};
+    static const struct option opts[] = {
+        {"quiet", no_argument, 0, 'q'},         {"allow-zero-runtimes", no_argument, 0, 'z'},
+        {"threads", required_argument, 0, 't'}, {"max-memory", required_argument, 0, 'm'},
+        {"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
     int quiet = 0, allow_zero = 0, c;
     long long threads = 0;
+    uint64_t max_memory = PC_MEMORY_AUTO;
     optind = 1;
     opterr = 0;
-    while ((c = pc_cli_getopt(argc, argv, "qzt:h", opts, NULL)) != -1) {
+    while ((c = pc_cli_getopt(argc, argv, "qzt:m:h", opts, NULL)) != -1) {
         if (c == 'q') quiet = 1;
-        else if (c == 'z') allow_zero = 1;
+        else if (c == 'm') {
+            int rc = pc_cli_max_memory("check", optarg, &max_memory);
+            if (rc) return rc;
+        } else if (c == 'z')
+            allow_zero = 1;
         else if (c == 't') {
             if (pc_cli_parse_i64(optarg, 0, 1024, &threads))
                 return pc_cli_usage_error("check", "--threads expects 0..1024, got '%s'", optarg);
@@ -133,8 +147,9 @@ int pc_cmd_check(int argc, char **argv) {
         size_t len = strlen(p);
         int r;
         if (is_dir(p) && !(len > 4 && !strcmp(p + len - 4, ".pcc")))
-            r = check_tree(p, allow_zero, (int)threads, quiet);
-        else r = check_files(&p, 1, allow_zero, (int)threads, quiet);
+            r = check_tree(p, allow_zero, (int)threads, max_memory, quiet);
+        else
+            r = check_files(&p, 1, allow_zero, (int)threads, max_memory, quiet);
         if (r != PC_EXIT_OK) rc = r;
     }
     return rc;

@@ -8,17 +8,17 @@
 
 #include "cli.h"
 
-/* Arrays bigger than this are scanned in row chunks instead of read whole. */
-#define INFO_WHOLE_LIMIT (UINT64_C(256) << 20)
-#define INFO_CHUNK_BYTES (UINT64_C(64) << 20)
+/* Arrays are scanned in row chunks of about this size, never read whole
+   (a small file may inflate to gigabytes). */
+#define INFO_CHUNK_BYTES (UINT64_C(8) << 20)
 
 typedef struct acc {
-    double min, max, sum;
+    double min, max, sum, minpos;
     int64_t n, nan;
 } acc;
 
 static void acc_init(acc *a) {
-    a->min = INFINITY;
+    a->min = a->minpos = INFINITY;
     a->max = -INFINITY;
     a->sum = 0;
     a->n = a->nan = 0;
@@ -49,17 +49,18 @@ static void acc_add(acc *a, const void *data, pc_dtype t, int64_t count) {
             continue;
         }
         if (v < a->min) a->min = v;
+        if (v > 0 && v < a->minpos) a->minpos = v;
         if (v > a->max) a->max = v;
         a->sum += v;
         a->n++;
     }
 }
 
-/* Scans member i in bounded memory. */
+/* Scans member i in bounded memory: by rows, or whole (within the budget) when
+   it has no rows to stream (0-d, Fortran order). */
 static pc_status scan_member(pc_npz *z, int i, const pc_array_info *info, acc *a, pc_error *err) {
     acc_init(a);
-    if (info->data_bytes <= INFO_WHOLE_LIMIT || info->ndim == 0 ||
-        (info->fortran_order && info->ndim > 1)) {
+    if (info->ndim == 0 || (info->fortran_order && info->ndim > 1)) {
         pc_array arr;
         pc_status st = pc_npz_read(z, i, &arr, err);
         if (st) return st;
@@ -131,58 +132,101 @@ static cJSON *array_json(const char *key, const pc_array_info *info, const acc *
     return o;
 }
 
-/* Graph summary through the dataset layer; a non-graph archive is not an error. */
-static void graph_summary(const char *path, int threads, cJSON *json) {
-    pc_load_opts o = pc_load_opts_default();
-    o.max_resident_config_bytes = 1; /* never pull node_config_feat in whole here */
-    o.threads = threads;
-    pc_graph *g = NULL;
-    pc_error e;
-    pc_error_clear(&e);
-    if (pc_graph_load(path, &o, &g, &e) != PC_OK) {
-        if (json) cJSON_AddStringToObject(json, "graph_error", e.msg);
-        else printf("graph: not a TpuGraphs tile/layout graph (%s)\n", e.msg);
-        return;
-    }
-    const int64_t c = pc_graph_num_configs(g);
-    const int64_t *rt = pc_graph_config_runtime(g);
-    int64_t lo = INT64_MAX, hi = 0;
-    for (int64_t k = 0; k < c; k++) {
-        if (rt[k] > 0 && rt[k] < lo) lo = rt[k];
-        if (rt[k] > hi) hi = rt[k];
-    }
-    int64_t nsplits = 0;
-    pc_graph_node_splits(g, &nsplits);
+typedef struct runtimes {
+    int have;
+    double lo, hi;
+} runtimes;
+
+static void summary_print(const pc_graph_shape *g, const runtimes *rt, cJSON *json) {
+    const double lo = rt->lo, hi = rt->hi;
     if (json) {
         cJSON *gj = cJSON_AddObjectToObject(json, "graph");
-        cJSON_AddStringToObject(gj, "kind", pc_kind_name(pc_graph_kind(g)));
-        cJSON_AddNumberToObject(gj, "nodes", (double)pc_graph_num_nodes(g));
-        cJSON_AddNumberToObject(gj, "edges", (double)pc_graph_num_edges(g));
-        cJSON_AddNumberToObject(gj, "configs", (double)c);
-        cJSON_AddNumberToObject(gj, "configurable_nodes", (double)pc_graph_num_config_nodes(g));
-        cJSON_AddNumberToObject(gj, "node_splits", (double)nsplits);
+        cJSON_AddStringToObject(gj, "kind", pc_kind_name(g->kind));
+        cJSON_AddNumberToObject(gj, "nodes", (double)g->nodes);
+        cJSON_AddNumberToObject(gj, "edges", (double)g->edges);
+        cJSON_AddNumberToObject(gj, "configs", (double)g->configs);
+        cJSON_AddNumberToObject(gj, "configurable_nodes", (double)g->config_nodes);
+        cJSON_AddNumberToObject(gj, "node_splits", (double)g->node_splits);
+        cJSON_AddNumberToObject(gj, "load_bytes", (double)g->load_bytes);
         if (hi > 0) {
-            cJSON_AddNumberToObject(gj, "runtime_min_ns", (double)lo);
-            cJSON_AddNumberToObject(gj, "runtime_max_ns", (double)hi);
+            cJSON_AddNumberToObject(gj, "runtime_min_ns", lo);
+            cJSON_AddNumberToObject(gj, "runtime_max_ns", hi);
         }
-    } else {
-        printf("graph: %s, %lld nodes, %lld edges, %lld configs", pc_kind_name(pc_graph_kind(g)),
-               (long long)pc_graph_num_nodes(g), (long long)pc_graph_num_edges(g), (long long)c);
-        if (pc_graph_kind(g) == PC_KIND_LAYOUT)
-            printf(", %lld configurable nodes, %lld node_splits",
-                   (long long)pc_graph_num_config_nodes(g), (long long)nsplits);
-        if (hi > 0) printf(", runtime %.4g..%.4g ms (x%.2f)", (double)lo / 1e6, (double)hi / 1e6,
-                           (double)hi / (double)lo);
-        else if (c > 0) printf(", no runtimes (test split)");
-        printf("\n");
+        return;
     }
-    pc_graph_free(g);
+    printf("graph: %s, %lld nodes, %lld edges, %lld configs", pc_kind_name(g->kind),
+           (long long)g->nodes, (long long)g->edges, (long long)g->configs);
+    if (g->kind == PC_KIND_LAYOUT)
+        printf(", %lld configurable nodes, %lld node_splits", (long long)g->config_nodes,
+               (long long)g->node_splits);
+    if (hi > 0)
+        printf(", runtime %.4g..%.4g ms (x%.2f)", lo / 1e6, hi / 1e6, hi / lo);
+    else if (g->configs > 0)
+        printf(", no runtimes (test split)");
+    printf("\n");
 }
 
-static int info_npy(const char *path, cJSON *json) {
+/* The graph's shape from its headers (a cache directory: mapped); nothing inflated. */
+static pc_status probe(const char *path, uint64_t max_memory, pc_graph_shape *g, pc_error *e) {
+    pc_load_opts o = pc_load_opts_default();
+    o.max_memory = max_memory;
+    memset(g, 0, sizeof *g);
+    g->struct_size = sizeof *g;
+    pc_error_clear(e);
+    pc_status st = pc_graph_probe(path, &o, g, e);
+    if (st != PC_OK) pc_cli_flags(e->msg, sizeof e->msg);
+    return st;
+}
+
+/* A graph that would not load within the budget, or a broken cache, fails info. */
+static int probe_fatal(pc_status st, int is_cache) {
+    return st != PC_OK && (is_cache || st == PC_ERR_NOMEM || st == PC_ERR_IO);
+}
+
+/*
+ * Graph summary through the dataset layer, from pc_graph_probe's verdict. A
+ * non-graph archive is not an error; a graph that would not load within the
+ * memory budget, or a broken cache directory, is (exit 1).
+ */
+static int graph_summary(const char *path, pc_status st, const pc_graph_shape *g, const pc_error *e,
+                         const runtimes *known, int is_cache, cJSON *json) {
+    if (st != PC_OK) {
+        const int fatal = probe_fatal(st, is_cache);
+        if (json)
+            cJSON_AddStringToObject(json, "graph_error", e->msg);
+        else if (fatal)
+            printf("graph: cannot load: %s\n", e->msg);
+        else
+            printf("graph: not a TpuGraphs tile/layout graph (%s)\n", e->msg);
+        if (fatal) fprintf(stderr, "perfcast: error: %s\n", e->msg);
+        return fatal ? PC_EXIT_FAIL : PC_EXIT_OK;
+    }
+    runtimes rt = known ? *known : (runtimes){0, 0, 0};
+    if (!known) { /* a cache directory: its runtimes are mapped, cheap to read */
+        pc_load_opts o = pc_load_opts_default();
+        pc_graph *gg = NULL;
+        pc_error le;
+        if (pc_graph_load(path, &o, &gg, &le) == PC_OK) {
+            const int64_t *r = pc_graph_config_runtime(gg);
+            rt.lo = INFINITY;
+            for (int64_t k = 0; k < pc_graph_num_configs(gg); k++) {
+                if (r[k] > 0 && (double)r[k] < rt.lo) rt.lo = (double)r[k];
+                if ((double)r[k] > rt.hi) rt.hi = (double)r[k];
+            }
+            pc_graph_free(gg);
+        }
+    }
+    summary_print(g, &rt, json);
+    return PC_EXIT_OK;
+}
+
+static int info_npy(const char *path, uint64_t max_memory, cJSON *json) {
     pc_error e;
     pc_array a;
-    if (pc_npy_load(path, &a, &e) != PC_OK) return pc_cli_fail(&e);
+    /* mapped when it can be (nothing held), else read within the budget */
+    if (pc_npy_map(path, &a, &e) != PC_OK &&
+        (e.code != PC_ERR_UNSUPPORTED || pc_npy_load_max(path, max_memory, &a, &e) != PC_OK))
+        return pc_cli_fail(&e);
     pc_array_info info = {.dtype = a.dtype, .ndim = a.ndim, .count = pc_array_count(&a)};
     memcpy(info.shape, a.shape, sizeof info.shape);
     acc s;
@@ -197,10 +241,21 @@ static int info_npy(const char *path, cJSON *json) {
     return PC_EXIT_OK;
 }
 
-static int info_npz(const char *path, int threads, cJSON *json) {
+static int info_npz(const char *path, uint64_t max_memory, cJSON *json) {
     pc_error e;
     pc_npz *z;
     if (pc_npz_open(path, &z, &e) != PC_OK) return pc_cli_fail(&e);
+    pc_npz_set_max_memory(z, max_memory);
+    runtimes rt = {1, 0, 0};
+    /* the graph's verdict first: one that would not load within the budget fails
+       before anything is inflated */
+    pc_graph_shape g;
+    pc_error ge;
+    const pc_status gst = probe(path, max_memory, &g, &ge);
+    if (probe_fatal(gst, 0)) {
+        pc_npz_close(z);
+        return graph_summary(path, gst, &g, &ge, &rt, 0, json);
+    }
     cJSON *arrays = json ? cJSON_AddArrayToObject(json, "arrays") : NULL;
     if (!json) printf("%s: %d arrays\n", path, pc_npz_count(z));
     int rc = PC_EXIT_OK;
@@ -211,25 +266,62 @@ static int info_npz(const char *path, int threads, cJSON *json) {
             rc = pc_cli_fail(&e);
             break;
         }
+        if (!strcmp(pc_npz_key(z, i), "config_runtime") && a.n) rt = (runtimes){1, a.minpos, a.max};
         if (json) cJSON_AddItemToArray(arrays, array_json(pc_npz_key(z, i), &info, &a));
         else print_array_line(pc_npz_key(z, i), &info, &a);
     }
     pc_npz_close(z);
-    if (rc == PC_EXIT_OK) graph_summary(path, threads, json);
+    if (rc == PC_EXIT_OK) rc = graph_summary(path, gst, &g, &ge, &rt, 0, json);
     return rc;
 }
 
 static void info_help(FILE *f) {
-    fprintf(f, "usage: perfcast info [--json] [--threads N] FILE.npz|FILE.npy|DIR.pcc ...\n\n"
+    fprintf(f, "usage: perfcast info [--json] [--threads N] [--max-memory SIZE]\n"
+               "                     FILE.npz|FILE.npy|DIR.pcc ...\n\n"
                "Lists every array (dtype, shape, min/max/mean, NaN count) and, for TpuGraphs\n"
                "files, a graph summary (kind, nodes, edges, configs, runtime spread).\n"
-               "Huge arrays are scanned in chunks, never loaded whole.\n");
+               "Arrays are scanned in chunks of a few MiB, never inflated whole, so memory\n"
+               "stays small whatever a file inflates to. Exit 1 when a file cannot be read,\n"
+               "a graph would not load within the memory budget, or a cache directory is\n"
+               "broken.\n"
+               "  --max-memory SIZE  the memory budget of reads and of the graph's load: GiB,\n"
+               "                     or with a unit (512MiB) (default: half the available memory)\n"
+               "  --threads N        accepted for compatibility (scans are sequential)\n");
+}
+
+/* --json, --threads N, --max-memory SIZE, --help; -1 to go on, else an exit code. */
+static int info_opts(int argc, char **argv, int *json, uint64_t *max_memory) {
+    static const struct option opts[] = {{"json", no_argument, 0, 'j'},
+                                         {"threads", required_argument, 0, 't'},
+                                         {"max-memory", required_argument, 0, 'm'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
+    int c;
+    long long threads = 0;
+    optind = 1;
+    opterr = 0;
+    while ((c = pc_cli_getopt(argc, argv, "jt:m:h", opts, NULL)) != -1) {
+        if (c == 'j')
+            *json = 1;
+        else if (c == 't') {
+            if (pc_cli_parse_i64(optarg, 0, 1024, &threads))
+                return pc_cli_usage_error("info", "--threads expects 0..1024, got '%s'", optarg);
+        } else if (c == 'm') {
+            int rc = pc_cli_max_memory("info", optarg, max_memory);
+            if (rc) return rc;
+        } else if (c == 'h') {
+            info_help(stdout);
+            return PC_EXIT_OK;
+        } else
+            return pc_cli_usage_error("info", "unknown option '%s'", argv[optind - 1]);
+    }
+    return -1;
 }
 
 int pc_cmd_info(int argc, char **argv) {
     int json = 0;
-    long long threads = 0;
-    int rc0 = pc_cli_json_threads_opts("info", argc, argv, &json, &threads, info_help);
+    uint64_t max_memory = PC_MEMORY_AUTO;
+    int rc0 = info_opts(argc, argv, &json, &max_memory);
     if (rc0 >= 0) return rc0;
     if (optind >= argc) return pc_cli_usage_error("info", "expected at least one FILE");
     int rc = PC_EXIT_OK;
@@ -240,12 +332,16 @@ int pc_cmd_info(int argc, char **argv) {
         int r;
         size_t len = strlen(argv[i]);
         if (pc_cli_is_model(argv[i])) r = pc_cli_info_model(argv[i], json, one);
-        else if (len >= 4 && !strcmp(argv[i] + len - 4, ".npy")) r = info_npy(argv[i], one);
+        else if (len >= 4 && !strcmp(argv[i] + len - 4, ".npy"))
+            r = info_npy(argv[i], max_memory, one);
         else if (len >= 4 && !strcmp(argv[i] + len - 4, ".pcc")) {
             if (!json) printf("%s: cache directory\n", argv[i]);
-            graph_summary(argv[i], (int)threads, one);
-            r = PC_EXIT_OK;
-        } else r = info_npz(argv[i], (int)threads, one);
+            pc_graph_shape g;
+            pc_error ge;
+            const pc_status gst = probe(argv[i], max_memory, &g, &ge);
+            r = graph_summary(argv[i], gst, &g, &ge, NULL, 1, one);
+        } else
+            r = info_npz(argv[i], max_memory, one);
         if (r != PC_EXIT_OK) rc = r;
         if (json) cJSON_AddItemToArray(all, one);
     }

@@ -88,9 +88,9 @@ static void train_help(FILE *f) {
             "  --gst-train-segs N  segments back-propagated per step (default 1)\n"
             "  --gst-keep P        keep probability of a stale embedding (default 0.5)\n"
             "  --gst-finetune N    epochs training only the head on fresh embeddings (default 0)\n"
-            "  --max-memory GIB    refuse to train when the estimated peak memory (logged:\n"
-            "                      data, model inputs, activations) is above this (default:\n"
-            "                      the available RAM)\n"
+            "  --max-memory SIZE   refuse to train when the estimated peak memory (logged:\n"
+            "                      data, model inputs, activations) is above this: GiB, or\n"
+            "                      with a unit (512MiB) (default: the available RAM)\n"
             "  --batch-graphs N    graphs per optimizer step on each rank (default 1); under\n"
             "                      mpirun -np R the step averages R x N graphs\n"
             "  --resume            continue the run saved in MODEL.state (same options)\n"
@@ -334,7 +334,6 @@ static int real_opt(pc_train_opts *o, int c, const char *v) {
         {O_WD, "--weight-decay", 0, 10, &o->weight_decay, NULL},
         {O_CLIP, "--clip", 1e-9, 1e6, &o->clip, NULL},
         {O_GSTKEEP, "--gst-keep", 0, 1, &o->gst_keep, NULL},
-        {O_MAXMEM, "--max-memory", 1e-9, 1e6, NULL, &o->max_memory_gib},
         {O_DROPOUT, "--dropout", 0, 0.95, &o->dropout, NULL},
     };
     for (size_t k = 0; k < sizeof t / sizeof t[0]; k++) {
@@ -460,8 +459,14 @@ static int train_opt(pc_train_opts *o, cli_train *ct, int c, const char *v, char
     case O_WD:
     case O_CLIP:
     case O_GSTKEEP:
-    case O_MAXMEM:
     case O_DROPOUT: return real_opt(o, c, v);
+    case O_MAXMEM: {
+        uint64_t b = 0;
+        int rc = pc_cli_max_memory("train", v, &b);
+        if (rc) return rc;
+        o->max_memory_gib = (double)b / 1073741824.0;
+        return -1;
+    }
     case O_SAMPLING:
     case O_SEGMENTS:
     case O_POOL:

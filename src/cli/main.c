@@ -66,6 +66,8 @@ static const char *const flag_phrases[][2] = {
     {"pick another act_prec", "pick another --act-dtype"},
     {"test-time augmentation (orderings", "test-time augmentation (--tta"},
     {"(pc_train_opts.attn_heads > 0)", "(perfcast train --cfg-attention N)"},
+    {"memory budget of", "--max-memory budget of"},
+    {" (max_memory)", ""},
 };
 
 #define NUM_FLAG_PHRASES (sizeof flag_phrases / sizeof flag_phrases[0])
@@ -185,6 +187,22 @@ int pc_cli_fail(const pc_error *err) {
     else
         fprintf(stderr, "perfcast: error: %s\n", msg);
     return PC_EXIT_FAIL;
+}
+
+int pc_cli_max_memory(const char *cmd, const char *v, uint64_t *bytes) {
+    double d = 0;
+    pc_error e;
+    char *end = NULL;
+    const int plain = v && *v && (strtod(v, &end), end && *end == '\0');
+    if (pc_parse_bytes(v, &d, &e) != PC_OK || !(d > 0) || d > 9.0e18)
+        return pc_cli_usage_error(cmd,
+                                  "--max-memory expects a size: GiB as a plain number "
+                                  "(8, 0.5) or with a unit (512MiB, 2GB), got '%s'",
+                                  v);
+    if (plain) d *= 1073741824.0;
+    if (d < 1) d = 1;
+    *bytes = (uint64_t)d;
+    return 0;
 }
 
 int pc_cli_parse_i64(const char *s, long long lo, long long hi, long long *out) {

@@ -2,7 +2,9 @@
 #define _XOPEN_SOURCE 700
 #define _DEFAULT_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <ftw.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -76,6 +78,65 @@ static pc_status read_stream(FILE *f, const char *path, size_t max_bytes, char *
     buf[n] = '\0';
     *data = buf;
     *len = n;
+    return PC_OK;
+}
+
+void pc_fmt_bytes(uint64_t b, char *buf, size_t cap) {
+    const double v = (double)b;
+    if (b >= (UINT64_C(1) << 30))
+        snprintf(buf, cap, "%.2f GiB", v / 1073741824.0);
+    else if (b >= (UINT64_C(1) << 20))
+        snprintf(buf, cap, "%.1f MiB", v / 1048576.0);
+    else if (b >= (UINT64_C(1) << 10))
+        snprintf(buf, cap, "%.0f KiB", v / 1024.0);
+    else
+        snprintf(buf, cap, "%llu bytes", (unsigned long long)b);
+}
+
+static const char *mode_kind(mode_t m) {
+    if (S_ISREG(m)) return "a regular file";
+    if (S_ISDIR(m)) return "a directory";
+    if (S_ISFIFO(m)) return "a FIFO";
+    if (S_ISSOCK(m)) return "a socket";
+    if (S_ISCHR(m)) return "a character device";
+    if (S_ISBLK(m)) return "a block device";
+    return "not a regular file";
+}
+
+const char *pc_file_kind(const char *path) {
+    struct stat st;
+    if (stat(path, &st) == 0) return mode_kind(st.st_mode);
+    if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) return "a dangling symbolic link";
+    return "missing";
+}
+
+int pc_is_regular(const char *path) {
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+pc_status pc_open_regular(const char *path, int *fd, uint64_t *size, pc_error *err) {
+    *fd = -1;
+    *size = 0;
+    int f = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    if (f < 0) {
+        int e = errno;
+        if (e == ENOENT && strcmp(pc_file_kind(path), "a dangling symbolic link") == 0)
+            return pc_fail(err, PC_ERR_IO, "%s: cannot open: a dangling symbolic link", path);
+        return pc_fail(err, e == ENOENT ? PC_ERR_NOTFOUND : PC_ERR_IO, "%s: cannot open: %s", path,
+                       strerror(e));
+    }
+    struct stat st;
+    memset(&st, 0, sizeof st);
+    if (fstat(f, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(f);
+        return pc_fail(err, PC_ERR_IO, "%s: is %s, expected a regular file", path,
+                       mode_kind(st.st_mode));
+    }
+    int fl = fcntl(f, F_GETFL);
+    if (fl >= 0) (void)fcntl(f, F_SETFL, fl & ~O_NONBLOCK);
+    *fd = f;
+    *size = (uint64_t)st.st_size;
     return PC_OK;
 }
 

@@ -78,6 +78,24 @@ void *pc_reserve_array(void *ptr, size_t *cap, size_t need, size_t elem);
  */
 pc_status pc_read_file(const char *path, size_t max_bytes, char **data, size_t *len, pc_error *err);
 
+/*
+ * Opens `path` read-only for a reader of data files without ever blocking (a
+ * FIFO with no writer would block a plain open: O_NONBLOCK, then fstat) and
+ * fails with PC_ERR_IO unless it is a regular file, naming what it is ("a
+ * FIFO", "a directory", "a dangling symbolic link", ...). On success *fd is
+ * a blocking descriptor and *size the file's size.
+ */
+pc_status pc_open_regular(const char *path, int *fd, uint64_t *size, pc_error *err);
+/* What the file at path is, for messages: "a regular file", "a FIFO", "a directory",
+   "a socket", "a character device", "a block device", "a dangling symbolic link",
+   "missing" (lstat/stat, never opening it). */
+const char *pc_file_kind(const char *path);
+/* 1 if path is a regular file (following symbolic links), without opening it. */
+int pc_is_regular(const char *path);
+
+/* "3.00 GiB", "12.5 MiB", "640 KiB", "100 bytes": a byte count for messages. */
+void pc_fmt_bytes(uint64_t bytes, char *buf, size_t cap);
+
 /* mkdir -p; PC_OK if it exists already. */
 pc_status pc_mkdirs(const char *path, pc_error *err);
 

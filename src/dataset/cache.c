@@ -65,10 +65,19 @@ static pc_status stamp_of(const char *path, src_stamp *s, pc_error *err) {
 static pc_status slurp_marker(const char *dir, char **text, pc_error *err) {
     char path[PATH_CAP];
     if (entry_path(path, dir, CACHE_MARKER, "", err) != PC_OK) return PC_ERR_ARG;
-    FILE *f = fopen(path, "rb");
-    if (!f)
+    struct stat sb;
+    if (lstat(path, &sb) != 0)
         return pc_fail(err, PC_ERR_NOTFOUND, "%s: not a perfcast cache (missing %s)", dir,
                        CACHE_MARKER);
+    int fd = -1;
+    uint64_t fsize = 0;
+    pc_status ost = pc_open_regular(path, &fd, &fsize, err); /* a FIFO would block fopen */
+    if (ost != PC_OK) return ost;
+    FILE *f = fdopen(fd, "rb");
+    if (!f) {
+        close(fd);
+        return pc_fail(err, PC_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    }
     char *buf = malloc(CACHE_MARKER_MAX + 1);
     size_t len = buf ? fread(buf, 1, CACHE_MARKER_MAX + 1, f) : 0;
     int bad = ferror(f);

@@ -106,16 +106,22 @@ static int has_npz(const char *dir, const char *name) {
 }
 
 /*
- * An entry is a graph if it is a *.npz file, or a *.pcc cache directory with
- * no .npz of the same stem beside it (the source wins where both exist).
+ * An entry is a graph if it is named *.npz, or is a *.pcc cache directory
+ * with no .npz of the same stem beside it (the source wins where both
+ * exist). An entry named so that is not what it claims (a directory, FIFO,
+ * device or dangling symbolic link named *.npz, a *.pcc that is no
+ * directory) is listed all the same, so loading it fails with what it is:
+ * `check` reports it and training refuses the data instead of silently
+ * training on the rest. Hidden names (temporaries) are skipped.
  */
 static int is_graph_entry(const char *dir, const char *name) {
     char path[4096];
     struct stat st;
-    if (name[0] == '.' || !join(path, sizeof path, dir, name) || stat(path, &st) != 0) return 0;
-    if (pc_str_ends_with(name, ".npz")) return S_ISREG(st.st_mode);
-    if (pc_str_ends_with(name, ".pcc")) return S_ISDIR(st.st_mode) && !has_npz(dir, name);
-    return 0;
+    if (name[0] == '.' || !join(path, sizeof path, dir, name) || lstat(path, &st) != 0) return 0;
+    if (pc_str_ends_with(name, ".npz")) return 1;
+    if (!pc_str_ends_with(name, ".pcc")) return 0;
+    if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode)) return 1;
+    return !has_npz(dir, name);
 }
 
 static pc_status scan_split(const char *dir, file_list *l, pc_error *err) {

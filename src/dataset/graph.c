@@ -62,6 +62,7 @@ pc_load_opts pc_load_opts_default(void) {
     o.kind = PC_KIND_AUTO;
     o.max_resident_config_bytes = PC_LOAD_DEFAULT_RESIDENT_BYTES;
     o.threads = 0;
+    o.max_memory = PC_MEMORY_AUTO;
     return o;
 }
 
@@ -333,16 +334,59 @@ static pc_status fetch_all(pc_graph *g, const pc_slot *s, const int *member, int
     return st;
 }
 
-static pc_status npz_fetch(pc_graph *g, const pc_slot *s, const int *member,
-                           const pc_load_opts *o, pc_error *err) {
-    uint64_t limit = o->max_resident_config_bytes;
-    int streamed = g->has[PC_K_NODE_CONFIG_FEAT] && limit &&
-                   ncf_resident_bytes(&s[PC_K_NODE_CONFIG_FEAT]) > limit;
-    int kept = 0;
-    for (int k = 0; k < PC_K_COUNT; k++) kept += g->has[k];
-    if (!streamed && o->threads != 1 && kept == pc_npz_count(g->z))
-        return fetch_all(g, s, member, o->threads, err);
-    return fetch_each(g, s, member, streamed, err);
+/* Bytes array k takes loaded: the inflated member (plus its compressed copy
+   while it inflates) and, when it is widened or narrowed, the converted copy. */
+static uint64_t member_load_bytes(const pc_graph *g, int k, int member, const pc_slot *s) {
+    uint64_t b = pc_npz_member_size(g->z, member), count = 1, conv = 0;
+    if (!pc_npz_is_stored(g->z, member) && !pc_add_u64(b, pc_npz_member_csize(g->z, member), &b))
+        return UINT64_MAX;
+    for (int d = 0; d < s->ndim; d++)
+        if (!pc_mul_u64(count, (uint64_t)s->shape[d], &count)) return UINT64_MAX;
+    if (s->dtype != key_dtypes[k] &&
+        (!pc_mul_u64(count, pc_dtype_size(key_dtypes[k]), &conv) || !pc_add_u64(b, conv, &b)))
+        return UINT64_MAX;
+    return b;
+}
+
+/* The load's bytes against pc_load_opts.max_memory, before anything is inflated. */
+static pc_status check_budget(const pc_graph *g, const pc_slot *s, const int *member, int streamed,
+                              const pc_load_opts *o, uint64_t *need, pc_error *err) {
+    uint64_t total = 0, big = 0;
+    int bigk = -1;
+    for (int k = 0; k < PC_K_COUNT; k++) {
+        if (!g->has[k]) continue;
+        uint64_t b = k == PC_K_NODE_CONFIG_FEAT && streamed
+                         ? g->chunk_bytes
+                         : member_load_bytes(g, k, member[k], &s[k]);
+        if (!pc_add_u64(total, b, &total)) total = UINT64_MAX;
+        if (b > big || bigk < 0) big = b, bigk = k;
+    }
+    *need = total;
+    if (o->max_memory == PC_MEMORY_AUTO && total <= PC_MEMORY_AUTO_MIN) return PC_OK;
+    const uint64_t budget = pc_memory_budget(o->max_memory);
+    if (total <= budget) return PC_OK;
+    char t[32], b[32], bg[32], cs[32];
+    pc_fmt_bytes(total, t, sizeof t);
+    pc_fmt_bytes(budget, b, sizeof b);
+    pc_fmt_bytes(pc_npz_member_size(g->z, member[bigk]), bg, sizeof bg);
+    pc_fmt_bytes(pc_npz_member_csize(g->z, member[bigk]), cs, sizeof cs);
+    return pc_fail(err, PC_ERR_NOMEM,
+                   "%s: loading the graph needs %s in memory, more than the "
+                   "memory budget of %s (max_memory); the largest array, member '%s.npy', "
+                   "inflates to %s from %s in the file",
+                   g->path, t, b, key_names[bigk], bg, cs);
+}
+
+pc_status pc_graph_npz_plan_(pc_graph *g, const pc_load_opts *o, pc_slot *slots, int *member,
+                             int *streamed, uint64_t *need, pc_error *err) {
+    pc_status st = npz_slots(g, slots, member, err);
+    if (st == PC_OK) st = pc_graph_check_shapes_(g, slots, o->kind, err);
+    if (st != PC_OK) return st;
+    const uint64_t limit = o->max_resident_config_bytes;
+    *streamed = g->has[PC_K_NODE_CONFIG_FEAT] && limit &&
+                ncf_resident_bytes(&slots[PC_K_NODE_CONFIG_FEAT]) > limit;
+    pc_npz_set_max_memory(g->z, o->max_memory);
+    return check_budget(g, slots, member, *streamed, o, need, err);
 }
 
 pc_status pc_graph_load_npz_(const char *path, const pc_load_opts *o, pc_graph **out,
@@ -350,11 +394,21 @@ pc_status pc_graph_load_npz_(const char *path, const pc_load_opts *o, pc_graph *
     pc_graph *g = pc_graph_new_(path);
     if (!g) return pc_fail(err, PC_ERR_NOMEM, "%s: out of memory", path);
     pc_slot slots[PC_K_COUNT];
-    int member[PC_K_COUNT];
+    int member[PC_K_COUNT], streamed = 0;
+    uint64_t need = 0;
     pc_status st = pc_npz_open(path, &g->z, err);
-    if (st == PC_OK) st = npz_slots(g, slots, member, err);
-    if (st == PC_OK) st = pc_graph_check_shapes_(g, slots, o->kind, err);
-    if (st == PC_OK) st = npz_fetch(g, slots, member, o, err);
+    if (st == PC_OK) st = pc_graph_npz_plan_(g, o, slots, member, &streamed, &need, err);
+    if (st == PC_OK) {
+        int kept = 0;
+        for (int k = 0; k < PC_K_COUNT; k++) kept += g->has[k];
+        /* the budget was checked for the whole load: reads go unchecked again */
+        pc_npz_set_max_memory(g->z, UINT64_MAX - 1);
+        if (!streamed && o->threads != 1 && kept == pc_npz_count(g->z))
+            st = fetch_all(g, slots, member, o->threads, err);
+        else
+            st = fetch_each(g, slots, member, streamed, err);
+        pc_npz_set_max_memory(g->z, o->max_memory);
+    }
     if (st != PC_OK) {
         pc_graph_free(g);
         return st;

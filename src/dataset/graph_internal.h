@@ -98,6 +98,29 @@ pc_status pc_ncf_pass_open_(const pc_graph *g, pc_ncf_pass *p, pc_error *err);
 pc_status pc_ncf_pass_read_(pc_ncf_pass *p, int64_t c0, int64_t n, float *out, pc_error *err);
 void pc_ncf_pass_close_(pc_ncf_pass *p);
 
+/*
+ * Reads the headers of an .npz graph (g->z open), checks keys, dtypes and
+ * shapes, decides whether node_config_feat is streamed, and checks that the
+ * load fits o->max_memory, before any array data is read. *need: the bytes
+ * the load holds.
+ */
+pc_status pc_graph_npz_plan_(pc_graph *g, const pc_load_opts *o, pc_slot *slots, int *member,
+                             int *streamed, uint64_t *need, pc_error *err);
+
+/*
+ * Content checks taking each array in chunks of its loaded dtype (validate.c):
+ * pc_vcheck_new_ checks the sizes and widths; then for each key of
+ * pc_vcheck_keys_ (in report order), the chunks in order (first and count in
+ * elements) and pc_vcheck_key_end_. pc_vcheck_free_ returns the problem count.
+ */
+typedef struct pc_vcheck pc_vcheck;
+pc_vcheck *pc_vcheck_new_(const pc_graph *g, int allow_zero_runtimes, pc_report *r);
+int pc_vcheck_keys_(const pc_graph *g, int *keys);
+void pc_vcheck_chunk_(pc_vcheck *c, int key, const void *data, int64_t first, int64_t count);
+void pc_vcheck_key_end_(pc_vcheck *c, int key);
+void pc_vcheck_problem_(pc_vcheck *c, const char *msg);
+int64_t pc_vcheck_free_(pc_vcheck *c);
+
 /* Test hook: the streaming step in bytes (0 restores the default). */
 void pc_graph_set_chunk_bytes_(pc_graph *g, uint64_t bytes);
 

@@ -20,9 +20,22 @@ pc_status pc_graph_load(const char *path, const pc_load_opts *opts, pc_graph **o
     if (o.kind != PC_KIND_AUTO && o.kind != PC_KIND_TILE && o.kind != PC_KIND_LAYOUT)
         return pc_fail(err, PC_ERR_ARG, "%s: unknown graph kind %d", path, (int)o.kind);
     struct stat st;
-    if (stat(path, &st) != 0)
+    if (stat(path, &st) != 0) {
+        const char *kind = pc_file_kind(path);
+        if (!strcmp(kind, "a dangling symbolic link"))
+            return pc_fail(err, PC_ERR_IO, "%s: cannot open: a dangling symbolic link", path);
         return pc_fail(err, errno == ENOENT ? PC_ERR_NOTFOUND : PC_ERR_IO, "%s: cannot open: %s",
                        path, strerror(errno));
+    }
+    /* a graph is an .npz file or a cache directory; nothing else is opened (a
+       FIFO would block) */
+    if (S_ISDIR(st.st_mode) && pc_str_ends_with(path, ".npz"))
+        return pc_fail(err, PC_ERR_IO, "%s: is a directory, expected a regular .npz file", path);
     if (S_ISDIR(st.st_mode)) return pc_graph_load_cache_(path, &o, out, err);
+    if (!S_ISREG(st.st_mode))
+        return pc_fail(err, PC_ERR_IO,
+                       "%s: is %s, expected a regular .npz file or a cache "
+                       "directory",
+                       path, pc_file_kind(path));
     return pc_graph_load_npz_(path, &o, out, err);
 }

@@ -269,8 +269,8 @@ static pc_status eval_run(const char *model_path, const pc_gnn *given, int coll,
     if (!st) st = pc_dataset_open(data_dir, &ds, err);
     int W = pc_dist_size(dist), R = pc_dist_rank(dist);
     if (!st)
-        st = pc_split_graphs_load(ds, coll, sp, threads, (size_t)W, (size_t)R, (size_t)R + 1, &s,
-                                  err);
+        st = pc_split_graphs_load(ds, coll, sp, threads, (size_t)W, (size_t)R, (size_t)R + 1,
+                                  PC_MEMORY_AUTO, &s, err);
     if (!st && pc_dataset_num_files(ds, coll, sp) == 0)
         st = pc_fail(err, PC_ERR_NOTFOUND, "eval: no %s graphs of %s under %s", pc_split_name(sp),
                      pc_collection_name(coll), data_dir);

@@ -19,8 +19,31 @@ void pc_split_graphs_free(pc_split_graphs *s) {
     s->n = 0;
 }
 
+/*
+ * The content checks (pc_graph_validate, as `perfcast check` runs them) on
+ * every graph before it is used: a graph that fails them is refused, never
+ * silently trained or evaluated on. Runtimes must be positive, except a test
+ * split's all-zero ones.
+ */
+static pc_status refuse_invalid(const pc_graph *g, int split, pc_error *err) {
+    pc_report *r = pc_report_new();
+    if (!r) return pc_fail(err, PC_ERR_NOMEM, "out of memory");
+    pc_status st = PC_OK;
+    if (pc_graph_validate(g, split == pc_split_find("test"), r) != PC_OK) {
+        size_t n = pc_report_count(r);
+        st = pc_fail(err, PC_ERR_INVALID,
+                     "%s%s (%zu problem%s in all, by pc_graph_validate; "
+                     "the graph is not used)",
+                     n ? "" : pc_graph_path(g), n ? pc_report_get(r, 0) : ": invalid", n,
+                     n == 1 ? "" : "s");
+    }
+    pc_report_free(r);
+    return st;
+}
+
 pc_status pc_split_graphs_load(const pc_dataset *d, int coll, int split, int threads, size_t mod,
-                               size_t lo, size_t hi, pc_split_graphs *s, pc_error *err) {
+                               size_t lo, size_t hi, uint64_t max_memory, pc_split_graphs *s,
+                               pc_error *err) {
     size_t n = pc_dataset_num_files(d, coll, split);
     s->n = 0;
     s->v = calloc(n ? n : 1, sizeof *s->v);
@@ -28,6 +51,7 @@ pc_status pc_split_graphs_load(const pc_dataset *d, int coll, int split, int thr
     pc_load_opts lo_opts = pc_load_opts_default();
     lo_opts.kind = pc_collection_kind(coll);
     lo_opts.threads = threads;
+    lo_opts.max_memory = max_memory;
     for (size_t i = 0; i < n; i++) {
         if (i % mod < lo || i % mod >= hi) continue;
         pc_split_graph *t = &s->v[s->n];
@@ -35,6 +59,7 @@ pc_status pc_split_graphs_load(const pc_dataset *d, int coll, int split, int thr
         if (st) return st;
         t->gi = i;
         s->n++;
+        if ((st = refuse_invalid(t->g, split, err))) return st;
         t->c = pc_graph_num_configs(t->g);
         const int64_t *rt = pc_graph_config_runtime(t->g);
         const int64_t *nz = pc_graph_runtime_normalizers(t->g);

@@ -34,10 +34,14 @@ typedef struct pc_split_graphs {
 /*
  * Loads the graphs of `split` of collection `coll` whose index i has i % mod
  * in [lo, hi): a rank's share in multi-process runs (mod 1, [0, 1): every
- * graph), in index order. On failure s holds what was loaded (free it).
+ * graph), in index order, each load within the memory budget `max_memory`
+ * (bytes or PC_MEMORY_AUTO, pc_load_opts.max_memory) and each graph
+ * validated (pc_graph_validate: one that fails is refused). On failure s
+ * holds what was loaded (free it).
  */
 pc_status pc_split_graphs_load(const pc_dataset *d, int coll, int split, int threads, size_t mod,
-                               size_t lo, size_t hi, pc_split_graphs *s, pc_error *err);
+                               size_t lo, size_t hi, uint64_t max_memory, pc_split_graphs *s,
+                               pc_error *err);
 /*
  * The model's input of every graph; GST models also segment them, with an
  * embedding table for every config when `table` (training) or none.

@@ -1,12 +1,54 @@
 /* In-memory arrays: ownership, dtype conversion and file-layout fix-ups. */
 #define _DEFAULT_SOURCE
 #include <math.h>
-#include <stdlib.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "io/io_internal.h"
+
+/* Half of MemAvailable (or of the free physical pages), at least PC_MEMORY_AUTO_MIN. */
+static uint64_t auto_budget(void) {
+    uint64_t avail = 0;
+    FILE *f = fopen("/proc/meminfo", "r");
+    if (f) {
+        char line[256];
+        unsigned long long kb;
+        while (fgets(line, sizeof line, f))
+            if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1) {
+                avail = (uint64_t)kb * 1024;
+                break;
+            }
+        fclose(f);
+    }
+    if (!avail) {
+        long pages = sysconf(_SC_AVPHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+        if (pages > 0 && page > 0) avail = (uint64_t)pages * (uint64_t)page;
+    }
+    if (!avail) return UINT64_MAX - 1; /* unknown: no limit but the allocator's */
+    return avail / 2 > PC_MEMORY_AUTO_MIN ? avail / 2 : PC_MEMORY_AUTO_MIN;
+}
+
+uint64_t pc_memory_budget(uint64_t max_memory) {
+    return max_memory == PC_MEMORY_AUTO ? auto_budget() : max_memory;
+}
+
+pc_status pc_io_budget_check(uint64_t need, uint64_t max_memory, const char *what, const char *how,
+                             pc_error *err) {
+    if (max_memory == PC_MEMORY_AUTO && need <= PC_MEMORY_AUTO_MIN) return PC_OK;
+    const uint64_t budget = pc_memory_budget(max_memory);
+    if (need <= budget) return PC_OK;
+    char n[32], b[32];
+    pc_fmt_bytes(need, n, sizeof n);
+    pc_fmt_bytes(budget, b, sizeof b);
+    return pc_fail(err, PC_ERR_NOMEM,
+                   "%s needs %s in memory%s, more than the memory budget of "
+                   "%s (max_memory)",
+                   what, n, how ? how : "", b);
+}
 
 void pc_array_free(pc_array *a) {
     if (!a) return;

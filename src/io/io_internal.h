@@ -31,6 +31,14 @@ size_t pc_npy_header_len(const unsigned char *buf, size_t len, const char *what,
 pc_status pc_array_from_file_data(const pc_array_info *info, void *block, void *data,
                                   pc_array *out, const char *what, pc_error *err);
 
+/*
+ * Checks that a read holding `need` bytes fits the budget `max_memory`
+ * (bytes or PC_MEMORY_AUTO): PC_OK, or PC_ERR_NOMEM "<what> needs <need>
+ * in memory<how>, more than the memory budget of <budget> (max_memory)".
+ */
+pc_status pc_io_budget_check(uint64_t need, uint64_t max_memory, const char *what, const char *how,
+                             pc_error *err);
+
 /* Native-endian check, evaluated at run time (no configure step needed). */
 static inline int pc_host_is_le(void) {
     const uint16_t one = 1;

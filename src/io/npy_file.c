@@ -28,16 +28,7 @@ static pc_status read_exact(int fd, void *buf, uint64_t n, uint64_t off, const c
 }
 
 static pc_status open_regular(const char *path, int *fd, uint64_t *size, pc_error *err) {
-    *size = 0;
-    *fd = open(path, O_RDONLY);
-    if (*fd < 0) return pc_fail(err, PC_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-    struct stat st;
-    if (fstat(*fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        close(*fd);
-        return pc_fail(err, PC_ERR_IO, "%s: not a regular file", path);
-    }
-    *size = (uint64_t)st.st_size;
-    return PC_OK;
+    return pc_open_regular(path, fd, size, err);
 }
 
 static pc_status read_info(int fd, uint64_t size, const char *path, pc_array_info *info,
@@ -61,6 +52,10 @@ static pc_status read_info(int fd, uint64_t size, const char *path, pc_array_inf
 }
 
 pc_status pc_npy_load(const char *path, pc_array *out, pc_error *err) {
+    return pc_npy_load_max(path, PC_MEMORY_AUTO, out, err);
+}
+
+pc_status pc_npy_load_max(const char *path, uint64_t max_memory, pc_array *out, pc_error *err) {
     memset(out, 0, sizeof *out);
     int fd = -1;
     uint64_t size = 0;
@@ -68,6 +63,11 @@ pc_status pc_npy_load(const char *path, pc_array *out, pc_error *err) {
     pc_status st = open_regular(path, &fd, &size, err);
     if (st) return st;
     st = read_info(fd, size, path, &info, err);
+    uint64_t need = info.data_bytes, extra = 0;
+    if (!st && (info.dtype == PC_DTYPE_F16 || (info.fortran_order && info.ndim > 1)) &&
+        (!pc_mul_u64((uint64_t)info.count, 4, &extra) || !pc_add_u64(need, extra, &need)))
+        need = UINT64_MAX;
+    if (!st) st = pc_io_budget_check(need, max_memory, path, NULL, err);
     if (!st) {
         void *block = pc_malloc_array(info.data_bytes, 1);
         if (!block) st = pc_fail(err, PC_ERR_NOMEM, "%s: out of memory for %llu bytes", path,

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <zip.h>
 
 #include "common/threads.h"
@@ -33,6 +34,7 @@ struct pc_npz {
     char *path;
     zip_t *za;
     uint64_t file_size;
+    uint64_t max_memory; /* PC_MEMORY_AUTO until set */
     int n;
     member *m;
 };
@@ -43,6 +45,10 @@ const char *pc_npz_key(const pc_npz *z, int i) { return (i >= 0 && i < z->n) ? z
 int pc_npz_is_stored(const pc_npz *z, int i) { return z->m[i].method == ZIP_CM_STORE; }
 uint64_t pc_npz_member_size(const pc_npz *z, int i) { return z->m[i].size; }
 uint64_t pc_npz_member_csize(const pc_npz *z, int i) { return z->m[i].csize; }
+
+void pc_npz_set_max_memory(pc_npz *z, uint64_t max_memory) {
+    if (z) z->max_memory = max_memory;
+}
 
 int pc_npz_find(const pc_npz *z, const char *key) {
     for (int i = 0; i < z->n; i++)
@@ -113,19 +119,23 @@ static pc_status add_members(pc_npz *z, pc_error *err) {
 
 pc_status pc_npz_open(const char *path, pc_npz **out, pc_error *err) {
     *out = NULL;
-    struct stat sb;
-    if (stat(path, &sb) != 0) return pc_fail(err, PC_ERR_IO, "%s: cannot open: %s", path,
-                                              strerror(errno));
-    if (!S_ISREG(sb.st_mode)) return pc_fail(err, PC_ERR_IO, "%s: not a regular file", path);
+    int fd = -1;
+    uint64_t fsize = 0;
+    pc_status ost = pc_open_regular(path, &fd, &fsize, err);
+    if (ost) return ost;
     pc_npz *z = calloc(1, sizeof *z);
     if (!z || !(z->path = strdup(path))) {
         free(z);
+        close(fd);
         return pc_fail(err, PC_ERR_NOMEM, "%s: out of memory", path);
     }
-    z->file_size = (uint64_t)sb.st_size;
+    z->file_size = fsize;
+    z->max_memory = PC_MEMORY_AUTO;
     int zerr = 0;
-    z->za = zip_open(path, ZIP_RDONLY | ZIP_CHECKCONS, &zerr);
+    /* the descriptor checked above, so what is parsed is what was checked */
+    z->za = zip_fdopen(fd, ZIP_CHECKCONS, &zerr);
     if (!z->za) {
+        close(fd);
         zip_error_t ze;
         zip_error_init_with_code(&ze, zerr);
         pc_fail(err, zerr == ZIP_ER_NOZIP ? PC_ERR_FORMAT : (zerr == ZIP_ER_OPEN ||
@@ -212,6 +222,15 @@ pc_status pc_npz_info(pc_npz *z, int i, pc_array_info *info, pc_error *err) {
     return st;
 }
 
+/* After the member's last byte: EOF, which makes libzip verify the CRC. */
+static pc_status check_end(zip_file_t *zf, const pc_npz *z, const member *m, pc_error *err) {
+    unsigned char extra;
+    zip_int64_t got = zip_fread(zf, &extra, 1);
+    if (got == 0) return PC_OK;
+    return pc_fail(err, PC_ERR_FORMAT, "%s: member '%s.npy': %s", z->path, m->key,
+                   got < 0 ? zip_file_strerror(zf) : "longer than its directory entry");
+}
+
 /* Reads a member's stored bytes, or its raw deflate stream, into a new buffer. */
 static pc_status read_member_bytes(pc_npz *z, const member *m, int raw, void **buf,
                                    pc_error *err) {
@@ -228,13 +247,7 @@ static pc_status read_member_bytes(pc_npz *z, const member *m, int raw, void **b
         return err ? err->code : PC_ERR_FORMAT;
     }
     st = fread_exact(zf, b, n, z, m, err);
-    if (!st && !raw) { /* read to EOF so libzip verifies the CRC */
-        unsigned char extra;
-        zip_int64_t got = zip_fread(zf, &extra, 1);
-        if (got != 0)
-            st = pc_fail(err, PC_ERR_FORMAT, "%s: member '%s.npy': %s", z->path, m->key,
-                         got < 0 ? zip_file_strerror(zf) : "longer than its directory entry");
-    }
+    if (!st && !raw) st = check_end(zf, z, m, err); /* EOF: libzip verifies the CRC */
     zip_fclose(zf);
     if (st) free(b);
     else *buf = b;
@@ -282,6 +295,34 @@ static pc_status decode_member(const pc_npz *z, member *m, void *bytes, pc_array
                                    what, err);
 }
 
+/* Bytes reading member i whole holds at its peak: the inflated member, its
+   compressed copy while it inflates, and a converted copy (float16 widened,
+   Fortran order reordered). */
+static pc_status member_need(pc_npz *z, int i, uint64_t *need, pc_error *err) {
+    pc_array_info info;
+    pc_status st = pc_npz_info(z, i, &info, err);
+    if (st) return st;
+    const member *m = &z->m[i];
+    uint64_t n = m->size, extra = 0;
+    if (m->method == ZIP_CM_DEFLATE && !pc_add_u64(n, m->csize, &n)) n = UINT64_MAX;
+    const uint64_t mes = pc_dtype_size(pc_mem_dtype(info.dtype));
+    if (info.dtype == PC_DTYPE_F16 || (info.fortran_order && info.ndim > 1))
+        if (!pc_mul_u64((uint64_t)info.count, mes, &extra) || !pc_add_u64(n, extra, &n))
+            n = UINT64_MAX;
+    *need = n;
+    return PC_OK;
+}
+
+static pc_status check_member_budget(pc_npz *z, int i, uint64_t need, pc_error *err) {
+    const member *m = &z->m[i];
+    char what[1200], how[96], cs[32];
+    snprintf(what, sizeof what, "%s: member '%s.npy'", z->path, m->key);
+    pc_fmt_bytes(m->csize, cs, sizeof cs);
+    snprintf(how, sizeof how, " (%s inflated from %s)",
+             m->method == ZIP_CM_DEFLATE ? "read whole," : "stored,", cs);
+    return pc_io_budget_check(need, z->max_memory, what, how, err);
+}
+
 pc_status pc_npz_read(pc_npz *z, int i, pc_array *out, pc_error *err) {
     memset(out, 0, sizeof *out);
     pc_status st = check_index(z, i, err);
@@ -289,6 +330,10 @@ pc_status pc_npz_read(pc_npz *z, int i, pc_array *out, pc_error *err) {
     member *m = &z->m[i];
     const int raw = m->method == ZIP_CM_DEFLATE;
     void *bytes = NULL;
+    uint64_t need = 0;
+    if ((st = check_member_sizes(z, m, err)) || (st = member_need(z, i, &need, err)) ||
+        (st = check_member_budget(z, i, need, err)))
+        return st;
     if ((st = read_member_bytes(z, m, raw, &bytes, err))) return st;
     if (raw) {
         struct libdeflate_decompressor *d = libdeflate_alloc_decompressor();
@@ -307,9 +352,12 @@ pc_status pc_npz_read(pc_npz *z, int i, pc_array *out, pc_error *err) {
 static pc_status skip_bytes(zip_file_t *zf, int stored, uint64_t pos, uint64_t n,
                             const pc_npz *z, const member *m, pc_error *err) {
     if (n == 0) return PC_OK;
-    /* zip_fseek works on stored members only; deflated ones inflate and drop. */
-    if (stored && zip_fseek(zf, (zip_int64_t)(pos + n), SEEK_SET) == 0) return PC_OK;
     enum { SCRATCH = 1 << 20 };
+    /* zip_fseek works on stored members only; deflated ones inflate and drop. A
+       seek ends libzip's CRC check of the member, so short skips (the header
+       before row 0) are read: a full pass by rows is CRC-checked, stored or not. */
+    if (stored && n >= SCRATCH && zip_fseek(zf, (zip_int64_t)(pos + n), SEEK_SET) == 0)
+        return PC_OK;
     unsigned char *scratch = malloc(SCRATCH);
     if (!scratch) return pc_fail(err, PC_ERR_NOMEM, "%s: out of memory", z->path);
     pc_status st = PC_OK;
@@ -404,6 +452,10 @@ pc_status pc_npz_rows_read(pc_npz_rows *r, int64_t row0, int64_t nrows, void *ds
     st = fread_exact(r->zf, src, nbytes, r->z, r->m, err);
     if (st) return st;
     r->pos += nbytes;
+    /* At the member's end, read on to EOF so libzip checks the CRC and that the
+       stream ends there: a member read to its end by rows gets the verdict a
+       whole read (libdeflate, CRC and size) gives. */
+    if (r->pos == r->m->size && (st = check_end(r->zf, r->z, r->m, err))) return st;
     rows_to_native(&r->info, d, src, count);
     return PC_OK;
 }
@@ -426,7 +478,16 @@ pc_status pc_npz_read_rows(pc_npz *z, int i, int64_t row0, int64_t nrows, pc_arr
     int64_t shape[PC_MAX_DIMS];
     memcpy(shape, info.shape, sizeof shape);
     shape[0] = nrows;
-    st = pc_array_alloc(out, pc_mem_dtype(info.dtype), info.ndim, shape, err);
+    uint64_t need = 0;
+    if (!pc_mul_u64(r->row_bytes / pc_file_elem_size(info.dtype) *
+                        pc_dtype_size(pc_mem_dtype(info.dtype)),
+                    (uint64_t)nrows, &need))
+        need = UINT64_MAX;
+    char what[1200];
+    snprintf(what, sizeof what, "%s: member '%s.npy': rows [%lld, %lld)", z->path, r->m->key,
+             (long long)row0, (long long)(row0 + nrows));
+    st = pc_io_budget_check(need, z->max_memory, what, NULL, err);
+    if (!st) st = pc_array_alloc(out, pc_mem_dtype(info.dtype), info.ndim, shape, err);
     if (!st) st = pc_npz_rows_read(r, row0, nrows, out->data, err);
     if (st) pc_array_free(out);
     pc_npz_rows_close(r);
@@ -444,8 +505,26 @@ pc_status pc_npz_read_all(pc_npz *z, pc_array *outs, int threads, pc_error *err)
         return pc_fail(err, PC_ERR_NOMEM, "%s: out of memory", z->path);
     }
     /* libzip handles are not thread-safe: read raw bytes serially, then
-       inflate and decode the members in parallel. */
+       inflate and decode the members in parallel. All of it is held at once:
+       the budget covers the sum, checked before anything is read. */
     pc_status st = PC_OK;
+    uint64_t total = 0;
+    int biggest = -1;
+    uint64_t big_need = 0;
+    for (int i = 0; i < n && !st; i++) {
+        uint64_t need = 0;
+        if (!(st = check_member_sizes(z, &z->m[i], err)) && !(st = member_need(z, i, &need, err))) {
+            if (!pc_add_u64(total, need, &total)) total = UINT64_MAX;
+            if (need > big_need || biggest < 0) big_need = need, biggest = i;
+        }
+    }
+    if (!st && n > 0) {
+        char what[1200], how[160], bn[32];
+        pc_fmt_bytes(big_need, bn, sizeof bn);
+        snprintf(what, sizeof what, "%s: reading all %d members", z->path, n);
+        snprintf(how, sizeof how, " (the largest, '%s.npy', %s)", z->m[biggest].key, bn);
+        st = pc_io_budget_check(total, z->max_memory, what, how, err);
+    }
     for (int i = 0; i < n && !st; i++)
         st = read_member_bytes(z, &z->m[i], z->m[i].method == ZIP_CM_DEFLATE, &bytes[i], err);
     if (!st) {

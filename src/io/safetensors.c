@@ -518,18 +518,15 @@ pc_status pc_st_open_memory(const void *buf, size_t len, const char *what, pc_st
 pc_status pc_st_open(const char *path, pc_st **out, pc_error *err) {
     if (!path || !out) return pc_fail(err, PC_ERR_ARG, "pc_st_open: NULL argument");
     *out = NULL;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return pc_fail(err, errno == ENOENT ? PC_ERR_NOTFOUND : PC_ERR_IO,
-                               "%s: cannot open: %s", path, strerror(errno));
+    int fd = -1; /* never blocks: a FIFO or device is refused before it is read */
+    uint64_t fsize = 0;
+    pc_status ost = pc_open_regular(path, &fd, &fsize, err);
+    if (ost) return ost;
     struct stat sb;
     if (fstat(fd, &sb) != 0) {
         int e = errno;
         close(fd);
         return pc_fail(err, PC_ERR_IO, "%s: cannot stat: %s", path, strerror(e));
-    }
-    if (!S_ISREG(sb.st_mode)) {
-        close(fd);
-        return pc_fail(err, PC_ERR_IO, "%s: not a regular file", path);
     }
     if (sb.st_size < 8) {
         close(fd);

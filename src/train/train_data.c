@@ -184,10 +184,15 @@ pc_status pc_tr_load_data(trainer *t, pc_error *err) {
     t->nvalid = pc_dataset_num_files(ds, t->coll, s_valid);
     st = data_identity(ds, t->coll, &t->data_id, err);
     if (!st) st = refuse_aliases(t, ds, err);
-    if (!st && !(st = pc_split_graphs_load(ds, t->coll, s_train, t->o.threads, p->G, (size_t)p->R * p->B,
-                                    (size_t)p->R * p->B + p->B, &t->tr, err)))
+    /* pc_train_opts.max_memory_gib bounds each load too (a zip bomb in the data
+       is refused before it inflates); default: the readers' own budget */
+    const uint64_t budget =
+        t->o.max_memory_gib > 0 ? (uint64_t)(t->o.max_memory_gib * 1073741824.0) : PC_MEMORY_AUTO;
+    if (!st &&
+        !(st = pc_split_graphs_load(ds, t->coll, s_train, t->o.threads, p->G, (size_t)p->R * p->B,
+                                    (size_t)p->R * p->B + p->B, budget, &t->tr, err)))
         st = pc_split_graphs_load(ds, t->coll, s_valid, t->o.threads, (size_t)p->W, (size_t)p->R,
-                                  (size_t)p->R + 1, &t->va, err);
+                                  (size_t)p->R + 1, budget, &t->va, err);
     pc_dataset_close(ds);
     if (st) return st;
     if (t->ntrain == 0 || t->nvalid == 0)

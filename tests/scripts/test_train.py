@@ -132,10 +132,10 @@ MEM_RE = re.compile(r"^memory: about ([\d.]+) (MiB|GiB) at the peak \(data ([\d.
 
 def mem_estimate(data, *extra):
     """The logged estimate (total, data, inputs, activations in MiB) of a run refused by a
-    tiny --max-memory, after loading and before training."""
+    small --max-memory (4 MiB: every load fits it), after loading and before training."""
     out = os.path.join(TMP, "toobig.st")
     p = run("train", "--data", data, "--collection", "layout:xla:random", "--out", out,
-            "--max-memory", "0.0001", *extra)
+            "--max-memory", "0.004", *extra)  # GiB: each load fits, the run does not
     expect_rc(p, 1, "training over --max-memory %r" % (extra,))
     expect("needs about" in p.stderr and "activations" in p.stderr and "more than the" in p.stderr,
            "memory refusal: " + p.stderr)

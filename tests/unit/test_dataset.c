@@ -24,7 +24,7 @@
 #include "dataset/graph_internal.h"
 #include "perfcast/dataset.h"
 
-#define FD 7  /* node feature width (the dataset's is 140; any width loads) */
+#define FD PC_NODE_FEAT_DIM /* any width loads; pc_graph_validate wants the models' 140 */
 #define TD PC_TILE_CONFIG_DIM
 #define LD PC_LAYOUT_CONFIG_DIM
 #define MAX_N 64
