@@ -29,7 +29,7 @@ void pc_tr_state_init(trainer *t) {
  * one alters the trajectory (the data by content, pc_tr_load_data's data_id,
  * not by path). A mismatch names the first key that differs.
  */
-static void fixed_string(const trainer *t, char *s, size_t cap) {
+void pc_tr_fixed_string(const trainer *t, char *s, size_t cap) {
     const pc_train_opts *o = &t->o;
     snprintf(s, cap,
              "collection=%s|data=%016llx|seed=%llu|configs=%d|lr=%.9g|weight_decay=%.9g|"
@@ -46,7 +46,7 @@ static char *state_json(const trainer *t) {
     const tr_state *r = &t->state;
     char *s = malloc(4096), fixed[2048];
     if (!s) return NULL;
-    fixed_string(t, fixed, sizeof fixed);
+    pc_tr_fixed_string(t, fixed, sizeof fixed);
     /* the budget's estimate (trainer.budget_len runs only, so other states keep their bytes) */
     char est[64] = "";
     if (t->budget_len)

@@ -173,6 +173,26 @@ def main():
     expect(files[1] in q.stderr, "the message names the file: %s" % q.stderr[-800:])
     expect(not os.path.exists(os.path.join(TMP, "bad.st")), "failed job wrote no model")
 
+    # ranks that disagree stop before the first collective, naming the difference:
+    # another --hidden on rank 1; a dataset with one train graph fewer on rank 1
+    fewer = os.path.join(TMP, "fewer")
+    shutil.copytree(data, fewer)
+    os.unlink(os.path.join(fewer, "npz/layout/xla/random/train", files[0]))
+    base = ["train", "--collection", "layout:xla:random", "--threads", "1", "--epochs", "1",
+            "--out", os.path.join(TMP, "agree.st")]
+    for what, r0, r1, needle in (
+            ("--hidden", ["--data", data, "--hidden", "16"], ["--data", data, "--hidden", "32"],
+             "rank 1 has hidden=32, rank 0 has hidden=16"),
+            ("data", ["--data", data], ["--data", fewer], "rank 1 has data=")):
+        cmd = [MPIRUN, "--allow-run-as-root", "--oversubscribe", "-np", "1", CLI, *base, *r0,
+               ":", "-np", "1", CLI, *base, *r1]
+        env = dict(os.environ, ASAN_OPTIONS=(os.environ.get("ASAN_OPTIONS", "") +
+                                             ":detect_leaks=0").lstrip(":"))
+        q = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=env)
+        expect(q.returncode != 0 and needle in q.stdout + q.stderr,
+               "ranks with another %s: exit %d, %s" % (what, q.returncode, q.stderr[-600:]))
+        expect(not os.path.exists(os.path.join(TMP, "agree.st")), "disagreeing ranks wrote a model")
+
     if FAILS:
         for f in FAILS:
             print("FAIL:", f)
