@@ -458,7 +458,14 @@ static int finish_computation(parser *p, int32_t comp, size_t oref0) {
         while (ci->root > 0 && !ci->ix[ci->root].name.len) ci->root--;
     }
     if (forward && check_cycles(p, comp)) return -1;
-    return pend ? tx_infer_shapes(p, comp) : 0;
+    if (pend && tx_infer_shapes(p, comp)) return -1;
+    /* The instruction array was grown by doubling or reserved at the body's line count:
+     * trimmed to its instructions (536 bytes each), as nothing is added any more. */
+    if ((size_t)c->n_inst < ci->icap) {
+        void *t = realloc(c->inst, (size_t)c->n_inst * sizeof *c->inst);
+        if (t) c->inst = t;
+    }
+    return 0;
 }
 
 /* `}, execution_thread="x"` after a computation: skipped. */
