@@ -2,9 +2,13 @@
 """Import pass rate of `perfcast import` over a source tree's HLO (issue 16).
 
     hlo_corpus_bench.py TREE [--perfcast build/perfcast] [--jobs 2] [--show 20]
+                        [--failures FILE.tsv] [--save DIR]
 
-TREE is a checkout (a folder) or a bare git directory (as the search tool's
-`fetch` leaves it: read with `git ls-tree` / `git show` at HEAD). Two sets:
+TREE is a checkout or any plain folder, or a bare git directory (as the search
+tool's `fetch` leaves it: read at HEAD with one `git cat-file --batch`; blobs a
+snapshot lists but lacks are counted and left out). --save writes every input
+into DIR (files/..., embedded/...), which a later run takes as TREE with the
+same two sets; --failures appends each input that did not pass. Two sets:
   files     every *.hlo file;
   embedded  every C++ raw string R"(...)" / R"tag(...)tag" in *.cc / *.cpp /
             *.h files whose text starts (after blanks and // comments) with
@@ -12,7 +16,11 @@ TREE is a checkout (a folder) or a bare git directory (as the search tool's
 Each is written to a temporary file and imported (`perfcast import FILE --out
 DIR`). A failure whose message says the input is not HLO text (MLIR,
 HloModuleProto text, binary) counts as "not HLO", apart from the pass rate,
-as do files that hold no module (comments only). Prints per set: inputs,
+as do files that hold no module (comments only). Embedded strings that are
+templates (placeholders the test fills in before parsing: $0, %s, {{NAME}},
+<<TYPE>>, TYPE[...]) or fragments (concatenated with other strings in C++:
+unbalanced braces, no body) are counted apart and outside the rate; the run
+also prints the rate over all inputs. Prints per set: inputs,
 passed, failed, not HLO, pass rate over the HLO ones, and the most common
 failure messages (the text after FILE:LINE:COLUMN, numbers and names
 normalized), then up to --show failures with their first line.
