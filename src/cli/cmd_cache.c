@@ -23,7 +23,7 @@ int pc_cmd_cache(int argc, char **argv) {
     int c;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "o:t:h", opts, NULL)) != -1) {
+    while ((c = pc_cli_getopt(argc, argv, "o:t:h", opts, NULL)) != -1) {
         if (c == 'o') out = optarg;
         else if (c == 't') {
             if (pc_cli_parse_i64(optarg, 0, 1024, &threads))
@@ -35,6 +35,8 @@ int pc_cmd_cache(int argc, char **argv) {
     }
     if (!out) return pc_cli_usage_error("cache", "--out CACHE_DIR is required");
     if (optind != argc - 1) return pc_cli_usage_error("cache", "expected exactly one dataset DIR");
+    int rc = pc_cli_check_out_dir("cache", "--out", out, 0);
+    if (rc >= 0) return rc;
     pc_error e;
     pc_dataset *d;
     if (pc_dataset_open(argv[optind], &d, &e) != PC_OK) return pc_cli_fail(&e);

@@ -459,6 +459,7 @@ static int finish_computation(parser *p, int32_t comp, size_t oref0) {
     }
     if (forward && check_cycles(p, comp)) return -1;
     if (pend && tx_infer_shapes(p, comp)) return -1;
+    if (tx_check_semantics(p, comp)) return -1;
     /* The instruction array was grown by doubling or reserved at the body's line count:
      * trimmed to its instructions (536 bytes each), as nothing is added any more. */
     if ((size_t)c->n_inst < ci->icap) {
