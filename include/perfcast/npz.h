@@ -231,6 +231,29 @@ PC_API pc_status pc_npz_writer_add(pc_npz_writer *w, const char *key, pc_dtype t
                                    const int64_t *shape, const void *data, pc_error *err);
 PC_API pc_status pc_npz_writer_add_array(pc_npz_writer *w, const char *key, const pc_array *a,
                                          pc_error *err);
+/*
+ * Like pc_npz_writer_add, but the data is not copied: it is read while the
+ * archive is written, so it must stay valid and unchanged until commit or
+ * abort. The archive's bytes are the same as pc_npz_writer_add's.
+ */
+PC_API pc_status pc_npz_writer_add_borrowed(pc_npz_writer *w, const char *key, pc_dtype t, int ndim,
+                                            const int64_t *shape, const void *data, pc_error *err);
+/*
+ * Fills `n` bytes of an array's data, from byte `offset` of its C-order
+ * layout, into dst; returns 0 (non-zero fails the commit). Called during
+ * commit, in increasing offsets (a member may be read more than once, from
+ * offset 0 again).
+ */
+typedef int (*pc_npz_fill_fn)(void *ctx, uint64_t offset, void *dst, size_t n);
+/*
+ * Adds `key`.npy whose data `fill` produces while the archive is written: an
+ * array that never exists whole in memory. ctx must stay valid until commit
+ * or abort. The archive's bytes are the same as pc_npz_writer_add's with the
+ * same data.
+ */
+PC_API pc_status pc_npz_writer_add_stream(pc_npz_writer *w, const char *key, pc_dtype t, int ndim,
+                                          const int64_t *shape, pc_npz_fill_fn fill, void *ctx,
+                                          pc_error *err);
 /* Finishes the archive and renames it into place; frees w in all cases. */
 PC_API pc_status pc_npz_writer_commit(pc_npz_writer *w, pc_error *err);
 /* Drops the archive (removes the temporary file); frees w. NULL ok. */

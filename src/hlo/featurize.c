@@ -259,6 +259,7 @@ typedef struct featurizer {
     int64_t *coff, *cidx; /* call graph (CSR): c calls cidx[coff[c]..coff[c+1]) */
     int64_t *tmp;         /* one node's edge targets */
     pc_hlo_graph g;
+    int lazy; /* node_feat left out (pc_hlo_featurize_lazy) */
 } featurizer;
 
 static pc_status fz_nomem(const featurizer *fz) {
@@ -310,11 +311,11 @@ static pc_status fz_alloc(featurizer *fz) {
     fz->root_node = pc_malloc_array(nc + 1, sizeof *fz->root_node);
     fz->start = pc_malloc_array(nc + 1, sizeof *fz->start);
     fz->coff = pc_calloc_array(nc + 2, sizeof *fz->coff);
-    g->node_feat = pc_calloc_array((n ? n : 1) * PC_TPUG_NODE_FEATS, sizeof *g->node_feat);
+    if (!fz->lazy) g->node_feat = pc_calloc_array((n ? n : 1) * PC_TPUG_NODE_FEATS, sizeof *g->node_feat);
     g->node_opcode = pc_calloc_array(n ? n : 1, 1);
     g->edges = pc_malloc_array((mmax ? mmax : 1) * 2, sizeof *g->edges);
     g->node_splits = pc_malloc_array(nc + 2, sizeof *g->node_splits);
-    if (!fz->root_node || !fz->start || !fz->coff || !g->node_feat || !g->node_opcode ||
+    if (!fz->root_node || !fz->start || !fz->coff || (!fz->lazy && !g->node_feat) || !g->node_opcode ||
         !g->edges || !g->node_splits)
         return fz_nomem(fz);
     return PC_OK;
@@ -461,7 +462,7 @@ static pc_status featurize_nodes(featurizer *fz) {
                 g->unknown++;
             }
             g->node_opcode[node] = (uint8_t)op;
-            featurize_inst(in, comp, g->node_feat + node * PC_TPUG_NODE_FEATS);
+            if (!fz->lazy) featurize_inst(in, comp, g->node_feat + node * PC_TPUG_NODE_FEATS);
             pc_status st = node_edges(fz, comp, in, node, &m);
             if (st != PC_OK) return st;
         }
@@ -473,7 +474,29 @@ static pc_status featurize_nodes(featurizer *fz) {
     return PC_OK;
 }
 
-pc_status pc_hlo_featurize(const pc_hlo_module *mod, pc_hlo_graph *out, pc_error *err) {
+void pc_hlo_feat_rows(const pc_hlo_module *mod, pc_hlo_row_cursor *cur, int64_t first, int64_t count,
+                      float *dst) {
+    if (first < cur->node) memset(cur, 0, sizeof *cur); /* read again from the start */
+    while (cur->comp < mod->n_comp && cur->node + (mod->comp[cur->comp].n_inst - cur->inst) <= first) {
+        cur->node += mod->comp[cur->comp].n_inst - cur->inst; /* skip whole computations */
+        cur->comp++;
+        cur->inst = 0;
+    }
+    cur->inst += (int32_t)(first - cur->node);
+    cur->node = first;
+    for (int64_t r = 0; r < count && cur->comp < mod->n_comp; r++) {
+        const pc_hlo_computation *comp = &mod->comp[cur->comp];
+        featurize_inst(&comp->inst[cur->inst], comp, dst + r * PC_TPUG_NODE_FEATS);
+        cur->node++;
+        if (++cur->inst >= comp->n_inst) {
+            cur->inst = 0;
+            cur->comp++;
+            while (cur->comp < mod->n_comp && mod->comp[cur->comp].n_inst == 0) cur->comp++;
+        }
+    }
+}
+
+static pc_status featurize(const pc_hlo_module *mod, pc_hlo_graph *out, int lazy, pc_error *err) {
     char nb[PC_HLO_NAME_BUF];
     if (!mod || !out) return pc_fail(err, PC_ERR_ARG, "pc_hlo_featurize: NULL argument");
     memset(out, 0, sizeof *out);
@@ -484,6 +507,7 @@ pc_status pc_hlo_featurize(const pc_hlo_module *mod, pc_hlo_graph *out, pc_error
     memset(&fz, 0, sizeof fz);
     fz.mod = mod;
     fz.err = err;
+    fz.lazy = lazy;
     pc_status st = count_nodes(&fz);
     if (st == PC_OK) st = fz_alloc(&fz);
     if (st == PC_OK) st = map_ids(&fz);
@@ -495,4 +519,12 @@ pc_status pc_hlo_featurize(const pc_hlo_module *mod, pc_hlo_graph *out, pc_error
     }
     fz_free(&fz);
     return st;
+}
+
+pc_status pc_hlo_featurize(const pc_hlo_module *mod, pc_hlo_graph *out, pc_error *err) {
+    return featurize(mod, out, 0, err);
+}
+
+pc_status pc_hlo_featurize_lazy(const pc_hlo_module *mod, pc_hlo_graph *out, pc_error *err) {
+    return featurize(mod, out, 1, err);
 }

@@ -129,6 +129,21 @@ typedef struct pc_hlo_graph {
 } pc_hlo_graph;
 
 pc_status pc_hlo_featurize(const pc_hlo_module *mod, pc_hlo_graph *out, pc_error *err);
+/* The same without node_feat (left NULL): its rows are made from the module when
+ * needed (pc_hlo_feat_rows), so the (n, 140) array need not exist whole. */
+pc_status pc_hlo_featurize_lazy(const pc_hlo_module *mod, pc_hlo_graph *out, pc_error *err);
+
+/* Where pc_hlo_feat_rows is in the module: node `node` is instruction `inst` of
+ * computation `comp`. Zeroed = node 0. */
+typedef struct pc_hlo_row_cursor {
+    int64_t node;
+    int32_t comp, inst;
+} pc_hlo_row_cursor;
+/* node_feat rows [first, first + count) of a module pc_hlo_featurize accepted, into
+ * dst (count * 140 floats): the rows pc_hlo_featurize writes. Fastest when called
+ * in increasing order with the same cursor. */
+void pc_hlo_feat_rows(const pc_hlo_module *mod, pc_hlo_row_cursor *cur, int64_t first, int64_t count,
+                      float *dst);
 void pc_hlo_graph_free(pc_hlo_graph *g); /* frees the arrays, not the struct */
 
 /*

@@ -19,6 +19,9 @@ typedef struct pc_hlo_sample {
     int64_t *runtime;      /* (c) compute_time_ns */
     int64_t *normalizers;  /* tile (c): the default run's time */
     int64_t *config_ids;   /* layout (nc) */
+    /* g.node_feat NULL (pc_hlo_featurize_lazy): its rows are made from this module while
+     * the file is written (borrowed; must outlive pc_hlo_sample_write) */
+    const pc_hlo_module *rows_of;
 } pc_hlo_sample;
 
 /*
@@ -37,7 +40,9 @@ pc_status pc_hlo_sample_build(const pc_hlo_tuned *t, pc_kind want, const char *w
 void pc_hlo_sample_free(pc_hlo_sample *s); /* the arrays, not the struct */
 
 /* Writes a sample's arrays as a dataset .npz (temporary name, then renamed). For
- * c = 0 (HLO text: no runs) the config arrays are written with 0 rows. */
+ * c = 0 (HLO text: no runs) the config arrays are written with 0 rows. The arrays
+ * are read in place while the archive is written (no copy); node_feat, when the
+ * sample has none, row by row from s->rows_of. */
 pc_status pc_hlo_sample_write(const pc_hlo_sample *s, const char *path, pc_npz_compress mode,
                               pc_error *err);
 

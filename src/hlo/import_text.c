@@ -35,12 +35,14 @@ pc_status pc_hlo_is_text_file(const char *path, int *text, pc_error *err) {
     return PC_OK;
 }
 
-/* The graph-only arrays of one module (c = 0). */
+/* The graph-only arrays of one module (c = 0); node_feat is made from the module
+ * while the file is written (the module must live until then). */
 static pc_status text_sample(const pc_hlo_module *m, pc_kind kind, pc_hlo_sample *s,
                              pc_error *err) {
     memset(s, 0, sizeof *s);
     s->kind = kind;
-    pc_status st = pc_hlo_featurize(m, &s->g, err);
+    s->rows_of = m;
+    pc_status st = pc_hlo_featurize_lazy(m, &s->g, err);
     if (st) return st;
     /* 0-row config arrays still need a buffer to hand to the writer */
     s->config_feat = malloc(sizeof *s->config_feat);
@@ -121,22 +123,21 @@ pc_status pc_import_text(const char *path, const char *out_dir, const pc_import_
                                 pc_hlo_printable(mods[i]->name, nb));
     }
     if (!st) st = pc_mkdirs(out_dir, err);
-    /* The file names need the module names; then the IR goes before writing
-     * (the writer copies each array: peak memory stays ~14x the text). */
-    char (*files)[4096] = st ? NULL : pc_malloc_array((uint64_t)nmods, sizeof *files);
-    if (!st && !files) st = pc_fail(err, PC_ERR_NOMEM, "%s: out of memory", path);
-    for (int i = 0; i < nmods && !st; i++) text_file_name(path, out_dir, mods[i], i, nmods, files[i], sizeof files[i]);
-    pc_hlo_modules_free(mods, nmods);
-    mods = NULL;
+    /* Peak memory is the IR plus the small arrays: node_feat (560 bytes a node) never
+     * exists whole, the writer reads every array in place, and each module's IR goes
+     * once its file is written. */
     for (int i = 0; i < nmods && !st; i++) {
-        const char *file = files[i];
+        char file[4096];
+        text_file_name(path, out_dir, mods[i], i, nmods, file, sizeof file);
         st = pc_hlo_sample_write(&samples[i], file, o->compress, err);
         if (!st) note_written(rep, &samples[i], file);
+        pc_hlo_sample_free(&samples[i]);
+        pc_hlo_module_free(mods[i]);
+        mods[i] = NULL;
     }
     if (!st) rep->kind = kind;
     for (int i = 0; samples && i < nmods; i++) pc_hlo_sample_free(&samples[i]);
     free(samples);
-    free(files);
     pc_hlo_modules_free(mods, nmods);
     return st;
 }

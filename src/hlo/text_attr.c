@@ -378,9 +378,14 @@ int tx_keep_attr(parser *p, pc_hlo_instruction *in, const char *name, size_t nam
     return 0;
 }
 
-/* literal=s32[] 1, literal=f32[2]{0} {1, 2}, literal=(s32[], f32[]) (1, 2): skipped. */
+/* literal=s32[] 1, literal=f32[2]{0} {1, 2}, literal=(s32[], f32[]) (1, 2), and a tuple
+ * as XLA prints it, literal=( s32[2]{0} {1, 2}, pred[] 0 ): skipped. */
 static int skip_literal(parser *p) {
     if (p->stats) p->stats->skipped_attrs++;
+    if (peekc(p) == '(') { /* the tuple group, then its value if a shape list came first */
+        if (tx_skip_group(p) || tx_skip_ws(p)) return -1;
+        return peekc(p) == '(' || peekc(p) == '{' ? tx_skip_group(p) : 0;
+    }
     if (tx_parse_shape(p, NULL, 0) || tx_skip_ws(p)) return -1;
     int c = peekc(p);
     if (c == '{' || c == '(') return tx_skip_group(p);

@@ -10,9 +10,10 @@
  * triangular-solve, set-dimension-size, select-and-scatter, single-operand
  * scatter, batch-norm-inference, map, after-all, partition-id, replica-id,
  * get-dimension-size, transpose, concatenate, pad, reduce, reduce-window,
- * dot and convolution. The rest of XLA's list (broadcast, call, conditional,
- * fft, gather, batch-norm training/grad, top-k, ...) is an error asking for
- * the shape. Inferred array shapes have the default layout, except those
+ * dot, convolution, and call and conditional (the root shape of the called
+ * computation, or of the first branch, defined earlier in the text, as XLA
+ * requires). The rest of XLA's list (broadcast, fft, gather, batch-norm
+ * training/grad, top-k, ...) is an error asking for the shape. Inferred array shapes have the default layout, except those
  * copied from an operand, which keep its layout.
  *
  * Tuple element shapes are not in the IR (pc_hlo_shape keeps only the
@@ -31,7 +32,7 @@ enum { ET_PRED = 1, ET_S32 = 4, ET_U32 = 8, ET_F32 = 11, ET_F64 = 12, ET_C64 = 1
 typedef enum {
     K_NONE, K_SAME, K_REAL, K_PRED, K_BINARY, K_COMPARE, K_COMPLEX, K_OP1, K_TUPLE, K_GTE, K_TOKEN,
     K_U32, K_S32, K_SORT, K_TRANSPOSE, K_CONCAT, K_PAD, K_REDUCE, K_REDUCE_WINDOW, K_DOT, K_CONV,
-    K_MAP, K_NOT_HERE
+    K_MAP, K_CALL, K_NOT_HERE
 } kind;
 
 static const struct {
@@ -59,8 +60,9 @@ static const struct {
     {"replica-id", K_U32}, {"get-dimension-size", K_S32}, {"sort", K_SORT},
     {"transpose", K_TRANSPOSE}, {"concatenate", K_CONCAT}, {"pad", K_PAD}, {"reduce", K_REDUCE},
     {"reduce-window", K_REDUCE_WINDOW}, {"dot", K_DOT}, {"convolution", K_CONV}, {"map", K_MAP},
+    {"call", K_CALL}, {"conditional", K_CALL},
     /* XLA infers these too; perfcast asks for the shape */
-    {"broadcast", K_NOT_HERE}, {"call", K_NOT_HERE}, {"conditional", K_NOT_HERE},
+    {"broadcast", K_NOT_HERE},
     {"fft", K_NOT_HERE}, {"gather", K_NOT_HERE}, {"batch-norm-training", K_NOT_HERE},
     {"batch-norm-grad", K_NOT_HERE}, {"topk", K_NOT_HERE}, {"ragged-dot", K_NOT_HERE},
     {"scaled-dot", K_NOT_HERE}, {"scan", K_NOT_HERE},
@@ -352,6 +354,54 @@ static int infer_conv(ctx *c) {
     return rc;
 }
 
+/* ---- call, conditional: the called computation's root -------------------------------- */
+
+/* The computation a call takes its shape from: to_apply= / calls= of a call, the first
+ * of true_computation= / branch_computations= of a conditional; -1 when it is not (yet)
+ * parsed (XLA too wants a computation defined before it is called). */
+static int32_t callee_of(const ctx *c) {
+    const parser *p = c->p;
+    const cref *best = NULL;
+    for (size_t k = 0; k < p->ncref; k++) { /* the instruction's calls, first of the lowest role */
+        const cref *r = &p->crefs[k];
+        if (r->comp == c->comp && r->inst == c->i && (!best || r->prio < best->prio)) best = r;
+    }
+    if (!best) return -1;
+    if (best->direct >= 0) return best->direct;
+    const pc_hlo_module *m = p->m;
+    for (int32_t k = 0; k < m->n_comp; k++)
+        if (k != c->comp && p->ci[k].root >= 0 && m->comp[k].name && strlen(m->comp[k].name) == best->len &&
+            memcmp(m->comp[k].name, p->buf + best->off, best->len) == 0)
+            return k;
+    return -1;
+}
+
+static int infer_call(ctx *c) {
+    int32_t k = callee_of(c);
+    if (k < 0) return fail(c, "the called computation must be defined before it");
+    parser *p = c->p;
+    const ixinfo *rx = &p->ci[k].ix[p->ci[k].root];
+    const pc_hlo_shape *rs = &p->m->comp[k].inst[p->ci[k].root].shape;
+    if (!rx->shape.len) return copy_of(c, rs, 0); /* an inferred root: its shape as kept */
+    /* the root's written shape, parsed again: tuple elements too (get-tuple-element reads them) */
+    size_t pos = p->pos, end = p->end;
+    p->pos = rx->shape.off;
+    p->end = rx->shape.off + rx->shape.len;
+    pc_hlo_shape s;
+    memset(&s, 0, sizeof s);
+    int rc = tx_parse_shape(p, &s, 0);
+    p->pos = pos;
+    p->end = end;
+    if (rc) {
+        pc_hlo_shape_clear(&s);
+        return -1;
+    }
+    pc_hlo_shape_clear(&c->in->shape);
+    c->in->shape = s;
+    c->ix[c->i].shape = rx->shape;
+    return 0;
+}
+
 static int tuple_of_operands(ctx *c) {
     set_array(c, ET_TUPLE, NULL, 0, NULL);
     c->in->shape.tuple_count = c->in->operand_ids.n;
@@ -401,11 +451,13 @@ static int infer_one(ctx *c) {
     case K_REDUCE_WINDOW: return infer_reduce(c, 1);
     case K_DOT: return infer_dot(c);
     case K_CONV: return infer_conv(c);
+    case K_CALL: return infer_call(c);
     case K_NOT_HERE:
     case K_NONE: break;
     }
     return fail(c, "perfcast infers elementwise ops, compare, select, tuple, get-tuple-element, while, transpose, "
-                   "concatenate, pad, reduce, reduce-window, dot and convolution; write this one's shape");
+                   "concatenate, pad, reduce, reduce-window, dot, convolution, call and conditional; write this one's "
+                   "shape");
 }
 
 int tx_infer_shapes(parser *p, int32_t comp) {

@@ -459,7 +459,14 @@ static int finish_computation(parser *p, int32_t comp, size_t oref0) {
     }
     if (forward && check_cycles(p, comp)) return -1;
     if (pend && tx_infer_shapes(p, comp)) return -1;
-    return tx_check_semantics(p, comp);
+    if (tx_check_semantics(p, comp)) return -1;
+    /* The instruction array was grown by doubling or reserved at the body's line count:
+     * trimmed to its instructions (536 bytes each), as nothing is added any more. */
+    if ((size_t)c->n_inst < ci->icap) {
+        void *t = realloc(c->inst, (size_t)c->n_inst * sizeof *c->inst);
+        if (t) c->inst = t;
+    }
+    return 0;
 }
 
 /* `}, execution_thread="x"` after a computation: skipped. */

@@ -9,13 +9,21 @@
 #include "hlo/text_internal.h"
 
 
-/* 1 if the cursor is at a shape: '(' or an element type directly followed by '['. */
+/* Where the '[' after an element type of n bytes at `at` is: XLA's lexer skips blanks
+ * between the two (`s32 [4]`). p->end if none. */
+static size_t dims_open(const parser *p, size_t at) {
+    size_t q = at;
+    while (q < p->end && (p->buf[q] == ' ' || p->buf[q] == '\t')) q++;
+    return q < p->end && p->buf[q] == '[' ? q : p->end;
+}
+
+/* 1 if the cursor is at a shape: '(' or an element type followed by '['. */
 int tx_at_shape(const parser *p) {
     if (peekc(p) == '(') return 1;
     if (peekc(p) == 'b' && peekc_at(p, 1) == '(') return 1; /* buffer b(f32[4]) */
     size_t n = 0;
     while (p->pos + n < p->end && is_alnum((unsigned char)p->buf[p->pos + n])) n++;
-    if (!n || p->pos + n >= p->end || p->buf[p->pos + n] != '[') return 0;
+    if (!n || dims_open(p, p->pos + n) == p->end) return 0;
     return tx_elem_type_find(p->buf + p->pos, n) != 0;
 }
 
@@ -60,16 +68,17 @@ static int parse_layout(parser *p, pc_i64s *m2m) {
     return 0;
 }
 
-/* A layout follows: '{' right after the dimensions, or after blanks when
- * an integer or ':' follows it (XLA's rule; else it is a computation body). */
+/* A layout follows: a '{' (after blanks or not) whose next token is an integer or
+ * ':' (XLA's rule), or '}' right after the dimensions (`f32[]{}`); else the '{'
+ * opens a computation body (`-> f32[8]{` then an instruction). */
 static int at_layout(parser *p) {
-    if (peekc(p) == '{') return 1;
     size_t q = p->pos;
     while (q < p->end && is_space((unsigned char)p->buf[q])) q++;
-    if (q == p->pos || q >= p->end || p->buf[q] != '{') return 0;
+    if (q >= p->end || p->buf[q] != '{') return 0;
     size_t r = q + 1;
     while (r < p->end && is_space((unsigned char)p->buf[r])) r++;
-    if (r < p->end && (is_digit((unsigned char)p->buf[r]) || p->buf[r] == ':')) {
+    if (r < p->end && (is_digit((unsigned char)p->buf[r]) || p->buf[r] == ':' ||
+                       (q == p->pos && p->buf[r] == '}'))) {
         p->pos = q;
         return 1;
     }
@@ -134,6 +143,7 @@ int tx_parse_shape(parser *p, pc_hlo_shape *out, int depth) {
     int32_t et = n ? tx_elem_type_find(p->buf + s, n) : 0;
     if (!et) return tx_expected(p, "a shape such as f32[2,3]{1,0} or (s32[], pred[])");
     p->pos += n;
+    if (dims_open(p, p->pos) < p->end) p->pos = dims_open(p, p->pos);
     if (peekc(p) != '[') return tx_expected(p, "'[' after the element type");
     p->pos++;
     pc_i64s dims = {0}, m2m = {0};

@@ -67,8 +67,19 @@ static int is_proto_text(const parser *p, size_t at) {
     return 0;
 }
 
+/* Past lines that start with '#' (protobuf text comments, lit `# RUN:` lines) and blanks;
+ * MLIR's `#loc` / `#map` attribute aliases are not skipped. */
+static size_t skip_hash_lines(const parser *p, size_t at) {
+    while (at < p->len && p->buf[at] == '#' && !word_at(p, at, "#loc") && !word_at(p, at, "#map")) {
+        while (at < p->len && p->buf[at] != '\n') at++;
+        at = skip_blank(p, at);
+    }
+    return at;
+}
+
 int tx_sniff_format(parser *p, size_t at) {
     long bin = control_byte(p);
+    at = skip_hash_lines(p, at);
     char what[40];
     size_t n = 0;
     if (at < p->len) {

@@ -137,6 +137,60 @@ def check_inference():
     expect("noinfer.hlo:4:12: expected a shape" in p.stderr and not files, "convert message: %s" % p.stderr)
 
 
+CALLS = """HloModule calls
+pair {
+  a = f32[4,8] parameter(0)
+  ROOT t = (f32[4,8], s32[]) tuple(a, s32[] constant(1))
+}
+neg {
+  x = f32[6] parameter(0)
+  ROOT n = f32[6] negate(x)
+}
+ident {
+  x = f32[6] parameter(0)
+  ROOT c = f32[6] copy(x)
+}
+ENTRY e (p: f32[4,8], q: f32[6]) -> f32[6]{
+  p = f32 [4,8] parameter(0)
+  q = f32[6]{0} parameter(1)
+  c = call(p), to_apply=pair
+  g = get-tuple-element(c), index=0
+  m = multiply(g, g)
+  i = call(q), to_apply={
+    y = f32[6] parameter(0)
+    ROOT z = f32[6] exponential(y)
+  }
+  b = pred[] constant(true)
+  k = conditional(b, i, q), true_computation=neg, false_computation=ident
+  l = f32[1] custom-call(q), custom_call_target="x", literal=( s32[2]{0} {4, 3}, pred[] 1 )
+  ROOT o = add(k, k)
+}
+"""
+
+
+def check_calls_and_forms():
+    """call / conditional shapes from the called computation's root (a tuple through
+    get-tuple-element); `f32 [4,8]`; `-> f32[6]{` then an instruction; a tuple literal
+    as XLA prints it; HloModuleProto text after `#` lit lines is named as such."""
+    path = write("calls.hlo", CALLS)
+    p, _, files = imported(path)
+    expect_rc(p, 0, "call / conditional inference")
+    d = ops(path)
+    expect(d.get("m", {}).get("flops") == 32, "multiply of get-tuple-element(call) = f32[4,8]: %s" % d.get("m"))
+    expect(d.get("o", {}).get("flops") == 6, "add of conditional = f32[6]: %s" % d.get("o"))
+    late = write("late.hlo", "HloModule l\nENTRY e {\n  q = f32[6] parameter(0)\n  ROOT c = call(q), to_apply=f\n}\n"
+                 "f {\n  ROOT x = f32[6] parameter(0)\n}\n")
+    p, _, files = imported(late)
+    expect_rc(p, 1, "call of a computation defined later, shape omitted")
+    expect("late.hlo:4:8: expected a shape before 'call'" in p.stderr and "defined before" in p.stderr
+           and not files, "late callee: %s" % p.stderr)
+    lit = write("lit_proto.hlo", '# RUN: hlo-translate %s | FileCheck %s\n# CHECK: x\n\nhlo_module {\n  name: "m"\n}\n')
+    p, _, files = imported(lit)
+    expect_rc(p, 1, "proto text after # lines")
+    expect("lit_proto.hlo:4:1: expected HLO text, found an HloModuleProto" in p.stderr and not files,
+           "proto after # lines: %s" % p.stderr)
+
+
 def check_nested_inline():
     text = "HloModule n\nENTRY e {\n  a = f32[4] parameter(0)\n  b = f32[4] parameter(1)\n" \
            "  s = f32[4] add(f32[4] multiply(f32[4] a, f32[4] b), negate(a))\n" \
@@ -233,8 +287,8 @@ def check_malformed():
 def main():
     shutil.rmtree(TMP, ignore_errors=True)
     os.makedirs(TMP)
-    run_checks([check_split, check_small_forms, check_inference, check_nested_inline, check_unbounded,
-                check_formats, check_dump_dir, check_malformed])
+    run_checks([check_split, check_small_forms, check_inference, check_calls_and_forms, check_nested_inline,
+                check_unbounded, check_formats, check_dump_dir, check_malformed])
     return report("test_hlo_syntax: all checks passed")
 
 

@@ -300,6 +300,36 @@ static void test_fixtures_parse(void **state) {
     assert_true(count >= (int)N_FIXTURES);
 }
 
+/* node_feat rows made one at a time (the import's streamed writing) equal the
+ * featurizer's array, in order and backwards. */
+static void test_feat_rows(void **state) {
+    (void)state;
+    NEED_FIXTURES();
+    pc_hlo_module *m = load_fixture("ssd_mobilenet_tf.hlo");
+    pc_hlo_graph g, lazy;
+    pc_error err;
+    assert_int_equal(pc_hlo_featurize(m, &g, &err), PC_OK);
+    assert_int_equal(pc_hlo_featurize_lazy(m, &lazy, &err), PC_OK);
+    assert_null(lazy.node_feat);
+    assert_int_equal(lazy.n, g.n);
+    assert_int_equal(lazy.m, g.m);
+    assert_memory_equal(lazy.edges, g.edges, (size_t)g.m * 2 * sizeof *g.edges);
+    float *rows = malloc((size_t)g.n * PC_TPUG_NODE_FEATS * sizeof *rows);
+    assert_non_null(rows);
+    pc_hlo_row_cursor cur;
+    memset(&cur, 0, sizeof cur);
+    for (int64_t r = 0; r < g.n; r += 7) /* in order, 7 rows at a time */
+        pc_hlo_feat_rows(m, &cur, r, g.n - r < 7 ? g.n - r : 7, rows + r * PC_TPUG_NODE_FEATS);
+    assert_memory_equal(rows, g.node_feat, (size_t)g.n * PC_TPUG_NODE_FEATS * sizeof *rows);
+    memset(rows, 0, (size_t)g.n * PC_TPUG_NODE_FEATS * sizeof *rows);
+    for (int64_t r = g.n - 1; r >= 0; r--) pc_hlo_feat_rows(m, &cur, r, 1, rows + r * PC_TPUG_NODE_FEATS);
+    assert_memory_equal(rows, g.node_feat, (size_t)g.n * PC_TPUG_NODE_FEATS * sizeof *rows);
+    free(rows);
+    pc_hlo_graph_free(&g);
+    pc_hlo_graph_free(&lazy);
+    pc_hlo_module_free(m);
+}
+
 static void test_fixture_transpose(void **state) {
     (void)state;
     NEED_FIXTURES();
@@ -1144,6 +1174,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fixtures_parse),
         cmocka_unit_test(test_fixture_transpose),
+        cmocka_unit_test(test_feat_rows),
         cmocka_unit_test(test_fixture_ssd_mobilenet),
         cmocka_unit_test(test_fixture_graphsage),
         cmocka_unit_test(test_fixture_scatter),

@@ -652,6 +652,91 @@ static void test_writer_commit_and_abort(void **state) {
     pc_array_free(&b);
 }
 
+/* ---- borrowed and streamed members: the same bytes as copied ones ---------------- */
+
+typedef struct fill_src {
+    const unsigned char *data;
+    int calls, fail;
+} fill_src;
+
+static int fill_from(void *ctx, uint64_t offset, void *dst, size_t n) {
+    fill_src *f = ctx;
+    f->calls++;
+    if (f->fail) return 1;
+    memcpy(dst, f->data + offset, n);
+    return 0;
+}
+
+static unsigned char *slurp(const char *path, long *len) {
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    assert_int_equal(fseek(f, 0, SEEK_END), 0);
+    *len = ftell(f);
+    rewind(f);
+    unsigned char *b = malloc((size_t)*len + 1);
+    assert_non_null(b);
+    assert_int_equal(fread(b, 1, (size_t)*len, f), (size_t)*len);
+    fclose(f);
+    return b;
+}
+
+static void test_writer_borrowed_and_stream(void **state) {
+    (void)state;
+    char p0[1200], p1[1200], p2[1200];
+    const int64_t shape[2] = {1000, 37}, eshape[2] = {0, 3};
+    pc_array a = PC_ARRAY_INIT;
+    make_array(&a, PC_DTYPE_F32, 2, shape, 3);
+    pc_error err;
+    for (int mode = 0; mode < 2; mode++) {
+        tpath(p0, sizeof p0, "copied.npz");
+        tpath(p1, sizeof p1, "borrowed.npz");
+        tpath(p2, sizeof p2, "streamed.npz");
+        pc_npz_writer *w = NULL;
+        assert_int_equal(pc_npz_writer_open(p0, (pc_npz_compress)mode, &w, &err), PC_OK);
+        assert_int_equal(pc_npz_writer_add(w, "x", PC_DTYPE_F32, 2, shape, a.data, &err), PC_OK);
+        assert_int_equal(pc_npz_writer_add(w, "e", PC_DTYPE_I64, 2, eshape, a.data, &err), PC_OK);
+        assert_int_equal(pc_npz_writer_commit(w, &err), PC_OK);
+        assert_int_equal(pc_npz_writer_open(p1, (pc_npz_compress)mode, &w, &err), PC_OK);
+        assert_int_equal(pc_npz_writer_add_borrowed(w, "x", PC_DTYPE_F32, 2, shape, a.data, &err), PC_OK);
+        assert_int_equal(pc_npz_writer_add_borrowed(w, "e", PC_DTYPE_I64, 2, eshape, NULL, &err), PC_OK);
+        assert_int_equal(pc_npz_writer_commit(w, &err), PC_OK);
+        fill_src fs = {a.data, 0, 0};
+        assert_int_equal(pc_npz_writer_open(p2, (pc_npz_compress)mode, &w, &err), PC_OK);
+        assert_int_equal(pc_npz_writer_add_stream(w, "x", PC_DTYPE_F32, 2, shape, fill_from, &fs, &err), PC_OK);
+        assert_int_equal(pc_npz_writer_add_borrowed(w, "e", PC_DTYPE_I64, 2, eshape, NULL, &err), PC_OK);
+        assert_int_equal(pc_npz_writer_commit(w, &err), PC_OK);
+        assert_true(fs.calls > 0);
+        long n0, n1, n2;
+        unsigned char *b0 = slurp(p0, &n0), *b1 = slurp(p1, &n1), *b2 = slurp(p2, &n2);
+        assert_int_equal(n0, n1);
+        assert_int_equal(n0, n2);
+        assert_memory_equal(b0, b1, (size_t)n0);
+        assert_memory_equal(b0, b2, (size_t)n0);
+        free(b0);
+        free(b1);
+        free(b2);
+    }
+    /* a fill that fails fails the commit and leaves nothing */
+    char dir[1200], path[1300];
+    tpath(dir, sizeof dir, "streamfail");
+    assert_int_equal(pc_mkdirs(dir, NULL), PC_OK);
+    fmt(path, sizeof path, "%s/out.npz", dir);
+    fill_src bad = {a.data, 0, 1};
+    pc_npz_writer *w = NULL;
+    assert_int_equal(pc_npz_writer_open(path, PC_NPZ_STORED, &w, &err), PC_OK);
+    assert_int_equal(pc_npz_writer_add_stream(w, "x", PC_DTYPE_F32, 2, shape, fill_from, &bad, &err), PC_OK);
+    assert_int_not_equal(pc_npz_writer_commit(w, &err), PC_OK);
+    assert_msg_has(&err, path);
+    assert_false(file_exists(path));
+    assert_int_equal(dir_entries(dir), 0);
+    /* borrowed data missing where the shape has elements: an error naming the key */
+    assert_int_equal(pc_npz_writer_open(path, PC_NPZ_STORED, &w, &err), PC_OK);
+    assert_int_not_equal(pc_npz_writer_add_borrowed(w, "x", PC_DTYPE_F32, 2, shape, NULL, &err), PC_OK);
+    assert_msg_has(&err, "'x'");
+    pc_npz_writer_abort(w);
+    pc_array_free(&a);
+}
+
 static void test_writer_empty_archive(void **state) {
     (void)state;
     /* np.savez with no arrays writes a valid empty zip; so must we */
@@ -1316,6 +1401,7 @@ int main(void) {
         cmocka_unit_test(test_roundtrip),
         cmocka_unit_test(test_writer_levels_and_errors),
         cmocka_unit_test(test_writer_commit_and_abort),
+        cmocka_unit_test(test_writer_borrowed_and_stream),
         cmocka_unit_test(test_writer_empty_archive),
         cmocka_unit_test(test_read_rows),
         cmocka_unit_test(test_rows_cursor),
