@@ -19,6 +19,15 @@
  * rank cannot tell the others that it failed once they are waiting). On an
  * error in a group of more than one, end the job with pc_dist_abort after
  * reporting the error.
+ *
+ * Liveness: the collectives below wait without spinning (non-blocking MPI
+ * operations polled with short naps, so a rank waiting for a slow one uses
+ * little CPU). With a timeout set (pc_dist_set_timeout; none by default) a
+ * collective that waits longer, because another rank stalled, was stopped
+ * (SIGSTOP) or runs far behind, ends the job: the handler is called with a
+ * message naming the operation and the timeout, then MPI_Abort (error code
+ * 1). It is the one place the library ends the process, and only when the
+ * caller set a timeout.
  */
 #ifndef PERFCAST_DIST_H
 #define PERFCAST_DIST_H
@@ -36,11 +45,24 @@ typedef struct pc_dist pc_dist;
 
 /* Collective: every rank calls it (and pc_dist_close) at the same point. */
 PC_API pc_status pc_dist_open(pc_dist **out, pc_error *err);
-PC_API void pc_dist_close(pc_dist *d);     /* NULL ok; before MPI_Finalize */
+/* NULL ok; before MPI_Finalize. Waits for every rank (pc_dist_barrier, under
+   the timeout), so that a stalled rank ends the job here, not in MPI_Finalize. */
+PC_API void pc_dist_close(pc_dist *d);
 PC_API int pc_dist_rank(const pc_dist *d); /* 0 for NULL */
 PC_API int pc_dist_size(const pc_dist *d); /* 1 for NULL */
 /* 1 when built with MPI support. */
 PC_API int pc_dist_available(void);
+
+/*
+ * Seconds any one collective of d (those below, pc_dist_close) may wait for
+ * the other ranks before the job ends; 0 (the default) or less: no limit.
+ * on_timeout (may be NULL) gets the message and user before MPI_Abort; it
+ * should print the message and return. No-op for NULL.
+ */
+PC_API void pc_dist_set_timeout(pc_dist *d, double seconds,
+                                void (*on_timeout)(const char *msg, void *user), void *user);
+/* The timeout pc_dist_set_timeout set; 0 for none and for NULL. */
+PC_API double pc_dist_timeout(const pc_dist *d);
 
 /* In-place sums over all ranks (no-ops for one process). */
 PC_API void pc_dist_sum_f32(const pc_dist *d, float *buf, size_t n);
@@ -56,6 +78,20 @@ PC_API int pc_dist_any(const pc_dist *d, int flag);
  * other ranks may then wait in the gather (see Errors above).
  */
 PC_API pc_status pc_dist_gather_text(const pc_dist *d, const char *mine, char **all, pc_error *err);
+/* Waits until every rank has called it (no-op for one process). */
+PC_API void pc_dist_barrier(const pc_dist *d);
+/*
+ * Collective: the ranks agree before they exchange anything else. Each
+ * passes a text of "key=value|key=value|..." fields that must be equal on
+ * every rank (options, model identity, data files and sizes). PC_OK on
+ * every rank when all texts are equal (one allreduce of a hash), else
+ * PC_ERR_ARG on every rank with the same message, naming the first rank
+ * whose text differs from rank 0's and its first differing field ("what:
+ * the ranks disagree: rank 2 has hidden=32, rank 0 has hidden=64"). `what`
+ * prefixes the message. One process: PC_OK.
+ */
+PC_API pc_status pc_dist_agree(const pc_dist *d, const char *what, const char *text,
+                               pc_error *err);
 /*
  * Ends every rank of a group of more than one (MPI_Abort, error code 1), so
  * that ranks waiting in a collective do not hang; it does not return there.

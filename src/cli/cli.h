@@ -81,9 +81,27 @@ void pc_cli_flags(char *msg, size_t cap);
  * with it and started by an MPI launcher (the library leaves MPI to its
  * caller), then pc_dist_open. Under mpirun with several ranks and a build
  * without MPI: PC_ERR_UNSUPPORTED. pc_cli_dist_close closes the group and
- * finalizes MPI if this command initialized it.
+ * finalizes MPI if this command initialized it (after a barrier under the
+ * timeout). timeout: --mpi-timeout, the seconds a collective may wait for
+ * the other ranks before the job ends with a message (0: no limit).
  */
-pc_status pc_cli_dist_open(int *argc, char ***argv, pc_dist **out, pc_error *err);
+#define PC_CLI_MPI_TIMEOUT 300.0
+#define PC_CLI_MPI_TIMEOUT_HELP                                                                \
+    "  --mpi-timeout S     under mpirun: end the job when a rank waits more than S\n"            \
+    "                      seconds for the others (a stalled rank; default 300, 0: never)\n"
+/* Parses --mpi-timeout's value: -1 when fine, else the usage exit code. */
+int pc_cli_mpi_timeout(const char *cmd, const char *arg, double *out);
+pc_status pc_cli_dist_open(int *argc, char ***argv, double timeout, pc_dist **out,
+                           pc_error *err);
+/*
+ * eval and predict under MPI, before anything else over the ranks: every
+ * rank must have the same opts ("key=value|..."), the same model files (size
+ * and content hash) and the same files of the split (names and sizes); a
+ * difference fails on every rank naming it (pc_dist_agree).
+ */
+pc_status pc_cli_dist_agree(const pc_dist *d, const char *cmd, const char *opts,
+                            const char *const *models, int nmodels, const pc_dataset *ds,
+                            int split, pc_error *err);
 void pc_cli_dist_close(pc_dist *d);
 /* Prints "perfcast (rank R of N): msg", ends every rank (pc_dist_abort) and exits 1. */
 void pc_cli_dist_abort(const pc_dist *d, const char *msg);

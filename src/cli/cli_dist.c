@@ -7,6 +7,8 @@
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
 
 #ifdef PC_HAVE_MPI
 #include <mpi.h>
@@ -23,7 +25,25 @@ static int launched_by_mpirun(void) {
     return getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMI_SIZE") || getenv("PMIX_RANK");
 }
 
-pc_status pc_cli_dist_open(int *argc, char ***argv, pc_dist **out, pc_error *err) {
+int pc_cli_mpi_timeout(const char *cmd, const char *arg, double *out) {
+    char *end = NULL;
+    double v = strtod(arg, &end);
+    if (!*arg || !end || *end || !(v >= 0) || v > 1e9)
+        return pc_cli_usage_error(cmd, "--mpi-timeout expects seconds >= 0 (0: no limit), got '%s'",
+                                  arg);
+    *out = v;
+    return -1;
+}
+
+/* pc_dist_set_timeout's handler: the message, then the library ends the job. */
+static void on_timeout(const char *msg, void *user) {
+    (void)user;
+    fprintf(stderr, "perfcast: error: %s (--mpi-timeout)\n", msg);
+    fflush(stderr);
+}
+
+pc_status pc_cli_dist_open(int *argc, char ***argv, double timeout, pc_dist **out,
+                           pc_error *err) {
     *out = NULL;
     if (launched_by_mpirun()) {
 #ifdef PC_HAVE_MPI
@@ -51,6 +71,7 @@ pc_status pc_cli_dist_open(int *argc, char ***argv, pc_dist **out, pc_error *err
     }
     pc_status st = pc_dist_open(out, err);
     if (st != PC_OK) pc_cli_dist_close(NULL);
+    else pc_dist_set_timeout(*out, timeout, on_timeout, NULL);
     return st;
 }
 
@@ -67,4 +88,67 @@ void pc_cli_dist_abort(const pc_dist *d, const char *msg) {
     fflush(stderr);
     pc_dist_abort(d); /* does not return for more than one rank */
     exit(PC_EXIT_FAIL);
+}
+
+/* FNV-1a over bytes, continued from h. */
+static uint64_t fnv(uint64_t h, const void *p, size_t n) {
+    const unsigned char *b = p;
+    for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 1099511628211ULL;
+    return h;
+}
+
+/* "name=SIZE:HASH" of a file's content; "name=unreadable" when it cannot be read. */
+static void file_id(const char *name, const char *path, char *s, size_t cap) {
+    FILE *f = fopen(path, "rb");
+    struct stat sb;
+    if (!f || fstat(fileno(f), &sb) || !S_ISREG(sb.st_mode)) {
+        if (f) fclose(f);
+        snprintf(s, cap, "%s=unreadable", name);
+        return;
+    }
+    uint64_t h = 1469598103934665603ULL;
+    unsigned char buf[1 << 16];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, f)) > 0) h = fnv(h, buf, n);
+    fclose(f);
+    snprintf(s, cap, "%s=%lld:%016llx", name, (long long)sb.st_size, (unsigned long long)h);
+}
+
+pc_status pc_cli_dist_agree(const pc_dist *d, const char *cmd, const char *opts,
+                            const char *const *models, int nmodels, const pc_dataset *ds,
+                            int split, pc_error *err) {
+    if (pc_dist_size(d) <= 1) return PC_OK;
+    size_t cap = 4096 + (size_t)nmodels * 1100, len;
+    char *s = malloc(cap);
+    if (!s) {
+        snprintf(err->msg, sizeof err->msg, "%s: out of memory", cmd);
+        return err->code = PC_ERR_NOMEM;
+    }
+    len = (size_t)snprintf(s, cap, "%s", opts);
+    for (int i = 0; i < nmodels && len < cap; i++) {
+        char name[32], id[1100];
+        snprintf(name, sizeof name, "|model %d", i + 1);
+        file_id(name + 1, models[i], id, sizeof id);
+        len += (size_t)snprintf(s + len, cap - len, "|%s", id);
+    }
+    /* the split's files of every collection, by name and size (sorted by the dataset) */
+    for (int c = 0; ds && c < PC_NUM_COLLECTIONS && len < cap; c++) {
+        size_t n = pc_dataset_num_files(ds, c, split);
+        uint64_t h = 1469598103934665603ULL;
+        for (size_t i = 0; i < n; i++) {
+            const char *p = pc_dataset_file(ds, c, split, i), *b = strrchr(p, '/');
+            struct stat sb;
+            long long size = stat(p, &sb) ? -1 : (long long)sb.st_size;
+            b = b ? b + 1 : p;
+            h = fnv(h, b, strlen(b) + 1);
+            h = fnv(h, &size, sizeof size);
+        }
+        if (n)
+            len += (size_t)snprintf(s + len, cap - len, "|%s %s files=%zu (names and sizes %016llx)",
+                                    pc_collection_name(c), pc_split_name(split), n,
+                                    (unsigned long long)h);
+    }
+    pc_status st = pc_dist_agree(d, cmd, s, err);
+    free(s);
+    return st;
 }

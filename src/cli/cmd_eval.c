@@ -35,6 +35,8 @@ static void eval_help(FILE *f) {
         "  --tta M         models with --cfg-attention: average each config's score over\n"
         "                  M orderings of the configs (default 1 = off)\n"
         "  --tta-seed S    seed of those orderings (default 1)\n"
+        "  --mpi-timeout S under mpirun: end the job when a rank waits more than S seconds\n"
+        "                  for the others (a stalled rank; default 300, 0: never)\n"
         "  --svg OUT.svg   one checkpoint: its predicted score against the measured\n"
         "                  runtime of every config, one panel per graph (the first %d of\n"
         "                  the split), the true and the predicted best marked\n"
@@ -232,6 +234,7 @@ typedef struct eval_args {
     const char *models[MAX_MODELS], *data, *split, *svg;
     int n_models, json, threads, tta;
     uint64_t tta_seed;
+    double mpi_timeout; /* --mpi-timeout */
     long long seeds, seed;
     char **owned; /* the --seeds paths */
 } eval_args;
@@ -271,6 +274,7 @@ static int eval_parse(int argc, char **argv, eval_args *a) {
                                          {"tta", required_argument, 0, 'A'},
                                          {"tta-seed", required_argument, 0, 'B'},
                                          {"svg", required_argument, 0, 'V'},
+                                         {"mpi-timeout", required_argument, 0, 'T'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     long long v;
@@ -310,6 +314,9 @@ static int eval_parse(int argc, char **argv, eval_args *a) {
             break;
         case 'j': a->json = 1; break;
         case 'V': a->svg = optarg; break;
+        case 'T':
+            if ((v = pc_cli_mpi_timeout("eval", optarg, &a->mpi_timeout)) >= 0) return (int)v;
+            break;
         case 'A':
         case 'B':
             if (pc_cli_tta_opt("eval", c == 'A' ? "--tta" : "--tta-seed", optarg, &a->tta,
@@ -345,17 +352,32 @@ static pc_status eval_tta(const char *model, const eval_args *a, const pc_dist *
     return st;
 }
 
+/* Under MPI: the ranks agree on the options, the checkpoints and the split's files. */
+static pc_status eval_agree(const pc_dist *dist, const eval_args *a, pc_error *e) {
+    if (pc_dist_size(dist) <= 1) return PC_OK;
+    pc_dataset *ds = NULL;
+    pc_status st = pc_dataset_open(a->data, &ds, e);
+    char opts[256];
+    snprintf(opts, sizeof opts, "split=%s|tta=%d|tta_seed=%llu|models=%d", a->split, a->tta,
+             (unsigned long long)a->tta_seed, a->n_models);
+    /* every rank joins the agreement, one that cannot open the data with no files */
+    pc_status ag = pc_cli_dist_agree(dist, "eval", opts, a->models, a->n_models, ds,
+                                     pc_split_find(a->split), st ? &(pc_error){0} : e);
+    pc_dataset_close(ds);
+    return st ? st : ag;
+}
+
 /* Scores every checkpoint (all ranks); rank 0 prints. */
 static int eval_all(int argc, char **argv, eval_args *a) {
     pc_error e;
     pc_eval_result *r = calloc((size_t)a->n_models, sizeof *r);
     if (!r) return fputs("perfcast: error: out of memory\n", stderr), PC_EXIT_FAIL;
     pc_dist *dist = NULL;
-    if (pc_cli_dist_open(&argc, &argv, &dist, &e) != PC_OK) {
+    if (pc_cli_dist_open(&argc, &argv, a->mpi_timeout, &dist, &e) != PC_OK) {
         free(r);
         return pc_cli_fail(&e);
     }
-    pc_status st = PC_OK;
+    pc_status st = eval_agree(dist, a, &e);
     for (int i = 0; i < a->n_models && !st; i++) {
         r[i].struct_size = sizeof r[i];
         st = a->tta > 1 ? eval_tta(a->models[i], a, dist, &r[i], &e)
@@ -402,6 +424,7 @@ int pc_cmd_eval(int argc, char **argv) {
     a.seed = 1;
     a.tta = 1;
     a.tta_seed = 1;
+    a.mpi_timeout = PC_CLI_MPI_TIMEOUT;
     int rc = eval_parse(argc, argv, &a);
     if (rc < 0) rc = eval_all(argc, argv, &a);
     if (a.owned)

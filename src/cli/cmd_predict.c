@@ -31,7 +31,9 @@ static void predict_help(FILE *f) {
             "  --threads N     worker threads (0 = all cores)\n"
             "  --tta M         models with --cfg-attention: average each config's score over\n"
             "                  M orderings of the configs (default 1 = off)\n"
-            "  --tta-seed S    seed of those orderings (default 1)\n\n"
+            "  --tta-seed S    seed of those orderings (default 1)\n"
+            "  --mpi-timeout S under mpirun: end the job when a rank waits more than S seconds\n"
+            "                  for the others (a stalled rank; default 300, 0: never)\n\n"
             "With an ensemble model (perfcast train --ensemble N) the file gets a third\n"
             "column, Spread: the members' standard deviation of each listed config's score\n"
             "(';'-separated, in the order of TopConfigs; empty on rows of single models).\n");
@@ -275,10 +277,12 @@ int pc_cmd_predict(int argc, char **argv) {
         {"split", required_argument, 0, 's'}, {"out", required_argument, 0, 'o'},
         {"threads", required_argument, 0, 't'}, {"help", no_argument, 0, 'h'},
         {"tta", required_argument, 0, 'A'},     {"tta-seed", required_argument, 0, 'B'},
+        {"mpi-timeout", required_argument, 0, 'T'},
         {0, 0, 0, 0}};
     const char *models[PREDICT_MAX_MODELS];
     int nmodels = 0, threads = 0, tta = 1;
     uint64_t tta_seed = 1;
+    double mpi_timeout = PC_CLI_MPI_TIMEOUT;
     const char *data = NULL, *split = "test", *out = NULL;
     long long v;
     int c;
@@ -311,6 +315,9 @@ int pc_cmd_predict(int argc, char **argv) {
                                &tta_seed))
                 return PC_EXIT_USAGE;
             break;
+        case 'T':
+            if ((c = pc_cli_mpi_timeout("predict", optarg, &mpi_timeout)) >= 0) return c;
+            break;
         case 'h': predict_help(stdout); return PC_EXIT_OK;
         default: return pc_cli_usage_error("predict", "unknown option '%s'", argv[optind - 1]);
         }
@@ -335,12 +342,18 @@ int pc_cmd_predict(int argc, char **argv) {
     rows r = {0};
     rc = PC_EXIT_OK;
     pc_dist *dist = NULL;
-    if (pc_cli_dist_open(&argc, &argv, &dist, &e) != PC_OK) {
+    if (pc_cli_dist_open(&argc, &argv, mpi_timeout, &dist, &e) != PC_OK) {
         pc_dataset_close(ds);
         return pc_cli_fail(&e);
     }
     predict_ctx cx = {ds, sp, threads, tta, tta_seed, dist, seen, 0};
-    rc = any_ensemble(models, nmodels, &cx.spread);
+    char agree[256];
+    snprintf(agree, sizeof agree, "split=%s|tta=%d|tta_seed=%llu|models=%d", split, tta,
+             (unsigned long long)tta_seed, nmodels);
+    if (pc_cli_dist_agree(dist, "predict", agree, models, nmodels, ds, sp, &e) != PC_OK)
+        rc = pc_cli_fail(&e);
+    else
+        rc = any_ensemble(models, nmodels, &cx.spread);
     for (int i = 0; i < nmodels && rc == PC_EXIT_OK; i++) rc = predict_model(models[i], &cx, &r);
     pc_dataset_close(ds);
     /* a failed rank ends the job: the other ranks must not wait */

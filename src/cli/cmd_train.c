@@ -93,6 +93,7 @@ static void train_help(FILE *f) {
             "                      with a unit (512MiB) (default: the available RAM)\n"
             "  --batch-graphs N    graphs per optimizer step on each rank (default 1); under\n"
             "                      mpirun -np R the step averages R x N graphs\n"
+            PC_CLI_MPI_TIMEOUT_HELP
             "  --resume            continue the run saved in MODEL.state (same options)\n"
             "  --stop-after-steps N  stop after N steps of this run, keeping the state\n"
             "  --progress WHEN     auto (default: a live line on a terminal), always, never\n"
@@ -112,6 +113,7 @@ typedef struct cli_train {
     int log_failed, resume, rank;
     unsigned long long seed; /* the run under way */
     const char *metric;      /* "tile_score" or "kendall_tau" */
+    double mpi_timeout;      /* --mpi-timeout */
 } cli_train;
 
 static void clear_live(cli_train *c) {
@@ -247,7 +249,7 @@ enum { O_BUDGET = 256, O_EPOCHS, O_PATIENCE, O_CONFIGS, O_LR, O_HIDDEN, O_LAYERS
        O_LOSS, O_WD, O_CLIP, O_EMB, O_POOL, O_JOIN, O_ACT, O_DROPOUT, O_NOLN, O_RESUME,
        O_STOPAFTER, O_PROGRESS, O_GST, O_SEGMENTS, O_SEGSIZE, O_GSTSEGS, O_GSTKEEP,
        O_GSTFT, O_MAXMEM, O_PRUNE, O_COLLAPSE, O_ENCODE, O_ATTN, O_DEDUP, O_BATCH, O_SEEDS,
-       O_ENSEMBLE, O_LOG };
+       O_ENSEMBLE, O_LOG, O_MPITIMEOUT };
 
 static const struct option train_opts[] = {
     {"data", required_argument, 0, 'd'},         {"collection", required_argument, 0, 'c'},
@@ -270,6 +272,7 @@ static const struct option train_opts[] = {
     {"gst-keep", required_argument, 0, O_GSTKEEP},
     {"gst-finetune", required_argument, 0, O_GSTFT},
     {"max-memory", required_argument, 0, O_MAXMEM},
+    {"mpi-timeout", required_argument, 0, O_MPITIMEOUT},
     {"prune-hops", required_argument, 0, O_PRUNE},
     {"collapse-chains", no_argument, 0, O_COLLAPSE},
     {"encode", required_argument, 0, O_ENCODE},
@@ -425,6 +428,7 @@ static int train_opt(pc_train_opts *o, cli_train *ct, int c, const char *v, char
     case O_RESUME: o->resume = 1; return -1;
     case O_PROGRESS: return parse_progress(v, ct);
     case O_LOG: ct->log_path = v; return -1;
+    case O_MPITIMEOUT: return pc_cli_mpi_timeout("train", v, &ct->mpi_timeout);
     case O_SEEDS:
         if (pc_cli_parse_i64(v, 1, 1000, &ct->seeds))
             return pc_cli_usage_error("train", "--seeds expects 1..1000, got '%s'", v);
@@ -537,6 +541,7 @@ static int train_parse(int argc, char **argv, pc_train_opts *o, cli_train *ct) {
     ct->log_path = NULL;
     ct->log = NULL;
     ct->log_failed = ct->rank = 0;
+    ct->mpi_timeout = PC_CLI_MPI_TIMEOUT;
     optind = 1;
     opterr = 0;
     int c, rc;
@@ -678,7 +683,8 @@ static int train_seeds(pc_train_opts *o, cli_train *ct, const pc_dist *dist, pc_
 static int train_run(int *argc, char ***argv, pc_train_opts *o, cli_train *ct) {
     pc_error e;
     pc_dist *dist = NULL;
-    if (pc_cli_dist_open(argc, argv, &dist, &e) != PC_OK) return pc_cli_fail(&e);
+    if (pc_cli_dist_open(argc, argv, ct->mpi_timeout, &dist, &e) != PC_OK)
+        return pc_cli_fail(&e);
     o->dist = dist;
     ct->rank = pc_dist_rank(dist);
     if (pc_dist_rank(dist) != 0) ct->progress = 0;

@@ -1,7 +1,9 @@
 /* pc_dist: the ranks of an MPI job the caller initialized, else a group of one. */
 #define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #ifdef PC_HAVE_MPI
 #include <mpi.h>
@@ -12,6 +14,9 @@
 
 struct pc_dist {
     int rank, size;
+    double timeout; /* seconds a collective may wait; 0: no limit */
+    void (*on_timeout)(const char *msg, void *user);
+    void *on_timeout_user;
 #ifdef PC_HAVE_MPI
     MPI_Comm comm; /* a duplicate of MPI_COMM_WORLD when size > 1 */
 #endif
@@ -59,6 +64,7 @@ pc_status pc_dist_open(pc_dist **out, pc_error *err) {
 
 void pc_dist_close(pc_dist *d) {
     if (!d) return;
+    pc_dist_barrier(d); /* a stalled rank ends the job here, not in MPI_Finalize */
 #ifdef PC_HAVE_MPI
     if (d->size > 1) MPI_Comm_free(&d->comm);
 #endif
@@ -71,13 +77,74 @@ int pc_dist_size(const pc_dist *d) { return d ? d->size : 1; }
 /* MPI counts are int: large buffers go in pieces. */
 #define PC_DIST_CHUNK (1 << 28)
 
+#ifdef PC_HAVE_MPI
+static double now_s(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* The collective `op` waited longer than pc_dist.timeout: the job ends. */
+static void timed_out(const pc_dist *d, const char *op, double waited) {
+    char msg[512];
+    snprintf(msg, sizeof msg,
+             "dist: rank %d of %d waited %.1f s in %s for the other ranks, longer than the "
+             "collective timeout of %g s (pc_dist_set_timeout); another rank stalled, was "
+             "stopped or runs far behind: ending the job",
+             d->rank, d->size, waited, op, d->timeout);
+    if (d->on_timeout) d->on_timeout(msg, d->on_timeout_user);
+    MPI_Abort(d->comm, 1);
+}
+
+/*
+ * Completes a non-blocking collective. The first millisecond polls without a
+ * pause (the steps' collectives usually complete in it); then naps of
+ * growing length, up to 2 ms, between polls, so a rank waiting for a slow or
+ * stalled one uses little CPU; past pc_dist.timeout (if set) the job ends.
+ */
+static void wait_req(const pc_dist *d, MPI_Request *req, const char *op) {
+    int done = 0;
+    MPI_Test(req, &done, MPI_STATUS_IGNORE);
+    if (done) return;
+    const double t0 = now_s();
+    long nap_ns = 0;
+    for (;;) {
+        MPI_Test(req, &done, MPI_STATUS_IGNORE);
+        if (done) return;
+        const double waited = now_s() - t0;
+        if (d->timeout > 0 && waited > d->timeout) timed_out(d, op, waited);
+        if (waited < 1e-3) continue;
+        nap_ns = nap_ns ? (nap_ns * 2 < 2000000 ? nap_ns * 2 : 2000000) : 20000;
+        struct timespec ts = {0, nap_ns};
+        nanosleep(&ts, NULL);
+    }
+}
+
+static void allreduce(const pc_dist *d, void *buf, size_t n, size_t elsize, MPI_Datatype type,
+                      MPI_Op op, const char *what) {
+    for (size_t o = 0; o < n; o += PC_DIST_CHUNK) {
+        int c = (int)(n - o < PC_DIST_CHUNK ? n - o : PC_DIST_CHUNK);
+        MPI_Request req;
+        MPI_Iallreduce(MPI_IN_PLACE, (char *)buf + o * elsize, c, type, op, d->comm, &req);
+        wait_req(d, &req, what);
+    }
+}
+#endif
+
+void pc_dist_set_timeout(pc_dist *d, double seconds, void (*on_timeout)(const char *, void *),
+                         void *user) {
+    if (!d) return;
+    d->timeout = seconds > 0 && seconds == seconds ? seconds : 0;
+    d->on_timeout = on_timeout;
+    d->on_timeout_user = user;
+}
+
+double pc_dist_timeout(const pc_dist *d) { return d ? d->timeout : 0; }
+
 void pc_dist_sum_f32(const pc_dist *d, float *buf, size_t n) {
     if (!d || d->size <= 1) return;
 #ifdef PC_HAVE_MPI
-    for (size_t o = 0; o < n; o += PC_DIST_CHUNK) {
-        int c = (int)(n - o < PC_DIST_CHUNK ? n - o : PC_DIST_CHUNK);
-        MPI_Allreduce(MPI_IN_PLACE, buf + o, c, MPI_FLOAT, MPI_SUM, d->comm);
-    }
+    allreduce(d, buf, n, sizeof *buf, MPI_FLOAT, MPI_SUM, "a sum (MPI_Iallreduce)");
 #else
     (void)buf;
     (void)n;
@@ -87,10 +154,7 @@ void pc_dist_sum_f32(const pc_dist *d, float *buf, size_t n) {
 void pc_dist_sum_f64(const pc_dist *d, double *buf, size_t n) {
     if (!d || d->size <= 1) return;
 #ifdef PC_HAVE_MPI
-    for (size_t o = 0; o < n; o += PC_DIST_CHUNK) {
-        int c = (int)(n - o < PC_DIST_CHUNK ? n - o : PC_DIST_CHUNK);
-        MPI_Allreduce(MPI_IN_PLACE, buf + o, c, MPI_DOUBLE, MPI_SUM, d->comm);
-    }
+    allreduce(d, buf, n, sizeof *buf, MPI_DOUBLE, MPI_SUM, "a sum (MPI_Iallreduce)");
 #else
     (void)buf;
     (void)n;
@@ -100,10 +164,7 @@ void pc_dist_sum_f64(const pc_dist *d, double *buf, size_t n) {
 void pc_dist_max_f64(const pc_dist *d, double *buf, size_t n) {
     if (!d || d->size <= 1) return;
 #ifdef PC_HAVE_MPI
-    for (size_t o = 0; o < n; o += PC_DIST_CHUNK) {
-        int c = (int)(n - o < PC_DIST_CHUNK ? n - o : PC_DIST_CHUNK);
-        MPI_Allreduce(MPI_IN_PLACE, buf + o, c, MPI_DOUBLE, MPI_MAX, d->comm);
-    }
+    allreduce(d, buf, n, sizeof *buf, MPI_DOUBLE, MPI_MAX, "a maximum (MPI_Iallreduce)");
 #else
     (void)buf;
     (void)n;
@@ -113,11 +174,20 @@ void pc_dist_max_f64(const pc_dist *d, double *buf, size_t n) {
 int pc_dist_any(const pc_dist *d, int flag) {
     if (!d || d->size <= 1) return flag != 0;
 #ifdef PC_HAVE_MPI
-    int in = flag != 0, outv = 0;
-    MPI_Allreduce(&in, &outv, 1, MPI_INT, MPI_MAX, d->comm);
-    return outv;
+    int v = flag != 0;
+    allreduce(d, &v, 1, sizeof v, MPI_INT, MPI_MAX, "a flag of any rank (MPI_Iallreduce)");
+    return v;
 #else
     return flag != 0;
+#endif
+}
+
+void pc_dist_barrier(const pc_dist *d) {
+    if (!d || d->size <= 1) return;
+#ifdef PC_HAVE_MPI
+    MPI_Request req;
+    MPI_Ibarrier(d->comm, &req);
+    wait_req(d, &req, "a barrier (MPI_Ibarrier)");
 #endif
 }
 
@@ -145,7 +215,9 @@ pc_status pc_dist_gather_text(const pc_dist *d, const char *mine, char **all, pc
             return pc_fail(err, PC_ERR_NOMEM, "dist: out of memory gathering results");
         }
     }
-    MPI_Gather(&n, 1, MPI_INT, lens, 1, MPI_INT, 0, d->comm);
+    MPI_Request req;
+    MPI_Igather(&n, 1, MPI_INT, lens, 1, MPI_INT, 0, d->comm, &req);
+    wait_req(d, &req, "a gather of text lengths (MPI_Igather)");
     size_t total = 0;
     pc_status st = PC_OK;
     if (d->rank == 0) {
@@ -158,13 +230,96 @@ pc_status pc_dist_gather_text(const pc_dist *d, const char *mine, char **all, pc
         else if (!(buf = malloc(total + 1)))
             st = pc_fail(err, PC_ERR_NOMEM, "dist: out of memory gathering results");
     }
-    if (!st) MPI_Gatherv(mine, n, MPI_CHAR, buf, lens, offs, MPI_CHAR, 0, d->comm);
+    if (!st) {
+        MPI_Igatherv(mine, n, MPI_CHAR, buf, lens, offs, MPI_CHAR, 0, d->comm, &req);
+        wait_req(d, &req, "a gather of text (MPI_Igatherv)");
+    }
     if (buf) buf[total] = 0;
     free(lens);
     free(offs);
     *all = buf;
     return st;
 #else
+    (void)err;
+    return PC_OK;
+#endif
+}
+
+#ifdef PC_HAVE_MPI
+static uint64_t fnv1a(const char *s) {
+    uint64_t h = 1469598103934665603ULL;
+    for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+    return h;
+}
+
+/* Rank 0: the first rank whose line differs from rank 0's, and its first differing key. */
+static void describe(const char *what, char *all, int W, pc_error *err) {
+    char *line[2] = {all, NULL};
+    char *nl = strchr(all, '\n');
+    if (!nl) return;
+    *nl = 0;
+    char *other = nl + 1;
+    for (int r = 1; r < W && other && *other; r++) {
+        nl = strchr(other, '\n');
+        if (nl) *nl = 0;
+        line[1] = other;
+        other = nl ? nl + 1 : NULL;
+        if (!strcmp(line[0], line[1])) continue;
+        const char *a = line[0], *b = line[1];
+        while (*a || *b) {
+            size_t la = strcspn(a, "|"), lb = strcspn(b, "|");
+            if (la != lb || memcmp(a, b, la)) {
+                pc_fail(err, PC_ERR_ARG,
+                        "%s: the ranks disagree: rank %d has %.*s, rank 0 has %.*s (every rank "
+                        "needs the same options, model and data files)",
+                        what, r, (int)(lb < 300 ? lb : 300), b, (int)(la < 300 ? la : 300), a);
+                return;
+            }
+            a += la + (a[la] == '|');
+            b += lb + (b[lb] == '|');
+        }
+    }
+}
+
+#endif
+
+pc_status pc_dist_agree(const pc_dist *d, const char *what, const char *text, pc_error *err) {
+    if (!d || d->size <= 1) return PC_OK;
+    if (!what) what = "dist";
+#ifdef PC_HAVE_MPI
+    /* equal everywhere iff the max and the min of each 32-bit half of the hash agree */
+    uint64_t h = fnv1a(text);
+    double v[4] = {(double)(h >> 32), (double)(h & 0xffffffffu), -(double)(h >> 32),
+                   -(double)(h & 0xffffffffu)};
+    pc_dist_max_f64(d, v, 4);
+    if (v[0] == -v[2] && v[1] == -v[3]) return PC_OK;
+    /* rank 0 gathers the texts (one line each) and names the first difference */
+    size_t len = strlen(text);
+    char *mine = malloc(len + 2), *all = NULL;
+    char msg[PC_ERROR_MSG_MAX];
+    pc_error local;
+    pc_error_clear(&local);
+    if (mine) {
+        for (size_t i = 0; i < len; i++) mine[i] = text[i] == '\n' ? ' ' : text[i];
+        mine[len] = '\n', mine[len + 1] = 0;
+    }
+    /* every rank joins the gather, a rank out of memory with an empty text */
+    pc_status st = pc_dist_gather_text(d, mine ? mine : "\n", &all, &local);
+    free(mine);
+    pc_fail(&local, PC_ERR_ARG, "%s: the ranks disagree on their options, model or data "
+            "(every rank needs the same)", what);
+    if (d->rank == 0 && !st && all) describe(what, all, d->size, &local);
+    free(all);
+    /* every rank returns rank 0's message, whichever one ends the job first */
+    memcpy(msg, local.msg, sizeof msg);
+    msg[sizeof msg - 1] = 0;
+    MPI_Request req;
+    MPI_Ibcast(msg, (int)sizeof msg, MPI_CHAR, 0, d->comm, &req);
+    wait_req(d, &req, "the broadcast of the ranks' difference (MPI_Ibcast)");
+    msg[sizeof msg - 1] = 0;
+    return pc_fail(err, PC_ERR_ARG, "%s", msg);
+#else
+    (void)text;
     (void)err;
     return PC_OK;
 #endif

@@ -26,70 +26,10 @@ static void agreement(const trainer *t, char *s, size_t cap) {
              o->stop_after_steps);
 }
 
-static uint64_t fnv1a(const char *s) {
-    uint64_t h = 1469598103934665603ULL;
-    for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-    return h;
-}
-
-/* Rank 0's message: the first rank whose text differs from its own, and the first key. */
-static pc_status describe(const char *all, size_t each, int W, const char *mine, pc_error *err) {
-    for (int r = 1; r < W; r++) {
-        const char *other = all + (size_t)r * each;
-        if (!strncmp(other, mine, each)) continue;
-        const char *a = mine, *b = other;
-        while (*a && *b) {
-            size_t la = strcspn(a, "|"), lb = strcspn(b, "|");
-            if (la != lb || memcmp(a, b, la))
-                return pc_fail(err, PC_ERR_ARG, "train: the ranks disagree before training: rank "
-                               "%d has %.*s, rank 0 has %.*s (every rank needs the same options "
-                               "and the same data files)", r, (int)lb, b, (int)la, a);
-            a += la + (a[la] == '|');
-            b += lb + (b[lb] == '|');
-        }
-        return pc_fail(err, PC_ERR_ARG, "train: the ranks disagree before training: rank %d "
-                       "differs from rank 0", r);
-    }
-    return pc_fail(err, PC_ERR_ARG, "train: the ranks disagree before training");
-}
-
 pc_status pc_tr_agree(const trainer *t, pc_error *err) {
     const pc_dist *d = t->topo.dist;
-    int W = pc_dist_size(d);
-    if (W <= 1) return PC_OK;
-    enum { EACH = 4096 };
-    char mine[EACH];
-    memset(mine, 0, sizeof mine);
-    agreement(t, mine, sizeof mine - 1);
-    /* equal everywhere iff the max and the min of each 32-bit half of the hash agree */
-    uint64_t h = fnv1a(mine);
-    double v[4] = {(double)(h >> 32), (double)(h & 0xffffffffu), -(double)(h >> 32),
-                   -(double)(h & 0xffffffffu)};
-    pc_dist_max_f64(d, v, 4);
-    if (v[0] == -v[2] && v[1] == -v[3]) return PC_OK;
-    /* fixed-size records, so rank 0 can find each rank's text in the gather */
-    char *padded = malloc(EACH + 1);
-    if (!padded) return pc_fail(err, PC_ERR_NOMEM, "train: out of memory");
-    memset(padded, '|', EACH);
-    memcpy(padded, mine, strlen(mine));
-    padded[EACH] = 0;
-    char *all = NULL;
-    pc_error gerr;
-    pc_status st = pc_dist_gather_text(d, padded, &all, &gerr);
-    free(padded);
-    if (t->topo.R == 0 && !st && all && strlen(all) >= (size_t)W * EACH) {
-        char *m = malloc(EACH + 1);
-        if (m) {
-            memset(m, '|', EACH);
-            memcpy(m, mine, strlen(mine));
-            m[EACH] = 0;
-            st = describe(all, EACH, W, m, err);
-            free(m);
-        }
-    }
-    free(all);
-    if (t->topo.R != 0 || err->code == PC_OK)
-        return pc_fail(err, PC_ERR_ARG, "train: the ranks disagree before training on options "
-                       "or data (rank 0 names the difference)");
-    return err->code;
+    if (pc_dist_size(d) <= 1) return PC_OK;
+    char mine[4096];
+    agreement(t, mine, sizeof mine);
+    return pc_dist_agree(d, "train", mine, err);
 }

@@ -36,6 +36,14 @@ static void test_group_of_one(void **state) {
     assert_int_equal(pc_dist_gather_text(d, "a,1\n", &all, &e), PC_OK);
     assert_string_equal(all, "a,1\n");
     free(all);
+    /* a timeout and the barrier and agreement of one rank */
+    assert_true(pc_dist_timeout(d) == 0);
+    pc_dist_set_timeout(d, 2.5, NULL, NULL);
+    assert_true(pc_dist_timeout(d) == 2.5);
+    pc_dist_set_timeout(d, -1, NULL, NULL);
+    assert_true(pc_dist_timeout(d) == 0);
+    pc_dist_barrier(d);
+    assert_int_equal(pc_dist_agree(d, "test", "hidden=16|layers=2", &e), PC_OK);
     pc_dist_abort(d); /* a group of one: returns, nothing exits */
     pc_dist_close(d);
     pc_dist_close(NULL);
@@ -43,6 +51,10 @@ static void test_group_of_one(void **state) {
     assert_int_equal(pc_dist_size(NULL), 1);
     assert_int_equal(pc_dist_rank(NULL), 0);
     pc_dist_abort(NULL);
+    pc_dist_barrier(NULL);
+    pc_dist_set_timeout(NULL, 1, NULL, NULL);
+    assert_true(pc_dist_timeout(NULL) == 0);
+    assert_int_equal(pc_dist_agree(NULL, "test", "x=1", &e), PC_OK);
 }
 
 int main(void) {
