@@ -131,22 +131,26 @@ pc_status pc_cli_dist_agree(const pc_dist *d, const char *cmd, const char *opts,
         file_id(name + 1, models[i], id, sizeof id);
         len += (size_t)snprintf(s + len, cap - len, "|%s", id);
     }
-    /* the split's files of every collection, by name and size (sorted by the dataset) */
-    for (int c = 0; ds && c < PC_NUM_COLLECTIONS && len < cap; c++) {
+    /* the split's files of every collection, by name and size (the dataset's sorted order) */
+    for (int c = 0; ds && c < PC_NUM_COLLECTIONS; c++) {
         size_t n = pc_dataset_num_files(ds, c, split);
-        uint64_t h = 1469598103934665603ULL;
-        for (size_t i = 0; i < n; i++) {
-            const char *p = pc_dataset_file(ds, c, split, i), *b = strrchr(p, '/');
-            struct stat sb;
-            long long size = stat(p, &sb) ? -1 : (long long)sb.st_size;
+        for (size_t i = 0; i <= n; i++) {
+            const char *p = i < n ? pc_dataset_file(ds, c, split, i) : "", *b = strrchr(p, '/');
             b = b ? b + 1 : p;
-            h = fnv(h, b, strlen(b) + 1);
-            h = fnv(h, &size, sizeof size);
+            if (len + strlen(b) + 128 >= cap) {
+                char *ns = realloc(s, 2 * cap + strlen(b) + 128);
+                if (!ns) break;
+                s = ns, cap = 2 * cap + strlen(b) + 128;
+            }
+            struct stat sb;
+            if (i < n)
+                len += (size_t)snprintf(s + len, cap - len, "|%s/%s=%lld bytes",
+                                        pc_collection_name(c), b,
+                                        stat(p, &sb) ? -1LL : (long long)sb.st_size);
+            else
+                len += (size_t)snprintf(s + len, cap - len, "|%s %s files=%zu",
+                                        pc_collection_name(c), pc_split_name(split), n);
         }
-        if (n)
-            len += (size_t)snprintf(s + len, cap - len, "|%s %s files=%zu (names and sizes %016llx)",
-                                    pc_collection_name(c), pc_split_name(split), n,
-                                    (unsigned long long)h);
     }
     pc_status st = pc_dist_agree(d, cmd, s, err);
     free(s);

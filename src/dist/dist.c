@@ -252,27 +252,53 @@ static uint64_t fnv1a(const char *s) {
     return h;
 }
 
-/* Rank 0: the first rank whose line differs from rank 0's, and its first differing key. */
+/* Does the "k=v|k=v" text hold a field with key (klen bytes)? */
+static int has_key(const char *text, const char *key, size_t klen) {
+    for (const char *f = text; *f;) {
+        size_t l = strcspn(f, "|"), kl = strcspn(f, "=|");
+        if (kl == klen && !memcmp(f, key, klen)) return 1;
+        f += l + (f[l] == '|');
+    }
+    return 0;
+}
+
+/* The first differing fields a (rank 0's) and b (rank r's), as a message. */
+static void name_field(const char *what, int r, const char *a, size_t la, const char *b,
+                       size_t lb, const char *line0, const char *line, pc_error *err) {
+    size_t ka = strcspn(a, "=|"), kb = strcspn(b, "=|");
+    int la3 = (int)(la < 300 ? la : 300), lb3 = (int)(lb < 300 ? lb : 300);
+    if (la && (ka != kb || memcmp(a, b, ka)) && !has_key(line, a, ka))
+        pc_fail(err, PC_ERR_ARG, "%s: the ranks disagree: rank 0 has %.*s, rank %d has none",
+                what, la3, a, r);
+    else if (lb && (ka != kb || memcmp(a, b, ka)) && !has_key(line0, b, kb))
+        pc_fail(err, PC_ERR_ARG, "%s: the ranks disagree: rank %d has %.*s, rank 0 has none",
+                what, r, lb3, b);
+    else
+        pc_fail(err, PC_ERR_ARG, "%s: the ranks disagree: rank %d has %.*s, rank 0 has %.*s",
+                what, r, lb3, b, la3, a);
+    size_t n = strlen(err->msg);
+    snprintf(err->msg + n, sizeof err->msg - n,
+             " (every rank needs the same options, model and data files)");
+}
+
+/* Rank 0: the first rank whose line differs from rank 0's, and its first differing field. */
 static void describe(const char *what, char *all, int W, pc_error *err) {
-    char *line[2] = {all, NULL};
     char *nl = strchr(all, '\n');
     if (!nl) return;
     *nl = 0;
+    const char *line0 = all;
     char *other = nl + 1;
     for (int r = 1; r < W && other && *other; r++) {
         nl = strchr(other, '\n');
         if (nl) *nl = 0;
-        line[1] = other;
+        const char *line = other;
         other = nl ? nl + 1 : NULL;
-        if (!strcmp(line[0], line[1])) continue;
-        const char *a = line[0], *b = line[1];
+        if (!strcmp(line0, line)) continue;
+        const char *a = line0, *b = line;
         while (*a || *b) {
             size_t la = strcspn(a, "|"), lb = strcspn(b, "|");
             if (la != lb || memcmp(a, b, la)) {
-                pc_fail(err, PC_ERR_ARG,
-                        "%s: the ranks disagree: rank %d has %.*s, rank 0 has %.*s (every rank "
-                        "needs the same options, model and data files)",
-                        what, r, (int)(lb < 300 ? lb : 300), b, (int)(la < 300 ? la : 300), a);
+                name_field(what, r, a, la, b, lb, line0, line, err);
                 return;
             }
             a += la + (a[la] == '|');
@@ -280,7 +306,6 @@ static void describe(const char *what, char *all, int W, pc_error *err) {
         }
     }
 }
-
 #endif
 
 pc_status pc_dist_agree(const pc_dist *d, const char *what, const char *text, pc_error *err) {

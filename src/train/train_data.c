@@ -184,7 +184,7 @@ pc_status pc_tr_load_data(trainer *t, pc_error *err) {
     t->nvalid = pc_dataset_num_files(ds, t->coll, s_valid);
     st = data_identity(ds, t->coll, &t->data_id, err);
     if (!st) st = refuse_aliases(t, ds, err);
-    if (!st) st = pc_tr_agree(t, err); /* before the first collective (the loads' own) */
+    if (!st) st = pc_tr_agree(t, ds, err); /* before the first collective (the loads' own) */
     /* pc_train_opts.max_memory_gib bounds each load too (a zip bomb in the data
        is refused before it inflates); default: the readers' own budget */
     const uint64_t budget =

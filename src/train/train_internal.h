@@ -206,11 +206,12 @@ void pc_tr_fixed_string(const trainer *t, char *s, size_t cap);
 /*
  * Under MPI, before the first collective: every rank must run the same
  * options on the same data (pc_tr_fixed_string, the architecture, the run's
- * length and the data's content identity); a difference fails on every rank,
+ * length and the data's content identity: ds's train and valid files by name
+ * and size); a difference fails on every rank,
  * rank 0's message naming the first key that differs and the rank
  * (train_agree.c).
  */
-pc_status pc_tr_agree(const trainer *t, pc_error *err);
+pc_status pc_tr_agree(const trainer *t, const pc_dataset *ds, pc_error *err);
 pc_status pc_tr_save_state(trainer *t, pc_error *err);
 /* What the checkpoint of this run records besides the tensors. */
 pc_ckpt_info pc_tr_ckpt_info(const trainer *t);

@@ -175,6 +175,7 @@ def main():
 
     # ranks that disagree stop before the first collective, naming the difference:
     # another --hidden on rank 1; a dataset with one train graph fewer on rank 1
+    # (eval, predict and the stalled rank: test_mpi_agree.py)
     fewer = os.path.join(TMP, "fewer")
     shutil.copytree(data, fewer)
     os.unlink(os.path.join(fewer, "npz/layout/xla/random/train", files[0]))
@@ -183,7 +184,8 @@ def main():
     for what, r0, r1, needle in (
             ("--hidden", ["--data", data, "--hidden", "16"], ["--data", data, "--hidden", "32"],
              "rank 1 has hidden=32, rank 0 has hidden=16"),
-            ("data", ["--data", data], ["--data", fewer], "rank 1 has data=")):
+            ("data", ["--data", data], ["--data", fewer],
+             "rank 0 has train/%s=" % files[0])):
         cmd = [MPIRUN, "--allow-run-as-root", "--oversubscribe", "-np", "1", CLI, *base, *r0,
                ":", "-np", "1", CLI, *base, *r1]
         env = dict(os.environ, ASAN_OPTIONS=(os.environ.get("ASAN_OPTIONS", "") +
