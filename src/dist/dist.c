@@ -76,6 +76,7 @@ int pc_dist_size(const pc_dist *d) { return d ? d->size : 1; }
 
 /* MPI counts are int: large buffers go in pieces. */
 #define PC_DIST_CHUNK (1 << 28)
+#define PC_DIST_SPIN_S 2e-2
 
 #ifdef PC_HAVE_MPI
 static double now_s(void) {
@@ -97,9 +98,12 @@ static void timed_out(const pc_dist *d, const char *op, double waited) {
 }
 
 /*
- * Completes a non-blocking collective. The first millisecond polls without a
- * pause (the steps' collectives usually complete in it); then naps of
- * growing length, up to 2 ms, between polls, so a rank waiting for a slow or
+ * Completes a non-blocking collective. The first PC_DIST_SPIN_S (20 ms) polls
+ * without a pause, as the blocking collectives did (a training step's
+ * allreduce usually completes in it; napping sooner cost ~5% of a small
+ * 2-rank run, since Open MPI advances a non-blocking collective only inside
+ * MPI_Test); then naps of
+ * growing length, up to 1 ms, between polls, so a rank waiting for a slow or
  * stalled one uses little CPU; past pc_dist.timeout (if set) the job ends.
  */
 static void wait_req(const pc_dist *d, MPI_Request *req, const char *op) {
@@ -113,8 +117,8 @@ static void wait_req(const pc_dist *d, MPI_Request *req, const char *op) {
         if (done) return;
         const double waited = now_s() - t0;
         if (d->timeout > 0 && waited > d->timeout) timed_out(d, op, waited);
-        if (waited < 1e-3) continue;
-        nap_ns = nap_ns ? (nap_ns * 2 < 2000000 ? nap_ns * 2 : 2000000) : 20000;
+        if (waited < PC_DIST_SPIN_S) continue;
+        nap_ns = nap_ns ? (nap_ns * 2 < 1000000 ? nap_ns * 2 : 1000000) : 10000;
         struct timespec ts = {0, nap_ns};
         nanosleep(&ts, NULL);
     }
