@@ -49,6 +49,13 @@ static void tune_help(FILE *f) {
                "                      (default 256)\n"
                "  --kernel NAME       HLO, tile: only this kernel\n"
                "  --threads N         model threads (0 = all cores)\n"
+               "  --risk K            rank by the conservative score mean + K x spread of an\n"
+               "                      ensemble model (train --ensemble N), the spread of its\n"
+               "                      predicted difference from the default: a layout proposal\n"
+               "                      beats the default only by a gain over K spreads\n"
+               "                      (default 1; 0: the mean)\n"
+               "  --max-changes N     layout trust region: at most N tensors changed from the\n"
+               "                      compiler default (default 0 = no limit)\n"
                "  --tile-new-sizes    tile: also try sizes no config of the file uses (synth's\n"
                "                      autotuner rule); default: the file's sizes, combined anew\n"
                "  --oracle            score with synth's simulator instead of a model (the\n"
@@ -99,7 +106,7 @@ static pc_status tune_graph(const tune_args *a, pc_graph *g, const char *path, t
             snprintf(e->msg, sizeof e->msg, "%s: the simulator's graph is not of its kind", path);
         }
     } else
-        st = pc_tune_model_new(a->p, g, &m, e);
+        st = pc_tune_model_new(a->p, g, &a->o, &m, e);
     if (!st) st = pc_tune_space_from_graph(g, &a->o, &t->space, e);
     if (!st)
         st = pc_tune_search(t->space, g, &a->o, a->oracle ? sim_score : pc_tune_model_score,
@@ -314,7 +321,9 @@ static int parse_num(tune_args *a, int c, const char *flag, const char *v) {
         O_SSCALE,
         O_SGRAPHS,
         O_SNODES,
-        O_STILE
+        O_STILE,
+        O_RISK,
+        O_MAXCH
     };
     switch (c) {
     case O_BUDGET:
@@ -322,6 +331,12 @@ static int parse_num(tune_args *a, int c, const char *flag, const char *v) {
         if (end == v || *end || !(d > 0) || d > 1e6)
             return pc_cli_usage_error("tune", "--budget-s expects seconds > 0, got '%s'", v);
         a->o.budget_s = d;
+        return 0;
+    case O_RISK:
+        d = strtod(v, &end);
+        if (end == v || *end || !(d >= 0) || d > 1e6)
+            return pc_cli_usage_error("tune", "--risk expects a number >= 0, got '%s'", v);
+        a->o.risk = d;
         return 0;
     case O_SSCALE:
         if (pc_synth_scale_parse(v, &a->so.scale) != PC_OK)
@@ -332,7 +347,7 @@ static int parse_num(tune_args *a, int c, const char *flag, const char *v) {
         return 0;
     default: break;
     }
-    long long lo = c == O_MAXS || c == O_THREADS || c == O_SSEED ? 0 : 1;
+    long long lo = c == O_MAXS || c == O_THREADS || c == O_SSEED || c == O_MAXCH ? 0 : 1;
     long long hi = c == O_SSEED ? INT64_MAX : c == O_THREADS ? 1024 : 100000000;
     if (pc_cli_parse_i64(v, lo, hi, &x))
         return pc_cli_usage_error("tune", "%s expects an integer in [%lld, %lld], got '%s'", flag,
@@ -348,6 +363,7 @@ static int parse_num(tune_args *a, int c, const char *flag, const char *v) {
     case O_SGRAPHS: a->so.graphs_per_split = x; break;
     case O_SNODES: a->so.layout_nodes = x; break;
     case O_STILE: a->so.tile_configs = x; break;
+    case O_MAXCH: a->o.max_changes = x; break;
     default: break;
     }
     return 0;
@@ -374,6 +390,8 @@ int pc_cmd_tune(int argc, char **argv) {
                                          {"synth-graphs", required_argument, 0, 265},
                                          {"synth-layout-nodes", required_argument, 0, 266},
                                          {"synth-tile-configs", required_argument, 0, 267},
+                                         {"risk", required_argument, 0, 268},
+                                         {"max-changes", required_argument, 0, 269},
                                          {"tile-new-sizes", no_argument, 0, 'N'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
@@ -407,7 +425,7 @@ int pc_cmd_tune(int argc, char **argv) {
             break;
         case 'h': tune_help(stdout); return PC_EXIT_OK;
         default:
-            if (c >= 256 && c <= 267) {
+            if (c >= 256 && c <= 269) {
                 if ((rc = parse_num(&a, c, argv[optind - 1], optarg))) return rc;
                 break;
             }

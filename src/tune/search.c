@@ -44,6 +44,8 @@ pc_tune_opts pc_tune_opts_default(void) {
     o.max_scored = 0;
     o.patience = 40;
     o.max_inputs = 4096;
+    o.risk = PC_TUNE_DEFAULT_RISK;
+    o.max_changes = PC_TUNE_DEFAULT_MAX_CHANGES;
     return o;
 }
 
@@ -120,6 +122,7 @@ typedef struct search {
     int32_t *imp_ch;
     int64_t nimp;
     int64_t cursor, scored;
+    int64_t *idx; /* nv: scratch of the trust region */
     struct timespec t0;
 } search;
 
@@ -131,11 +134,42 @@ static double elapsed(const search *s) {
 
 static uint64_t rnd(search *s, uint64_t n) { return n ? pc_splitmix64(&s->rng) % n : 0; }
 
-/* Adds ch to the batch if unseen; 1 added, 0 seen, -1 out of memory. */
+/* The trust region's radius: max_changes for a space that knows its default, else 0 (none). */
+static int64_t radius(const search *s) {
+    return s->sp->kind == PC_KIND_LAYOUT ? s->o->max_changes : 0;
+}
+
+/* Searched variables of ch away from the default (choice 0). */
+static int64_t changes(const search *s, const int32_t *ch) {
+    int64_t d = 0;
+    for (int64_t x = 0; x < s->nv; x++) d += ch[x] != 0;
+    return d;
+}
+
+/* Into the trust region: while more than max_changes variables are away from
+   the default, a random one of them (never `keep`, the variable just moved)
+   goes back to it. */
+static void clamp(search *s, int32_t *ch, int64_t keep) {
+    int64_t R = radius(s), d = 0;
+    if (R <= 0 || changes(s, ch) <= R) return;
+    for (int64_t x = 0; x < s->nv; x++)
+        if (ch[x] != 0 && x != keep) s->idx[d++] = x;
+    for (int64_t left = changes(s, ch); left > R && d > 0; left--) {
+        int64_t i = (int64_t)rnd(s, (uint64_t)d);
+        ch[s->idx[i]] = 0;
+        s->idx[i] = s->idx[--d];
+    }
+}
+
+/* Adds ch (moved into the trust region) to the batch if unseen; 1 added, 0 seen,
+   -1 out of memory. */
 static int push(search *s, const int32_t *ch, int64_t mvar, int32_t mch) {
-    int r = hset_add(&s->seen, hash_ch(ch, s->nv));
+    int32_t *slot = s->cand + s->nb * s->nv;
+    memcpy(slot, ch, (size_t)s->nv * sizeof *ch);
+    clamp(s, slot, mvar);
+    if (mvar >= 0 && slot[mvar] != mch) mvar = -1;
+    int r = hset_add(&s->seen, hash_ch(slot, s->nv));
     if (r <= 0) return r;
-    memcpy(s->cand + s->nb * s->nv, ch, (size_t)s->nv * sizeof *ch);
     s->move_var[s->nb] = mvar;
     s->move_ch[s->nb] = mch;
     s->nb++;
@@ -283,7 +317,9 @@ static pc_status seed_inputs(search *s, pc_graph *g, pc_tune_result *res, int32_
                 res->input_best = s->move_var[k], res->input_best_score = v;
             int fresh = hset_add(&s->seen, hash_ch(chs + k * s->nv, s->nv));
             if (fresh < 0) st = pc_fail(err, PC_ERR_NOMEM, "out of memory");
-            if (fresh > 0) elite_insert(s, chs + k * s->nv, v);
+            /* a start only inside the trust region */
+            int inside = radius(s) <= 0 || changes(s, chs + k * s->nv) <= radius(s);
+            if (fresh > 0 && inside) elite_insert(s, chs + k * s->nv, v);
         }
         s->scored += valid;
     }
@@ -342,10 +378,13 @@ static pc_status check_opts(const pc_tune_opts *o, pc_error *err) {
                        o->budget_s);
     if (o->batch < 1 || o->batch > 1000000)
         return pc_fail(err, PC_ERR_ARG, "tune: pc_tune_opts.batch must lie in [1, 1000000]");
-    if (o->max_scored < 0 || o->patience < 1 || o->max_inputs < 0)
+    if (o->max_scored < 0 || o->patience < 1 || o->max_inputs < 0 || o->max_changes < 0)
         return pc_fail(err, PC_ERR_ARG,
-                       "tune: pc_tune_opts.max_scored and max_inputs must be "
+                       "tune: pc_tune_opts.max_scored, max_inputs and max_changes must be "
                        ">= 0 and patience >= 1");
+    if (!(o->risk >= 0) || o->risk > 1e6)
+        return pc_fail(err, PC_ERR_ARG, "tune: pc_tune_opts.risk must lie in [0, 1e6], got %g",
+                       o->risk);
     return PC_OK;
 }
 
@@ -362,9 +401,10 @@ static pc_status run(search *s, pc_graph *g, pc_tune_result *res, pc_error *err)
     s->elite = pc_malloc_array((uint64_t)s->ecap, (uint64_t)nv * sizeof(int32_t));
     s->esc = pc_malloc_array((uint64_t)s->ecap, sizeof *s->esc);
     int32_t *tmp = pc_malloc_array((uint64_t)nv, sizeof *tmp);
+    s->idx = pc_malloc_array((uint64_t)nv, sizeof *s->idx);
     pc_status st = PC_OK;
     if (!s->cand || !s->rows || !s->sc || !s->move_var || !s->move_ch || !s->imp_var ||
-        !s->imp_ch || !s->elite || !s->esc || !tmp)
+        !s->imp_ch || !s->elite || !s->esc || !tmp || !s->idx)
         st = pc_fail(err, PC_ERR_NOMEM, "tune: out of memory for batches of %lld", (long long)B);
     if (!st) st = seed_inputs(s, g, res, tmp, err);
     if (!st && s->ne == 0) { /* no usable start (tile without valid inputs): the smallest sizes */
@@ -389,6 +429,7 @@ static pc_status run(search *s, pc_graph *g, pc_tune_result *res, pc_error *err)
         }
     }
     free(tmp);
+    free(s->idx);
     free(s->cand), free(s->rows), free(s->sc), free(s->move_var), free(s->move_ch);
     free(s->imp_var), free(s->imp_ch), free(s->elite), free(s->esc), free(s->seen.slot);
     return st;
