@@ -121,7 +121,7 @@ static void test_layout_space(void **state) {
     pc_graph_free(g);
 }
 
-static void run_layout(uint64_t seed, pc_tune_result *r, int64_t *calls) {
+static void run_layout_r(uint64_t seed, int64_t max_changes, pc_tune_result *r, int64_t *calls) {
     pc_graph *g = layout_graph();
     pc_tune_space *sp = NULL;
     pc_error e;
@@ -131,6 +131,7 @@ static void run_layout(uint64_t seed, pc_tune_result *r, int64_t *calls) {
     o.batch = 64;
     o.budget_s = 1000; /* the patience stops it */
     o.patience = 20;
+    o.max_changes = max_changes;
     memset(r, 0, sizeof *r);
     r->struct_size = sizeof *r;
     assert_int_equal(pc_tune_search(sp, g, &o, toy_layout, calls, r, &e), PC_OK);
@@ -141,6 +142,29 @@ static void run_layout(uint64_t seed, pc_tune_result *r, int64_t *calls) {
     }
     pc_tune_space_free(sp);
     pc_graph_free(g);
+}
+
+static void run_layout(uint64_t seed, pc_tune_result *r, int64_t *calls) {
+    run_layout_r(seed, 0, r, calls);
+}
+
+/* Tensors a layout row sets (not -1). */
+static int changed(const float *row) {
+    int d = 0;
+    for (int j = 0; j < NC; j++) d += (row[j * 18] != -1.0f) + (row[j * 18 + 6] != -1.0f);
+    return d;
+}
+
+/* The trust region: every proposal within 3 changed tensors of the default;
+   the best then fixes the outputs of 3 rank-4 nodes (4 wrong dims each). */
+static void test_layout_trust_region(void **state) {
+    (void)state;
+    pc_tune_result a;
+    int64_t calls = 0;
+    run_layout_r(5, 3, &a, &calls);
+    for (int64_t k = 0; k < a.k; k++) assert_true(changed(a.configs + k * a.width) <= 3);
+    assert_true(a.scores[0] == a.default_score - 12.0);
+    pc_tune_result_clear(&a);
 }
 
 static void test_layout_search(void **state) {
@@ -276,6 +300,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_layout_space),
         cmocka_unit_test(test_layout_search),
+        cmocka_unit_test(test_layout_trust_region),
         cmocka_unit_test(test_tile_search),
         cmocka_unit_test(test_refusals),
     };
