@@ -110,7 +110,7 @@ typedef struct pc_tune_opts {
 } pc_tune_opts;
 
 #define PC_TUNE_DEFAULT_RISK 1.0
-#define PC_TUNE_DEFAULT_MAX_CHANGES 0
+#define PC_TUNE_DEFAULT_MAX_CHANGES 4
 
 PC_API pc_tune_opts pc_tune_opts_default(void);
 

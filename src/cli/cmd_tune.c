@@ -55,7 +55,7 @@ static void tune_help(FILE *f) {
                "                      beats the default only by a gain over K spreads\n"
                "                      (default 1; 0: the mean)\n"
                "  --max-changes N     layout trust region: at most N tensors changed from the\n"
-               "                      compiler default (default 0 = no limit)\n"
+               "                      compiler default (default 4; 0 = no limit)\n"
                "  --tile-new-sizes    tile: also try sizes no config of the file uses (synth's\n"
                "                      autotuner rule); default: the file's sizes, combined anew\n"
                "  --oracle            score with synth's simulator instead of a model (the\n"
