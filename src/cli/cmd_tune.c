@@ -55,7 +55,8 @@ static void tune_help(FILE *f) {
                "                      beats the default only by a gain over K spreads\n"
                "                      (default 1; 0: the mean)\n"
                "  --max-changes N     layout trust region: at most N tensors changed from the\n"
-               "                      compiler default (default 4; 0 = no limit)\n"
+               "                      compiler default (default 4; 0 = no limit; --oracle:\n"
+               "                      no limit unless given)\n"
                "  --tile-new-sizes    tile: also try sizes no config of the file uses (synth's\n"
                "                      autotuner rule); default: the file's sizes, combined anew\n"
                "  --oracle            score with synth's simulator instead of a model (the\n"
@@ -67,7 +68,7 @@ static void tune_help(FILE *f) {
 
 typedef struct tune_args {
     const char *model, *path, *out, *data, *split, *kernel;
-    int json, threads, oracle;
+    int json, threads, oracle, max_changes_set;
     long long candidates;
     pc_tune_opts o;
     pc_synth_opts so;
@@ -126,6 +127,9 @@ static void print_summary(const tune_args *a, const char *name, const tuned *t) 
                name, pc_kind_name(pc_tune_space_kind(t->space)),
                (long long)pc_tune_space_vars(t->space), pc_tune_space_log10_size(t->space),
                (long long)r->scored, (long long)r->rounds, r->seconds, pc_tune_stop_name(r->stop));
+        if (!a->oracle)
+            printf(", \"risk\": %g, \"max_changes\": %lld", a->o.risk,
+                   (long long)a->o.max_changes);
         if (r->has_default) printf(", \"default_score\": %.9g", r->default_score);
         if (r->input_best >= 0)
             printf(", \"input_best\": %lld, \"input_best_score\": %.9g", (long long)r->input_best,
@@ -363,7 +367,7 @@ static int parse_num(tune_args *a, int c, const char *flag, const char *v) {
     case O_SGRAPHS: a->so.graphs_per_split = x; break;
     case O_SNODES: a->so.layout_nodes = x; break;
     case O_STILE: a->so.tile_configs = x; break;
-    case O_MAXCH: a->o.max_changes = x; break;
+    case O_MAXCH: a->o.max_changes = x, a->max_changes_set = 1; break;
     default: break;
     }
     return 0;
@@ -405,7 +409,8 @@ int pc_cmd_tune(int argc, char **argv) {
     int c, rc;
     optind = 1;
     opterr = 0;
-    while ((c = pc_cli_getopt(argc, argv, "m:o:d:p:k:S:jONh", opts, NULL)) != -1) {
+    int li = -1;
+    while ((c = pc_cli_getopt(argc, argv, "m:o:d:p:k:S:jONh", opts, &li)) != -1) {
         switch (c) {
         case 'm': a.model = optarg; break;
         case 'o': a.out = optarg; break;
@@ -426,7 +431,9 @@ int pc_cmd_tune(int argc, char **argv) {
         case 'h': tune_help(stdout); return PC_EXIT_OK;
         default:
             if (c >= 256 && c <= 269) {
-                if ((rc = parse_num(&a, c, argv[optind - 1], optarg))) return rc;
+                char flag[64];
+                snprintf(flag, sizeof flag, "--%s", li >= 0 ? opts[li].name : "?");
+                if ((rc = parse_num(&a, c, flag, optarg))) return rc;
                 break;
             }
             return pc_cli_usage_error("tune", "unknown option '%s'", argv[optind - 1]);
@@ -434,6 +441,8 @@ int pc_cmd_tune(int argc, char **argv) {
     }
     if (!a.model && !a.oracle) return pc_cli_usage_error("tune", "--model MODEL is required");
     if (a.model && a.oracle) return pc_cli_usage_error("tune", "--oracle replaces --model");
+    /* the simulator needs no trust region: the oracle is the unrestricted ceiling */
+    if (a.oracle && !a.max_changes_set) a.o.max_changes = 0;
     if (a.data) {
         if (optind != argc)
             return pc_cli_usage_error("tune", "--data tunes a split; no FILE as well");
