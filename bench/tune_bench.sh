@@ -46,9 +46,9 @@ for s in $SEED $TEST_SEEDS; do
     [ -d "$WORK/data$s" ] || "$P" synth --out "$WORK/data$s" --scale small --seed "$s" \
         --threads "$THREADS" --collections "$collist" >/dev/null
 done
-rm -rf "$WORK/model" "$WORK/oracle" "$WORK"/*.sim.json
 for coll in $COLLS; do
     name="${coll//:/_}"
+    rm -rf "$WORK/model/$name" "$WORK/oracle/$name" "$WORK"/*-"$name"-*.sim.json
     [ -f "$WORK/$name.st" ] || "$P" train --data "$WORK/data$SEED" --collection "$coll" \
         --out "$WORK/$name.st" --time-budget "$TRAIN_S" --ensemble "$ENSEMBLE" \
         --threads "$THREADS" >/dev/null

@@ -103,14 +103,20 @@ typedef struct pc_tune_opts {
      *    (layout): every candidate differs from the default in at most this
      *    many searched tensors, and the graph's configs farther away are
      *    scored but not used as starting points. 0 = no limit. Default
-     *    PC_TUNE_DEFAULT_MAX_CHANGES.
+     *    PC_TUNE_DEFAULT_MAX_CHANGES;
+     *  tile_max_changes: the trust region of tile spaces: every candidate
+     *    differs from the nearest of the graph's configs in at most this many
+     *    free bounds (0: only the graph's configs are proposed); -1 = no
+     *    limit. Default PC_TUNE_DEFAULT_TILE_MAX_CHANGES.
      */
     double risk;
     int64_t max_changes;
+    int64_t tile_max_changes;
 } pc_tune_opts;
 
 #define PC_TUNE_DEFAULT_RISK 1.0
 #define PC_TUNE_DEFAULT_MAX_CHANGES 4
+#define PC_TUNE_DEFAULT_TILE_MAX_CHANGES 0
 
 PC_API pc_tune_opts pc_tune_opts_default(void);
 
@@ -141,7 +147,8 @@ PC_API void pc_tune_result_clear(pc_tune_result *r); /* frees configs and scores
  * move of the last round applied); a tile space small enough is enumerated
  * whole. With max_changes (layout), every candidate lies within that many
  * changed tensors of the default (a move past it sends another changed tensor
- * back to the default). Stops on budget_s, patience, max_scored or an
+ * back to the default); with tile_max_changes (tile), within that many
+ * changed bounds of the nearest of the graph's configs. Stops on budget_s, patience, max_scored or an
  * exhausted space.
  * Given the scores, the search is deterministic for a seed; a budget stop
  * depends on time (use max_scored for reproducible runs). g is the graph

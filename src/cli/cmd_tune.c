@@ -57,6 +57,9 @@ static void tune_help(FILE *f) {
                "  --max-changes N     layout trust region: at most N tensors changed from the\n"
                "                      compiler default (default 4; 0 = no limit; --oracle:\n"
                "                      no limit unless given)\n"
+               "  --tile-max-changes N  tile trust region: at most N bounds changed from the\n"
+               "                      nearest of the file's configs (default 0: only those;\n"
+               "                      -1: no limit)\n"
                "  --tile-new-sizes    tile: also try sizes no config of the file uses (synth's\n"
                "                      autotuner rule); default: the file's sizes, combined anew\n"
                "  --oracle            score with synth's simulator instead of a model (the\n"
@@ -128,8 +131,8 @@ static void print_summary(const tune_args *a, const char *name, const tuned *t) 
                (long long)pc_tune_space_vars(t->space), pc_tune_space_log10_size(t->space),
                (long long)r->scored, (long long)r->rounds, r->seconds, pc_tune_stop_name(r->stop));
         if (!a->oracle)
-            printf(", \"risk\": %g, \"max_changes\": %lld", a->o.risk,
-                   (long long)a->o.max_changes);
+            printf(", \"risk\": %g, \"max_changes\": %lld, \"tile_max_changes\": %lld",
+                   a->o.risk, (long long)a->o.max_changes, (long long)a->o.tile_max_changes);
         if (r->has_default) printf(", \"default_score\": %.9g", r->default_score);
         if (r->input_best >= 0)
             printf(", \"input_best\": %lld, \"input_best_score\": %.9g", (long long)r->input_best,
@@ -327,7 +330,8 @@ static int parse_num(tune_args *a, int c, const char *flag, const char *v) {
         O_SNODES,
         O_STILE,
         O_RISK,
-        O_MAXCH
+        O_MAXCH,
+        O_TMAXCH
     };
     switch (c) {
     case O_BUDGET:
@@ -351,7 +355,9 @@ static int parse_num(tune_args *a, int c, const char *flag, const char *v) {
         return 0;
     default: break;
     }
-    long long lo = c == O_MAXS || c == O_THREADS || c == O_SSEED || c == O_MAXCH ? 0 : 1;
+    long long lo = c == O_TMAXCH                                              ? -1
+                   : c == O_MAXS || c == O_THREADS || c == O_SSEED || c == O_MAXCH ? 0
+                                                                                   : 1;
     long long hi = c == O_SSEED ? INT64_MAX : c == O_THREADS ? 1024 : 100000000;
     if (pc_cli_parse_i64(v, lo, hi, &x))
         return pc_cli_usage_error("tune", "%s expects an integer in [%lld, %lld], got '%s'", flag,
@@ -368,6 +374,7 @@ static int parse_num(tune_args *a, int c, const char *flag, const char *v) {
     case O_SNODES: a->so.layout_nodes = x; break;
     case O_STILE: a->so.tile_configs = x; break;
     case O_MAXCH: a->o.max_changes = x, a->max_changes_set = 1; break;
+    case O_TMAXCH: a->o.tile_max_changes = x, a->max_changes_set = 1; break;
     default: break;
     }
     return 0;
@@ -396,6 +403,7 @@ int pc_cmd_tune(int argc, char **argv) {
                                          {"synth-tile-configs", required_argument, 0, 267},
                                          {"risk", required_argument, 0, 268},
                                          {"max-changes", required_argument, 0, 269},
+                                         {"tile-max-changes", required_argument, 0, 270},
                                          {"tile-new-sizes", no_argument, 0, 'N'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
@@ -430,7 +438,7 @@ int pc_cmd_tune(int argc, char **argv) {
             break;
         case 'h': tune_help(stdout); return PC_EXIT_OK;
         default:
-            if (c >= 256 && c <= 269) {
+            if (c >= 256 && c <= 270) {
                 char flag[64];
                 snprintf(flag, sizeof flag, "--%s", li >= 0 ? opts[li].name : "?");
                 if ((rc = parse_num(&a, c, flag, optarg))) return rc;
@@ -442,7 +450,7 @@ int pc_cmd_tune(int argc, char **argv) {
     if (!a.model && !a.oracle) return pc_cli_usage_error("tune", "--model MODEL is required");
     if (a.model && a.oracle) return pc_cli_usage_error("tune", "--oracle replaces --model");
     /* the simulator needs no trust region: the oracle is the unrestricted ceiling */
-    if (a.oracle && !a.max_changes_set) a.o.max_changes = 0;
+    if (a.oracle && !a.max_changes_set) a.o.max_changes = 0, a.o.tile_max_changes = -1;
     if (a.data) {
         if (optind != argc)
             return pc_cli_usage_error("tune", "--data tunes a split; no FILE as well");

@@ -46,6 +46,7 @@ pc_tune_opts pc_tune_opts_default(void) {
     o.max_inputs = 4096;
     o.risk = PC_TUNE_DEFAULT_RISK;
     o.max_changes = PC_TUNE_DEFAULT_MAX_CHANGES;
+    o.tile_max_changes = PC_TUNE_DEFAULT_TILE_MAX_CHANGES;
     return o;
 }
 
@@ -123,6 +124,9 @@ typedef struct search {
     int64_t nimp;
     int64_t cursor, scored;
     int64_t *idx; /* nv: scratch of the trust region */
+    int32_t *in;  /* tile: the graph's valid configs' choices (n_in x nv), the region's anchors */
+    int64_t n_in;
+    size_t in_cap; /* int32 entries */
     struct timespec t0;
 } search;
 
@@ -134,29 +138,57 @@ static double elapsed(const search *s) {
 
 static uint64_t rnd(search *s, uint64_t n) { return n ? pc_splitmix64(&s->rng) % n : 0; }
 
-/* The trust region's radius: max_changes for a space that knows its default, else 0 (none). */
+/*
+ * The trust region. Layout: at most max_changes (> 0) variables away from the
+ * default (choice 0). Tile (tile_max_changes >= 0): at most that many bounds
+ * away from the nearest of the graph's configs (s->in, n_in rows; none: no
+ * region). radius() is -1 without a region.
+ */
 static int64_t radius(const search *s) {
-    return s->sp->kind == PC_KIND_LAYOUT ? s->o->max_changes : 0;
+    if (s->sp->kind == PC_KIND_LAYOUT) return s->o->max_changes > 0 ? s->o->max_changes : -1;
+    return s->n_in > 0 ? s->o->tile_max_changes : -1;
 }
 
-/* Searched variables of ch away from the default (choice 0). */
-static int64_t changes(const search *s, const int32_t *ch) {
+/* The anchor of ch: NULL for the default (all choice 0), or the nearest input. */
+static const int32_t *anchor(const search *s, const int32_t *ch) {
+    if (s->sp->kind == PC_KIND_LAYOUT) return NULL;
+    const int32_t *best = s->in;
+    int64_t bd = INT64_MAX;
+    for (int64_t i = 0; i < s->n_in; i++) {
+        const int32_t *a = s->in + i * s->nv;
+        int64_t d = 0;
+        for (int64_t x = 0; x < s->nv && d < bd; x++) d += ch[x] != a[x];
+        if (d < bd) bd = d, best = a;
+    }
+    return best;
+}
+
+/* Variables of ch away from the anchor a (NULL: the default). */
+static int64_t changes(const search *s, const int32_t *ch, const int32_t *a) {
     int64_t d = 0;
-    for (int64_t x = 0; x < s->nv; x++) d += ch[x] != 0;
+    for (int64_t x = 0; x < s->nv; x++) d += ch[x] != (a ? a[x] : 0);
     return d;
 }
 
-/* Into the trust region: while more than max_changes variables are away from
-   the default, a random one of them (never `keep`, the variable just moved)
-   goes back to it. */
+static int inside(const search *s, const int32_t *ch) {
+    int64_t R = radius(s);
+    return R < 0 || changes(s, ch, anchor(s, ch)) <= R;
+}
+
+/* Into the trust region: while more than the radius's variables are away
+   from the anchor, a random one of them (never `keep`, the variable just
+   moved) goes back to the anchor's choice. */
 static void clamp(search *s, int32_t *ch, int64_t keep) {
     int64_t R = radius(s), d = 0;
-    if (R <= 0 || changes(s, ch) <= R) return;
+    if (R < 0) return;
+    const int32_t *a = anchor(s, ch);
+    int64_t left = changes(s, ch, a);
+    if (left <= R) return;
     for (int64_t x = 0; x < s->nv; x++)
-        if (ch[x] != 0 && x != keep) s->idx[d++] = x;
-    for (int64_t left = changes(s, ch); left > R && d > 0; left--) {
+        if (ch[x] != (a ? a[x] : 0) && x != keep) s->idx[d++] = x;
+    for (; left > R && d > 0; left--) {
         int64_t i = (int64_t)rnd(s, (uint64_t)d);
-        ch[s->idx[i]] = 0;
+        ch[s->idx[i]] = a ? a[s->idx[i]] : 0;
         s->idx[i] = s->idx[--d];
     }
 }
@@ -317,9 +349,18 @@ static pc_status seed_inputs(search *s, pc_graph *g, pc_tune_result *res, int32_
                 res->input_best = s->move_var[k], res->input_best_score = v;
             int fresh = hset_add(&s->seen, hash_ch(chs + k * s->nv, s->nv));
             if (fresh < 0) st = pc_fail(err, PC_ERR_NOMEM, "out of memory");
+            if (fresh > 0 && s->sp->kind == PC_KIND_TILE && !st) { /* an anchor of the region */
+                size_t cap = s->in_cap / (size_t)s->nv;
+                int32_t *in = pc_grow_array(s->in, &cap, (size_t)s->n_in + 1,
+                                            (size_t)s->nv * sizeof *in);
+                if (!in) st = pc_fail(err, PC_ERR_NOMEM, "out of memory");
+                if (in) {
+                    s->in = in, s->in_cap = cap * (size_t)s->nv;
+                    memcpy(in + s->n_in++ * s->nv, chs + k * s->nv, (size_t)s->nv * sizeof *in);
+                }
+            }
             /* a start only inside the trust region */
-            int inside = radius(s) <= 0 || changes(s, chs + k * s->nv) <= radius(s);
-            if (fresh > 0 && inside) elite_insert(s, chs + k * s->nv, v);
+            if (fresh > 0 && inside(s, chs + k * s->nv)) elite_insert(s, chs + k * s->nv, v);
         }
         s->scored += valid;
     }
@@ -382,6 +423,10 @@ static pc_status check_opts(const pc_tune_opts *o, pc_error *err) {
         return pc_fail(err, PC_ERR_ARG,
                        "tune: pc_tune_opts.max_scored, max_inputs and max_changes must be "
                        ">= 0 and patience >= 1");
+    if (o->tile_max_changes < -1)
+        return pc_fail(err, PC_ERR_ARG,
+                       "tune: pc_tune_opts.tile_max_changes must be >= -1 (-1: no limit), got %lld",
+                       (long long)o->tile_max_changes);
     if (!(o->risk >= 0) || o->risk > 1e6)
         return pc_fail(err, PC_ERR_ARG, "tune: pc_tune_opts.risk must lie in [0, 1e6], got %g",
                        o->risk);
@@ -430,6 +475,7 @@ static pc_status run(search *s, pc_graph *g, pc_tune_result *res, pc_error *err)
     }
     free(tmp);
     free(s->idx);
+    free(s->in);
     free(s->cand), free(s->rows), free(s->sc), free(s->move_var), free(s->move_ch);
     free(s->imp_var), free(s->imp_ch), free(s->elite), free(s->esc), free(s->seen.slot);
     return st;
