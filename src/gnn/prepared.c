@@ -22,17 +22,17 @@
 struct pc_prepared_graph {
     pc_predictor *p;
     pc_graph *g;
-    int cached, N;     /* prefixes cached; members */
-    int64_t rowdim;    /* raw floats per candidate */
-    int64_t prows;     /* preprocessed rows per candidate (tile 1, layout nc) */
-    int64_t chunk;     /* candidates per pc_gnn_score_configs call */
+    int cached, N;  /* prefixes cached; members */
+    int64_t rowdim; /* raw floats per candidate */
+    int64_t prows;  /* preprocessed rows per candidate (tile 1, layout nc) */
+    int64_t chunk;  /* candidates per pc_gnn_score_configs call */
     pc_gnn_gdata d;
-    pc_gnn_ws **ws;    /* N, each with its member's prefix */
-    double *offset;    /* N */
-    pc_fbuf cfg, s;    /* preprocessed candidates, one chunk's scores */
-    double *ens;       /* N x n raw member scores */
+    pc_gnn_ws **ws; /* N, each with its member's prefix */
+    double *offset; /* N */
+    pc_fbuf cfg, s; /* preprocessed candidates, one chunk's scores */
+    double *ens;    /* N x n raw member scores */
     size_t ens_cap;
-    int64_t *zeros;    /* fallback: runtimes and normalizers of a call */
+    int64_t *zeros; /* fallback: runtimes and normalizers of a call */
     size_t zcap;
 };
 
@@ -129,8 +129,7 @@ static pc_status score_as_graph(pc_prepared_graph *pg, const float *configs, int
 }
 
 /* The members' offsets: each one's mean raw score over the reference rows. */
-static pc_status set_offsets(pc_prepared_graph *pg, const float *ref, int64_t nref,
-                             pc_error *err) {
+static pc_status set_offsets(pc_prepared_graph *pg, const float *ref, int64_t nref, pc_error *err) {
     float *own = NULL;
     pc_status st = PC_OK;
     if (!ref && pc_graph_num_configs(pg->g) > 0) {

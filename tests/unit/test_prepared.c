@@ -32,8 +32,8 @@ static int setup(void **state) {
     so.scale = PC_SYNTH_TINY;
     so.seed = 7;
     so.threads = 2;
-    so.collections = (1u << pc_collection_find("tile:xla")) |
-                     (1u << pc_collection_find("layout:xla:random"));
+    so.collections =
+        (1u << pc_collection_find("tile:xla")) | (1u << pc_collection_find("layout:xla:random"));
     pc_error e;
     return pc_synth_write(data, &so, NULL, &e) == PC_OK ? 0 : -1;
 }
