@@ -7,14 +7,9 @@
 #include "gnn/checkpoint.h"
 #include "gnn/eval.h"
 #include "gnn/infer.h"
+#include "gnn/predictor.h"
 #include "perfcast/predict.h"
 
-struct pc_predictor {
-    pc_gnn *m;
-    pc_gnn_ws *ws;
-    int collection;
-    int threads; /* for each pc_predictor_score call; 0 = OpenMP's default */
-};
 
 pc_status pc_predictor_load(const char *model_path, int threads, pc_predictor **out,
                             pc_error *err) {
