@@ -63,6 +63,18 @@ PC_API pc_status pc_dist_gather_text(const pc_dist *d, const char *mine, char **
  * goes on to report its error as usual. Prints nothing.
  */
 PC_API void pc_dist_abort(const pc_dist *d);
+/*
+ * Liveness: a collective of pc_dist_sum_f32/_f64, _max_f64 and _any that has
+ * not completed after `seconds` (a rank stopped, hung or lost: the others
+ * would wait forever) calls on_timeout(user, what, seconds) on the ranks
+ * still waiting, for the caller to report it, then ends the job
+ * (MPI_Abort). Default PC_DIST_TIMEOUT_DEFAULT seconds, no callback. Waiting
+ * ranks poll with growing sleeps instead of spinning. 0 < seconds <= 1e7.
+ */
+#define PC_DIST_TIMEOUT_DEFAULT 300.0
+typedef void (*pc_dist_timeout_fn)(void *user, const char *what, double seconds);
+PC_API pc_status pc_dist_set_timeout(pc_dist *d, double seconds, pc_dist_timeout_fn on_timeout,
+                                     void *user, pc_error *err);
 
 #ifdef __cplusplus
 }

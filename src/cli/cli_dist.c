@@ -23,6 +23,16 @@ static int launched_by_mpirun(void) {
     return getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMI_SIZE") || getenv("PMIX_RANK");
 }
 
+/* A collective waited too long: said once, before the library ends the job. */
+static void on_timeout(void *user, const char *what, double seconds) {
+    const pc_dist *d = user;
+    fprintf(stderr, "perfcast (rank %d of %d): error: %s across the ranks did not complete in "
+                    "%g s: another rank is stopped, hung or gone; ending the job "
+                    "(PERFCAST_MPI_TIMEOUT sets the limit)\n",
+            pc_dist_rank(d), pc_dist_size(d), what, seconds);
+    fflush(stderr);
+}
+
 pc_status pc_cli_dist_open(int *argc, char ***argv, pc_dist **out, pc_error *err) {
     *out = NULL;
     if (launched_by_mpirun()) {
@@ -50,7 +60,26 @@ pc_status pc_cli_dist_open(int *argc, char ***argv, pc_dist **out, pc_error *err
 #endif
     }
     pc_status st = pc_dist_open(out, err);
-    if (st != PC_OK) pc_cli_dist_close(NULL);
+    /* PERFCAST_MPI_TIMEOUT (seconds, default the library's 300): a collective that
+       waits longer (a stopped rank) ends the job with this message */
+    const char *t = getenv("PERFCAST_MPI_TIMEOUT");
+    if (st == PC_OK && t && *t) {
+        char *end = NULL;
+        double v = strtod(t, &end);
+        if (end && !*end) {
+            st = pc_dist_set_timeout(*out, v, on_timeout, *out, err);
+        } else {
+            snprintf(err->msg, sizeof err->msg, "PERFCAST_MPI_TIMEOUT='%s': expected seconds", t);
+            st = err->code = PC_ERR_ARG;
+        }
+    } else if (st == PC_OK) {
+        st = pc_dist_set_timeout(*out, PC_DIST_TIMEOUT_DEFAULT, on_timeout, *out, err);
+    }
+    if (st != PC_OK) {
+        pc_dist_close(*out);
+        *out = NULL;
+        pc_cli_dist_close(NULL);
+    }
     return st;
 }
 

@@ -12,6 +12,9 @@
 
 struct pc_dist {
     int rank, size;
+    double timeout_s; /* a collective waiting longer ends the job (pc_dist_set_timeout) */
+    pc_dist_timeout_fn on_timeout;
+    void *user;
 #ifdef PC_HAVE_MPI
     MPI_Comm comm; /* a duplicate of MPI_COMM_WORLD when size > 1 */
 #endif
@@ -30,6 +33,7 @@ pc_status pc_dist_open(pc_dist **out, pc_error *err) {
     pc_dist *d = calloc(1, sizeof *d);
     if (!d) return pc_fail(err, PC_ERR_NOMEM, "dist: out of memory");
     d->size = 1;
+    d->timeout_s = PC_DIST_TIMEOUT_DEFAULT;
 #ifdef PC_HAVE_MPI
     int inited = 0, finalized = 0;
     MPI_Initialized(&inited);
@@ -71,12 +75,64 @@ int pc_dist_size(const pc_dist *d) { return d ? d->size : 1; }
 /* MPI counts are int: large buffers go in pieces. */
 #define PC_DIST_CHUNK (1 << 28)
 
+pc_status pc_dist_set_timeout(pc_dist *d, double seconds, pc_dist_timeout_fn on_timeout,
+                              void *user, pc_error *err) {
+    if (!d) return pc_fail(err, PC_ERR_ARG, "dist: NULL group");
+    if (!(seconds > 0) || seconds > 1e7)
+        return pc_fail(err, PC_ERR_ARG, "dist: timeout %g s, expected 0 < seconds <= 1e7",
+                       seconds);
+    d->timeout_s = seconds;
+    d->on_timeout = on_timeout;
+    d->user = user;
+    return PC_OK;
+}
+
+#ifdef PC_HAVE_MPI
+#include <time.h>
+
+static double now_s(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/*
+ * An in-place allreduce that cannot wait forever: started non-blocking and
+ * polled, spinning for the first 10 ms (a training step's exchange, and the
+ * wait for a slightly slower rank, take about that), then sleeping 1 ms
+ * between polls, so a rank waiting long does not burn a core and a step pays
+ * at most ~1 ms more. After d->timeout_s without completion (a rank stopped, hung or
+ * lost) the job ends: the caller's on_timeout reports it, then MPI_Abort.
+ */
+static void allreduce(const pc_dist *d, void *buf, int count, MPI_Datatype t, MPI_Op op,
+                      const char *what) {
+    MPI_Request req;
+    MPI_Iallreduce(MPI_IN_PLACE, buf, count, t, op, d->comm, &req);
+    double t0 = now_s();
+    for (;;) {
+        int done = 0;
+        MPI_Test(&req, &done, MPI_STATUS_IGNORE);
+        if (done) return;
+        double el = now_s() - t0;
+        if (el > d->timeout_s) {
+            if (d->on_timeout) d->on_timeout(d->user, what, d->timeout_s);
+            MPI_Abort(d->comm, 1);
+            return;
+        }
+        if (el > 0.010) {
+            struct timespec z = {0, 1000000};
+            nanosleep(&z, NULL);
+        }
+    }
+}
+#endif
+
 void pc_dist_sum_f32(const pc_dist *d, float *buf, size_t n) {
     if (!d || d->size <= 1) return;
 #ifdef PC_HAVE_MPI
     for (size_t o = 0; o < n; o += PC_DIST_CHUNK) {
         int c = (int)(n - o < PC_DIST_CHUNK ? n - o : PC_DIST_CHUNK);
-        MPI_Allreduce(MPI_IN_PLACE, buf + o, c, MPI_FLOAT, MPI_SUM, d->comm);
+        allreduce(d, buf + o, c, MPI_FLOAT, MPI_SUM, "a sum of gradients or metrics");
     }
 #else
     (void)buf;
@@ -89,7 +145,7 @@ void pc_dist_sum_f64(const pc_dist *d, double *buf, size_t n) {
 #ifdef PC_HAVE_MPI
     for (size_t o = 0; o < n; o += PC_DIST_CHUNK) {
         int c = (int)(n - o < PC_DIST_CHUNK ? n - o : PC_DIST_CHUNK);
-        MPI_Allreduce(MPI_IN_PLACE, buf + o, c, MPI_DOUBLE, MPI_SUM, d->comm);
+        allreduce(d, buf + o, c, MPI_DOUBLE, MPI_SUM, "a sum");
     }
 #else
     (void)buf;
@@ -102,7 +158,7 @@ void pc_dist_max_f64(const pc_dist *d, double *buf, size_t n) {
 #ifdef PC_HAVE_MPI
     for (size_t o = 0; o < n; o += PC_DIST_CHUNK) {
         int c = (int)(n - o < PC_DIST_CHUNK ? n - o : PC_DIST_CHUNK);
-        MPI_Allreduce(MPI_IN_PLACE, buf + o, c, MPI_DOUBLE, MPI_MAX, d->comm);
+        allreduce(d, buf + o, c, MPI_DOUBLE, MPI_MAX, "a maximum");
     }
 #else
     (void)buf;
@@ -113,9 +169,9 @@ void pc_dist_max_f64(const pc_dist *d, double *buf, size_t n) {
 int pc_dist_any(const pc_dist *d, int flag) {
     if (!d || d->size <= 1) return flag != 0;
 #ifdef PC_HAVE_MPI
-    int in = flag != 0, outv = 0;
-    MPI_Allreduce(&in, &outv, 1, MPI_INT, MPI_MAX, d->comm);
-    return outv;
+    int v = flag != 0;
+    allreduce(d, &v, 1, MPI_INT, MPI_MAX, "an agreement on a flag");
+    return v;
 #else
     return flag != 0;
 #endif

@@ -160,6 +160,40 @@ def main():
         job.communicate()
         FAILS.append("job hung after a rank was killed")
 
+    # a rank stopped mid-run (SIGSTOP: alive, silent) ends the job after the collective
+    # timeout (PERFCAST_MPI_TIMEOUT, 3 s here) with a message, instead of hanging forever
+    stop = os.path.join(TMP, "stopped.st")
+    cmd = [MPIRUN, "--allow-run-as-root", "--oversubscribe", "-np", "2", CLI, "train",
+           *common[:-4], "--epochs", "100000", "--patience", "100000", "--out", stop]
+    job = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                           env=dict(env, PERFCAST_MPI_TIMEOUT="3"))
+    victim = None
+    for _ in range(200):
+        time.sleep(0.1)
+        pids = subprocess.run(["pgrep", "-f", "perfcast train .*" + stop], capture_output=True,
+                              text=True).stdout.split()
+        pids = [p for p in pids if int(p) != job.pid]
+        if len(pids) >= 2:
+            victim = int(pids[-1])
+            break
+    expect(victim is not None, "found the ranks of the job to stop")
+    if victim is not None:
+        time.sleep(1.0)
+        t0 = time.time()
+        os.kill(victim, signal.SIGSTOP)
+        try:
+            out, errs = job.communicate(timeout=60)
+            took = time.time() - t0
+            print("a stopped rank ended the job in %.1f s (timeout 3 s)" % took)
+            expect(job.returncode != 0 and "did not complete in 3 s" in out + errs,
+                   "a stopped rank ends the job with the message (exit %d): %s"
+                   % (job.returncode, errs[-600:]))
+        except subprocess.TimeoutExpired:
+            os.kill(victim, signal.SIGCONT)
+            job.kill()
+            job.communicate()
+            FAILS.append("job hung after a rank was stopped")
+
     # a rank that cannot read its data stops the job (no hang)
     bad = os.path.join(TMP, "bad")
     shutil.copytree(data, bad)
