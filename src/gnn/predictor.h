@@ -16,4 +16,7 @@ struct pc_predictor {
     int threads; /* for each pc_predictor_score call; 0 = OpenMP's default */
 };
 
+/* The graph must be of the model's kind and feature widths (predict.c). */
+pc_status pc_predictor_check_graph(const pc_predictor *p, const pc_graph *g, pc_error *err);
+
 #endif /* PC_GNN_PREDICTOR_H */

@@ -174,14 +174,9 @@ pc_status pc_prepared_graph_new(pc_predictor *p, pc_graph *g, const float *ref, 
         return pc_fail(err, PC_ERR_ARG, "predict: NULL argument or ref without rows");
     *out = NULL;
     pc_kind want = p->m->opts.kind;
-    if (pc_graph_kind(g) != want)
-        return pc_fail(err, PC_ERR_ARG, "%s: a %s graph, but the model is for %s (%s)",
-                       pc_graph_path(g), pc_kind_name(pc_graph_kind(g)),
-                       pc_collection_name(p->collection), pc_kind_name(want));
+    pc_status cst = pc_predictor_check_graph(p, g, err);
+    if (cst) return cst;
     int cdim = want == PC_KIND_TILE ? PC_TILE_CONFIG_DIM : PC_LAYOUT_CONFIG_DIM;
-    if (pc_graph_node_feat_dim(g) != PC_NODE_FEAT_DIM || pc_graph_config_dim(g) != cdim)
-        return pc_fail(err, PC_ERR_FORMAT, "%s: feature widths differ from %d / %d",
-                       pc_graph_path(g), PC_NODE_FEAT_DIM, cdim);
     pc_prepared_graph *pg = calloc(1, sizeof *pg);
     if (!pg) return pc_fail(err, PC_ERR_NOMEM, "out of memory");
     pg->p = p, pg->g = g, pg->N = 1 + p->m->n_members;
