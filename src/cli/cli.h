@@ -50,6 +50,13 @@ int pc_cli_usage_error(const char *cmd, const char *fmt, ...)
 void pc_cli_deprecated(const char *cmd, const char *old, const char *new_);
 /* Prints the error message and returns PC_EXIT_FAIL. */
 int pc_cli_fail(const pc_error *err);
+/*
+ * 1 when --json is on the command line: the standard error then ends as one
+ * JSON object ({"error": {"message", "file", "field", "exit"}} on failure,
+ * {"warnings": [...]} otherwise, main.c), so a command prints no text meant
+ * for a reader beside its JSON.
+ */
+int pc_cli_json_mode(void);
 
 /*
  * Rewrites, in place, the phrases by which library messages name API fields
