@@ -58,6 +58,14 @@ int pc_cli_fail(const pc_error *err);
  */
 int pc_cli_json_mode(void);
 
+/* cli_json.c: prints o unformatted on one line of stdout and deletes it
+ * (PC_EXIT_OK, or PC_EXIT_FAIL when it could not be printed). */
+struct cJSON;
+int pc_cli_json_print(struct cJSON *o);
+/* [{"collection", "train", "valid", "test"}] file counts of the dataset at
+ * root, collections without files left out ([] when it cannot be opened). */
+struct cJSON *pc_cli_json_dataset(const char *root);
+
 /*
  * Rewrites, in place, the phrases by which library messages name API fields
  * into the flags that set them ("in the mesh's dcn_mask" -> "with
