@@ -57,6 +57,8 @@ int pc_cli_fail(const pc_error *err);
  * for a reader beside its JSON.
  */
 int pc_cli_json_mode(void);
+/* The command printed its JSON result (pc_cli_json_print calls it). */
+void pc_cli_json_printed(void);
 
 /* cli_json.c: prints o unformatted on one line of stdout and deletes it
  * (PC_EXIT_OK, or PC_EXIT_FAIL when it could not be printed). */

@@ -13,6 +13,7 @@ int pc_cli_json_print(struct cJSON *o) {
     }
     printf("%s\n", s);
     free(s);
+    pc_cli_json_printed();
     return PC_EXIT_OK;
 }
 

@@ -143,11 +143,8 @@ static int check_files(char **files, size_t n, int allow_zero, int threads, int 
         cJSON_AddNumberToObject(o, "with_problems", (double)bad);
         cJSON_AddNumberToObject(o, "problems", (double)problems);
         cJSON_AddItemToObject(o, "results", results);
-        char *txt = cJSON_PrintUnformatted(o);
-        if (txt) printf("%s\n", txt);
-        free(txt);
-        cJSON_Delete(o);
-        return bad ? PC_EXIT_FAIL : PC_EXIT_OK;
+        int rc = pc_cli_json_print(o);
+        return bad ? PC_EXIT_FAIL : rc;
     }
     printf("checked %zu file%s: %zu ok, %zu with problems (%zu problem%s)\n", n, n == 1 ? "" : "s",
            n - bad, bad, problems, problems == 1 ? "" : "s");

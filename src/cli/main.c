@@ -105,15 +105,19 @@ void pc_cli_flags(char *msg, size_t cap) {
  * on failure or {"warnings": [...]} when the command said something, and
  * nothing else. What a command writes to stderr meanwhile goes to a
  * temporary file (json_begin) that json_end turns into that object. The
- * first pc_cli_fail / pc_cli_usage_error message is the error's.
+ * first pc_cli_fail / pc_cli_usage_error message is the error's; a command
+ * that printed its JSON result (pc_cli_json_print) and exits 1 without one
+ * found problems (check) and gets no error object.
  */
 static struct {
-    int on, saved_fd, done;
+    int on, saved_fd, done, printed;
     FILE *cap;
     char msg[PC_CLI_MSG_MAX];
-} json_err = {0, -1, 0, NULL, {0}};
+} json_err = {0, -1, 0, 0, NULL, {0}};
 
 int pc_cli_json_mode(void) { return json_err.on; }
+
+void pc_cli_json_printed(void) { json_err.printed = 1; }
 
 /* Keeps the first error message under --json; 1 if --json is on. */
 static int json_keep(const char *msg) {
@@ -325,6 +329,8 @@ static void json_end(int rc) {
     cJSON *lines = json_captured(), *o = cJSON_CreateObject();
     if (json_err.cap) fclose(json_err.cap);
     int n = cJSON_GetArraySize(lines);
+    /* a result on stdout with a non-zero exit (check: problems found) is no error */
+    if (json_err.printed && !json_err.msg[0]) rc = PC_EXIT_OK;
     if (rc != PC_EXIT_OK) {
         char msg[PC_CLI_MSG_MAX], file[PC_CLI_MSG_MAX], field[PC_CLI_MSG_MAX];
         if (json_err.msg[0]) snprintf(msg, sizeof msg, "%s", json_err.msg);
