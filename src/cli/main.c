@@ -251,18 +251,18 @@ static int json_pathlike(const char *t) {
     struct stat st;
     size_t n = strlen(t);
     if (!n || t[0] == '-') return 0;
+    int exists = stat(t, &st) == 0;
     for (size_t i = 0; i < sizeof ext / sizeof ext[0]; i++) {
         size_t m = strlen(ext[i]);
-        if (n > m && !strcmp(t + n - m, ext[i])) return 1;
+        if (n > m && !strcmp(t + n - m, ext[i])) return exists || strchr(t, '/');
     }
-    return (strchr(t, '/') || strchr(t, '.')) && stat(t, &st) == 0;
+    return (strchr(t, '/') || strchr(t, '.')) && exists;
 }
 
 /*
  * The file and the field an error message names, as far as its words tell:
  * the file is what a "FILE: ..." message starts with, else the first word
- * that is a path (a known extension, or an existing path with a '/' or
- * '.'); the field a flag (--name) of a usage
+ * that is a path (an existing one, or a known extension with a '/'); the field a flag (--name) of a usage
  * error, else the first 'quoted' name or the word after field/key/array.
  */
 static void json_file_field(const char *msg, char *file, char *field, size_t cap) {
@@ -333,9 +333,17 @@ static void json_end(int rc) {
     if (json_err.printed && !json_err.msg[0]) rc = PC_EXIT_OK;
     if (rc != PC_EXIT_OK) {
         char msg[PC_CLI_MSG_MAX], file[PC_CLI_MSG_MAX], field[PC_CLI_MSG_MAX];
-        if (json_err.msg[0]) snprintf(msg, sizeof msg, "%s", json_err.msg);
-        else if (n) snprintf(msg, sizeof msg, "%s", cJSON_GetArrayItem(lines, n - 1)->valuestring);
-        else snprintf(msg, sizeof msg, "failed (exit %d)", rc);
+        if (json_err.msg[0]) {
+            snprintf(msg, sizeof msg, "%s", json_err.msg);
+        } else if (n) { /* the last line, without its "perfcast CMD: error: " */
+            const char *m = cJSON_GetArrayItem(lines, n - 1)->valuestring, *c = strstr(m, ": ");
+            if (!strncmp(m, "perfcast", 8) && c) m = c + 2;
+            if (!strncmp(m, "error: ", 7)) m += 7;
+            snprintf(msg, sizeof msg, "%s", m);
+            cJSON_DeleteItemFromArray(lines, --n);
+        } else {
+            snprintf(msg, sizeof msg, "failed (exit %d)", rc);
+        }
         json_file_field(msg, file, field, sizeof file);
         cJSON *e = cJSON_AddObjectToObject(o, "error");
         cJSON_AddStringToObject(e, "message", msg);
