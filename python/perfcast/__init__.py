@@ -122,9 +122,10 @@ def rank(model, path, top=10, threads=0, tta=1, tta_seed=1):
         if have_rt:
             b = min(range(n), key=lambda k: (rt[k], k))
             best = {"config": b, "runtime": rt[b], "rank": order.index(b) + 1}
-        coll = L.pc_predictor_collection(p)
+        coll = L.pc_predictor_collection(p)  # pc_collection_kind: 2 = PC_KIND_LAYOUT
         name = os.path.basename(str(path))
-        graph = {"name": name, "kind": "module" if L.pc_collection_kind(coll) == 1 else "kernel", "configs": n,
+        kind = "module" if L.pc_collection_kind(coll) == 2 else "kernel"
+        graph = {"name": name, "kind": kind, "configs": n,
                  "configurable_nodes": None, "top": rows, "true_best": best}
         return {"file": str(path), "collection": L.pc_collection_name(coll).decode(),
                 "input": "npz", "graphs": [graph]}
