@@ -12,7 +12,7 @@ PC=./build/perfcast
 OUT="${1:-demo}"
 
 echo "== perfcast synth: small synthetic dataset (seed 1) -> $OUT"
-"$PC" synth --out "$OUT" --scale small --seed 1
+"$PC" synth --out "$OUT" --scale small --seed 1 --force
 echo
 echo "== perfcast stats"
 "$PC" stats "$OUT"

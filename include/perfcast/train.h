@@ -227,6 +227,11 @@ typedef struct pc_train_progress {
     double loss;                  /* running mean train loss of this epoch */
     double valid;                 /* last validation metric, NaN before the first */
     double elapsed_s;
+    /* added for issue #17: read them when struct_size covers them */
+    long total_steps; /* optimizer steps so far in the run (all epochs; resumed runs count on) */
+    double lr;        /* learning rate of the last step (the schedule's; 0 before the first) */
+    int validated;    /* 1 on the call that follows a validation round (an epoch's end):
+                         loss is that epoch's mean, valid its metric */
 } pc_train_progress;
 
 /* Called about 4 times a second during training (never from worker threads). */

@@ -603,6 +603,7 @@ typedef struct hf_ctx {
     const cJSON *obj, *root;
     const char *origin;
     pc_error *err;
+    const char *found; /* the name hf_int found last (for messages) */
 } hf_ctx;
 
 /* A field of the text config, else of the top level (multimodal configs). */
@@ -631,9 +632,17 @@ static int hf_int(hf_ctx *h, const char *const *names, int64_t *out, pc_status *
             return 0;
         }
         *out = (int64_t)it->valuedouble;
+        h->found = *n;
         return 1;
     }
     return 0;
+}
+
+/* A stated count that must not be zero (0 is not "absent"): PC_ERR_INVALID naming it. */
+static void hf_nonzero(hf_ctx *h, int64_t v, const char *why, pc_status *st) {
+    if (*st || v != 0) return;
+    *st = pc_fail(h->err, PC_ERR_INVALID, "%s: \"%s\" is 0; expected >= 1 (%s)", h->origin,
+                  h->found, why);
 }
 
 static int hf_bool(hf_ctx *h, const char *name, int *out, pc_status *st) {
@@ -746,7 +755,7 @@ pc_status pc_tfm_from_hf_json(const char *text, size_t len, const char *origin, 
                        "config.json)",
                        origin);
     }
-    hf_ctx h = {root, root, origin, err};
+    hf_ctx h = {root, root, origin, err, ""};
     const cJSON *tc = cJSON_GetObjectItemCaseSensitive(root, "text_config");
     if (cJSON_IsObject(tc)) h.obj = tc; /* multimodal configs (gemma3, llama4, qwen-vl, ...) */
     pc_tfm_cfg c;
@@ -814,8 +823,10 @@ pc_status pc_tfm_from_hf_json(const char *text, size_t len, const char *origin, 
     if (hf_int(&h, NAMES("num_attention_heads", "n_head", "num_heads", "n_heads"), &v, &st))
         c.heads = v;
     if (hf_int(&h, NAMES("num_key_value_heads", "n_head_kv", "num_kv_heads", "n_kv_heads"), &v,
-               &st))
+               &st)) {
+        hf_nonzero(&h, v, "leave it out for one KV head per query head", &st);
         c.kv_heads = v;
+    }
     int mq = 0;
     if (hf_bool(&h, "multi_query", &mq, &st) && mq) c.kv_heads = 1;
 
@@ -898,8 +909,19 @@ pc_status pc_tfm_from_hf_json(const char *text, size_t len, const char *origin, 
 
     /* mixture of experts */
     if (hf_int(&h, NAMES("num_local_experts", "num_experts", "n_routed_experts", "moe_num_experts"),
-               &v, &st))
+               &v, &st)) {
         c.experts = v;
+        int64_t k = 0;
+        const char *ename = h.found;
+        if (v == 0 &&
+            hf_int(&h, NAMES("num_experts_per_tok", "experts_per_token", "top_k", "moe_top_k",
+                             "num_selected_experts"),
+                   &k, &st) &&
+            k > 0)
+            st = pc_fail(h.err, PC_ERR_INVALID, "%s: \"%s\" is 0 but \"%s\" routes each token "
+                         "to %lld experts; expected >= %lld experts (or no routing fields for a "
+                         "dense model)", h.origin, ename, h.found, (long long)k, (long long)k);
+    }
     if (llama4 && !c.experts && !hf_null(&h, "num_local_experts")) {
         /* absent: Llama4TextConfig's default */
         fam_default(&c, &c.experts, "num_local_experts", 16, "llama4");

@@ -38,8 +38,19 @@ int pc_cmd_model(int argc, char **argv);
 int pc_cmd_plan(int argc, char **argv);
 int pc_cmd_validate(int argc, char **argv);
 int pc_cmd_calibrate(int argc, char **argv);
+int pc_cmd_plot(int argc, char **argv);
 
-/* Prints "perfcast <cmd>: <msg>" to stderr and returns PC_EXIT_USAGE. */
+/*
+ * getopt_long that also remembers the command's long options, so that
+ * pc_cli_usage_error("unknown option '--colection'") can add "did you mean
+ * '--collection'?". Every command parses its flags through it.
+ */
+struct option;
+int pc_cli_getopt(int argc, char *const argv[], const char *shortopts, const struct option *opts,
+                  int *longindex);
+
+/* Prints "perfcast <cmd>: error: <msg>" (and a "did you mean" for an unknown flag) to
+ * stderr and returns PC_EXIT_USAGE. */
 int pc_cli_usage_error(const char *cmd, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))
@@ -48,7 +59,12 @@ int pc_cli_usage_error(const char *cmd, const char *fmt, ...)
 /* "perfcast <cmd>: note: <old> is deprecated, use <new> (<old> goes in the next
  * release)" on stderr: an old spelling still accepted for one release. */
 void pc_cli_deprecated(const char *cmd, const char *old, const char *new_);
-/* Prints the error message and returns PC_EXIT_FAIL. */
+/* perfcast info of a checkpoint (src/cli/info_model.c): 1 when path is a safetensors
+ * file with perfcast's metadata; its description as text, or into `one` with json. */
+int pc_cli_is_model(const char *path);
+struct cJSON;
+int pc_cli_info_model(const char *path, int json, struct cJSON *one);
+/* Prints "perfcast <cmd>: error: <message>" and returns PC_EXIT_FAIL. */
 int pc_cli_fail(const pc_error *err);
 /*
  * 1 when --json is on the command line: the standard error then ends as one
@@ -123,5 +139,20 @@ const char *pc_cli_human(double v, char *buf, size_t cap);
  * path. Returns -1 when fine, else the exit code (a usage error). hlo_stage.c. */
 int pc_cli_hlo_stage_path(const char *cmd, const char *path, const char *stage, char *buf, size_t cap,
                           const char **out);
+/*
+ * Output paths, checked before any work (cli_out.c). Each returns -1 when the
+ * path will do, else an exit code after printing "perfcast CMD: error: FLAG
+ * PATH: why". A file: its folder exists and is writable, the path is not a
+ * folder. A folder (created with its parents): an existing one is a writable
+ * folder (and empty, with refuse_nonempty), else its nearest existing
+ * ancestor is a writable folder.
+ */
+int pc_cli_check_out_file(const char *cmd, const char *flag, const char *path);
+int pc_cli_check_out_dir(const char *cmd, const char *flag, const char *path, int refuse_nonempty);
+/* 1 when a and b name the same file (the same inode, or the same resolved path). */
+int pc_cli_same_file(const char *a, const char *b);
+/* A usage error when out is one of inputs[0..n) (NULL entries skipped); else -1. */
+int pc_cli_check_not_input(const char *cmd, const char *flag, const char *out,
+                           const char *const *inputs, int n);
 
 #endif

@@ -25,7 +25,7 @@ int pc_cmd_cache(int argc, char **argv) {
     int c, json = 0;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "o:t:jh", opts, NULL)) != -1) {
+    while ((c = pc_cli_getopt(argc, argv, "o:t:jh", opts, NULL)) != -1) {
         if (c == 'o') out = optarg;
         else if (c == 'j') json = 1;
         else if (c == 't') {
@@ -38,6 +38,8 @@ int pc_cmd_cache(int argc, char **argv) {
     }
     if (!out) return pc_cli_usage_error("cache", "--out CACHE_DIR is required");
     if (optind != argc - 1) return pc_cli_usage_error("cache", "expected exactly one dataset DIR");
+    int rc = pc_cli_check_out_dir("cache", "--out", out, 0);
+    if (rc >= 0) return rc;
     pc_error e;
     pc_dataset *d;
     if (pc_dataset_open(argv[optind], &d, &e) != PC_OK) return pc_cli_fail(&e);
@@ -60,7 +62,7 @@ int pc_cmd_cache(int argc, char **argv) {
         cJSON_AddStringToObject(j, "out", out);
         cJSON_AddItemToObject(j, "collections", pc_cli_json_dataset(out));
         cJSON_AddItemToObject(j, "failures", fails);
-        int rc = pc_cli_json_print(j);
+        rc = pc_cli_json_print(j);
         return failed ? PC_EXIT_FAIL : rc;
     }
     cJSON_Delete(fails);

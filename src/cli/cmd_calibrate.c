@@ -71,7 +71,8 @@ int pc_cmd_calibrate(int argc, char **argv) {
     int json = 0, loso = 1, c;
     pc_calib_fit_opts fo = pc_calib_fit_opts_default();
     optind = 1;
-    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+    opterr = 0;
+    while ((c = pc_cli_getopt(argc, argv, "", opts, NULL)) != -1) {
         switch (c) {
         case 'o': out = optarg; break;
         case 'n': loso = 0; break;
@@ -93,7 +94,7 @@ int pc_cmd_calibrate(int argc, char **argv) {
                                           optarg);
             break;
         case 'h': calibrate_help(stdout); return PC_EXIT_OK;
-        default: return pc_cli_usage_error("calibrate", "unknown option");
+        default: return pc_cli_usage_error("calibrate", "unknown option '%s'", argv[optind - 1]);
         }
     }
     int nfiles = argc - optind;
@@ -103,8 +104,12 @@ int pc_cmd_calibrate(int argc, char **argv) {
         return pc_cli_usage_error("calibrate", "at most 8 runs files");
     if (!out)
         return pc_cli_usage_error("calibrate", "--out C.json is required");
+    int rc = pc_cli_check_not_input("calibrate", "--out", out, (const char *const *)(argv + optind),
+                                    nfiles);
+    if (rc < 0) rc = pc_cli_check_out_file("calibrate", "--out", out);
+    if (rc >= 0) return rc;
     pc_ccli_runset s;
-    int rc = pc_ccli_load_or_fail(&s, nfiles, argv + optind);
+    rc = pc_ccli_load_or_fail(&s, nfiles, argv + optind);
     if (rc >= 0)
         return rc;
     pc_ccli_print_problems(&s);

@@ -203,7 +203,7 @@ int pc_cmd_check(int argc, char **argv) {
     long long threads = 0;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "qzt:jh", opts, NULL)) != -1) {
+    while ((c = pc_cli_getopt(argc, argv, "qzt:jh", opts, NULL)) != -1) {
         if (c == 'q') quiet = 1;
         else if (c == 'j') json = 1;
         else if (c == 'z') allow_zero = 1;

@@ -149,7 +149,7 @@ int pc_cmd_chips(int argc, char **argv) {
     const char *file = NULL;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "jf:h", opts, NULL)) != -1) {
+    while ((c = pc_cli_getopt(argc, argv, "jf:h", opts, NULL)) != -1) {
         switch (c) {
         case 'j': json = 1; break;
         case 'f': file = optarg; break;

@@ -93,7 +93,7 @@ static int coll_parse(int argc, char **argv, coll_args *a) {
     optind = 1;
     opterr = 0;
     int c;
-    while ((c = getopt_long(argc, argv, "c:o:b:m:a:d:w:n:jf:h", coll_opts, NULL)) != -1) {
+    while ((c = pc_cli_getopt(argc, argv, "c:o:b:m:a:d:w:n:jf:h", coll_opts, NULL)) != -1) {
         switch (c) {
         case 'c': a->chip = optarg; break;
         case 'o': a->op = optarg; break;

@@ -9,12 +9,13 @@
 #include "perfcast/dist.h"
 #include "perfcast/metrics.h"
 #include "perfcast/predict.h"
+#include "plots.h"
 
 static void eval_help(FILE *f) {
     fprintf(
         f,
         "usage: perfcast eval --model MODEL [--model MODEL ...] --data DIR [--split valid]\n"
-        "                     [--seeds N [--seed S]] [--json]\n\n"
+        "                     [--seeds N [--seed S]] [--json] [--svg OUT.svg]\n\n"
         "Scores every graph of the split with the model's collection metric: tile prints\n"
         "the mean tile score, ordered-pair accuracy and top-1/5/10 slowdown; layout the\n"
         "mean Kendall tau-b and ordered-pair accuracy. Each mean comes with its 95%%\n"
@@ -34,10 +35,13 @@ static void eval_help(FILE *f) {
         "  --tta M         models with --cfg-attention: average each config's score over\n"
         "                  M orderings of the configs (default 1 = off)\n"
         "  --tta-seed S    seed of those orderings (default 1)\n"
+        "  --svg OUT.svg   one checkpoint: its predicted score against the measured\n"
+        "                  runtime of every config, one panel per graph (the first %d of\n"
+        "                  the split), the true and the predicted best marked\n"
         "  --json          machine-readable output: each metric's key as before plus\n"
         "                  KEY_ci95 = [lo, hi]; several checkpoints: \"models\" (one such\n"
         "                  object each, with \"model\") and \"mean\", \"std\", \"min\", \"max\"\n",
-        PC_BOOTSTRAP_RESAMPLES);
+        PC_BOOTSTRAP_RESAMPLES, PC_PLOT_MAX_PANELS);
     fputs("\nAn ensemble model (perfcast train --ensemble N) is scored as one: each config\n"
           "gets the mean of its members' scores, each centered over the graph's configs.\n",
           f);
@@ -225,7 +229,7 @@ static int print_several(const pc_eval_result *r, const char *const *models, int
 #define MAX_MODELS 256
 
 typedef struct eval_args {
-    const char *models[MAX_MODELS], *data, *split;
+    const char *models[MAX_MODELS], *data, *split, *svg;
     int n_models, json, threads, tta;
     uint64_t tta_seed;
     long long seeds, seed;
@@ -266,13 +270,14 @@ static int eval_parse(int argc, char **argv, eval_args *a) {
                                          {"json", no_argument, 0, 'j'},
                                          {"tta", required_argument, 0, 'A'},
                                          {"tta-seed", required_argument, 0, 'B'},
+                                         {"svg", required_argument, 0, 'V'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     long long v;
     int c;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "m:d:s:t:jh", opts, NULL)) != -1) {
+    while ((c = pc_cli_getopt(argc, argv, "m:d:s:t:jh", opts, NULL)) != -1) {
         switch (c) {
         case 'm':
             if (a->n_models == MAX_MODELS)
@@ -304,6 +309,7 @@ static int eval_parse(int argc, char **argv, eval_args *a) {
                                           optarg);
             break;
         case 'j': a->json = 1; break;
+        case 'V': a->svg = optarg; break;
         case 'A':
         case 'B':
             if (pc_cli_tta_opt("eval", c == 'A' ? "--tta" : "--tta-seed", optarg, &a->tta,
@@ -317,7 +323,15 @@ static int eval_parse(int argc, char **argv, eval_args *a) {
     if (!a->n_models) return pc_cli_usage_error("eval", "--model MODEL is required");
     if (!a->data) return pc_cli_usage_error("eval", "--data DIR is required");
     if (optind != argc) return pc_cli_usage_error("eval", "unexpected argument '%s'", argv[optind]);
-    return expand_seeds(a);
+    int rc = expand_seeds(a);
+    if (rc < 0 && a->svg) {
+        if (a->n_models > 1)
+            return pc_cli_usage_error("eval", "--svg draws one checkpoint, got %d", a->n_models);
+        const char *in[2] = {a->models[0], a->data};
+        rc = pc_cli_check_not_input("eval", "--svg", a->svg, in, 2);
+        if (rc < 0) rc = pc_cli_check_out_file("eval", "--svg", a->svg);
+    }
+    return rc;
 }
 
 /* pc_eval_run_dist with test-time augmentation: the model loaded as a predictor. */
@@ -370,6 +384,12 @@ static int eval_all(int argc, char **argv, eval_args *a) {
     } else if (rank == 0) {
         printf("%s %s: %d graphs\n", pc_collection_name(r[0].collection), a->split, r[0].graphs);
         print_text_one(&r[0], "");
+    }
+    if (rc == PC_EXIT_OK && rank == 0 && a->svg) {
+        int prc = pc_plot_eval(a->models[0], a->data, a->split, a->threads, a->tta, a->tta_seed,
+                               a->svg);
+        rc = prc < 0 ? PC_EXIT_OK : prc;
+        if (rc == PC_EXIT_OK && !a->json) printf("wrote %s\n", a->svg);
     }
     free(r);
     return rc;

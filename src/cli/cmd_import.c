@@ -93,7 +93,7 @@ int pc_cmd_import(int argc, char **argv) {
     int quiet = 0, json = 0, c;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "o:k:s:zqjh", opts, NULL)) != -1) {
+    while ((c = pc_cli_getopt(argc, argv, "o:k:s:zqjh", opts, NULL)) != -1) {
         switch (c) {
         case 'j': json = 1; break;
         case 'o': out = optarg; break;
@@ -120,6 +120,7 @@ int pc_cmd_import(int argc, char **argv) {
     char pat[4096];
     const char *path;
     int rc = pc_cli_hlo_stage_path("import", argv[optind], stage, pat, sizeof pat, &path);
+    if (rc < 0) rc = pc_cli_check_out_dir("import", "--out", out, 0);
     if (rc >= 0) return rc;
 
     pc_import_report rep;

@@ -239,7 +239,8 @@ int pc_cmd_info(int argc, char **argv) {
         if (one) cJSON_AddStringToObject(one, "file", argv[i]);
         int r;
         size_t len = strlen(argv[i]);
-        if (len >= 4 && !strcmp(argv[i] + len - 4, ".npy")) r = info_npy(argv[i], one);
+        if (pc_cli_is_model(argv[i])) r = pc_cli_info_model(argv[i], json, one);
+        else if (len >= 4 && !strcmp(argv[i] + len - 4, ".npy")) r = info_npy(argv[i], one);
         else if (len >= 4 && !strcmp(argv[i] + len - 4, ".pcc")) {
             if (!json) printf("%s: cache directory\n", argv[i]);
             graph_summary(argv[i], (int)threads, one);

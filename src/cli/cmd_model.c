@@ -429,7 +429,7 @@ static int model_parse(int argc, char **argv, model_args *a) {
     optind = 1;
     opterr = 0;
     int c, rc;
-    while ((c = getopt_long(argc, argv, "jh", model_opts, NULL)) != -1)
+    while ((c = pc_cli_getopt(argc, argv, "jh", model_opts, NULL)) != -1)
         if ((rc = model_opt(a, c, optarg, argv)) >= 0) return rc;
     if (optind < argc && !a->config) {
         pc_cli_deprecated("model", "a positional CONFIG", "--config CONFIG");

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "plan_cli.h"
+#include "plots.h"
 
 #define CMD_SERVE PC_PCLI_SERVE
 
@@ -19,7 +20,8 @@ static void serve_help(FILE *f) {
            "                           [--weight-dtype P] [--kv-dtype P] [--efficiency E]\n"
            "                           [--replicas R | --tp N] [--ep N] [--attention-dp]\n"
            "                           [--concurrency N] [--calibration builtin|none|FILE]\n"
-           "                           [--price-per-chip-hour X] [--chips-file F] [--json]\n\n"
+           "                           [--price-per-chip-hour X] [--chips-file F] [--json]\n"
+           "                           [--svg OUT.svg]\n\n"
            "The model is sharded over all chips by tensor (model) parallelism (query heads and\n"
            "d_ff split; the KV cache split over KV heads, then over the batch). For each context\n"
            "length: KV cache size, the largest batch whose weights + KV cache fit in HBM, the\n"
@@ -53,7 +55,10 @@ static void serve_help(FILE *f) {
            "  --concurrency N    requests in flight over all replicas (pins the calibrated\n"
            "                     batch: N / replicas each); --batch N pins it per replica\n"
            "  --calibration C    builtin (default), none (tables only), or a file from\n"
-           "                     'perfcast calibrate'\n\n"
+           "                     'perfcast calibrate'\n"
+           "  --svg OUT.svg      decode latency (time per output token) against throughput\n"
+           "                     per chip over the batch sizes, a curve per context, the\n"
+           "                     batch where the KV cache outgrows the weights marked\n\n"
            "Exit status: 0 ok, 1 the weights (or the requested batch) do not fit, 2 bad usage.\n");
 }
 
@@ -318,13 +323,20 @@ static cJSON *point_json(const pc_serve_point *p) {
 
 /* What the command line asks plan serve for. */
 typedef struct serve_args {
-    const char *model, *preset, *chip, *slice, *chips_file, *context, *calibration;
+    const char *model, *preset, *chip, *slice, *chips_file, *context, *calibration, *svg;
     long long chips, tp, replicas; /* --tp, --replicas: 0 when not given */
     double batch;                  /* --batch N per replica; 0: sweep */
     int json;
     serve_cal_req q; /* --ep, --attention-dp, --concurrency; the rest once resolved */
     pc_serve_opts o;
+    struct serve_plot *plot; /* --svg: the curves gathered */
 } serve_args;
+
+/* --svg: a curve per context, gathered while the tables are made. */
+typedef struct serve_plot {
+    pc_plot_serve_ctx c[16];
+    int n;
+} serve_plot;
 
 static const struct option serve_opts[] = {{"config", required_argument, 0, PC_PO_CONFIG},
                                            {"model", required_argument, 0, PC_PO_MODEL},
@@ -351,6 +363,7 @@ static const struct option serve_opts[] = {{"config", required_argument, 0, PC_P
                                            {"ep", required_argument, 0, PC_PO_EP},
                                            {"attention-dp", no_argument, 0, PC_PO_ADP},
                                            {"json", no_argument, 0, 'j'},
+                                           {"svg", required_argument, 0, PC_PO_SVG},
                                            {"help", no_argument, 0, 'h'},
                                            {0, 0, 0, 0}};
 
@@ -434,6 +447,7 @@ static int serve_opt(serve_args *a, int c, const char *v, char **argv) {
     case PC_PO_EP: return serve_ways_opt(a, c, v);
     case PC_PO_ADP: a->q.attention_dp = 1; return -1;
     case 'j': a->json = 1; return -1;
+    case PC_PO_SVG: a->svg = v; return -1;
     case 'h': serve_help(stdout); return PC_EXIT_OK;
     default:
         return pc_cli_usage_error(CMD_SERVE, "unknown or incomplete option '%s'",
@@ -449,10 +463,16 @@ static int serve_parse(int argc, char **argv, serve_args *a) {
     optind = 1;
     opterr = 0;
     int c, rc;
-    while ((c = getopt_long(argc, argv, "jh", serve_opts, NULL)) != -1)
+    while ((c = pc_cli_getopt(argc, argv, "jh", serve_opts, NULL)) != -1)
         if ((rc = serve_opt(a, c, optarg, argv)) >= 0) return rc;
     if (optind < argc)
         return pc_cli_usage_error(CMD_SERVE, "unexpected argument '%s'", argv[optind]);
+    if (a->svg) {
+        const char *in[3] = {a->model, a->chips_file, a->calibration};
+        if ((rc = pc_cli_check_not_input(CMD_SERVE, "--svg", a->svg, in, 3)) >= 0 ||
+            (rc = pc_cli_check_out_file(CMD_SERVE, "--svg", a->svg)) >= 0)
+            return rc;
+    }
     return -1;
 }
 
@@ -612,15 +632,21 @@ static cJSON *serve_summary_json(const pc_serve_opts *o, const pc_serve_summary 
 static void serve_print_no_fit(const serve_job *j, const pc_serve_summary *s) {
     char a1[64], a2[64], a3[64];
     fflush(stdout);
+    char valid[160] = "";
+    if (s->min_chips_valid > s->min_chips_weights)
+        snprintf(valid, sizeof valid, "; %lld for a model-parallel degree that divides the %lld "
+                 "heads", (long long)s->min_chips_valid, (long long)j->m.heads);
+    else if (s->min_chips_valid <= 0)
+        snprintf(valid, sizeof valid, "; no model-parallel degree in range divides the %lld "
+                 "heads", (long long)j->m.heads);
     fprintf(stderr,
-            "perfcast plan serve: the weights (%s, %s per chip) do not fit in %s of HBM "
-            "per chip; use at least %lld chips (%lld for a valid model-parallel "
-            "degree: it must divide the %lld heads), or smaller weights (--weight-dtype "
+            "perfcast plan serve: error: the weights (%s, %s per chip) do not fit in %s of HBM "
+            "per chip; use at least %lld chips%s, or smaller weights (--weight-dtype "
             "int8 / int4)\n",
             pc_pcli_gb(s->weight_bytes, a1, sizeof a1),
             pc_pcli_gb(s->weight_bytes / (double)s->chips, a2, sizeof a2),
             pc_pcli_gb(j->chip->hbm_bytes, a3, sizeof a3), (long long)s->min_chips_weights,
-            (long long)s->min_chips_valid, (long long)j->m.heads);
+            valid);
 }
 
 static void serve_print_row(const pc_serve_point *p) {
@@ -647,12 +673,43 @@ static int serve_batches(double batch, int64_t max_batch, double *bl) {
     return nb;
 }
 
+/* --svg: one point of the current context's curve. */
+static void serve_plot_add(serve_plot *sp, const pc_serve_point *p) {
+    pc_plot_serve_ctx *c = &sp->c[sp->n - 1];
+    if (c->n == 64 || !p->fits) return;
+    c->batch[c->n] = p->batch;
+    c->latency[c->n] = p->dec_step;
+    c->tok_s_chip[c->n++] = p->dec_tok_s_chip;
+}
+
+/* --svg: where the KV cache per chip grows as large as the weights (linear in the batch). */
+static void serve_plot_cross(const serve_job *j, const pc_serve_opts *o, pc_plot_serve_ctx *c) {
+    pc_serve_point p;
+    pc_error e;
+    c->cross_latency = c->cross_tok_s_chip = NAN;
+    if (pc_plan_serve_eval(j->chip, &j->m, &j->rslice, o, 1, &p, &e) != PC_OK ||
+        !(p.mem_kv > 0))
+        return;
+    c->cross_batch = ceil(p.mem_weights / p.mem_kv);
+    if (c->cross_batch > (double)c->max_batch ||
+        pc_plan_serve_eval(j->chip, &j->m, &j->rslice, o, c->cross_batch, &p, &e) != PC_OK)
+        return;
+    c->cross_latency = p.dec_step;
+    c->cross_tok_s_chip = p.dec_tok_s_chip;
+}
+
 /* The ideal table of one context (printed, or "batches" in jc); *status
  * becomes 1 when a batch does not fit. Returns -1 or an exit code. */
 static int serve_table(const serve_args *a, const serve_job *j, const pc_serve_opts *o,
                        const pc_serve_summary *s, cJSON *jc, int *status) {
     double bl[64];
     int nb = serve_batches(a->batch, s->max_batch, bl);
+    if (a->plot && a->plot->n < 16) {
+        pc_plot_serve_ctx *c = &a->plot->c[a->plot->n++];
+        c->context = o->context;
+        c->max_batch = s->max_batch;
+        serve_plot_cross(j, o, c);
+    }
     if (!a->json)
         printf("  batch   KV/chip  mem/chip  decode step  bound     tokens/s  tok/s/chip  "
                "QPS/chip  $/Mtok   prefill  bound    $/Mtok  TP lim\n");
@@ -664,6 +721,7 @@ static int serve_table(const serve_args *a, const serve_job *j, const pc_serve_o
         if (pc_plan_serve_eval(j->chip, &j->m, &j->rslice, o, bl[i], &p, &e) != PC_OK)
             return pc_cli_fail(&e);
         if (jrows) cJSON_AddItemToArray(jrows, point_json(&p));
+        if (a->plot) serve_plot_add(a->plot, &p);
         if (!p.fits) *status = PC_EXIT_FAIL;
         if (!a->json) serve_print_row(&p);
     }
@@ -770,12 +828,41 @@ static int serve_contexts(const serve_args *a, const serve_job *j) {
     return status;
 }
 
+/* --svg after the tables: -1 or an exit code. */
+static int serve_svg(const serve_args *a, const serve_job *j) {
+    char title[300], sl[96];
+    int n = 0;
+    for (int k = 0; k < a->plot->n; k++)
+        if (a->plot->c[k].n > 0) a->plot->c[n++] = a->plot->c[k];
+    if (!n) {
+        fprintf(stderr, "perfcast plan serve: no batch fits: %s not written\n", a->svg);
+        return -1;
+    }
+    pc_pcli_mesh_str(&j->rslice, sl, sizeof sl);
+    snprintf(title, sizeof title, "plan serve: %s on %s %s (%s weights), decode", j->m.name,
+             j->chip->name, sl, pc_prec_name(a->o.weight_prec));
+    int rc = pc_plot_serve(a->svg, title, a->plot->c, n);
+    if (rc < 0 && !a->json) printf("\nwrote %s\n", a->svg);
+    return rc;
+}
+
 int pc_pcli_serve(int argc, char **argv) {
     serve_args a;
     serve_job j;
     int rc;
     if ((rc = serve_parse(argc, argv, &a)) >= 0 || (rc = serve_setup(&a, &j)) >= 0) return rc;
+    serve_plot *plot = a.svg ? calloc(1, sizeof *plot) : NULL;
+    if (a.svg && !plot) {
+        serve_job_free(&j);
+        return fputs("perfcast plan serve: error: out of memory\n", stderr), PC_EXIT_FAIL;
+    }
+    a.plot = plot;
     rc = serve_contexts(&a, &j);
+    if (plot && rc != PC_EXIT_USAGE) {
+        int src = serve_svg(&a, &j);
+        if (src >= 0) rc = src;
+    }
+    free(plot);
     serve_job_free(&j);
     return rc;
 }

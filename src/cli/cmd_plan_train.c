@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "plan_cli.h"
+#include "plots.h"
 
 #define CMD_TRAIN PC_PCLI_TRAIN
 
@@ -22,7 +23,7 @@ static void train_help(FILE *f) {
         "                           [--vp V] [--cp C] [--efficiency E] [--attention A]\n"
         "                           [--optimizer adam|momentum|sgd] [--master-weights]\n"
         "                           [--weight-dtype P] [--grad-dtype P] [--act-dtype P]\n"
-        "                           [--chips-file F]\n\n"
+        "                           [--chips-file F] [--svg OUT.svg]\n\n"
         "Searches every factorization of the chips into stage (pipeline) x data x fsdp (ZeRO\n"
         "stage 1/2/3) x expert (MoE) x tensor axes that maps onto the slice and the model,\n"
         "every remat policy and micro-batch count (powers of two and divisors of the\n"
@@ -66,7 +67,9 @@ static void train_help(FILE *f) {
         "                     ideal roofline only), or a file from 'perfcast calibrate'; plans\n"
         "                     rank by the calibrated step time, shown beside the ideal bound\n"
         "  --top N            plans listed (default 10)\n"
-        "  --json             machine-readable output\n\n"
+        "  --json             machine-readable output\n"
+        "  --svg OUT.svg      the step time of the top plans as stacked bars of the ideal\n"
+        "                     roofline's exposed parts, the calibrated step marked\n\n"
         "Exit status: 0 a plan was found, 1 none fits (the message says what to change),\n"
         "2 bad usage (unknown chip/model, mesh not matching the chips, ...).\n");
 }
@@ -363,7 +366,7 @@ static int parse_remat_list(const char *v, unsigned *mask, double *k) {
 
 /* What the command line asks plan train for. */
 typedef struct train_args {
-    const char *model, *preset, *chip, *slice, *chips_file, *calibration;
+    const char *model, *preset, *chip, *slice, *chips_file, *calibration, *svg;
     long long chips;
     int64_t top; /* plans listed */
     int json, have_batch;
@@ -405,6 +408,7 @@ static const struct option train_opts[] = {{"config", required_argument, 0, PC_P
                                            {"top", required_argument, 0, PC_PO_TOP},
                                            {"book", no_argument, 0, PC_PO_BOOK},
                                            {"json", no_argument, 0, 'j'},
+                                           {"svg", required_argument, 0, PC_PO_SVG},
                                            {"help", no_argument, 0, 'h'},
                                            {0, 0, 0, 0}};
 
@@ -527,6 +531,7 @@ static int train_opt(train_args *a, int c, const char *v, char **argv) {
     case PC_PO_ADT: return pc_pcli_parse_prec(CMD_TRAIN, "--act-dtype", v, &o->act_prec);
     case PC_PO_BOOK: o->convention = PC_CONV_BOOK; return -1;
     case 'j': a->json = 1; return -1;
+    case PC_PO_SVG: a->svg = v; return -1;
     case 'h': train_help(stdout); return PC_EXIT_OK;
     default:
         return pc_cli_usage_error(CMD_TRAIN, "unknown or incomplete option '%s'",
@@ -543,10 +548,16 @@ static int train_parse(int argc, char **argv, train_args *a) {
     optind = 1;
     opterr = 0;
     int c, rc;
-    while ((c = getopt_long(argc, argv, "jh", train_opts, NULL)) != -1)
+    while ((c = pc_cli_getopt(argc, argv, "jh", train_opts, NULL)) != -1)
         if ((rc = train_opt(a, c, optarg, argv)) >= 0) return rc;
     if (optind < argc)
         return pc_cli_usage_error(CMD_TRAIN, "unexpected argument '%s'", argv[optind]);
+    if (a->svg) {
+        const char *in[3] = {a->model, a->chips_file, a->calibration};
+        if ((rc = pc_cli_check_not_input(CMD_TRAIN, "--svg", a->svg, in, 3)) >= 0 ||
+            (rc = pc_cli_check_out_file(CMD_TRAIN, "--svg", a->svg)) >= 0)
+            return rc;
+    }
     return -1;
 }
 
@@ -975,6 +986,26 @@ static int train_print_text(const train_args *a, const train_job *j, const train
     return PC_EXIT_OK;
 }
 
+/* --svg: the top plans' step breakdown. -1 or an exit code. */
+static int train_svg(const train_args *a, const train_job *j, const train_result *r) {
+    pc_plot_plan pl[100];
+    char rm[32], lay[160], title[300];
+    int n = r->s.nbest < 100 ? r->s.nbest : 100;
+    for (int i = 0; i < n; i++) {
+        const pc_train_plan *p = &r->best[i];
+        snprintf(pl[i].label, sizeof pl[i].label, "%.50s, %s, m %lld",
+                 layout_str(p, lay, sizeof lay), remat_str(p->remat, a->o.remat_tensors, rm,
+                                                           sizeof rm),
+                 (long long)p->micro);
+        memcpy(pl[i].part, p->part, sizeof pl[i].part);
+        pl[i].step = p->step_time;
+        pl[i].calibrated = p->calibrated_step > 0 ? p->calibrated_step : 0;
+    }
+    snprintf(title, sizeof title, "plan train: %s on %s %s, the top %d plans' step time",
+             j->m.name, j->chip->name, r->slice, n);
+    return pc_plot_train_plans(a->svg, title, pl, n);
+}
+
 int pc_pcli_train(int argc, char **argv) {
     train_args a;
     train_job j;
@@ -982,7 +1013,11 @@ int pc_pcli_train(int argc, char **argv) {
     int rc;
     if ((rc = train_parse(argc, argv, &a)) >= 0 || (rc = train_setup(&a, &j)) >= 0) return rc;
     rc = train_search(&a, &j, &r);
+    int wrote = rc < 0 && a.svg && r.s.nbest > 0;
+    if (wrote) wrote = (rc = train_svg(&a, &j, &r)) < 0;
     if (rc < 0) rc = a.json ? train_print_json(&a, &j, &r) : train_print_text(&a, &j, &r);
+    if (wrote && !a.json) printf("\nwrote %s\n", a.svg);
+    else if (a.svg && r.s.nbest == 0) fprintf(stderr, "no plan fits: %s not written\n", a.svg);
     train_job_free(&j);
     return rc;
 }

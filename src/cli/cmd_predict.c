@@ -306,7 +306,7 @@ int pc_cmd_predict(int argc, char **argv) {
     int c, json = 0;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "m:d:s:o:t:A:B:jh", opts, NULL)) != -1) {
+    while ((c = pc_cli_getopt(argc, argv, "m:d:s:o:t:A:B:jh", opts, NULL)) != -1) {
         switch (c) {
         case 'j': json = 1; break;
         case 'm':
@@ -347,13 +347,16 @@ int pc_cmd_predict(int argc, char **argv) {
                                       "overwrite an input", out, models[i]);
     if (optind != argc)
         return pc_cli_usage_error("predict", "unexpected argument '%s'", argv[optind]);
+    int rc = pc_cli_check_not_input("predict", "--out", out, models, nmodels);
+    if (rc < 0) rc = pc_cli_check_out_file("predict", "--out", out);
+    if (rc >= 0) return rc;
     pc_error e;
     pc_dataset *ds = NULL;
     if (pc_dataset_open(data, &ds, &e) != PC_OK) return pc_cli_fail(&e);
     int sp = pc_split_find(split);
     int seen[PC_NUM_COLLECTIONS] = {0};
     rows r = {0};
-    int rc = PC_EXIT_OK;
+    rc = PC_EXIT_OK;
     pc_dist *dist = NULL;
     if (pc_cli_dist_open(&argc, &argv, &dist, &e) != PC_OK) {
         pc_dataset_close(ds);

@@ -14,10 +14,11 @@
 #include "perfcast/hlo.h"
 #include "perfcast/metrics.h"
 #include "perfcast/predict.h"
+#include "plots.h"
 
 static void rank_help(FILE *f) {
     fprintf(f,
-            "usage: perfcast rank --model MODEL FILE.npz [--top N] [--json]\n"
+            "usage: perfcast rank --model MODEL FILE.npz [--top N] [--json] [--svg OUT.svg]\n"
             "       perfcast rank --model MODEL PROGRAM.hlo [--configs FILE] [--kernel NAME]\n"
             "                     [--candidates N] [--seed S] [--top N] [--json]\n\n"
             "FILE.npz (or a .pcc cache): scores every config of one graph (of the model's\n"
@@ -50,7 +51,9 @@ static void rank_help(FILE *f) {
             "                    over M orderings of the configs (the given one and M-1\n"
             "                    random ones; default 1 = off)\n"
             "  --tta-seed S      seed of those orderings (default 1)\n"
-            "  --json            machine-readable output\n\n"
+            "  --json            machine-readable output\n"
+            "  --svg OUT.svg     FILE.npz with runtimes: every config's predicted score against\n"
+            "                    its measured runtime, the true and the predicted best marked\n\n"
             "An ensemble model (perfcast train --ensemble N) scores each config with the\n"
             "mean of its members' scores (each centered over the graph's configs) and\n"
             "adds a \"spread\" column (JSON field): their standard deviation, the ensemble's\n"
@@ -58,7 +61,7 @@ static void rank_help(FILE *f) {
 }
 
 typedef struct rank_args {
-    const char *model, *path;
+    const char *model, *path, *svg;
     int json, threads;
     int tta;           /* --tta orderings */
     uint64_t tta_seed; /* --tta-seed */
@@ -199,6 +202,28 @@ static void print_npz(const rank_args *a, pc_graph *g, int coll, const scored *s
                 (long long)rt[best], best_rank, (long long)n);
 }
 
+/* --svg: the graph's configs, score against runtime. */
+static int rank_svg(const rank_args *a, pc_graph *g, int coll, const scored *s) {
+    const int64_t *rt = pc_graph_config_runtime(g);
+    int64_t n = pc_graph_num_configs(g);
+    int have_rt = 0;
+    for (int64_t k = 0; rt && k < n; k++)
+        if (rt[k] > 0) have_rt = 1;
+    if (!have_rt) {
+        fprintf(stderr, "perfcast rank: error: --svg: %s has no measured runtimes to draw\n",
+                a->path);
+        return PC_EXIT_FAIL;
+    }
+    const char *base = strrchr(a->path, '/');
+    pc_plot_graph pg = {base ? base + 1 : a->path, (size_t)n, s->scores, rt};
+    char title[300];
+    snprintf(title, sizeof title, "%s model on one graph: predicted score vs measured runtime",
+             pc_collection_name(coll));
+    int rc = pc_plot_rank("rank", a->svg, title, &pg, 1, 1);
+    if (rc < 0 && !a->json) fprintf(stderr, "wrote %s\n", a->svg);
+    return rc < 0 ? PC_EXIT_OK : rc;
+}
+
 static int rank_npz(const rank_args *a, pc_predictor *p, int coll) {
     pc_error e;
     pc_load_opts lo = pc_load_opts_default();
@@ -208,6 +233,7 @@ static int rank_npz(const rank_args *a, pc_predictor *p, int coll) {
     scored s;
     int rc = score_and_order(a, p, g, &s);
     if (rc == PC_EXIT_OK) print_npz(a, g, coll, &s);
+    if (rc == PC_EXIT_OK && a->svg) rc = rank_svg(a, g, coll, &s);
     scored_free(&s);
     pc_graph_free(g);
     return rc;
@@ -303,12 +329,13 @@ static int parse_args(int argc, char **argv, rank_args *a) {
         {"configs", required_argument, 0, 'c'}, {"kernel", required_argument, 0, 'k'},
         {"candidates", required_argument, 0, 'N'}, {"seed", required_argument, 0, 's'},
         {"tta", required_argument, 0, 'A'},     {"tta-seed", required_argument, 0, 'B'},
+        {"svg", required_argument, 0, 'V'},
         {"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
     long long v;
     int c;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "m:n:t:jc:k:N:s:A:B:h", opts, NULL)) != -1) {
+    while ((c = pc_cli_getopt(argc, argv, "m:n:t:jc:k:N:s:A:B:h", opts, NULL)) != -1) {
         switch (c) {
         case 'm': a->model = optarg; break;
         case 'n':
@@ -322,6 +349,7 @@ static int parse_args(int argc, char **argv, rank_args *a) {
             a->threads = (int)v;
             break;
         case 'j': a->json = 1; break;
+        case 'V': a->svg = optarg; break;
         case 'c': a->ro.configs = optarg; a->hlo_only = 1; break;
         case 'k': a->ro.kernel = optarg; a->hlo_only = 1; break;
         case 'N':
@@ -346,7 +374,7 @@ static int parse_args(int argc, char **argv, rank_args *a) {
             break;
         case 'h': rank_help(stdout); return -1;
         default:
-            if (optopt && strchr("mntckNsAB", optopt))
+            if (optopt && strchr("mntckNsABV", optopt))
                 return pc_cli_usage_error("rank", "option '%s' needs a value", argv[optind - 1]);
             return pc_cli_usage_error("rank", "unknown option '%s'", argv[optind - 1]);
         }
@@ -379,6 +407,15 @@ int pc_cmd_rank(int argc, char **argv) {
     if (rc < 0) return PC_EXIT_OK; /* --help */
     if (rc != PC_EXIT_OK) return rc;
     int npz = is_dataset_file(a.path);
+    if (a.svg && !npz)
+        return pc_cli_usage_error("rank", "--svg draws measured runtimes: give a dataset .npz, "
+                                  "not the HLO program '%s'", a.path);
+    if (a.svg) {
+        const char *in[2] = {a.model, a.path};
+        rc = pc_cli_check_not_input("rank", "--svg", a.svg, in, 2);
+        if (rc < 0) rc = pc_cli_check_out_file("rank", "--svg", a.svg);
+        if (rc >= 0) return rc;
+    }
     if (npz && a.hlo_only)
         return pc_cli_usage_error("rank", "--configs, --kernel, --candidates and --seed apply to "
                                   "HLO programs, not to '%s'", a.path);

@@ -8,6 +8,7 @@
 
 #include "analytic_cli.h"
 #include "perfcast/hlo_cost.h"
+#include "plots.h"
 
 static void roofline_help(FILE *f) {
     fprintf(f,
@@ -48,7 +49,7 @@ static void roofline_help(FILE *f) {
             "                    nvlink_domain GPUs, InfiniBand beyond). Default: each group\n"
             "                    as a 1-D mesh of its own devices\n"
             "  --top N           print the N slowest ops, the rest as one line (default 10;\n"
-            "                    0: every op, in program order)\n"
+            "                    0: every op, in program order; --svg: number and list them)\n"
             "  --dtype P         compute/activation precision of --matmul/--op (default bf16;\n"
             "                    fp32 tf32 bf16 fp16 fp8 int8 int4 fp4); given with --hlo, the\n"
             "                    rate of every dot/convolution (default: their operand type)\n"
@@ -56,7 +57,8 @@ static void roofline_help(FILE *f) {
             "                    --wdtype is the deprecated spelling)\n"
             "  --comm-bw B/s     link bandwidth for comm bytes (default: one ICI axis\n"
             "                    bidirectional on TPUs, NVLink on GPUs)\n"
-            "  --svg FILE        write a log-log roofline plot with one point per op\n"
+            "  --svg FILE        write a log-log roofline plot: one marker per op, its area the\n"
+            "                    op's share of the time, its colour the bound\n"
             "  --json            machine-readable output\n"
             "  --chips-file F    extra or overridden chips (see 'perfcast chips --help')\n");
 }
@@ -157,7 +159,7 @@ static int parse_args(int argc, char **argv, roof_args *a) {
     a->top = 10;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "c:m:o:O:d:w:b:s:jf:H:t:M:W:LS:h", opts, NULL)) != -1) {
+    while ((c = pc_cli_getopt(argc, argv, "c:m:o:O:d:w:b:s:jf:H:t:M:W:LS:h", opts, NULL)) != -1) {
         switch (c) {
         case 'c': a->chip_name = optarg; break;
         case 'm':
@@ -211,11 +213,12 @@ static int check_args(int argc, char **argv, const roof_args *a) {
         return pc_cli_usage_error("roofline", "--dtype '%s' unknown %s", a->dtype, precs);
     if (a->wdtype && pc_prec_parse(a->wdtype) < 0)
         return pc_cli_usage_error("roofline", "--weight-dtype '%s' unknown %s", a->wdtype, precs);
-    const char *inputs[3] = {a->hlo, a->ops_file, a->chips_file};
-    for (int i = 0; i < 3 && a->svg; i++)
-        if (inputs[i] && pc_same_file(a->svg, inputs[i]))
-            return pc_cli_usage_error("roofline", "--svg %s is the input %s; refusing to "
-                                      "overwrite it", a->svg, inputs[i]);
+    if (a->svg) {
+        const char *in[3] = {a->hlo, a->ops_file, a->chips_file};
+        int rc = pc_cli_check_not_input("roofline", "--svg", a->svg, in, 3);
+        if (rc < 0) rc = pc_cli_check_out_file("roofline", "--svg", a->svg);
+        if (rc >= 0) return rc;
+    }
     return -1;
 }
 
@@ -518,23 +521,25 @@ static pc_prec head_prec(const pc_chip *chip, const roof_set *s) {
 
 /* ---- output ----------------------------------------------------------------------------- */
 
-static int write_svg(const char *path, const pc_chip *chip, pc_prec head, const roof_set *s) {
-    pc_error e;
-    pc_roof_point *pts = calloc(s->n + 1, sizeof *pts);
+/* --svg: every op, the --top slowest (default 10) numbered and listed. */
+static int write_svg(const char *path, const pc_chip *chip, pc_prec head, const roof_set *s,
+                     long long top) {
+    pc_plot_roof_op *pts = calloc(s->n + 1, sizeof *pts);
     if (!pts) {
         fprintf(stderr, "perfcast roofline: error: out of memory\n");
         return PC_EXIT_FAIL;
     }
-    size_t np = 0;
     for (size_t i = 0; i < s->n; i++) {
-        if (s->hlo[i] && s->costs[i].flops <= 0) continue; /* no FLOPs: off a log-log plot */
-        pts[np].label = s->label[i];
-        pts[np].intensity = s->rl[i].intensity;
-        pts[np++].flops_rate = s->rl[i].time > 0 ? s->costs[i].flops / s->rl[i].time : 0;
+        pts[i].label = s->label[i];
+        pts[i].kind = s->kind[i];
+        pts[i].intensity = s->costs[i].flops > 0 ? s->rl[i].intensity : 0;
+        pts[i].rate = s->rl[i].time > 0 ? s->costs[i].flops / s->rl[i].time : 0;
+        pts[i].time = s->rl[i].time;
+        pts[i].bound = s->rl[i].bound;
     }
-    pc_status st = pc_roofline_write_svg(path, chip, head, pts, np, &e);
+    int rc = pc_plot_roofline(path, chip, head, pts, s->n, top > 0 ? (size_t)top : 10);
     free(pts);
-    return st == PC_OK ? -1 : pc_cli_fail(&e);
+    return rc;
 }
 
 static cJSON *json_op(const roof_set *s, size_t i, double total) {
@@ -794,7 +799,7 @@ static int run(const roof_args *a, const pc_chip *chip, roof_set *s, pc_hlo_cost
     if (rc >= 0) return rc;
     size_t shown = make_order(s, a->top);
     pc_prec head = head_prec(chip, s);
-    if (a->svg && (rc = write_svg(a->svg, chip, head, s)) >= 0) return rc;
+    if (a->svg && (rc = write_svg(a->svg, chip, head, s, a->top)) >= 0) return rc;
     if (a->json)
         print_json(a, chip, head, s, shown, &t, *hc);
     else

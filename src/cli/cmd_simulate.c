@@ -129,7 +129,7 @@ int pc_cmd_simulate(int argc, char **argv) {
     int json = 0, c;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "S:s:jh", opts, NULL)) != -1) {
+    while ((c = pc_cli_getopt(argc, argv, "S:s:jh", opts, NULL)) != -1) {
         switch (c) {
         case 'S':
             if (pc_cli_parse_i64(optarg, 0, INT64_MAX, &v))

@@ -13,7 +13,9 @@ static void synth_help(FILE *f) {
             "Writes DIR/npz/{tile/xla,layout/{xla,nlp}/{random,default}}/{train,valid,test}/\n"
             "from HLO-like graphs (convnets, transformer blocks, MLPs) timed by a simulated\n"
             "TPU cost model (docs/synth.md). Same seed, same bytes.\n\n"
-            "  --out DIR             output root (created)\n"
+            "  --out DIR             output root (created; an existing one must be empty)\n"
+            "  --force               write into a non-empty DIR (its files of the same name\n"
+            "                        are replaced, the others kept)\n"
             "  --scale S             tiny (tests), small (demo, default), full (benchmarks)\n"
             "  --seed N              random seed (default 1)\n"
             "  --compress            deflate the .npz members (like np.savez_compressed)\n"
@@ -43,7 +45,7 @@ static int parse_collections(const char *list, unsigned *mask) {
 }
 
 int pc_cmd_synth(int argc, char **argv) {
-    enum { O_GRAPHS = 256, O_LNODES, O_LCONFIGS, O_TCONFIGS, O_COLL, O_NOISE_FREE };
+    enum { O_GRAPHS = 256, O_LNODES, O_LCONFIGS, O_TCONFIGS, O_COLL, O_NOISE_FREE, O_FORCE };
     static const struct option opts[] = {
         {"out", required_argument, 0, 'o'},         {"scale", required_argument, 0, 's'},
         {"seed", required_argument, 0, 'S'},        {"compress", no_argument, 0, 'z'},
@@ -54,15 +56,16 @@ int pc_cmd_synth(int argc, char **argv) {
         {"collections", required_argument, 0, O_COLL},
         {"noise-free", no_argument, 0, O_NOISE_FREE},
         {"json", no_argument, 0, 'j'},
+        {"force", no_argument, 0, O_FORCE},
         {"help", no_argument, 0, 'h'},              {0, 0, 0, 0}};
     pc_synth_opts o = pc_synth_opts_default();
     o.scale = PC_SYNTH_SMALL;
     const char *out = NULL;
     long long v;
-    int c, json = 0;
+    int c, json = 0, force = 0;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "o:s:S:zt:jh", opts, NULL)) != -1) {
+    while ((c = pc_cli_getopt(argc, argv, "o:s:S:zt:jh", opts, NULL)) != -1) {
         switch (c) {
         case 'j': json = 1; break;
         case 'o': out = optarg; break;
@@ -106,12 +109,15 @@ int pc_cmd_synth(int argc, char **argv) {
                                           "'%s'", optarg);
             break;
         case O_NOISE_FREE: o.noise_free = 1; break;
+        case O_FORCE: force = 1; break;
         case 'h': synth_help(stdout); return PC_EXIT_OK;
         default: return pc_cli_usage_error("synth", "unknown option '%s'", argv[optind - 1]);
         }
     }
     if (!out) return pc_cli_usage_error("synth", "--out DIR is required");
     if (optind != argc) return pc_cli_usage_error("synth", "unexpected argument '%s'", argv[optind]);
+    int rc = pc_cli_check_out_dir("synth", "--out", out, !force);
+    if (rc >= 0) return rc;
     pc_report *log = pc_report_new();
     pc_error e;
     struct timespec t0, t1;

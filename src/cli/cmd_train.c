@@ -5,8 +5,10 @@
 #include <signal.h>
 #include <unistd.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 #include "perfcast/dist.h"
@@ -95,6 +97,11 @@ static void train_help(FILE *f) {
             "  --resume            continue the run saved in MODEL.state (same options)\n"
             "  --stop-after-steps N  stop after N steps of this run, keeping the state\n"
             "  --progress WHEN     auto (default: a live line on a terminal), always, never\n"
+            "  --log FILE.jsonl    one JSON object per validation round (seed, epoch, step,\n"
+            "                      loss, valid, metric, lr, elapsed_s), written as training\n"
+            "                      goes (appended with --resume); 'perfcast plot train FILE'\n"
+            "                      draws it\n"
+
             "  --json              one JSON object at the end: out, collection, metric, runs,\n"
             "                      summary, log (docs/json.md) instead of the log lines\n");
 }
@@ -104,8 +111,13 @@ typedef struct cli_train {
     int progress; /* show progress */
     const char *loss, *encode; /* --loss, --encode: parsed once every flag is read */
     long long seeds;           /* --seeds */
-    int json;                  /* --json: log lines and results collected here */
-    cJSON *log, *runs, *summary;
+    const char *log_path;      /* --log FILE.jsonl */
+    FILE *log;                 /* opened at the first record */
+    int log_failed, resume, rank;
+    unsigned long long seed; /* the run under way */
+    const char *metric;      /* "tile_score" or "kendall_tau" */
+    int json;                /* --json: log lines and results collected here */
+    cJSON *jlog, *jruns, *jsummary;
 } cli_train;
 
 /* One run's result in the --json "runs" array. */
@@ -122,7 +134,7 @@ static void run_json(cli_train *ct, uint64_t seed, const char *path, const pc_tr
     cJSON_AddNumberToObject(o, "first_loss", isfinite(r->first_loss) ? r->first_loss : 0);
     cJSON_AddNumberToObject(o, "last_loss", isfinite(r->last_loss) ? r->last_loss : 0);
     cJSON_AddBoolToObject(o, "interrupted", r->interrupted);
-    cJSON_AddItemToArray(ct->runs, o);
+    cJSON_AddItemToArray(ct->jruns, o);
 }
 
 /* The --json object of a finished training; the exit code. */
@@ -134,10 +146,10 @@ static int train_json(const pc_train_opts *o, cli_train *ct) {
                                                  PC_SCORE_TILE_COLLECTION
                                              ? "tile score"
                                              : "Kendall tau");
-    cJSON_AddItemToObject(j, "runs", ct->runs);
-    cJSON_AddItemToObject(j, "summary", ct->summary ? ct->summary : cJSON_CreateNull());
-    cJSON_AddItemToObject(j, "log", ct->log);
-    ct->runs = ct->log = ct->summary = NULL;
+    cJSON_AddItemToObject(j, "runs", ct->jruns);
+    cJSON_AddItemToObject(j, "summary", ct->jsummary ? ct->jsummary : cJSON_CreateNull());
+    cJSON_AddItemToObject(j, "log", ct->jlog);
+    ct->jruns = ct->jlog = ct->jsummary = NULL;
     return pc_cli_json_print(j);
 }
 
@@ -190,7 +202,7 @@ static void log_line(void *user, const char *line) {
     fields_as_flags(line, buf, sizeof buf);
     cli_train *ct = user;
     if (ct->json) {
-        cJSON_AddItemToArray(ct->log, cJSON_CreateString(buf));
+        cJSON_AddItemToArray(ct->jlog, cJSON_CreateString(buf));
         return;
     }
     clear_live(user);
@@ -205,8 +217,39 @@ static void fmt_dur(double s, char *buf, size_t n) {
     else snprintf(buf, n, "%dh%02dm", (int)s / 3600, (int)s % 3600 / 60);
 }
 
+/* JSON number or null. */
+static void log_num(FILE *f, const char *key, double v) {
+    if (isfinite(v)) fprintf(f, ", \"%s\": %.9g", key, v);
+    else fprintf(f, ", \"%s\": null", key);
+}
+
+/* --log: one JSON object per validation round (rank 0), flushed so it can be followed. */
+static void log_record(cli_train *c, const pc_train_progress *p) {
+    if (!c->log_path || c->log_failed || c->rank != 0 ||
+        p->struct_size < offsetof(pc_train_progress, validated) + sizeof p->validated ||
+        !p->validated)
+        return;
+    if (!c->log && !(c->log = fopen(c->log_path, c->resume ? "a" : "w"))) {
+        c->log_failed = 1;
+        clear_live(c);
+        fprintf(stderr, "perfcast train: warning: cannot write --log %s; training goes on\n",
+                c->log_path);
+        return;
+    }
+    fprintf(c->log, "{\"seed\": %llu, \"epoch\": %d, \"step\": %ld, \"steps_per_epoch\": %zu",
+            c->seed, p->epoch, p->total_steps, p->steps_per_epoch);
+    log_num(c->log, "loss", p->loss);
+    log_num(c->log, "valid", p->valid);
+    fprintf(c->log, ", \"metric\": \"%s\"", c->metric);
+    log_num(c->log, "lr", p->lr);
+    log_num(c->log, "elapsed_s", p->elapsed_s);
+    fprintf(c->log, "}\n");
+    fflush(c->log);
+}
+
 static void progress_line(void *user, const pc_train_progress *p) {
     cli_train *c = user;
+    log_record(c, p);
     if (!c->progress) return;
     char eta[32], el[32], valid[32];
     fmt_dur(p->eta_s, eta, sizeof eta);
@@ -248,7 +291,7 @@ enum { O_BUDGET = 256, O_EPOCHS, O_PATIENCE, O_CONFIGS, O_LR, O_HIDDEN, O_LAYERS
        O_LOSS, O_WD, O_CLIP, O_EMB, O_POOL, O_JOIN, O_ACT, O_DROPOUT, O_NOLN, O_RESUME,
        O_STOPAFTER, O_PROGRESS, O_GST, O_SEGMENTS, O_SEGSIZE, O_GSTSEGS, O_GSTKEEP,
        O_GSTFT, O_MAXMEM, O_PRUNE, O_COLLAPSE, O_ENCODE, O_ATTN, O_DEDUP, O_BATCH, O_SEEDS,
-       O_ENSEMBLE, O_JSON };
+       O_ENSEMBLE, O_LOG, O_JSON };
 
 static const struct option train_opts[] = {
     {"data", required_argument, 0, 'd'},         {"collection", required_argument, 0, 'c'},
@@ -279,6 +322,7 @@ static const struct option train_opts[] = {
     {"batch-graphs", required_argument, 0, O_BATCH},
     {"seeds", required_argument, 0, O_SEEDS},
     {"ensemble", required_argument, 0, O_ENSEMBLE},
+    {"log", required_argument, 0, O_LOG},
     {"json", no_argument, 0, O_JSON},
     {"help", no_argument, 0, 'h'},               {0, 0, 0, 0}};
 
@@ -426,6 +470,7 @@ static int train_opt(pc_train_opts *o, cli_train *ct, int c, const char *v, char
     case O_NOLN: o->layernorm = 0; return -1;
     case O_RESUME: o->resume = 1; return -1;
     case O_PROGRESS: return parse_progress(v, ct);
+    case O_LOG: ct->log_path = v; return -1;
     case O_SEEDS:
         if (pc_cli_parse_i64(v, 1, 1000, &ct->seeds))
             return pc_cli_usage_error("train", "--seeds expects 1..1000, got '%s'", v);
@@ -498,6 +543,31 @@ static int parse_loss_encode(pc_train_opts *o, const cli_train *ct) {
     return -1;
 }
 
+/*
+ * Where the run writes, before any work: MODEL's folder (not after the first
+ * epoch), --log's, neither the same file as the other or the data.
+ */
+static int check_outputs(const pc_train_opts *o, const cli_train *ct) {
+    int rc = pc_cli_check_out_file("train", "--out", o->out_path);
+    if (rc < 0 && ct->log_path) {
+        const char *in[2] = {o->out_path, o->data_dir};
+        rc = pc_cli_check_not_input("train", "--log", ct->log_path, in, 2);
+        if (rc < 0) rc = pc_cli_check_out_file("train", "--log", ct->log_path);
+    }
+    return rc;
+}
+
+/* A fresh run beside MODEL.state of an earlier one: say that it is replaced. */
+static void note_state(const char *model, int resume) {
+    char st[4200];
+    struct stat sb;
+    if (resume || snprintf(st, sizeof st, "%s.state", model) >= (int)sizeof st ||
+        stat(st, &sb) != 0)
+        return;
+    fprintf(stderr, "perfcast train: note: found %s from an earlier run: continue it with "
+            "--resume, or it will be replaced\n", st);
+}
+
 /* Fills o and ct from the command line; -1 to go on, else the exit code. */
 static int train_parse(int argc, char **argv, pc_train_opts *o, cli_train *ct) {
     *o = pc_train_opts_default();
@@ -505,12 +575,15 @@ static int train_parse(int argc, char **argv, pc_train_opts *o, cli_train *ct) {
     ct->progress = isatty(fileno(stderr));
     ct->loss = ct->encode = NULL;
     ct->seeds = 1;
+    ct->log_path = NULL;
+    ct->log = NULL;
+    ct->log_failed = ct->rank = 0;
     ct->json = 0;
-    ct->log = ct->runs = ct->summary = NULL;
+    ct->jlog = ct->jruns = ct->jsummary = NULL;
     optind = 1;
     opterr = 0;
     int c, rc;
-    while ((c = getopt_long(argc, argv, "d:c:o:S:t:h", train_opts, NULL)) != -1)
+    while ((c = pc_cli_getopt(argc, argv, "d:c:o:S:t:h", train_opts, NULL)) != -1)
         if ((rc = train_opt(o, ct, c, optarg, argv)) >= 0) return rc;
     if (!o->data_dir) return pc_cli_usage_error("train", "--data DIR is required");
     if (!o->collection) return pc_cli_usage_error("train", "--collection C is required");
@@ -524,7 +597,13 @@ static int train_parse(int argc, char **argv, pc_train_opts *o, cli_train *ct) {
                              (unsigned long long)INT64_MAX)
         return pc_cli_usage_error("train", "--seed + --seeds - 1 is above %lld",
                                   (long long)INT64_MAX);
-    return parse_loss_encode(o, ct);
+    ct->resume = o->resume;
+    ct->seed = (unsigned long long)o->seed;
+    ct->metric = pc_collection_find(o->collection) == PC_SCORE_TILE_COLLECTION ? "tile_score"
+                                                                               : "kendall_tau";
+    rc = parse_loss_encode(o, ct);
+    if (rc >= 0) return rc;
+    return check_outputs(o, ct);
 }
 
 /* ---------------- the run ---------------- */
@@ -573,12 +652,12 @@ static int seeds_summary(const pc_train_opts *o, cli_train *ct, char (*paths)[40
     pc_error e;
     if (pc_spread_compute(best, (size_t)runs, &sp, &e)) return pc_cli_fail(&e);
     if (ct->json && b >= 0) {
-        ct->summary = cJSON_CreateObject();
-        cJSON_AddNumberToObject(ct->summary, "mean", sp.mean);
-        cJSON_AddNumberToObject(ct->summary, "std", sp.std);
-        cJSON_AddNumberToObject(ct->summary, "min", sp.min);
-        cJSON_AddNumberToObject(ct->summary, "max", sp.max);
-        cJSON_AddNumberToObject(ct->summary, "best_seed", (double)(o->seed + (unsigned)b));
+        ct->jsummary = cJSON_CreateObject();
+        cJSON_AddNumberToObject(ct->jsummary, "mean", sp.mean);
+        cJSON_AddNumberToObject(ct->jsummary, "std", sp.std);
+        cJSON_AddNumberToObject(ct->jsummary, "min", sp.min);
+        cJSON_AddNumberToObject(ct->jsummary, "max", sp.max);
+        cJSON_AddNumberToObject(ct->jsummary, "best_seed", (double)(o->seed + (unsigned)b));
     } else if (!ct->json)
         printf("seeds %llu..%llu: best valid %s mean %.6f ± %.6f (std over %llu runs), min %.6f, "
            "max %.6f\n",
@@ -621,6 +700,8 @@ static int train_seeds(pc_train_opts *o, cli_train *ct, const pc_dist *dist, pc_
             break;
         }
         run.out_path = paths[i];
+        ct->seed = (unsigned long long)run.seed;
+        if (pc_dist_rank(dist) == 0) note_state(paths[i], o->resume);
         if (pc_dist_rank(dist) == 0 && !ct->json)
             printf("seed %llu (run %d of %d): writing %s\n", (unsigned long long)run.seed, i + 1,
                    runs, paths[i]);
@@ -653,6 +734,7 @@ static int train_run(int *argc, char ***argv, pc_train_opts *o, cli_train *ct) {
     pc_dist *dist = NULL;
     if (pc_cli_dist_open(argc, argv, &dist, &e) != PC_OK) return pc_cli_fail(&e);
     o->dist = dist;
+    ct->rank = pc_dist_rank(dist);
     if (pc_dist_rank(dist) != 0) ct->progress = 0;
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
@@ -667,6 +749,7 @@ static int train_run(int *argc, char ***argv, pc_train_opts *o, cli_train *ct) {
     }
     pc_train_result r;
     r.struct_size = sizeof r;
+    if (ct->rank == 0) note_state(o->out_path, o->resume);
     pc_status st = pc_train_run(o, log_line, progress_line, ct, &r, &e);
     clear_live(ct);
     if (st == PC_OK) run_json(ct, o->seed, o->out_path, &r);
@@ -688,15 +771,17 @@ int pc_cmd_train(int argc, char **argv) {
     int rc = train_parse(argc, argv, &o, &ct);
     if (rc >= 0) return rc;
     if (ct.json) {
-        ct.log = cJSON_CreateArray();
-        ct.runs = cJSON_CreateArray();
+        ct.jlog = cJSON_CreateArray();
+        ct.jruns = cJSON_CreateArray();
         ct.progress = 0;
     }
     rc = train_run(&argc, &argv, &o, &ct);
+    if (ct.log && fclose(ct.log) != 0)
+        fprintf(stderr, "perfcast train: warning: writing --log %s failed\n", ct.log_path);
     /* every rank trains; rank 0 writes (its log is the one with the results) */
-    if (ct.json && rc == PC_EXIT_OK && cJSON_GetArraySize(ct.runs) > 0) rc = train_json(&o, &ct);
-    cJSON_Delete(ct.log);
-    cJSON_Delete(ct.runs);
-    cJSON_Delete(ct.summary);
+    if (ct.json && rc == PC_EXIT_OK && cJSON_GetArraySize(ct.jruns) > 0) rc = train_json(&o, &ct);
+    cJSON_Delete(ct.jlog);
+    cJSON_Delete(ct.jruns);
+    cJSON_Delete(ct.jsummary);
     return rc;
 }

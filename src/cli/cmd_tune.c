@@ -387,7 +387,7 @@ int pc_cmd_tune(int argc, char **argv) {
     int c, rc;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "m:o:d:p:k:S:jONh", opts, NULL)) != -1) {
+    while ((c = pc_cli_getopt(argc, argv, "m:o:d:p:k:S:jONh", opts, NULL)) != -1) {
         switch (c) {
         case 'm': a.model = optarg; break;
         case 'o': a.out = optarg; break;

@@ -41,7 +41,8 @@ int pc_cmd_validate(int argc, char **argv) {
     const char *calspec = "builtin";
     int json = 0, loso = 0, kinds = 3, cal_given = 0, c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+    opterr = 0;
+    while ((c = pc_cli_getopt(argc, argv, "", opts, NULL)) != -1) {
         switch (c) {
         case 'c': calspec = optarg, cal_given = 1; break;
         case 'l': loso = 1; break;
@@ -54,7 +55,7 @@ int pc_cmd_validate(int argc, char **argv) {
                                           optarg);
             break;
         case 'h': validate_help(stdout); return PC_EXIT_OK;
-        default: return pc_cli_usage_error("validate", "unknown option");
+        default: return pc_cli_usage_error("validate", "unknown option '%s'", argv[optind - 1]);
         }
     }
     int nfiles = argc - optind;

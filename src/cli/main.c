@@ -41,6 +41,7 @@ static const pc_command commands[] = {
     {"validate", "predict measured training / serving runs and report the errors",
      pc_cmd_validate},
     {"calibrate", "fit the analytic model's coefficients to measured runs", pc_cmd_calibrate},
+    {"plot", "pictures of what other commands wrote (plot train: train --log)", pc_cmd_plot},
 };
 #define NUM_COMMANDS (sizeof commands / sizeof commands[0])
 
@@ -126,15 +127,83 @@ static int json_keep(const char *msg) {
     return 1;
 }
 
+/* The command being run ("perfcast CMD: error: ..."), and its long options for
+ * "did you mean" (pc_cli_getopt): the CLI's own state, one command per process. */
+static const char *g_cmd;
+static const struct option *g_opts;
+
+int pc_cli_getopt(int argc, char *const argv[], const char *shortopts, const struct option *opts,
+                  int *longindex) {
+    g_opts = opts;
+    return getopt_long(argc, argv, shortopts, opts, longindex);
+}
+
+/* Edit distance of a and b (adjacent transpositions count 1), capped at 9. */
+static int distance(const char *a, const char *b) {
+    size_t n = strlen(a), m = strlen(b);
+    if (n > 40 || m > 40) return 9;
+    int d[41][41];
+    for (size_t i = 0; i <= n; i++) d[i][0] = (int)i;
+    for (size_t j = 0; j <= m; j++) d[0][j] = (int)j;
+    for (size_t i = 1; i <= n; i++)
+        for (size_t j = 1; j <= m; j++) {
+            int c = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+            if (d[i - 1][j] + 1 < c) c = d[i - 1][j] + 1;
+            if (d[i][j - 1] + 1 < c) c = d[i][j - 1] + 1;
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+                d[i - 2][j - 2] + 1 < c)
+                c = d[i - 2][j - 2] + 1;
+            d[i][j] = c;
+        }
+    return d[n][m] < 9 ? d[n][m] : 9;
+}
+
+/* The closest of names[0..n) to word if close enough (a third of its length, at most 3). */
+static const char *closest(const char *word, const char *const *names, size_t n) {
+    const char *best = NULL;
+    int bd = 9, lim = (int)strlen(word) / 3;
+    if (lim < 1) lim = 1;
+    if (lim > 3) lim = 3;
+    for (size_t i = 0; i < n; i++) {
+        int d = distance(word, names[i]);
+        if (d < bd) bd = d, best = names[i];
+    }
+    return bd <= lim ? best : NULL;
+}
+
+/* " (did you mean '--flag'?)" for "unknown option '--flg'" from the last option table. */
+static void suggest_flag(const char *msg, char *out, size_t cap) {
+    out[0] = 0;
+    const char *q = strstr(msg, "option '--");
+    if (!q || !strstr(msg, "unknown") || !g_opts) return;
+    char word[64];
+    size_t k = 0;
+    for (q += strlen("option '--"); *q && *q != '\'' && *q != '=' && k + 1 < sizeof word;)
+        word[k++] = *q++;
+    word[k] = 0;
+    const char *names[256];
+    size_t n = 0;
+    for (const struct option *o = g_opts; o->name && n < 256; o++) names[n++] = o->name;
+    const char *best = closest(word, names, n);
+    if (best && strcmp(best, word)) snprintf(out, cap, " (did you mean '--%s'?)", best);
+}
+
 int pc_cli_usage_error(const char *cmd, const char *fmt, ...) {
-    char msg[PC_CLI_MSG_MAX];
+    char msg[PC_CLI_MSG_MAX], hint[96];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     pc_cli_flags(msg, sizeof msg);
-    if (json_keep(msg)) return PC_EXIT_USAGE;
-    fprintf(stderr, "perfcast %s: %s\n(see 'perfcast %s --help')\n", cmd, msg, cmd);
+    suggest_flag(msg, hint, sizeof hint);
+    if (json_err.on) {
+        size_t l = strlen(msg);
+        snprintf(msg + l, sizeof msg - l, "%s", hint);
+        json_keep(msg);
+        return PC_EXIT_USAGE;
+    }
+    fprintf(stderr, "perfcast %s: error: %s%s\n(see 'perfcast %s --help')\n", cmd, msg, hint,
+            cmd);
     return PC_EXIT_USAGE;
 }
 
@@ -148,7 +217,10 @@ int pc_cli_fail(const pc_error *err) {
     snprintf(msg, sizeof msg, "%s", err->msg[0] ? err->msg : pc_status_name(err->code));
     pc_cli_flags(msg, sizeof msg);
     if (json_keep(msg)) return PC_EXIT_FAIL;
-    fprintf(stderr, "perfcast: error: %s\n", msg);
+    if (g_cmd)
+        fprintf(stderr, "perfcast %s: error: %s\n", g_cmd, msg);
+    else
+        fprintf(stderr, "perfcast: error: %s\n", msg);
     return PC_EXIT_FAIL;
 }
 
@@ -186,7 +258,7 @@ int pc_cli_json_threads_opts(const char *cmd, int argc, char **argv, int *json,
     int c;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "jt:h", opts, NULL)) != -1) {
+    while ((c = pc_cli_getopt(argc, argv, "jt:h", opts, NULL)) != -1) {
         if (c == 'j') *json = 1;
         else if (c == 't') {
             if (pc_cli_parse_i64(optarg, 0, 1024, threads))
@@ -383,11 +455,19 @@ int main(int argc, char **argv) {
     }
     for (size_t i = 0; i < NUM_COMMANDS; i++)
         if (!strcmp(cmd, commands[i].name)) {
+            g_cmd = cmd;
             json_begin(argc, argv);
             if (json_err.on) atexit(json_atexit);
             return finish(cmd, commands[i].run(argc - 1, argv + 1));
         }
-    fprintf(stderr, "perfcast: unknown command '%s'\n\n", cmd);
+    const char *names[NUM_COMMANDS];
+    for (size_t i = 0; i < NUM_COMMANDS; i++) names[i] = commands[i].name;
+    const char *best = closest(cmd, names, NUM_COMMANDS);
+    if (best) {
+        fprintf(stderr, "perfcast: error: unknown command '%s' (did you mean '%s'?)\n", cmd, best);
+        return PC_EXIT_USAGE;
+    }
+    fprintf(stderr, "perfcast: error: unknown command '%s'\n\n", cmd);
     usage(stderr);
     return PC_EXIT_USAGE;
 }

@@ -55,7 +55,8 @@ enum {
     PC_PO_CONC,
     PC_PO_REPL,
     PC_PO_ADP,
-    PC_PO_CONFIG
+    PC_PO_CONFIG,
+    PC_PO_SVG
 };
 
 /* The subcommands (cmd_plan_train.c, cmd_plan_serve.c); argv[0] is the

@@ -162,6 +162,12 @@ pc_status pc_ckpt_load(const char *path, pc_gnn **out, int *collection, pc_error
     *out = NULL;
     pc_st *r = NULL;
     pc_status st = pc_st_open(path, &r, err);
+    if (st == PC_ERR_FORMAT) { /* a README, an .npz, a truncated file: say what is expected */
+        char why[PC_ERROR_MSG_MAX];
+        snprintf(why, sizeof why, "%s", err->msg);
+        return pc_fail(err, st, "%s: not a perfcast checkpoint (a safetensors file written by "
+                       "perfcast train): %s", path, why);
+    }
     if (!st) st = pc_ckpt_load_st(r, path, out, collection, err);
     pc_st_close(r);
     return st;

@@ -200,6 +200,12 @@ int tx_keep_attr(parser *p, pc_hlo_instruction *in, const char *name, size_t nam
  * at the cursor as a new computation; its index in *out. text_parse.c. */
 int tx_parse_inline_computation(parser *p, int32_t *out);
 
+/* ---- semantic checks, text_check.c ----------------------------------------------- */
+
+/* XLA verifier rules on a parsed computation (layouts, parameter numbers, dot dimension
+ * numbers); a FILE:LINE:COLUMN error at the first instruction that breaks one. */
+int tx_check_semantics(parser *p, int32_t comp);
+
 /* ---- shape inference, text_infer.c ----------------------------------------------- */
 
 /* 1 if XLA infers this opcode's shape when the text omits it. */

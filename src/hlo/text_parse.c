@@ -458,7 +458,8 @@ static int finish_computation(parser *p, int32_t comp, size_t oref0) {
         while (ci->root > 0 && !ci->ix[ci->root].name.len) ci->root--;
     }
     if (forward && check_cycles(p, comp)) return -1;
-    return pend ? tx_infer_shapes(p, comp) : 0;
+    if (pend && tx_infer_shapes(p, comp)) return -1;
+    return tx_check_semantics(p, comp);
 }
 
 /* `}, execution_thread="x"` after a computation: skipped. */

@@ -128,6 +128,17 @@ static char *meta_json(const pc_gnn *m, const pc_ckpt_info *info) {
             cJSON_AddNumberToObject(tr, "time_budget", t->time_budget);
             if (info->loss) cJSON_AddStringToObject(tr, "loss", info->loss);
             if (info->sampling) cJSON_AddStringToObject(tr, "sampling", info->sampling);
+            if (t->dedup) cJSON_AddTrueToObject(tr, "dedup");
+            if (info->ntrain > 0) {
+                cJSON *d = cJSON_AddObjectToObject(tr, "data");
+                char id[24];
+                snprintf(id, sizeof id, "%016llx", (unsigned long long)info->data_id);
+                if (d) {
+                    cJSON_AddNumberToObject(d, "train_graphs", (double)info->ntrain);
+                    cJSON_AddNumberToObject(d, "valid_graphs", (double)info->nvalid);
+                    cJSON_AddStringToObject(d, "id", id);
+                }
+            }
             cJSON_AddNumberToObject(tr, "epochs_run", info->epochs_run);
             cJSON_AddNumberToObject(tr, "best_epoch", info->best_epoch);
             if (info->ensemble > 1) add_members_json(tr, info);

@@ -49,6 +49,11 @@ typedef struct pc_ckpt_info {
     double best_metric;
     const char *loss;     /* description of the loss, NULL = absent */
     const char *sampling; /* config sampling policy, NULL = absent */
+    /* the training data: train and valid graphs and their content identity
+       (train_data.c data_identity), written under "train" as "data" when ntrain > 0 */
+    size_t ntrain, nvalid;
+    uint64_t data_id;
+    int dedup;
     /* training state for --resume (NULL for plain models): written as the
        tensors state.adam_m, state.adam_v, state.best (numel each) and
        state.order (norder, int64), and the metadata key "perfcast_state" */

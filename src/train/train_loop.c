@@ -266,6 +266,10 @@ static void report_progress(trainer *t, int force) {
     p.samples_per_s = busy > 0 ? (double)c->samples_run / busy : 0;
     p.loss = r->lcount ? r->lsum / (double)r->lcount : NAN;
     p.valid = r->last_valid;
+    p.total_steps = r->step;
+    p.lr = r->step > 0 ? pc_lr_cosine(r->step - 1, t->o.lr, t->o.lr * 0.05f, t->warmup, t->total)
+                       : 0;
+    p.validated = force;
     double rate = busy > 0 ? (double)c->steps_run / busy : 0;
     double left = (double)(p.epochs - r->epoch) * (double)S + (double)(S - r->oi);
     p.eta_s = rate > 0 && p.epochs > 0

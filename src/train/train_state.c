@@ -74,6 +74,10 @@ pc_ckpt_info pc_tr_ckpt_info(const trainer *t) {
     info.best_metric = t->state.best_metric;
     info.loss = t->loss_desc;
     info.sampling = t->fast ? "fast" : "uniform";
+    info.ntrain = t->ntrain;
+    info.nvalid = t->nvalid;
+    info.data_id = t->data_id;
+    info.dedup = t->o.dedup;
     return info;
 }
 

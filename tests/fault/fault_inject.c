@@ -119,6 +119,7 @@ static long disarm(void) {
 static char g_dir[512], g_tile[1024], g_layout[1024], g_model[1024], g_hlo[1024];
 static int g_fails;
 
+static void failf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void failf(const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);

@@ -237,7 +237,8 @@ def test_serve():
     p = run("plan", "serve", "--preset", "llama3-70b", "--chip", "v5e", "--chips", "2",
             "--context", "8192")
     expect_rc(p, 1, "weights do not fit")
-    expect("at least 9 chips (16" in p.stderr and "int8" in p.stderr,
+    expect("at least 9 chips; 16 for a model-parallel degree that divides the 64 heads" in p.stderr
+           and "int8" in p.stderr and "(0 for" not in p.stderr,
            "weights message: %s" % p.stderr)
     for args, needle in (
             (("--chips", "6", "--context", "8192"), "use one of 1, 2, 4, 8"),
