@@ -358,7 +358,7 @@ static void json_file_field(const char *msg, char *file, char *field, size_t cap
                    (quoted || !strcmp(prev, "field") || !strcmp(prev, "key") ||
                     !strcmp(prev, "array")))
             snprintf(field, cap, "%s", t);
-        snprintf(prevbuf, sizeof prevbuf, "%s", t);
+        snprintf(prevbuf, sizeof prevbuf, "%.63s", t); /* only field/key/array matter */
         prev = prevbuf;
         p += strcspn(p, " \t\n");
     }
