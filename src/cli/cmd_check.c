@@ -117,7 +117,7 @@ static int scan_plain(const char *dir, file_list *l, int depth) {
         else if (is_dir(p) && depth < 8) rc = scan_plain(p, l, depth + 1);
     }
     closedir(d);
-    qsort(l->v + first, l->n - first, sizeof *l->v, cmp_str);
+    if (l->n > first) qsort(l->v + first, l->n - first, sizeof *l->v, cmp_str);
     return rc;
 }
 
