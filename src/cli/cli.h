@@ -66,6 +66,23 @@ struct cJSON;
 int pc_cli_info_model(const char *path, int json, struct cJSON *one);
 /* Prints "perfcast <cmd>: error: <message>" and returns PC_EXIT_FAIL. */
 int pc_cli_fail(const pc_error *err);
+/*
+ * 1 when --json is on the command line: the standard error then ends as one
+ * JSON object ({"error": {"message", "file", "field", "exit"}} on failure,
+ * {"warnings": [...]} otherwise, main.c), so a command prints no text meant
+ * for a reader beside its JSON.
+ */
+int pc_cli_json_mode(void);
+/* The command printed its JSON result (pc_cli_json_print calls it). */
+void pc_cli_json_printed(void);
+
+/* cli_json.c: prints o unformatted on one line of stdout and deletes it
+ * (PC_EXIT_OK, or PC_EXIT_FAIL when it could not be printed). */
+struct cJSON;
+int pc_cli_json_print(struct cJSON *o);
+/* [{"collection", "train", "valid", "test"}] file counts of the dataset at
+ * root, collections without files left out ([] when it cannot be opened). */
+struct cJSON *pc_cli_json_dataset(const char *root);
 
 /*
  * Rewrites, in place, the phrases by which library messages name API fields
