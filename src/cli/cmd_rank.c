@@ -230,6 +230,18 @@ static int rank_npz(const rank_args *a, pc_predictor *p, int coll) {
     lo.threads = a->threads;
     pc_graph *g = NULL;
     if (pc_graph_load(a->path, &lo, &g, &e) != PC_OK) return pc_cli_fail(&e);
+    /* what check refuses is not ranked either (zero runtimes allowed: test files) */
+    pc_report *r = pc_report_new();
+    if (!r || pc_graph_validate(g, 1, r) != PC_OK || pc_report_count(r) > 0) {
+        fprintf(stderr, "perfcast rank: error: %s: not a valid graph (%zu problem(s)%s%s); see "
+                        "'perfcast check %s'\n",
+                a->path, r ? pc_report_count(r) : 0, r && pc_report_count(r) ? ", first: " : "",
+                r && pc_report_count(r) ? pc_report_get(r, 0) : "", a->path);
+        pc_report_free(r);
+        pc_graph_free(g);
+        return PC_EXIT_FAIL;
+    }
+    pc_report_free(r);
     scored s;
     int rc = score_and_order(a, p, g, &s);
     if (rc == PC_EXIT_OK) print_npz(a, g, coll, &s);
