@@ -13,45 +13,67 @@
 #   beats file     share of graphs whose first proposal beats the file's best;
 #   s/graph        tune's wall time per graph;
 #   oracle         the same columns for the oracle search.
+# Test graphs: the test split of seed SEED plus the valid and test splits of
+# every seed in TEST_SEEDS (other synthetic programs; the models never saw
+# them), so that a collection has more than an anecdote of graphs.
 # Then the speed checks: a 10,000-node layout graph with 1,000 configurable
 # nodes (bench/make_layout_file.py) tuned with a 30 s budget, and a tile
 # kernel with a 1 s budget.
 #   bench/tune_bench.sh [BUILD_DIR]
-# Environment: TRAIN_S (40), TUNE_S (10), SEED (1), THREADS (2), COLLS
-# ("tile:xla layout:xla:random layout:nlp:random"), KEEP (a folder to keep the
-# work in instead of a temporary one).
+# Environment: TRAIN_S (100, the whole ensemble), ENSEMBLE (5), TUNE_S (5),
+# SEED (1), TEST_SEEDS ("2 3"), THREADS (2), COLLS ("tile:xla
+# layout:xla:random layout:nlp:random layout:xla:default layout:nlp:default"),
+# FLAGS (more tune flags, e.g. "--risk 0"; default none: the library's
+# defaults), KEEP (a folder to keep the work in instead of a temporary one).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD="${1:-build}"
 P="$BUILD/perfcast"
-TRAIN_S="${TRAIN_S:-40}"
-TUNE_S="${TUNE_S:-10}"
+TRAIN_S="${TRAIN_S:-100}"
+ENSEMBLE="${ENSEMBLE:-5}"
+TUNE_S="${TUNE_S:-5}"
 SEED="${SEED:-1}"
+TEST_SEEDS="${TEST_SEEDS:-2 3}"
 THREADS="${THREADS:-2}"
-COLLS="${COLLS:-tile:xla layout:xla:random layout:nlp:random}"
+COLLS="${COLLS:-tile:xla layout:xla:random layout:nlp:random layout:xla:default layout:nlp:default}"
+FLAGS="${FLAGS:-}"
 PY=/usr/bin/python3
 if [ -n "${KEEP:-}" ]; then WORK="$KEEP"; mkdir -p "$WORK"; else
     WORK="$(mktemp -d)"; trap 'rm -rf "$WORK"' EXIT; fi
 
-"$P" synth --out "$WORK/data" --scale small --seed "$SEED" --threads "$THREADS" >/dev/null
+collist="$(echo $COLLS | tr ' ' ',')"
+for s in $SEED $TEST_SEEDS; do
+    [ -d "$WORK/data$s" ] || "$P" synth --out "$WORK/data$s" --scale small --seed "$s" \
+        --threads "$THREADS" --collections "$collist" >/dev/null
+done
 for coll in $COLLS; do
     name="${coll//:/_}"
-    [ -f "$WORK/$name.st" ] || "$P" train --data "$WORK/data" --collection "$coll" \
-        --out "$WORK/$name.st" --time-budget "$TRAIN_S" --threads "$THREADS" >/dev/null
-    dir="$WORK/data/npz/${coll//://}/test"
+    rm -rf "$WORK/model/$name" "$WORK/oracle/$name" "$WORK"/*-"$name"-*.sim.json
+    [ -f "$WORK/$name.st" ] || "$P" train --data "$WORK/data$SEED" --collection "$coll" \
+        --out "$WORK/$name.st" --time-budget "$TRAIN_S" --ensemble "$ENSEMBLE" \
+        --threads "$THREADS" >/dev/null
     mkdir -p "$WORK/model/$name" "$WORK/oracle/$name"
-    for f in "$dir"/*.npz; do
-        stem="$(basename "$f")"
-        "$P" tune --model "$WORK/$name.st" "$f" --out "$WORK/model/$name/$stem" \
-            --budget-s "$TUNE_S" --seed "$SEED" --threads "$THREADS" --json \
-            > "$WORK/model/$name/${stem%.npz}.json"
-        "$P" tune --oracle --synth-seed "$SEED" --synth-scale small "$f" \
-            --out "$WORK/oracle/$name/$stem" --budget-s "$TUNE_S" --seed "$SEED" --json \
-            > "$WORK/oracle/$name/${stem%.npz}.json"
-        for which in src model oracle; do
-            case $which in src) g="$f" ;; *) g="$WORK/$which/$name/$stem" ;; esac
-            "$P" simulate "$g" --seed "$SEED" --scale small --json \
-                > "$WORK/$which-$name-${stem%.npz}.sim.json"
+    for s in $SEED $TEST_SEEDS; do
+        splits="valid test"
+        [ "$s" = "$SEED" ] && splits="test" # seed SEED's valid split chose the epochs
+        for split in $splits; do
+            for f in "$WORK/data$s/npz/${coll//://}/$split"/*.npz; do
+                stem="$(basename "$f")"
+                tag="$s-$split-${stem%.npz}"
+                mkdir -p "$WORK/model/$name/$tag" "$WORK/oracle/$name/$tag"
+                # shellcheck disable=SC2086
+                "$P" tune --model "$WORK/$name.st" "$f" --out "$WORK/model/$name/$tag/$stem" \
+                    --budget-s "$TUNE_S" --seed "$SEED" --threads "$THREADS" --json $FLAGS \
+                    > "$WORK/model/$name/$tag.json"
+                "$P" tune --oracle --synth-seed "$s" --synth-scale small "$f" \
+                    --out "$WORK/oracle/$name/$tag/$stem" --budget-s "$TUNE_S" --seed "$SEED" \
+                    --json > "$WORK/oracle/$name/$tag.json"
+                for which in src model oracle; do
+                    case $which in src) g="$f" ;; *) g="$WORK/$which/$name/$tag/$stem" ;; esac
+                    "$P" simulate "$g" --seed "$s" --scale small --json \
+                        > "$WORK/$which-$name-$tag.sim.json"
+                done
+            done
         done
     done
 done
@@ -75,9 +97,10 @@ np.savez(sys.argv[1], **z)
 PYEOF
 big_model="$WORK/layout_xla_random.st"
 [ -f "$big_model" ] || big_model="$(ls "$WORK"/layout_*.st | head -1)"
-"$P" tune --model "$big_model" "$WORK/big.npz" --budget-s 30 --threads "$THREADS" \
+# shellcheck disable=SC2086
+"$P" tune $FLAGS --model "$big_model" "$WORK/big.npz" --budget-s 30 --threads "$THREADS" \
     --out "$WORK/big_out.npz" | head -4
 echo "speed: one tile kernel, --budget-s 1"
-tile="$(ls "$WORK"/data/npz/tile/xla/test/*.npz | head -1)"
-/usr/bin/time -f "  wall %e s (whole process)" "$P" tune --model "$WORK/tile_xla.st" "$tile" \
+tile="$(ls "$WORK"/data$SEED/npz/tile/xla/test/*.npz | head -1)"
+/usr/bin/time -f "  wall %e s (whole process)" "$P" tune $FLAGS --model "$WORK/tile_xla.st" "$tile" \
     --budget-s 1 --threads "$THREADS" | head -3

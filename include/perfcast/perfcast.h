@@ -16,8 +16,9 @@
  *        pc_dist_open/_close, pc_output_open/_close;
  *      - an object in memory is made by _new or by a constructor named for
  *        its source (_load from a file, _parse from text, _from_*, ...) and
- *        released with _free: pc_report, pc_graph, pc_predictor, pc_st_writer,
- *        pc_chipdb, pc_calib, pc_runs, pc_rank_sets, pc_hlo_cost, pc_op arrays;
+ *        released with _free: pc_report, pc_graph, pc_predictor,
+ *        pc_prepared_graph, pc_st_writer, pc_chipdb, pc_calib, pc_runs,
+ *        pc_rank_sets, pc_hlo_cost, pc_op arrays;
  *      - a one-shot file writer is opened and ended by _commit (keep) or _abort
  *        (drop): pc_npz_writer.
  *  - No global mutable state: everything lives in handles the caller owns.

@@ -120,6 +120,42 @@ PC_API pc_status pc_predictor_score_spread(pc_predictor *p, pc_graph *g, double 
  */
 PC_API pc_status pc_predictor_set_tta(pc_predictor *p, int orderings, uint64_t seed, pc_error *err);
 /*
+ * A graph prepared for scoring many sets of candidate configurations with a
+ * predictor (`perfcast tune`): the graph's model input (preprocessed nodes,
+ * CSR, pruning) is built once and, for models without cross-configuration
+ * attention and without Graph Segment Training, the config-independent part
+ * of every member (pc_gnn_prefix: the input projection, and for the layout
+ * late join and the tile late join the whole GNN, its pooling and the
+ * configurable nodes' projections) is computed once, so a candidate costs only
+ * the per-config part (layout late join: a small MLP per configurable node).
+ * Attention and GST models fall back to scoring each call as one graph.
+ *
+ * pc_prepared_graph_score scores n candidate rows (tile: n x 24; layout: n x
+ * nc x 18, nc = pc_graph_num_config_nodes(g)) into scores[n] and, when not
+ * NULL, spread[n]. A plain model's scores are those pc_predictor_score gives a
+ * graph of g's arrays holding the same (distinct) candidates, bit for bit. A
+ * seed ensemble's member scores are not centered over each call (that would
+ * shift scores from call to call) but by a fixed offset per member: its mean
+ * score over the reference configs `ref` (nref rows, copied at creation; the
+ * compiler default is the natural reference for layout, then its spread is 0
+ * and a candidate's spread is the members' disagreement about its difference
+ * from the default). ref NULL (nref 0): the graph's own configs, the first
+ * 1024 (offsets 0 without any). scores[] is the members' mean, spread[] their
+ * standard deviation (population), so scores of different calls compare.
+ * (The attention/GST fallback centers each call as pc_predictor_score does.)
+ * Borrows p and g (both must outlive the handle); not thread-safe.
+ */
+typedef struct pc_prepared_graph pc_prepared_graph;
+
+PC_API pc_status pc_prepared_graph_new(pc_predictor *p, pc_graph *g, const float *ref,
+                                       int64_t nref, pc_prepared_graph **out, pc_error *err);
+PC_API void pc_prepared_graph_free(pc_prepared_graph *pg); /* NULL ok */
+PC_API pc_status pc_prepared_graph_score(pc_prepared_graph *pg, const float *configs, int64_t n,
+                                         double *scores, double *spread, pc_error *err);
+/* 1 when the config-independent part is cached (no attention, no GST), else 0. */
+PC_API int pc_prepared_graph_cached(const pc_prepared_graph *pg);
+
+/*
  * pc_eval_run_dist with the loaded predictor (its threads, ensemble and
  * test-time augmentation): scores every graph of `split` ("valid" when NULL)
  * of its collection under data_dir. dist may be NULL (one process).

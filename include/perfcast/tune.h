@@ -90,7 +90,33 @@ typedef struct pc_tune_opts {
     int patience;       /* rounds without a better best before stopping; default 40 */
     int64_t max_inputs; /* the graph's configs scored as starting points; default 4096 */
     int tile_new_sizes; /* 1: tile spaces also hold sizes no config of the file uses; default 0 */
+    /*
+     * How far the model is trusted (bench/RESULTS.md, issue #15, "the policy"):
+     *  risk: a model scorer (pc_tune_model) ranks by the conservative score
+     *    mean + risk * spread, the spread being a seed ensemble's disagreement
+     *    about the candidate's difference from the reference (layout: the
+     *    compiler default, whose spread is 0). A layout proposal then ranks
+     *    above the default only when its predicted gain exceeds risk spreads.
+     *    0 ranks by the mean; a single model's spread is 0. Default
+     *    PC_TUNE_DEFAULT_RISK;
+     *  max_changes: the trust region of spaces that know their default
+     *    (layout): every candidate differs from the default in at most this
+     *    many searched tensors, and the graph's configs farther away are
+     *    scored but not used as starting points. 0 = no limit. Default
+     *    PC_TUNE_DEFAULT_MAX_CHANGES;
+     *  tile_max_changes: the trust region of tile spaces: every candidate
+     *    differs from the nearest of the graph's configs in at most this many
+     *    free bounds (0: only the graph's configs are proposed); -1 = no
+     *    limit. Default PC_TUNE_DEFAULT_TILE_MAX_CHANGES.
+     */
+    double risk;
+    int64_t max_changes;
+    int64_t tile_max_changes;
 } pc_tune_opts;
+
+#define PC_TUNE_DEFAULT_RISK 1.0
+#define PC_TUNE_DEFAULT_MAX_CHANGES 4
+#define PC_TUNE_DEFAULT_TILE_MAX_CHANGES 0
 
 PC_API pc_tune_opts pc_tune_opts_default(void);
 
@@ -119,7 +145,11 @@ PC_API void pc_tune_result_clear(pc_tune_result *r); /* frees configs and scores
  * `batch` candidates (single-choice moves of the best, mutations and
  * crossovers of the best found so far, and the best with every improving
  * move of the last round applied); a tile space small enough is enumerated
- * whole. Stops on budget_s, patience, max_scored or an exhausted space.
+ * whole. With max_changes (layout), every candidate lies within that many
+ * changed tensors of the default (a move past it sends another changed tensor
+ * back to the default); with tile_max_changes (tile), within that many
+ * changed bounds of the nearest of the graph's configs. Stops on budget_s, patience, max_scored or an
+ * exhausted space.
  * Given the scores, the search is deterministic for a seed; a budget stop
  * depends on time (use max_scored for reproducible runs). g is the graph
  * the space was made from (its configs seed the search).
@@ -131,15 +161,18 @@ PC_API pc_status pc_tune_search(const pc_tune_space *s, pc_graph *g, const pc_tu
 /* ---- a trained model as the scorer --------------------------------------- */
 
 /*
- * Scores candidate configurations of g with a predictor: each call builds a
- * graph of g's arrays and the candidates and runs pc_predictor_score. The
- * model must be of g's kind (PC_ERR_ARG naming both otherwise). Borrows p
- * and g.
+ * Scores candidate configurations of g with a predictor: g is prepared once
+ * (pc_prepared_graph, perfcast/predict.h: the model's config-independent part
+ * cached) and each call scores only its candidates. The score is the
+ * conservative mean + opts->risk * spread (opts NULL: the defaults), the
+ * ensemble's members offset by their score of the compiler default (layout)
+ * or their mean over g's configs (tile). The model must be of g's kind
+ * (PC_ERR_ARG naming both otherwise). Borrows p and g.
  */
 typedef struct pc_tune_model pc_tune_model;
 
-PC_API pc_status pc_tune_model_new(pc_predictor *p, pc_graph *g, pc_tune_model **out,
-                                   pc_error *err);
+PC_API pc_status pc_tune_model_new(pc_predictor *p, pc_graph *g, const pc_tune_opts *opts,
+                                   pc_tune_model **out, pc_error *err);
 PC_API void pc_tune_model_free(pc_tune_model *m); /* NULL ok */
 /* A pc_tune_score_fn: ctx is a pc_tune_model. */
 PC_API pc_status pc_tune_model_score(void *ctx, const float *configs, int64_t n, double *scores,

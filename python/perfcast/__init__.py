@@ -11,6 +11,7 @@ library's message. The library is found through $PERFCAST_LIB (the .so or its
 folder), next to this package, or the standard library paths.
 """
 import ctypes
+import os
 
 import numpy as np
 
@@ -80,10 +81,11 @@ def load_graph(path):
 
 def rank(model, path, top=10, threads=0, tta=1, tta_seed=1):
     """The configs of one dataset graph (.npz or cache folder) best first by a
-    checkpoint of `perfcast train`, as `perfcast rank --model MODEL FILE --json`:
-    {"file", "collection", "configs", "top": [{"rank", "config", "score",
-    ["spread"], ["runtime"]}], ["true_best": {"config", "runtime", "rank"}]}.
-    top=0: every config."""
+    checkpoint of `perfcast train`, as `perfcast rank --model MODEL FILE --json`
+    (docs/json.md): {"file", "collection", "input": "npz", "graphs": [{"name",
+    "kind", "configs", "configurable_nodes", "top": [{"rank", "config", "score",
+    "spread", "runtime", "spelled", "value"}], "true_best"}]}, None where a
+    field does not apply. top=0: every config."""
     L = lib()
     err = PcError()
     p = ctypes.c_void_p()
@@ -112,21 +114,21 @@ def rank(model, path, top=10, threads=0, tta=1, tta_seed=1):
         have_rt = any(v > 0 for v in rt)
         order = [idx[r] for r in range(got.value)]
         shown = order if top <= 0 else order[:top]
-        rows = []
-        for r, c in enumerate(shown):
-            row = {"rank": r + 1, "config": c, "score": scores[c]}
-            if ensemble:
-                row["spread"] = spread[c]
-            if have_rt:
-                row["runtime"] = rt[c]
-            rows.append(row)
-        res = {"file": str(path), "collection": L.pc_collection_name(
-            L.pc_predictor_collection(p)).decode(), "configs": n, "top": rows}
+        rows = [{"rank": r + 1, "config": c, "score": scores[c],
+                 "spread": spread[c] if ensemble else None,
+                 "runtime": rt[c] if have_rt else None, "spelled": None, "value": None}
+                for r, c in enumerate(shown)]
+        best = None
         if have_rt:
-            best = min(range(n), key=lambda k: (rt[k], k))
-            res["true_best"] = {"config": best, "runtime": rt[best],
-                                "rank": order.index(best) + 1}
-        return res
+            b = min(range(n), key=lambda k: (rt[k], k))
+            best = {"config": b, "runtime": rt[b], "rank": order.index(b) + 1}
+        coll = L.pc_predictor_collection(p)  # pc_collection_kind: 2 = PC_KIND_LAYOUT
+        name = os.path.basename(str(path))
+        kind = "module" if L.pc_collection_kind(coll) == 2 else "kernel"
+        graph = {"name": name, "kind": kind, "configs": n,
+                 "configurable_nodes": None, "top": rows, "true_best": best}
+        return {"file": str(path), "collection": L.pc_collection_name(coll).decode(),
+                "input": "npz", "graphs": [graph]}
     finally:
         L.pc_graph_free(g)
         L.pc_predictor_free(p)

@@ -98,6 +98,7 @@ def _declare(lib):
                                 ctypes.POINTER(ctypes.c_size_t), ctypes.POINTER(ctypes.c_size_t),
                                 E]),
         "pc_collection_name": (S, [I]),
+        "pc_collection_kind": (I, [I]),
     }
     for name, (res, args) in sigs.items():
         f = getattr(lib, name)

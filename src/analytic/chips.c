@@ -612,9 +612,17 @@ static pc_status chip_from_json(pc_chipdb *db, const cJSON *o, const char *origi
     snprintf(c.name, sizeof c.name, "%s", name);
     if (!c.full_name[0]) snprintf(c.full_name, sizeof c.full_name, "%s", name);
 
+    const cJSON *axis_bw = NULL;
     for (const cJSON *it = o->child; it; it = it->next) {
         const char *k = it->string ? it->string : "";
         if (!strcmp(k, "name") || !strcmp(k, "base")) continue;
+        /* derived values a chip's JSON may carry (perfcast chips --json writes
+         * them): critical_intensity is recomputed; ici_axis_bw must agree */
+        if (!strcmp(k, "critical_intensity")) continue;
+        if (!strcmp(k, "ici_axis_bw")) {
+            axis_bw = it;
+            continue;
+        }
         if (!strcmp(k, "full_name") || !strcmp(k, "source")) {
             if (!cJSON_IsString(it))
                 return pc_fail(err, PC_ERR_INVALID, "%s: chip %s: \"%s\" must be a string", origin,
@@ -707,6 +715,13 @@ static pc_status chip_from_json(pc_chipdb *db, const cJSON *o, const char *origi
             memcpy((char *)&c + nf->off, &v, sizeof v);
         }
     }
+    if (axis_bw && (!cJSON_IsNumber(axis_bw) ||
+                    fabs(axis_bw->valuedouble - 2.0 * c.ici_link_bw) >
+                        1e-9 * fmax(1.0, fabs(axis_bw->valuedouble))))
+        return pc_fail(err, PC_ERR_INVALID,
+                       "%s: chip %s: \"ici_axis_bw\" is derived (2 x ici_link_bw = %g); set "
+                       "\"ici_link_bw\" instead",
+                       origin, name, 2.0 * c.ici_link_bw);
     pc_status st = pc_chip_validate(&c, err);
     if (st) {
         pc_error_prefix(err, "%s", origin);

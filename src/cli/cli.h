@@ -66,6 +66,26 @@ struct cJSON;
 int pc_cli_info_model(const char *path, int json, struct cJSON *one);
 /* Prints "perfcast <cmd>: error: <message>" and returns PC_EXIT_FAIL. */
 int pc_cli_fail(const pc_error *err);
+/*
+ * 1 when --json is on the command line: the standard error then ends as one
+ * JSON object ({"error": {"message", "file", "field", "exit"}} on failure,
+ * {"warnings": [...]} otherwise, main.c), so a command prints no text meant
+ * for a reader beside its JSON.
+ */
+int pc_cli_json_mode(void);
+/* The command printed its JSON result (pc_cli_json_print calls it). */
+void pc_cli_json_printed(void);
+/* Under --json: the standard error's JSON object now, as for a failure (exit
+ * 1), for a command about to end the MPI job (MPI_Abort runs no atexit). */
+void pc_cli_json_end_now(void);
+
+/* cli_json.c: prints o unformatted on one line of stdout and deletes it
+ * (PC_EXIT_OK, or PC_EXIT_FAIL when it could not be printed). */
+struct cJSON;
+int pc_cli_json_print(struct cJSON *o);
+/* [{"collection", "train", "valid", "test"}] file counts of the dataset at
+ * root, collections without files left out ([] when it cannot be opened). */
+struct cJSON *pc_cli_json_dataset(const char *root);
 
 /*
  * Rewrites, in place, the phrases by which library messages name API fields
@@ -83,12 +103,15 @@ void pc_cli_flags(char *msg, size_t cap);
  * without MPI: PC_ERR_UNSUPPORTED. pc_cli_dist_close closes the group and
  * finalizes MPI if this command initialized it (after a barrier under the
  * timeout). timeout: --mpi-timeout, the seconds a collective may wait for
- * the other ranks before the job ends with a message (0: no limit).
+ * the other ranks before the job ends with a message (0: no limit); < 0 (the
+ * flag not given): PERFCAST_MPI_TIMEOUT if set (a bad value: PC_ERR_ARG),
+ * else PC_CLI_MPI_TIMEOUT.
  */
 #define PC_CLI_MPI_TIMEOUT 300.0
 #define PC_CLI_MPI_TIMEOUT_HELP                                                                \
     "  --mpi-timeout S     under mpirun: end the job when a rank waits more than S\n"            \
-    "                      seconds for the others (a stalled rank; default 300, 0: never)\n"
+    "                      seconds for the others (a stalled rank; default\n"                  \
+    "                      $PERFCAST_MPI_TIMEOUT, else 300; 0: never)\n"
 /* Parses --mpi-timeout's value: -1 when fine, else the usage exit code. */
 int pc_cli_mpi_timeout(const char *cmd, const char *arg, double *out);
 pc_status pc_cli_dist_open(int *argc, char ***argv, double timeout, pc_dist **out,

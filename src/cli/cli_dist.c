@@ -38,13 +38,28 @@ int pc_cli_mpi_timeout(const char *cmd, const char *arg, double *out) {
 /* pc_dist_set_timeout's handler: the message, then the library ends the job. */
 static void on_timeout(const char *msg, void *user) {
     (void)user;
-    fprintf(stderr, "perfcast: error: %s (--mpi-timeout)\n", msg);
+    fprintf(stderr, "perfcast: error: %s (--mpi-timeout or PERFCAST_MPI_TIMEOUT)\n", msg);
     fflush(stderr);
+    pc_cli_json_end_now(); /* under --json: the message as its JSON */
 }
 
 pc_status pc_cli_dist_open(int *argc, char ***argv, double timeout, pc_dist **out,
                            pc_error *err) {
     *out = NULL;
+    if (timeout < 0) { /* no --mpi-timeout: PERFCAST_MPI_TIMEOUT, else the default */
+        const char *t = getenv("PERFCAST_MPI_TIMEOUT");
+        timeout = PC_CLI_MPI_TIMEOUT;
+        if (t && *t) {
+            char *end = NULL;
+            double v = strtod(t, &end);
+            if (!end || *end || !(v >= 0) || v > 1e9) {
+                snprintf(err->msg, sizeof err->msg,
+                         "PERFCAST_MPI_TIMEOUT='%.64s': expected seconds >= 0 (0: no limit)", t);
+                return err->code = PC_ERR_ARG;
+            }
+            timeout = v;
+        }
+    }
     if (launched_by_mpirun()) {
 #ifdef PC_HAVE_MPI
         int inited = 0;
@@ -86,6 +101,7 @@ void pc_cli_dist_close(pc_dist *d) {
 void pc_cli_dist_abort(const pc_dist *d, const char *msg) {
     fprintf(stderr, "perfcast (rank %d of %d): %s\n", pc_dist_rank(d), pc_dist_size(d), msg);
     fflush(stderr);
+    pc_cli_json_end_now();
     pc_dist_abort(d); /* does not return for more than one rank */
     exit(PC_EXIT_FAIL);
 }

@@ -17,7 +17,8 @@ static void chips_help(FILE *f) {
             "  --chips-file FILE  JSON adding or overriding chips, e.g.\n"
             "                     {\"chips\": [{\"name\": \"v5e\", \"price_per_hour\": 1.0},\n"
             "                      {\"name\": \"my-tpu\", \"base\": \"v5p\", \"hbm_bw\": 3e12}]}\n"
-            "  --json             machine-readable output\n");
+            "  --json             {\"chips\": [...]}, every field of each chip: a file that\n"
+            "                     --chips-file reads back (docs/json.md)\n");
 }
 
 static const char *wrap_name(pc_wrap_rule w) {
@@ -73,11 +74,11 @@ static cJSON *chip_json(const pc_chip *c) {
     return o;
 }
 
-static void print_json(cJSON *o) {
-    char *s = cJSON_Print(o);
-    if (s) puts(s);
-    free(s);
-    cJSON_Delete(o);
+/* {"chips": [...]}: the format --chips-file reads, so the output loads back. */
+static int print_json(cJSON *arr) {
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddItemToObject(o, "chips", arr);
+    return pc_cli_json_print(o);
 }
 
 static void print_detail(const pc_chip *c) {
@@ -165,20 +166,24 @@ int pc_cmd_chips(int argc, char **argv) {
     int rc = pc_acli_open_chip("chips", file, name, &db, name ? &chip : NULL);
     if (rc >= 0) return rc;
     if (chip) {
-        if (json)
-            print_json(chip_json(chip));
-        else
+        if (json) {
+            cJSON *arr = cJSON_CreateArray();
+            cJSON_AddItemToArray(arr, chip_json(chip));
+            rc = print_json(arr);
+        } else {
             print_detail(chip);
+            rc = PC_EXIT_OK;
+        }
         pc_chipdb_free(db);
-        return PC_EXIT_OK;
+        return rc;
     }
     if (json) {
         cJSON *arr = cJSON_CreateArray();
         for (int i = 0; i < pc_chipdb_count(db); i++)
             cJSON_AddItemToArray(arr, chip_json(pc_chipdb_at(db, i)));
-        print_json(arr);
+        rc = print_json(arr);
         pc_chipdb_free(db);
-        return PC_EXIT_OK;
+        return rc;
     }
     printf("%-12s %-4s %10s %10s %7s %9s %6s %14s %-10s %7s\n", "chip", "kind", "bf16 TF/s",
            "int8 TOP/s", "HBM GB", "HBM TB/s", "crit", "link GB/s", "topology", "$/hour");

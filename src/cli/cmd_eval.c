@@ -36,7 +36,8 @@ static void eval_help(FILE *f) {
         "                  M orderings of the configs (default 1 = off)\n"
         "  --tta-seed S    seed of those orderings (default 1)\n"
         "  --mpi-timeout S under mpirun: end the job when a rank waits more than S seconds\n"
-        "                  for the others (a stalled rank; default 300, 0: never)\n"
+        "                  for the others (a stalled rank; default $PERFCAST_MPI_TIMEOUT,\n"
+        "                  else 300; 0: never)\n"
         "  --svg OUT.svg   one checkpoint: its predicted score against the measured\n"
         "                  runtime of every config, one panel per graph (the first %d of\n"
         "                  the split), the true and the predicted best marked\n"
@@ -234,7 +235,7 @@ typedef struct eval_args {
     const char *models[MAX_MODELS], *data, *split, *svg;
     int n_models, json, threads, tta;
     uint64_t tta_seed;
-    double mpi_timeout; /* --mpi-timeout */
+    double mpi_timeout; /* --mpi-timeout; < 0: not given */
     long long seeds, seed;
     char **owned; /* the --seeds paths */
 } eval_args;
@@ -424,7 +425,7 @@ int pc_cmd_eval(int argc, char **argv) {
     a.seed = 1;
     a.tta = 1;
     a.tta_seed = 1;
-    a.mpi_timeout = PC_CLI_MPI_TIMEOUT;
+    a.mpi_timeout = -1; /* not given */
     int rc = eval_parse(argc, argv, &a);
     if (rc < 0) rc = eval_all(argc, argv, &a);
     if (a.owned)

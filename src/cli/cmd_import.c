@@ -1,5 +1,6 @@
 /* perfcast import: raw TpuGraphs tuning protobufs (XLA HLO + runs) or HLO text -> dataset .npz files. */
 #define _GNU_SOURCE
+#include <cjson/cJSON.h>
 #include <getopt.h>
 #include <string.h>
 
@@ -45,7 +46,37 @@ static void import_help(FILE *f) {
             "                   other kind is an error\n"
             "  --stage S        with a dump directory: after (default) or before optimizations\n"
             "  --compress       deflate the .npz members (like np.savez_compressed)\n"
-            "  --quiet          print only errors\n");
+            "  --quiet          print only errors\n"
+            "  --json           one JSON object with the counts above (docs/json.md)\n");
+}
+
+/* The --json object of an import (one shape for every kind of input). */
+static int import_json(const char *path, const char *out, const pc_import_report *rep,
+                       cJSON *notes, cJSON *skipped) {
+    cJSON *j = cJSON_CreateObject(), *runs = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, "file", path);
+    cJSON_AddStringToObject(j, "out", out);
+    cJSON_AddStringToObject(j, "container", rep->container);
+    cJSON_AddStringToObject(j, "kind", pc_kind_name(rep->kind));
+    cJSON_AddNumberToObject(j, "modules", (double)rep->modules);
+    cJSON_AddNumberToObject(j, "written", (double)rep->written);
+    cJSON_AddNumberToObject(j, "skipped", (double)rep->skipped);
+    cJSON_AddNumberToObject(runs, "in_file", (double)rep->runs);
+    cJSON_AddNumberToObject(runs, "kept", (double)rep->runs_kept);
+    cJSON_AddNumberToObject(runs, "defaults", (double)rep->defaults);
+    cJSON_AddNumberToObject(runs, "with_error", (double)rep->runs_error);
+    cJSON_AddNumberToObject(runs, "without_profile", (double)rep->runs_no_profile);
+    cJSON_AddNumberToObject(runs, "bad_time", (double)rep->runs_bad_time);
+    cJSON_AddItemToObject(j, "runs", runs);
+    cJSON_AddNumberToObject(j, "nodes", (double)rep->nodes);
+    cJSON_AddNumberToObject(j, "edges", (double)rep->edges);
+    cJSON_AddNumberToObject(j, "unknown_opcodes", (double)rep->unknown_opcodes);
+    cJSON_AddItemToObject(j, "first_unknown", rep->first_unknown[0]
+                                                  ? cJSON_CreateString(rep->first_unknown)
+                                                  : cJSON_CreateNull());
+    cJSON_AddItemToObject(j, "notes", notes);
+    cJSON_AddItemToObject(j, "skipped_modules", skipped);
+    return pc_cli_json_print(j);
 }
 
 int pc_cmd_import(int argc, char **argv) {
@@ -54,15 +85,17 @@ int pc_cmd_import(int argc, char **argv) {
                                          {"compress", no_argument, 0, 'z'},
                                          {"stage", required_argument, 0, 's'},
                                          {"quiet", no_argument, 0, 'q'},
+                                         {"json", no_argument, 0, 'j'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     pc_import_opts o = pc_import_opts_default();
     const char *out = NULL, *stage = NULL;
-    int quiet = 0, c;
+    int quiet = 0, json = 0, c;
     optind = 1;
     opterr = 0;
-    while ((c = pc_cli_getopt(argc, argv, "o:k:s:zqh", opts, NULL)) != -1) {
+    while ((c = pc_cli_getopt(argc, argv, "o:k:s:zqjh", opts, NULL)) != -1) {
         switch (c) {
+        case 'j': json = 1; break;
         case 'o': out = optarg; break;
         case 'k':
             if (!strcmp(optarg, "tile")) o.kind = PC_KIND_TILE;
@@ -96,14 +129,23 @@ int pc_cmd_import(int argc, char **argv) {
     rep.notes = pc_report_new();
     pc_error e;
     pc_status st = pc_import_file(path, out, &o, &rep, &e);
+    cJSON *notes = cJSON_CreateArray(), *skips = cJSON_CreateArray();
     for (size_t i = 0; i < pc_report_count(rep.notes); i++) {
         const char *line = pc_report_get(rep.notes, i);
         int skipped = strncmp(line, "skipped", 7) == 0;
-        if (skipped) fprintf(stderr, "perfcast import: %s\n", line);
+        if (json) cJSON_AddItemToArray(skipped ? skips : notes, cJSON_CreateString(line));
+        else if (skipped) fprintf(stderr, "perfcast import: %s\n", line);
         else if (!quiet) printf("%s\n", line);
     }
     pc_report_free(rep.notes);
-    if (st != PC_OK) return pc_cli_fail(&e);
+    if (st != PC_OK || json) {
+        if (st == PC_OK) return import_json(path, out, &rep, notes, skips);
+        cJSON_Delete(notes);
+        cJSON_Delete(skips);
+        return pc_cli_fail(&e);
+    }
+    cJSON_Delete(notes);
+    cJSON_Delete(skips);
     if (rep.unknown_opcodes)
         fprintf(stderr, "perfcast import: warning: %lld instruction%s with an opcode outside the "
                 "TpuGraphs table%s%s%s got opcode id 0\n", (long long)rep.unknown_opcodes,

@@ -653,10 +653,14 @@ static void model_print_json(const model_args *a, const model_report *r) {
     cJSON_AddNumberToObject(jk, "bytes_per_sequence", r->kvs);
     cJSON_AddNumberToObject(o, "weight_bytes", r->p.total * pc_prec_bytes(r->mo.weight_prec));
     if (r->chip) cJSON_AddStringToObject(o, "chip", r->chip->name);
+    else cJSON_AddNullToObject(o, "chip"); /* one shape (docs/json.md) */
     if (r->m.experts > 0 && r->chip) cJSON_AddNumberToObject(o, "moe_critical_batch", r->moe_b);
+    else cJSON_AddNullToObject(o, "moe_critical_batch");
     if (r->mfu_tokens > 0)
         add_mfu_json(o, &r->mfu, r->attn, r->remat_s, a->mf.step > 0 ? a->mf.step : 0,
                      a->mf.chips, a->mf.hours, r->mfu_tokens);
+    else
+        cJSON_AddNullToObject(o, "mfu");
     char *s = cJSON_Print(o);
     if (s) puts(s);
     free(s);

@@ -706,6 +706,8 @@ static void plans_json(cJSON *j, const train_args *a, const train_job *jb,
     if (!r->s.nbest && r->s.evaluated)
         cJSON_AddItemToObject(j, "least_memory_plan",
                               plan_json(&r->s.least_memory, a->o.remat_tensors));
+    else
+        cJSON_AddNullToObject(j, "least_memory_plan"); /* one shape (docs/json.md) */
 }
 
 /* --json: the whole answer on stdout, what went wrong on stderr; returns the

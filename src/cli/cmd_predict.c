@@ -1,5 +1,6 @@
 /* perfcast predict: competition-format CSV of predicted config rankings. */
 #define _GNU_SOURCE
+#include <cjson/cJSON.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,8 +33,11 @@ static void predict_help(FILE *f) {
             "  --tta M         models with --cfg-attention: average each config's score over\n"
             "                  M orderings of the configs (default 1 = off)\n"
             "  --tta-seed S    seed of those orderings (default 1)\n"
+            "  --json          print {out, split, rows, spread, collections} (docs/json.md)\n"
+            "                  instead of the \"wrote\" line\n"
             "  --mpi-timeout S under mpirun: end the job when a rank waits more than S seconds\n"
-            "                  for the others (a stalled rank; default 300, 0: never)\n\n"
+            "                  for the others (a stalled rank; default $PERFCAST_MPI_TIMEOUT,\n"
+            "                  else 300; 0: never)\n\n"
             "With an ensemble model (perfcast train --ensemble N) the file gets a third\n"
             "column, Spread: the members' standard deviation of each listed config's score\n"
             "(';'-separated, in the order of TopConfigs; empty on rows of single models).\n");
@@ -106,6 +110,24 @@ static int any_ensemble(const char *const *models, int n, int *any) {
         pc_predictor_free(p);
     }
     return PC_EXIT_OK;
+}
+
+/* The --json object: the file written and its rows per collection. */
+static int predict_json(const char *out, const char *split, const rows *r, int spread) {
+    cJSON *j = cJSON_CreateObject(), *colls = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, "out", out);
+    cJSON_AddStringToObject(j, "split", split);
+    cJSON_AddNumberToObject(j, "rows", (double)r->n);
+    cJSON_AddBoolToObject(j, "spread", spread);
+    for (int c = 0; c < PC_NUM_COLLECTIONS; c++) {
+        const char *name = pc_collection_name(c);
+        size_t n = 0, len = strlen(name);
+        for (size_t i = 0; i < r->n; i++)
+            n += !strncmp(r->v[i].id, name, len) && r->v[i].id[len] == ':';
+        if (n) cJSON_AddNumberToObject(colls, name, (double)n);
+    }
+    cJSON_AddItemToObject(j, "collections", colls);
+    return pc_cli_json_print(j);
 }
 
 static int fail_msg(const char *msg) {
@@ -277,19 +299,20 @@ int pc_cmd_predict(int argc, char **argv) {
         {"split", required_argument, 0, 's'}, {"out", required_argument, 0, 'o'},
         {"threads", required_argument, 0, 't'}, {"help", no_argument, 0, 'h'},
         {"tta", required_argument, 0, 'A'},     {"tta-seed", required_argument, 0, 'B'},
-        {"mpi-timeout", required_argument, 0, 'T'},
+        {"json", no_argument, 0, 'j'},          {"mpi-timeout", required_argument, 0, 'T'},
         {0, 0, 0, 0}};
     const char *models[PREDICT_MAX_MODELS];
     int nmodels = 0, threads = 0, tta = 1;
     uint64_t tta_seed = 1;
-    double mpi_timeout = PC_CLI_MPI_TIMEOUT;
+    double mpi_timeout = -1; /* not given */
     const char *data = NULL, *split = "test", *out = NULL;
     long long v;
-    int c;
+    int c, json = 0;
     optind = 1;
     opterr = 0;
-    while ((c = pc_cli_getopt(argc, argv, "m:d:s:o:t:A:B:h", opts, NULL)) != -1) {
+    while ((c = pc_cli_getopt(argc, argv, "m:d:s:o:t:A:B:jh", opts, NULL)) != -1) {
         switch (c) {
+        case 'j': json = 1; break;
         case 'm':
             if (nmodels == PREDICT_MAX_MODELS)
                 return pc_cli_usage_error("predict", "at most %d --model", PREDICT_MAX_MODELS);
@@ -370,7 +393,8 @@ int pc_cmd_predict(int argc, char **argv) {
     if (rc == PC_EXIT_OK) {
         qsort(r.v, r.n, sizeof *r.v, row_cmp);
         rc = write_csv(out, &r, cx.spread);
-        if (rc == PC_EXIT_OK) fprintf(stderr, "wrote %zu rows to %s\n", r.n, out);
+        if (rc == PC_EXIT_OK && json) rc = predict_json(out, split, &r, cx.spread);
+        else if (rc == PC_EXIT_OK) fprintf(stderr, "wrote %zu rows to %s\n", r.n, out);
     }
     rows_free(&r);
     return rc;

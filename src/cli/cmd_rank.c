@@ -90,6 +90,36 @@ static void print_spread(const scored *s, size_t i, int json) {
     else printf("  spread %12.6g", s->spread[i]);
 }
 
+/*
+ * One row of "top" in rank --json, the same keys for every input (null where
+ * it does not apply): rank, config, score, spread, runtime, spelled, value.
+ */
+static cJSON *row_json(size_t r, size_t cfg, const scored *s, const int64_t *runtime,
+                       const char *spelled, const char *value_json) {
+    cJSON *it = cJSON_CreateObject();
+    cJSON_AddNumberToObject(it, "rank", (double)(r + 1));
+    cJSON_AddNumberToObject(it, "config", (double)cfg);
+    cJSON_AddNumberToObject(it, "score", s->scores[cfg]);
+    cJSON_AddItemToObject(it, "spread",
+                          s->spread ? cJSON_CreateNumber(s->spread[cfg]) : cJSON_CreateNull());
+    cJSON_AddItemToObject(it, "runtime",
+                          runtime ? cJSON_CreateNumber((double)*runtime) : cJSON_CreateNull());
+    cJSON_AddItemToObject(it, "spelled", spelled ? cJSON_CreateString(spelled) : cJSON_CreateNull());
+    cJSON *parsed = value_json ? cJSON_Parse(value_json) : NULL;
+    cJSON_AddItemToObject(it, "value", parsed ? parsed : cJSON_CreateNull());
+    return it;
+}
+
+/* rank --json: {"file", "collection", "input", "graphs"} for .npz and HLO alike. */
+static cJSON *rank_json(const rank_args *a, int coll, const char *input, cJSON *graphs) {
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "file", a->path);
+    cJSON_AddStringToObject(o, "collection", pc_collection_name(coll));
+    cJSON_AddStringToObject(o, "input", input);
+    cJSON_AddItemToObject(o, "graphs", graphs);
+    return o;
+}
+
 /* Scores all configs of g and orders them best first into s->idx. */
 static int score_and_order(const rank_args *a, pc_predictor *p, pc_graph *g, scored *s) {
     int64_t n = pc_graph_num_configs(g);
@@ -135,20 +165,30 @@ static void print_npz(const rank_args *a, pc_graph *g, int coll, const scored *s
     }
     size_t shown = a->top > 0 && (size_t)a->top < got ? (size_t)a->top : got;
     if (a->json) {
-        printf("{\"file\": \"%s\", \"collection\": \"%s\", \"configs\": %lld, \"top\": [",
-               a->path, pc_collection_name(coll), (long long)n);
-        for (size_t r = 0; r < shown; r++) {
-            printf("%s{\"rank\": %zu, \"config\": %zu, \"score\": %.9g", r ? ", " : "", r + 1,
-                   idx[r], scores[idx[r]]);
-            print_spread(s, idx[r], 1);
-            if (have_rt) printf(", \"runtime\": %lld", (long long)rt[idx[r]]);
-            printf("}");
+        cJSON *gr = cJSON_CreateObject(), *top = cJSON_CreateArray();
+        const char *base = strrchr(a->path, '/');
+        cJSON_AddStringToObject(gr, "name", base ? base + 1 : a->path);
+        cJSON_AddStringToObject(gr, "kind", pc_collection_kind(coll) == PC_KIND_LAYOUT
+                                                ? "module"
+                                                : "kernel");
+        cJSON_AddNumberToObject(gr, "configs", (double)n);
+        cJSON_AddItemToObject(gr, "configurable_nodes", cJSON_CreateNull());
+        for (size_t r = 0; r < shown; r++)
+            cJSON_AddItemToArray(top, row_json(r, idx[r], s, have_rt ? &rt[idx[r]] : NULL,
+                                               NULL, NULL));
+        cJSON_AddItemToObject(gr, "top", top);
+        cJSON *tb = cJSON_CreateNull();
+        if (have_rt) {
+            cJSON_Delete(tb);
+            tb = cJSON_CreateObject();
+            cJSON_AddNumberToObject(tb, "config", (double)best);
+            cJSON_AddNumberToObject(tb, "runtime", (double)rt[best]);
+            cJSON_AddNumberToObject(tb, "rank", (double)best_rank);
         }
-        printf("]");
-        if (have_rt)
-            printf(", \"true_best\": {\"config\": %zu, \"runtime\": %lld, \"rank\": %zu}", best,
-                   (long long)rt[best], best_rank);
-        printf("}\n");
+        cJSON_AddItemToObject(gr, "true_best", tb);
+        cJSON *graphs = cJSON_CreateArray();
+        cJSON_AddItemToArray(graphs, gr);
+        pc_cli_json_print(rank_json(a, coll, "npz", graphs));
         return;
     }
     for (size_t r = 0; r < shown; r++) {
@@ -190,6 +230,18 @@ static int rank_npz(const rank_args *a, pc_predictor *p, int coll) {
     lo.threads = a->threads;
     pc_graph *g = NULL;
     if (pc_graph_load(a->path, &lo, &g, &e) != PC_OK) return pc_cli_fail(&e);
+    /* what check refuses is not ranked either (zero runtimes allowed: test files) */
+    pc_report *r = pc_report_new();
+    if (!r || pc_graph_validate(g, 1, r) != PC_OK || pc_report_count(r) > 0) {
+        fprintf(stderr, "perfcast rank: error: %s: not a valid graph (%zu problem(s)%s%s); see "
+                        "'perfcast check %s'\n",
+                a->path, r ? pc_report_count(r) : 0, r && pc_report_count(r) ? ", first: " : "",
+                r && pc_report_count(r) ? pc_report_get(r, 0) : "", a->path);
+        pc_report_free(r);
+        pc_graph_free(g);
+        return PC_EXIT_FAIL;
+    }
+    pc_report_free(r);
     scored s;
     int rc = score_and_order(a, p, g, &s);
     if (rc == PC_EXIT_OK) print_npz(a, g, coll, &s);
@@ -221,33 +273,24 @@ static void print_set_text(const rank_args *a, pc_rank_set *s, const scored *sc)
 }
 
 static cJSON *set_json(const rank_args *a, pc_rank_set *s, const scored *sc) {
-    const double *scores = sc->scores;
-    const size_t *idx = sc->idx;
-    size_t got = sc->got;
     cJSON *o = cJSON_CreateObject(), *top = cJSON_CreateArray();
-    cJSON_AddStringToObject(o, a->ro.kind == PC_KIND_LAYOUT ? "module" : "kernel",
-                            pc_rank_set_name(s));
-    cJSON_AddNumberToObject(o, "candidates", (double)pc_rank_set_count(s));
-    if (a->ro.kind == PC_KIND_LAYOUT)
-        cJSON_AddNumberToObject(o, "configurable_nodes", (double)pc_rank_set_config_nodes(s));
-    size_t shown = a->top > 0 && (size_t)a->top < got ? (size_t)a->top : got;
+    cJSON_AddStringToObject(o, "name", pc_rank_set_name(s));
+    cJSON_AddStringToObject(o, "kind", a->ro.kind == PC_KIND_LAYOUT ? "module" : "kernel");
+    cJSON_AddNumberToObject(o, "configs", (double)pc_rank_set_count(s));
+    cJSON_AddItemToObject(o, "configurable_nodes",
+                          a->ro.kind == PC_KIND_LAYOUT
+                              ? cJSON_CreateNumber((double)pc_rank_set_config_nodes(s))
+                              : cJSON_CreateNull());
+    size_t shown = a->top > 0 && (size_t)a->top < sc->got ? (size_t)a->top : sc->got;
     for (size_t r = 0; r < shown; r++) {
-        cJSON *it = cJSON_CreateObject();
-        char *text = pc_rank_set_describe(s, (int64_t)idx[r], 0);
-        char *js = pc_rank_set_describe(s, (int64_t)idx[r], 1);
-        cJSON_AddNumberToObject(it, "rank", (double)(r + 1));
-        cJSON_AddNumberToObject(it, "config", (double)idx[r]);
-        cJSON_AddNumberToObject(it, "score", scores[idx[r]]);
-        if (sc->spread) cJSON_AddNumberToObject(it, "spread", sc->spread[idx[r]]);
-        cJSON_AddStringToObject(it, "spelled", text ? text : "");
-        cJSON *parsed = js ? cJSON_Parse(js) : NULL;
-        cJSON_AddItemToObject(it, a->ro.kind == PC_KIND_LAYOUT ? "layout" : "tile",
-                              parsed ? parsed : cJSON_CreateNull());
+        char *text = pc_rank_set_describe(s, (int64_t)sc->idx[r], 0);
+        char *js = pc_rank_set_describe(s, (int64_t)sc->idx[r], 1);
+        cJSON_AddItemToArray(top, row_json(r, sc->idx[r], sc, NULL, text ? text : "", js));
         free(text);
         free(js);
-        cJSON_AddItemToArray(top, it);
     }
     cJSON_AddItemToObject(o, "top", top);
+    cJSON_AddItemToObject(o, "true_best", cJSON_CreateNull());
     return o;
 }
 
@@ -269,7 +312,7 @@ static int rank_hlo(const rank_args *a, pc_predictor *p, int coll) {
     if (pc_rank_sets_from_hlo(a->path, &a->ro, &sets, &n, &rep, &e) != PC_OK)
         return pc_cli_fail(&e);
     warn_unknown(&rep);
-    cJSON *all = a->json ? cJSON_CreateObject() : NULL, *graphs = cJSON_CreateArray();
+    cJSON *graphs = cJSON_CreateArray();
     int rc = PC_EXIT_OK;
     for (int i = 0; i < n && rc == PC_EXIT_OK; i++) {
         scored sc;
@@ -280,17 +323,11 @@ static int rank_hlo(const rank_args *a, pc_predictor *p, int coll) {
             print_set_text(a, sets[i], &sc);
         scored_free(&sc);
     }
-    if (rc == PC_EXIT_OK && all) {
-        cJSON_AddStringToObject(all, "file", a->path);
-        cJSON_AddStringToObject(all, "collection", pc_collection_name(coll));
-        cJSON_AddItemToObject(all, "graphs", graphs);
+    if (rc == PC_EXIT_OK && a->json) {
+        rc = pc_cli_json_print(rank_json(a, coll, "hlo", graphs));
         graphs = NULL;
-        char *s = cJSON_PrintUnformatted(all);
-        if (s) printf("%s\n", s);
-        free(s);
     }
     cJSON_Delete(graphs);
-    cJSON_Delete(all);
     pc_rank_sets_free(sets, n);
     return rc;
 }

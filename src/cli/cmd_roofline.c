@@ -650,7 +650,9 @@ static void print_json(const roof_args *a, const pc_chip *chip, pc_prec head, co
     cJSON_AddNumberToObject(o, "hbm_bw", chip->hbm_bw);
     cJSON_AddNumberToObject(o, "critical_intensity",
                             pc_chip_critical_intensity(chip, head, PC_LINK_HBM));
+    /* one shape for every input: keys that do not apply are null (docs/json.md) */
     if (hc) json_hlo_source(o, a, hc);
+    else cJSON_AddNullToObject(o, "hlo");
     cJSON *arr = cJSON_AddArrayToObject(o, "ops");
     for (size_t k = 0; k < shown; k++) cJSON_AddItemToArray(arr, json_op(s, s->order[k], t->time));
     if (shown < s->n) {
@@ -662,10 +664,13 @@ static void print_json(const roof_args *a, const pc_chip *chip, pc_prec head, co
         cJSON_AddNumberToObject(x, "bytes", b);
         cJSON_AddNumberToObject(x, "time", tm);
         cJSON_AddNumberToObject(x, "share", t->time > 0 ? tm / t->time : 0);
+    } else {
+        cJSON_AddNullToObject(o, "others");
     }
-    if (s->prec_fallbacks) cJSON_AddNumberToObject(o, "bf16_rate_fallbacks", s->prec_fallbacks);
+    cJSON_AddNumberToObject(o, "bf16_rate_fallbacks", s->prec_fallbacks);
     json_totals(o, t);
     if (a->svg) cJSON_AddStringToObject(o, "svg", a->svg);
+    else cJSON_AddNullToObject(o, "svg");
     char *str = cJSON_Print(o);
     if (str) puts(str);
     free(str);

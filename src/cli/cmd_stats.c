@@ -298,20 +298,25 @@ int pc_cmd_stats(int argc, char **argv) {
             free(rows);
         }
     }
+    /* one shape with or without --prune-hops: {"dataset", "splits", "pruning"} */
+    cJSON *pruning = NULL;
     if (hops >= 0) {
         cJSON *pr = json ? cJSON_CreateArray() : NULL;
         if (prune_report(d, hops, collapse, pr) != PC_EXIT_OK) rc = PC_EXIT_FAIL;
         if (json) {
-            cJSON *wrap = cJSON_CreateObject();
-            cJSON_AddItemToObject(wrap, "pruning", pr);
-            cJSON_AddItemToArray(out, wrap);
+            pruning = cJSON_CreateObject();
+            cJSON_AddNumberToObject(pruning, "hops", hops);
+            cJSON_AddBoolToObject(pruning, "collapse_chains", collapse);
+            cJSON_AddItemToObject(pruning, "graphs", pr);
         }
     }
     if (json) {
-        char *s = cJSON_Print(out);
-        if (s) puts(s);
-        free(s);
-        cJSON_Delete(out);
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "dataset", pc_dataset_root(d));
+        cJSON_AddItemToObject(o, "splits", out);
+        cJSON_AddItemToObject(o, "pruning", pruning ? pruning : cJSON_CreateNull());
+        int prc = pc_cli_json_print(o);
+        if (rc == PC_EXIT_OK) rc = prc;
     }
     pc_dataset_close(d);
     return rc;

@@ -1,5 +1,6 @@
 /* perfcast synth: writes a synthetic TpuGraphs-format dataset. */
 #define _GNU_SOURCE
+#include <cjson/cJSON.h>
 #include <getopt.h>
 #include <string.h>
 #include <time.h>
@@ -25,7 +26,9 @@ static void synth_help(FILE *f) {
             "  --tile-configs N      configurations per tile graph\n"
             "  --collections LIST    comma-separated subset, e.g. tile:xla,layout:xla:random\n"
             "  --noise-free          record the simulator's exact runtimes, without measurement\n"
-            "                        noise (what perfcast simulate prints)\n");
+            "                        noise (what perfcast simulate prints)\n"
+            "  --json                one JSON object: out, scale, seed, seconds, collections\n"
+            "                        (docs/json.md)\n");
 }
 
 static int parse_collections(const char *list, unsigned *mask) {
@@ -52,17 +55,19 @@ int pc_cmd_synth(int argc, char **argv) {
         {"tile-configs", required_argument, 0, O_TCONFIGS},
         {"collections", required_argument, 0, O_COLL},
         {"noise-free", no_argument, 0, O_NOISE_FREE},
+        {"json", no_argument, 0, 'j'},
         {"force", no_argument, 0, O_FORCE},
         {"help", no_argument, 0, 'h'},              {0, 0, 0, 0}};
     pc_synth_opts o = pc_synth_opts_default();
     o.scale = PC_SYNTH_SMALL;
     const char *out = NULL;
     long long v;
-    int c, force = 0;
+    int c, json = 0, force = 0;
     optind = 1;
     opterr = 0;
-    while ((c = pc_cli_getopt(argc, argv, "o:s:S:zt:h", opts, NULL)) != -1) {
+    while ((c = pc_cli_getopt(argc, argv, "o:s:S:zt:jh", opts, NULL)) != -1) {
         switch (c) {
+        case 'j': json = 1; break;
         case 'o': out = optarg; break;
         case 's': {
             if (pc_synth_scale_parse(optarg, &o.scale) != PC_OK)
@@ -119,11 +124,21 @@ int pc_cmd_synth(int argc, char **argv) {
     clock_gettime(CLOCK_MONOTONIC, &t0);
     pc_status st = pc_synth_write(out, &o, log, &e);
     clock_gettime(CLOCK_MONOTONIC, &t1);
-    for (size_t i = 0; i < pc_report_count(log); i++) printf("%s\n", pc_report_get(log, i));
+    for (size_t i = 0; !json && i < pc_report_count(log); i++)
+        printf("%s\n", pc_report_get(log, i));
     pc_report_free(log);
     if (st != PC_OK) return pc_cli_fail(&e);
+    double secs = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+    if (json) {
+        cJSON *j = cJSON_CreateObject();
+        cJSON_AddStringToObject(j, "out", out);
+        cJSON_AddStringToObject(j, "scale", pc_synth_scale_name(o.scale));
+        cJSON_AddNumberToObject(j, "seed", (double)o.seed);
+        cJSON_AddNumberToObject(j, "seconds", secs);
+        cJSON_AddItemToObject(j, "collections", pc_cli_json_dataset(out));
+        return pc_cli_json_print(j);
+    }
     printf("wrote %s (scale %s, seed %llu) in %.2f s\n", out, pc_synth_scale_name(o.scale),
-           (unsigned long long)o.seed,
-           (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec));
+           (unsigned long long)o.seed, secs);
     return PC_EXIT_OK;
 }

@@ -1,5 +1,6 @@
 /* perfcast train: fits a learned cost model on one collection. */
 #define _GNU_SOURCE
+#include <cjson/cJSON.h>
 #include <getopt.h>
 #include <signal.h>
 #include <unistd.h>
@@ -100,7 +101,10 @@ static void train_help(FILE *f) {
             "  --log FILE.jsonl    one JSON object per validation round (seed, epoch, step,\n"
             "                      loss, valid, metric, lr, elapsed_s), written as training\n"
             "                      goes (appended with --resume); 'perfcast plot train FILE'\n"
-            "                      draws it\n");
+            "                      draws it\n"
+
+            "  --json              one JSON object at the end: out, collection, metric, runs,\n"
+            "                      summary, log (docs/json.md) instead of the log lines\n");
 }
 
 typedef struct cli_train {
@@ -113,8 +117,43 @@ typedef struct cli_train {
     int log_failed, resume, rank;
     unsigned long long seed; /* the run under way */
     const char *metric;      /* "tile_score" or "kendall_tau" */
-    double mpi_timeout;      /* --mpi-timeout */
+    double mpi_timeout;      /* --mpi-timeout; < 0: not given */
+    int json;                /* --json: log lines and results collected here */
+    cJSON *jlog, *jruns, *jsummary;
 } cli_train;
+
+/* One run's result in the --json "runs" array. */
+static void run_json(cli_train *ct, uint64_t seed, const char *path, const pc_train_result *r) {
+    if (!ct->json) return;
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "seed", (double)seed);
+    cJSON_AddStringToObject(o, "checkpoint", path);
+    cJSON_AddNumberToObject(o, "epochs_run", r->epochs_run);
+    cJSON_AddNumberToObject(o, "best_epoch", r->best_epoch);
+    cJSON_AddItemToObject(o, "best_valid", isfinite(r->best_metric) && r->best_epoch > 0
+                                               ? cJSON_CreateNumber(r->best_metric)
+                                               : cJSON_CreateNull());
+    cJSON_AddNumberToObject(o, "first_loss", isfinite(r->first_loss) ? r->first_loss : 0);
+    cJSON_AddNumberToObject(o, "last_loss", isfinite(r->last_loss) ? r->last_loss : 0);
+    cJSON_AddBoolToObject(o, "interrupted", r->interrupted);
+    cJSON_AddItemToArray(ct->jruns, o);
+}
+
+/* The --json object of a finished training; the exit code. */
+static int train_json(const pc_train_opts *o, cli_train *ct) {
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, "out", o->out_path);
+    cJSON_AddStringToObject(j, "collection", o->collection);
+    cJSON_AddStringToObject(j, "metric", pc_collection_find(o->collection) ==
+                                                 PC_SCORE_TILE_COLLECTION
+                                             ? "tile score"
+                                             : "Kendall tau");
+    cJSON_AddItemToObject(j, "runs", ct->jruns);
+    cJSON_AddItemToObject(j, "summary", ct->jsummary ? ct->jsummary : cJSON_CreateNull());
+    cJSON_AddItemToObject(j, "log", ct->jlog);
+    ct->jruns = ct->jlog = ct->jsummary = NULL;
+    return pc_cli_json_print(j);
+}
 
 static void clear_live(cli_train *c) {
     if (c->live) {
@@ -163,6 +202,11 @@ static void fields_as_flags(const char *msg, char *out, size_t cap) {
 static void log_line(void *user, const char *line) {
     char buf[2 * PC_ERROR_MSG_MAX];
     fields_as_flags(line, buf, sizeof buf);
+    cli_train *ct = user;
+    if (ct->json) {
+        cJSON_AddItemToArray(ct->jlog, cJSON_CreateString(buf));
+        return;
+    }
     clear_live(user);
     printf("%s\n", buf);
     fflush(stdout);
@@ -249,7 +293,7 @@ enum { O_BUDGET = 256, O_EPOCHS, O_PATIENCE, O_CONFIGS, O_LR, O_HIDDEN, O_LAYERS
        O_LOSS, O_WD, O_CLIP, O_EMB, O_POOL, O_JOIN, O_ACT, O_DROPOUT, O_NOLN, O_RESUME,
        O_STOPAFTER, O_PROGRESS, O_GST, O_SEGMENTS, O_SEGSIZE, O_GSTSEGS, O_GSTKEEP,
        O_GSTFT, O_MAXMEM, O_PRUNE, O_COLLAPSE, O_ENCODE, O_ATTN, O_DEDUP, O_BATCH, O_SEEDS,
-       O_ENSEMBLE, O_LOG, O_MPITIMEOUT };
+       O_ENSEMBLE, O_LOG, O_MPITIMEOUT, O_JSON };
 
 static const struct option train_opts[] = {
     {"data", required_argument, 0, 'd'},         {"collection", required_argument, 0, 'c'},
@@ -282,6 +326,7 @@ static const struct option train_opts[] = {
     {"seeds", required_argument, 0, O_SEEDS},
     {"ensemble", required_argument, 0, O_ENSEMBLE},
     {"log", required_argument, 0, O_LOG},
+    {"json", no_argument, 0, O_JSON},
     {"help", no_argument, 0, 'h'},               {0, 0, 0, 0}};
 
 /* The integer flags: "<flag> expects <lo>..<hi>, got '<v>'". */
@@ -476,6 +521,7 @@ static int train_opt(pc_train_opts *o, cli_train *ct, int c, const char *v, char
     case O_POOL:
     case O_JOIN:
     case O_ACT: return choice_opt(o, c, v);
+    case O_JSON: ct->json = 1; return -1;
     case 'h': train_help(stdout); return PC_EXIT_OK;
     default: return pc_cli_usage_error("train", "unknown option '%s'", argv[optind - 1]);
     }
@@ -541,7 +587,9 @@ static int train_parse(int argc, char **argv, pc_train_opts *o, cli_train *ct) {
     ct->log_path = NULL;
     ct->log = NULL;
     ct->log_failed = ct->rank = 0;
-    ct->mpi_timeout = PC_CLI_MPI_TIMEOUT;
+    ct->mpi_timeout = -1;
+    ct->json = 0;
+    ct->jlog = ct->jruns = ct->jsummary = NULL;
     optind = 1;
     opterr = 0;
     int c, rc;
@@ -598,21 +646,30 @@ static int copy_file(const char *src, const char *dst, pc_error *e) {
  * After the runs of --seeds: each run's best valid metric and their spread,
  * and MODEL as a copy of the run best on valid. The exit code.
  */
-static int seeds_summary(const pc_train_opts *o, const cli_train *ct, char (*paths)[4096],
+static int seeds_summary(const pc_train_opts *o, cli_train *ct, char (*paths)[4096],
                          const double *best, int runs) {
     const char *name = pc_collection_find(o->collection) == PC_SCORE_TILE_COLLECTION
                            ? "tile score"
                            : "Kendall tau";
     int b = -1;
     for (int i = 0; i < runs; i++) {
-        printf("seed %llu: best valid %s %.6f (%s)\n", (unsigned long long)o->seed + (unsigned)i,
-               name, best[i], paths[i]);
+        if (!ct->json)
+            printf("seed %llu: best valid %s %.6f (%s)\n",
+                   (unsigned long long)o->seed + (unsigned)i, name, best[i], paths[i]);
         if (isfinite(best[i]) && (b < 0 || best[i] > best[b])) b = i;
     }
     pc_spread sp;
     pc_error e;
     if (pc_spread_compute(best, (size_t)runs, &sp, &e)) return pc_cli_fail(&e);
-    printf("seeds %llu..%llu: best valid %s mean %.6f ± %.6f (std over %llu runs), min %.6f, "
+    if (ct->json && b >= 0) {
+        ct->jsummary = cJSON_CreateObject();
+        cJSON_AddNumberToObject(ct->jsummary, "mean", sp.mean);
+        cJSON_AddNumberToObject(ct->jsummary, "std", sp.std);
+        cJSON_AddNumberToObject(ct->jsummary, "min", sp.min);
+        cJSON_AddNumberToObject(ct->jsummary, "max", sp.max);
+        cJSON_AddNumberToObject(ct->jsummary, "best_seed", (double)(o->seed + (unsigned)b));
+    } else if (!ct->json)
+        printf("seeds %llu..%llu: best valid %s mean %.6f ± %.6f (std over %llu runs), min %.6f, "
            "max %.6f\n",
            (unsigned long long)o->seed, (unsigned long long)o->seed + (unsigned)runs - 1, name,
            sp.mean, sp.std, (unsigned long long)sp.count, sp.min, sp.max);
@@ -624,7 +681,8 @@ static int seeds_summary(const pc_train_opts *o, const cli_train *ct, char (*pat
         return PC_EXIT_FAIL;
     }
     if (copy_file(paths[b], o->out_path, &e)) return pc_cli_fail(&e);
-    printf("wrote %s (a copy of %s, seed %llu: best on valid)\n", o->out_path, paths[b],
+    if (!ct->json)
+        printf("wrote %s (a copy of %s, seed %llu: best on valid)\n", o->out_path, paths[b],
            (unsigned long long)o->seed + (unsigned)b);
     return PC_EXIT_OK;
 }
@@ -654,13 +712,14 @@ static int train_seeds(pc_train_opts *o, cli_train *ct, const pc_dist *dist, pc_
         run.out_path = paths[i];
         ct->seed = (unsigned long long)run.seed;
         if (pc_dist_rank(dist) == 0) note_state(paths[i], o->resume);
-        if (pc_dist_rank(dist) == 0)
+        if (pc_dist_rank(dist) == 0 && !ct->json)
             printf("seed %llu (run %d of %d): writing %s\n", (unsigned long long)run.seed, i + 1,
                    runs, paths[i]);
         pc_train_result r;
         r.struct_size = sizeof r;
         st = pc_train_run(&run, log_line, progress_line, ct, &r, e);
         clear_live(ct);
+        if (!st) run_json(ct, run.seed, paths[i], &r);
         /* a run stopped by its budget (or --stop-after-steps) counts, as a single run would */
         best[i] = st || r.best_epoch < 1 ? NAN : r.best_metric;
     }
@@ -704,6 +763,7 @@ static int train_run(int *argc, char ***argv, pc_train_opts *o, cli_train *ct) {
     if (ct->rank == 0) note_state(o->out_path, o->resume);
     pc_status st = pc_train_run(o, log_line, progress_line, ct, &r, &e);
     clear_live(ct);
+    if (st == PC_OK) run_json(ct, o->seed, o->out_path, &r);
     if (st != PC_OK && pc_dist_size(dist) > 1)
         pc_cli_dist_abort(dist, e.msg); /* the other ranks must not wait */
     pc_cli_dist_close(dist);
@@ -721,8 +781,18 @@ int pc_cmd_train(int argc, char **argv) {
     cli_train ct;
     int rc = train_parse(argc, argv, &o, &ct);
     if (rc >= 0) return rc;
+    if (ct.json) {
+        ct.jlog = cJSON_CreateArray();
+        ct.jruns = cJSON_CreateArray();
+        ct.progress = 0;
+    }
     rc = train_run(&argc, &argv, &o, &ct);
     if (ct.log && fclose(ct.log) != 0)
         fprintf(stderr, "perfcast train: warning: writing --log %s failed\n", ct.log_path);
+    /* every rank trains; rank 0 writes (its log is the one with the results) */
+    if (ct.json && rc == PC_EXIT_OK && cJSON_GetArraySize(ct.jruns) > 0) rc = train_json(&o, &ct);
+    cJSON_Delete(ct.jlog);
+    cJSON_Delete(ct.jruns);
+    cJSON_Delete(ct.jsummary);
     return rc;
 }

@@ -49,6 +49,17 @@ static void tune_help(FILE *f) {
                "                      (default 256)\n"
                "  --kernel NAME       HLO, tile: only this kernel\n"
                "  --threads N         model threads (0 = all cores)\n"
+               "  --risk K            rank by the conservative score mean + K x spread of an\n"
+               "                      ensemble model (train --ensemble N), the spread of its\n"
+               "                      predicted difference from the default: a layout proposal\n"
+               "                      beats the default only by a gain over K spreads\n"
+               "                      (default 1; 0: the mean)\n"
+               "  --max-changes N     layout trust region: at most N tensors changed from the\n"
+               "                      compiler default (default 4; 0 = no limit; --oracle:\n"
+               "                      no limit unless given)\n"
+               "  --tile-max-changes N  tile trust region: at most N bounds changed from the\n"
+               "                      nearest of the file's configs (default 0: only those;\n"
+               "                      -1: no limit)\n"
                "  --tile-new-sizes    tile: also try sizes no config of the file uses (synth's\n"
                "                      autotuner rule); default: the file's sizes, combined anew\n"
                "  --oracle            score with synth's simulator instead of a model (the\n"
@@ -60,7 +71,7 @@ static void tune_help(FILE *f) {
 
 typedef struct tune_args {
     const char *model, *path, *out, *data, *split, *kernel;
-    int json, threads, oracle;
+    int json, threads, oracle, max_changes_set;
     long long candidates;
     pc_tune_opts o;
     pc_synth_opts so;
@@ -99,7 +110,7 @@ static pc_status tune_graph(const tune_args *a, pc_graph *g, const char *path, t
             snprintf(e->msg, sizeof e->msg, "%s: the simulator's graph is not of its kind", path);
         }
     } else
-        st = pc_tune_model_new(a->p, g, &m, e);
+        st = pc_tune_model_new(a->p, g, &a->o, &m, e);
     if (!st) st = pc_tune_space_from_graph(g, &a->o, &t->space, e);
     if (!st)
         st = pc_tune_search(t->space, g, &a->o, a->oracle ? sim_score : pc_tune_model_score,
@@ -119,6 +130,9 @@ static void print_summary(const tune_args *a, const char *name, const tuned *t) 
                name, pc_kind_name(pc_tune_space_kind(t->space)),
                (long long)pc_tune_space_vars(t->space), pc_tune_space_log10_size(t->space),
                (long long)r->scored, (long long)r->rounds, r->seconds, pc_tune_stop_name(r->stop));
+        if (!a->oracle)
+            printf(", \"risk\": %g, \"max_changes\": %lld, \"tile_max_changes\": %lld",
+                   a->o.risk, (long long)a->o.max_changes, (long long)a->o.tile_max_changes);
         if (r->has_default) printf(", \"default_score\": %.9g", r->default_score);
         if (r->input_best >= 0)
             printf(", \"input_best\": %lld, \"input_best_score\": %.9g", (long long)r->input_best,
@@ -314,7 +328,10 @@ static int parse_num(tune_args *a, int c, const char *flag, const char *v) {
         O_SSCALE,
         O_SGRAPHS,
         O_SNODES,
-        O_STILE
+        O_STILE,
+        O_RISK,
+        O_MAXCH,
+        O_TMAXCH
     };
     switch (c) {
     case O_BUDGET:
@@ -322,6 +339,12 @@ static int parse_num(tune_args *a, int c, const char *flag, const char *v) {
         if (end == v || *end || !(d > 0) || d > 1e6)
             return pc_cli_usage_error("tune", "--budget-s expects seconds > 0, got '%s'", v);
         a->o.budget_s = d;
+        return 0;
+    case O_RISK:
+        d = strtod(v, &end);
+        if (end == v || *end || !(d >= 0) || d > 1e6)
+            return pc_cli_usage_error("tune", "--risk expects a number >= 0, got '%s'", v);
+        a->o.risk = d;
         return 0;
     case O_SSCALE:
         if (pc_synth_scale_parse(v, &a->so.scale) != PC_OK)
@@ -332,7 +355,9 @@ static int parse_num(tune_args *a, int c, const char *flag, const char *v) {
         return 0;
     default: break;
     }
-    long long lo = c == O_MAXS || c == O_THREADS || c == O_SSEED ? 0 : 1;
+    long long lo = c == O_TMAXCH                                              ? -1
+                   : c == O_MAXS || c == O_THREADS || c == O_SSEED || c == O_MAXCH ? 0
+                                                                                   : 1;
     long long hi = c == O_SSEED ? INT64_MAX : c == O_THREADS ? 1024 : 100000000;
     if (pc_cli_parse_i64(v, lo, hi, &x))
         return pc_cli_usage_error("tune", "%s expects an integer in [%lld, %lld], got '%s'", flag,
@@ -348,6 +373,8 @@ static int parse_num(tune_args *a, int c, const char *flag, const char *v) {
     case O_SGRAPHS: a->so.graphs_per_split = x; break;
     case O_SNODES: a->so.layout_nodes = x; break;
     case O_STILE: a->so.tile_configs = x; break;
+    case O_MAXCH: a->o.max_changes = x, a->max_changes_set = 1; break;
+    case O_TMAXCH: a->o.tile_max_changes = x, a->max_changes_set = 1; break;
     default: break;
     }
     return 0;
@@ -374,6 +401,9 @@ int pc_cmd_tune(int argc, char **argv) {
                                          {"synth-graphs", required_argument, 0, 265},
                                          {"synth-layout-nodes", required_argument, 0, 266},
                                          {"synth-tile-configs", required_argument, 0, 267},
+                                         {"risk", required_argument, 0, 268},
+                                         {"max-changes", required_argument, 0, 269},
+                                         {"tile-max-changes", required_argument, 0, 270},
                                          {"tile-new-sizes", no_argument, 0, 'N'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
@@ -387,7 +417,8 @@ int pc_cmd_tune(int argc, char **argv) {
     int c, rc;
     optind = 1;
     opterr = 0;
-    while ((c = pc_cli_getopt(argc, argv, "m:o:d:p:k:S:jONh", opts, NULL)) != -1) {
+    int li = -1;
+    while ((c = pc_cli_getopt(argc, argv, "m:o:d:p:k:S:jONh", opts, &li)) != -1) {
         switch (c) {
         case 'm': a.model = optarg; break;
         case 'o': a.out = optarg; break;
@@ -407,8 +438,10 @@ int pc_cmd_tune(int argc, char **argv) {
             break;
         case 'h': tune_help(stdout); return PC_EXIT_OK;
         default:
-            if (c >= 256 && c <= 267) {
-                if ((rc = parse_num(&a, c, argv[optind - 1], optarg))) return rc;
+            if (c >= 256 && c <= 270) {
+                char flag[64];
+                snprintf(flag, sizeof flag, "--%s", li >= 0 ? opts[li].name : "?");
+                if ((rc = parse_num(&a, c, flag, optarg))) return rc;
                 break;
             }
             return pc_cli_usage_error("tune", "unknown option '%s'", argv[optind - 1]);
@@ -416,6 +449,8 @@ int pc_cmd_tune(int argc, char **argv) {
     }
     if (!a.model && !a.oracle) return pc_cli_usage_error("tune", "--model MODEL is required");
     if (a.model && a.oracle) return pc_cli_usage_error("tune", "--oracle replaces --model");
+    /* the simulator needs no trust region: the oracle is the unrestricted ceiling */
+    if (a.oracle && !a.max_changes_set) a.o.max_changes = 0, a.o.tile_max_changes = -1;
     if (a.data) {
         if (optind != argc)
             return pc_cli_usage_error("tune", "--data tunes a split; no FILE as well");

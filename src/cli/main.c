@@ -7,6 +7,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <cjson/cJSON.h>
+#include <sys/stat.h>
+
 #include "cli.h"
 
 static const pc_command commands[] = {
@@ -99,6 +102,33 @@ void pc_cli_flags(char *msg, size_t cap) {
     memcpy(msg, out, w + 1);
 }
 
+/*
+ * --json anywhere on the command line (before "--"): the standard error
+ * holds one JSON object at the end, {"error": {"message", "file", "field"}}
+ * on failure or {"warnings": [...]} when the command said something, and
+ * nothing else. What a command writes to stderr meanwhile goes to a
+ * temporary file (json_begin) that json_end turns into that object. The
+ * first pc_cli_fail / pc_cli_usage_error message is the error's; a command
+ * that printed its JSON result (pc_cli_json_print) and exits 1 without one
+ * found problems (check) and gets no error object.
+ */
+static struct {
+    int on, saved_fd, done, printed;
+    FILE *cap;
+    char msg[PC_CLI_MSG_MAX];
+} json_err = {0, -1, 0, 0, NULL, {0}};
+
+int pc_cli_json_mode(void) { return json_err.on; }
+
+void pc_cli_json_printed(void) { json_err.printed = 1; }
+
+/* Keeps the first error message under --json; 1 if --json is on. */
+static int json_keep(const char *msg) {
+    if (!json_err.on) return 0;
+    if (!json_err.msg[0]) snprintf(json_err.msg, sizeof json_err.msg, "%s", msg);
+    return 1;
+}
+
 /* The command being run ("perfcast CMD: error: ..."), and its long options for
  * "did you mean" (pc_cli_getopt): the CLI's own state, one command per process. */
 static const char *g_cmd;
@@ -168,6 +198,12 @@ int pc_cli_usage_error(const char *cmd, const char *fmt, ...) {
     va_end(ap);
     pc_cli_flags(msg, sizeof msg);
     suggest_flag(msg, hint, sizeof hint);
+    if (json_err.on) {
+        size_t l = strlen(msg);
+        snprintf(msg + l, sizeof msg - l, "%s", hint);
+        json_keep(msg);
+        return PC_EXIT_USAGE;
+    }
     fprintf(stderr, "perfcast %s: error: %s%s\n(see 'perfcast %s --help')\n", cmd, msg, hint,
             cmd);
     return PC_EXIT_USAGE;
@@ -182,6 +218,7 @@ int pc_cli_fail(const pc_error *err) {
     char msg[PC_ERROR_MSG_MAX];
     snprintf(msg, sizeof msg, "%s", err->msg[0] ? err->msg : pc_status_name(err->code));
     pc_cli_flags(msg, sizeof msg);
+    if (json_keep(msg)) return PC_EXIT_FAIL;
     if (g_cmd)
         fprintf(stderr, "perfcast %s: error: %s\n", g_cmd, msg);
     else
@@ -275,14 +312,152 @@ int pc_cli_seed_path(const char *out, unsigned long long seed, char *buf, size_t
  * A command's output that did not reach its destination (a full disk, a
  * closed pipe, > /dev/full) is an error: exit non-zero with a message, never 0.
  */
+static void json_end(int rc);
+
 static int finish(const char *cmd, int rc) {
     if (fflush(stdout) != 0 || ferror(stdout)) {
         fprintf(stderr, "perfcast %s: error: writing the standard output failed: %s\n", cmd,
                 strerror(errno));
-        return rc ? rc : PC_EXIT_FAIL;
+        rc = rc ? rc : PC_EXIT_FAIL;
     }
+    json_end(rc);
     return rc;
 }
+
+/* The token at p (up to a space) without quotes and trailing punctuation, in buf. */
+static const char *json_token(const char *p, char *buf, size_t cap) {
+    while (*p == '\'' || *p == '"' || *p == '(' || *p == '`') p++;
+    size_t n = strcspn(p, " \t\n");
+    if (n >= cap) n = cap - 1;
+    memcpy(buf, p, n);
+    buf[n] = 0;
+    while (n && strchr(":,;)'\"`", buf[n - 1])) buf[--n] = 0;
+    return buf;
+}
+
+static int json_pathlike(const char *t) {
+    static const char *const ext[] = {".npz", ".npy", ".json", ".pb", ".txt", ".hlo",
+                                      ".safetensors", ".csv", ".jsonl", ".svg", ".pcc", ".state"};
+    struct stat st;
+    size_t n = strlen(t);
+    if (!n || t[0] == '-') return 0;
+    int exists = stat(t, &st) == 0;
+    for (size_t i = 0; i < sizeof ext / sizeof ext[0]; i++) {
+        size_t m = strlen(ext[i]);
+        if (n > m && !strcmp(t + n - m, ext[i])) return exists || strchr(t, '/');
+    }
+    return (strchr(t, '/') || strchr(t, '.')) && exists;
+}
+
+/*
+ * The file and the field an error message names, as far as its words tell:
+ * the file is what a "FILE: ..." message starts with, else the first word
+ * that is a path (an existing one, or a known extension with a '/'); the field a flag (--name) of a usage
+ * error, else the first 'quoted' name or the word after field/key/array.
+ */
+static void json_file_field(const char *msg, char *file, char *field, size_t cap) {
+    char t[PC_CLI_MSG_MAX];
+    file[0] = field[0] = 0;
+    size_t head = strcspn(msg, " :");
+    if (head && head < cap && msg[head] == ':' && msg[head + 1] == ' ' && msg[0] != '-')
+        snprintf(file, cap, "%.*s", (int)head, msg); /* "FILE: what went wrong" */
+    const char *prev = "";
+    char prevbuf[64] = "";
+    for (const char *p = msg; *p;) {
+        while (*p == ' ' || *p == '\t' || *p == '\n') p++;
+        if (!*p) break;
+        int quoted = *p == '\'';
+        json_token(p, t, sizeof t);
+        if (!file[0] && json_pathlike(t)) snprintf(file, cap, "%s", t);
+        else if (!field[0] && t[0] == '-' && t[1] == '-' && t[2]) {
+            t[strcspn(t, "= ")] = 0;
+            snprintf(field, cap, "%s", t);
+        } else if (!field[0] && t[0] &&
+                   (quoted || !strcmp(prev, "field") || !strcmp(prev, "key") ||
+                    !strcmp(prev, "array")))
+            snprintf(field, cap, "%s", t);
+        snprintf(prevbuf, sizeof prevbuf, "%.63s", t); /* only field/key/array matter */
+        prev = prevbuf;
+        p += strcspn(p, " \t\n");
+    }
+}
+
+static void json_begin(int argc, char **argv) {
+    for (int i = 2; i < argc && strcmp(argv[i], "--"); i++)
+        if (!strcmp(argv[i], "--json")) json_err.on = 1;
+    if (!json_err.on) return;
+    fflush(stderr);
+    json_err.cap = tmpfile();
+    json_err.saved_fd = json_err.cap ? dup(2) : -1;
+    if (json_err.saved_fd < 0 || dup2(fileno(json_err.cap), 2) < 0) {
+        if (json_err.saved_fd >= 0) close(json_err.saved_fd);
+        json_err.saved_fd = -1;
+    }
+}
+
+/* The lines a command wrote to stderr under --json, as a cJSON array. */
+static cJSON *json_captured(void) {
+    cJSON *lines = cJSON_CreateArray();
+    if (!json_err.cap) return lines;
+    char line[PC_CLI_MSG_MAX];
+    rewind(json_err.cap);
+    while (fgets(line, sizeof line, json_err.cap)) {
+        line[strcspn(line, "\r\n")] = 0;
+        if (line[0]) cJSON_AddItemToArray(lines, cJSON_CreateString(line));
+    }
+    return lines;
+}
+
+static void json_end(int rc) {
+    if (!json_err.on || json_err.done) return;
+    json_err.done = 1;
+    fflush(stderr);
+    if (json_err.saved_fd >= 0) {
+        dup2(json_err.saved_fd, 2);
+        close(json_err.saved_fd);
+    }
+    cJSON *lines = json_captured(), *o = cJSON_CreateObject();
+    if (json_err.cap) fclose(json_err.cap);
+    int n = cJSON_GetArraySize(lines);
+    /* a result on stdout with a non-zero exit (check: problems found) is no error */
+    if (json_err.printed && !json_err.msg[0]) rc = PC_EXIT_OK;
+    if (rc != PC_EXIT_OK) {
+        char msg[PC_CLI_MSG_MAX], file[PC_CLI_MSG_MAX], field[PC_CLI_MSG_MAX];
+        if (json_err.msg[0]) {
+            snprintf(msg, sizeof msg, "%s", json_err.msg);
+        } else if (n) { /* the last line, without its "perfcast CMD: error: " */
+            const char *m = cJSON_GetArrayItem(lines, n - 1)->valuestring, *c = strstr(m, ": ");
+            if (!strncmp(m, "perfcast", 8) && c) m = c + 2;
+            if (!strncmp(m, "error: ", 7)) m += 7;
+            snprintf(msg, sizeof msg, "%s", m);
+            cJSON_DeleteItemFromArray(lines, --n);
+        } else {
+            snprintf(msg, sizeof msg, "failed (exit %d)", rc);
+        }
+        json_file_field(msg, file, field, sizeof file);
+        cJSON *e = cJSON_AddObjectToObject(o, "error");
+        cJSON_AddStringToObject(e, "message", msg);
+        cJSON_AddItemToObject(e, "file", file[0] ? cJSON_CreateString(file) : cJSON_CreateNull());
+        cJSON_AddItemToObject(e, "field", field[0] ? cJSON_CreateString(field) : cJSON_CreateNull());
+        cJSON_AddNumberToObject(e, "exit", rc);
+        if (n) cJSON_AddItemToObject(e, "details", lines), lines = NULL;
+    } else if (n) {
+        cJSON_AddItemToObject(o, "warnings", lines), lines = NULL;
+    }
+    if (rc != PC_EXIT_OK || n) {
+        char *s = cJSON_PrintUnformatted(o);
+        if (s) fprintf(stderr, "%s\n", s);
+        free(s);
+    }
+    cJSON_Delete(lines);
+    cJSON_Delete(o);
+    fflush(stderr);
+}
+
+/* A command that exits on its own (pc_cli_dist_abort) still ends the JSON. */
+static void json_atexit(void) { json_end(PC_EXIT_FAIL); }
+
+void pc_cli_json_end_now(void) { json_end(PC_EXIT_FAIL); }
 
 int main(int argc, char **argv) {
     if (argc < 2) {
@@ -301,6 +476,8 @@ int main(int argc, char **argv) {
     for (size_t i = 0; i < NUM_COMMANDS; i++)
         if (!strcmp(cmd, commands[i].name)) {
             g_cmd = cmd;
+            json_begin(argc, argv);
+            if (json_err.on) atexit(json_atexit);
             return finish(cmd, commands[i].run(argc - 1, argv + 1));
         }
     const char *names[NUM_COMMANDS];

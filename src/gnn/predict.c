@@ -7,14 +7,9 @@
 #include "gnn/checkpoint.h"
 #include "gnn/eval.h"
 #include "gnn/infer.h"
+#include "gnn/predictor.h"
 #include "perfcast/predict.h"
 
-struct pc_predictor {
-    pc_gnn *m;
-    pc_gnn_ws *ws;
-    int collection;
-    int threads; /* for each pc_predictor_score call; 0 = OpenMP's default */
-};
 
 pc_status pc_predictor_load(const char *model_path, int threads, pc_predictor **out,
                             pc_error *err) {
@@ -66,8 +61,7 @@ pc_status pc_predictor_set_tta(pc_predictor *p, int orderings, uint64_t seed, pc
     return PC_OK;
 }
 
-/* The graph must be of the model's kind and feature widths. */
-static pc_status check_graph(const pc_predictor *p, const pc_graph *g, pc_error *err) {
+pc_status pc_predictor_check_graph(const pc_predictor *p, const pc_graph *g, pc_error *err) {
     pc_kind want = p->m->opts.kind;
     if (pc_graph_kind(g) != want)
         return pc_fail(err, PC_ERR_ARG, "%s: a %s graph, but the model is for %s (%s)",
@@ -86,7 +80,7 @@ pc_status pc_predictor_score_spread(pc_predictor *p, pc_graph *g, double *scores
     if (!err) err = &local;
     pc_error_clear(err);
     if (!p || !g || !scores) return pc_fail(err, PC_ERR_ARG, "predict: NULL argument");
-    pc_status st = check_graph(p, g, err);
+    pc_status st = pc_predictor_check_graph(p, g, err);
     if (st) return st;
     int saved = pc_threads_begin(p->threads);
     st = pc_infer_score_graph(p->m, p->ws, g, scores, spread, err);

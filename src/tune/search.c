@@ -44,6 +44,9 @@ pc_tune_opts pc_tune_opts_default(void) {
     o.max_scored = 0;
     o.patience = 40;
     o.max_inputs = 4096;
+    o.risk = PC_TUNE_DEFAULT_RISK;
+    o.max_changes = PC_TUNE_DEFAULT_MAX_CHANGES;
+    o.tile_max_changes = PC_TUNE_DEFAULT_TILE_MAX_CHANGES;
     return o;
 }
 
@@ -120,6 +123,10 @@ typedef struct search {
     int32_t *imp_ch;
     int64_t nimp;
     int64_t cursor, scored;
+    int64_t *idx; /* nv: scratch of the trust region */
+    int32_t *in;  /* tile: the graph's valid configs' choices (n_in x nv), the region's anchors */
+    int64_t n_in;
+    size_t in_cap; /* int32 entries */
     struct timespec t0;
 } search;
 
@@ -131,11 +138,70 @@ static double elapsed(const search *s) {
 
 static uint64_t rnd(search *s, uint64_t n) { return n ? pc_splitmix64(&s->rng) % n : 0; }
 
-/* Adds ch to the batch if unseen; 1 added, 0 seen, -1 out of memory. */
+/*
+ * The trust region. Layout: at most max_changes (> 0) variables away from the
+ * default (choice 0). Tile (tile_max_changes >= 0): at most that many bounds
+ * away from the nearest of the graph's configs (s->in, n_in rows; none: no
+ * region). radius() is -1 without a region.
+ */
+static int64_t radius(const search *s) {
+    if (s->sp->kind == PC_KIND_LAYOUT) return s->o->max_changes > 0 ? s->o->max_changes : -1;
+    return s->n_in > 0 ? s->o->tile_max_changes : -1;
+}
+
+/* The anchor of ch: NULL for the default (all choice 0), or the nearest input. */
+static const int32_t *anchor(const search *s, const int32_t *ch) {
+    if (s->sp->kind == PC_KIND_LAYOUT) return NULL;
+    const int32_t *best = s->in;
+    int64_t bd = INT64_MAX;
+    for (int64_t i = 0; i < s->n_in; i++) {
+        const int32_t *a = s->in + i * s->nv;
+        int64_t d = 0;
+        for (int64_t x = 0; x < s->nv && d < bd; x++) d += ch[x] != a[x];
+        if (d < bd) bd = d, best = a;
+    }
+    return best;
+}
+
+/* Variables of ch away from the anchor a (NULL: the default). */
+static int64_t changes(const search *s, const int32_t *ch, const int32_t *a) {
+    int64_t d = 0;
+    for (int64_t x = 0; x < s->nv; x++) d += ch[x] != (a ? a[x] : 0);
+    return d;
+}
+
+static int inside(const search *s, const int32_t *ch) {
+    int64_t R = radius(s);
+    return R < 0 || changes(s, ch, anchor(s, ch)) <= R;
+}
+
+/* Into the trust region: while more than the radius's variables are away
+   from the anchor, a random one of them (never `keep`, the variable just
+   moved) goes back to the anchor's choice. */
+static void clamp(search *s, int32_t *ch, int64_t keep) {
+    int64_t R = radius(s), d = 0;
+    if (R < 0) return;
+    const int32_t *a = anchor(s, ch);
+    int64_t left = changes(s, ch, a);
+    if (left <= R) return;
+    for (int64_t x = 0; x < s->nv; x++)
+        if (ch[x] != (a ? a[x] : 0) && x != keep) s->idx[d++] = x;
+    for (; left > R && d > 0; left--) {
+        int64_t i = (int64_t)rnd(s, (uint64_t)d);
+        ch[s->idx[i]] = a ? a[s->idx[i]] : 0;
+        s->idx[i] = s->idx[--d];
+    }
+}
+
+/* Adds ch (moved into the trust region) to the batch if unseen; 1 added, 0 seen,
+   -1 out of memory. */
 static int push(search *s, const int32_t *ch, int64_t mvar, int32_t mch) {
-    int r = hset_add(&s->seen, hash_ch(ch, s->nv));
+    int32_t *slot = s->cand + s->nb * s->nv;
+    memcpy(slot, ch, (size_t)s->nv * sizeof *ch);
+    clamp(s, slot, mvar);
+    if (mvar >= 0 && slot[mvar] != mch) mvar = -1;
+    int r = hset_add(&s->seen, hash_ch(slot, s->nv));
     if (r <= 0) return r;
-    memcpy(s->cand + s->nb * s->nv, ch, (size_t)s->nv * sizeof *ch);
     s->move_var[s->nb] = mvar;
     s->move_ch[s->nb] = mch;
     s->nb++;
@@ -283,7 +349,18 @@ static pc_status seed_inputs(search *s, pc_graph *g, pc_tune_result *res, int32_
                 res->input_best = s->move_var[k], res->input_best_score = v;
             int fresh = hset_add(&s->seen, hash_ch(chs + k * s->nv, s->nv));
             if (fresh < 0) st = pc_fail(err, PC_ERR_NOMEM, "out of memory");
-            if (fresh > 0) elite_insert(s, chs + k * s->nv, v);
+            if (fresh > 0 && s->sp->kind == PC_KIND_TILE && !st) { /* an anchor of the region */
+                size_t cap = s->in_cap / (size_t)s->nv;
+                int32_t *in = pc_grow_array(s->in, &cap, (size_t)s->n_in + 1,
+                                            (size_t)s->nv * sizeof *in);
+                if (!in) st = pc_fail(err, PC_ERR_NOMEM, "out of memory");
+                if (in) {
+                    s->in = in, s->in_cap = cap * (size_t)s->nv;
+                    memcpy(in + s->n_in++ * s->nv, chs + k * s->nv, (size_t)s->nv * sizeof *in);
+                }
+            }
+            /* a start only inside the trust region */
+            if (fresh > 0 && inside(s, chs + k * s->nv)) elite_insert(s, chs + k * s->nv, v);
         }
         s->scored += valid;
     }
@@ -342,10 +419,17 @@ static pc_status check_opts(const pc_tune_opts *o, pc_error *err) {
                        o->budget_s);
     if (o->batch < 1 || o->batch > 1000000)
         return pc_fail(err, PC_ERR_ARG, "tune: pc_tune_opts.batch must lie in [1, 1000000]");
-    if (o->max_scored < 0 || o->patience < 1 || o->max_inputs < 0)
+    if (o->max_scored < 0 || o->patience < 1 || o->max_inputs < 0 || o->max_changes < 0)
         return pc_fail(err, PC_ERR_ARG,
-                       "tune: pc_tune_opts.max_scored and max_inputs must be "
+                       "tune: pc_tune_opts.max_scored, max_inputs and max_changes must be "
                        ">= 0 and patience >= 1");
+    if (o->tile_max_changes < -1)
+        return pc_fail(err, PC_ERR_ARG,
+                       "tune: pc_tune_opts.tile_max_changes must be >= -1 (-1: no limit), got %lld",
+                       (long long)o->tile_max_changes);
+    if (!(o->risk >= 0) || o->risk > 1e6)
+        return pc_fail(err, PC_ERR_ARG, "tune: pc_tune_opts.risk must lie in [0, 1e6], got %g",
+                       o->risk);
     return PC_OK;
 }
 
@@ -362,9 +446,10 @@ static pc_status run(search *s, pc_graph *g, pc_tune_result *res, pc_error *err)
     s->elite = pc_malloc_array((uint64_t)s->ecap, (uint64_t)nv * sizeof(int32_t));
     s->esc = pc_malloc_array((uint64_t)s->ecap, sizeof *s->esc);
     int32_t *tmp = pc_malloc_array((uint64_t)nv, sizeof *tmp);
+    s->idx = pc_malloc_array((uint64_t)nv, sizeof *s->idx);
     pc_status st = PC_OK;
     if (!s->cand || !s->rows || !s->sc || !s->move_var || !s->move_ch || !s->imp_var ||
-        !s->imp_ch || !s->elite || !s->esc || !tmp)
+        !s->imp_ch || !s->elite || !s->esc || !tmp || !s->idx)
         st = pc_fail(err, PC_ERR_NOMEM, "tune: out of memory for batches of %lld", (long long)B);
     if (!st) st = seed_inputs(s, g, res, tmp, err);
     if (!st && s->ne == 0) { /* no usable start (tile without valid inputs): the smallest sizes */
@@ -389,6 +474,8 @@ static pc_status run(search *s, pc_graph *g, pc_tune_result *res, pc_error *err)
         }
     }
     free(tmp);
+    free(s->idx);
+    free(s->in);
     free(s->cand), free(s->rows), free(s->sc), free(s->move_var), free(s->move_ch);
     free(s->imp_var), free(s->imp_ch), free(s->elite), free(s->esc), free(s->seen.slot);
     return st;

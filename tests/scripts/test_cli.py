@@ -86,11 +86,14 @@ def test_stats_prune(d):
     """--prune-hops: per-graph reduction, checked against a BFS in numpy."""
     p = run("stats", "--json", "--prune-hops", "1", d)
     expect_rc(p, 0, "stats --prune-hops 1")
-    rows = json.loads(p.stdout)
-    pr = [r for r in rows if isinstance(r, dict) and "pruning" in r]
-    expect(len(pr) == 1 and len(pr[0]["pruning"]) > 0, "pruning rows present")
-    if pr and pr[0]["pruning"]:
-        g = pr[0]["pruning"][0]
+    out = json.loads(p.stdout)
+    pr = out["pruning"]
+    expect(sorted(out) == ["dataset", "pruning", "splits"] and len(out["splits"]) == 15,
+           "stats --json --prune-hops has the shape of stats --json: %s" % sorted(out))
+    expect(pr["hops"] == 1 and pr["collapse_chains"] is False and len(pr["graphs"]) > 0,
+           "pruning rows present")
+    if pr["graphs"]:
+        g = pr["graphs"][0]
         z = np.load(g["file"])
         n = len(z["node_opcode"])
         e = z["edge_index"].astype(np.int64)
@@ -123,7 +126,9 @@ def test_stats(d):
         expect(c in p.stdout, "stats lists " + c)
     p = run("stats", "--json", d)
     expect_rc(p, 0, "stats --json")
-    rows = json.loads(p.stdout)
+    out = json.loads(p.stdout)
+    expect(out["pruning"] is None, "no pruning without --prune-hops")
+    rows = out["splits"]
     expect(len(rows) == 15, "15 collection x split rows, got %d" % len(rows))
     n_files = sum(len(fs) for _, _, fs in os.walk(d))
     expect(sum(r["graphs"] for r in rows) == n_files, "stats counts every file")
@@ -229,7 +234,7 @@ def test_cache(d):
     p1 = run("stats", "--json", d)
     p2 = run("stats", "--json", c)
     expect_rc(p2, 0, "stats on the cache")
-    strip = lambda rows: [{k: v for k, v in r.items()} for r in json.loads(rows)]
+    strip = lambda out: json.loads(out)["splits"]
     expect(strip(p1.stdout) == strip(p2.stdout), "stats identical on cache and source")
     p = run("check", "--quiet", c)
     expect_rc(p, 0, "check on the cache")

@@ -44,7 +44,7 @@ def graph_values(model, coll, split):
     for f in sorted(glob.glob(os.path.join(DATA, "npz", coll.replace(":", "/"), split, "*.npz"))):
         p = run("rank", "--model", model, "--json", "--top", "1000000", f)
         expect_rc(p, 0, "rank " + f)
-        score = {t["config"]: t["score"] for t in json.loads(p.stdout)["top"]}
+        score = {t["config"]: t["score"] for t in json.loads(p.stdout)["graphs"][0]["top"]}
         z = np.load(f)
         rt = z["config_runtime"].astype(np.float64)
         pred = np.array([score[i] for i in range(rt.size)])

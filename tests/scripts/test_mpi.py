@@ -160,6 +160,8 @@ def main():
         job.communicate()
         FAILS.append("job hung after a rank was killed")
 
+    # a rank stopped mid-run (SIGSTOP): test_mpi_agree.py
+
     # a rank that cannot read its data stops the job (no hang)
     bad = os.path.join(TMP, "bad")
     shutil.copytree(data, bad)

@@ -4,11 +4,14 @@
 - eval and predict: ranks given another checkpoint, or a dataset with one
   file fewer, fail at once with a message naming the difference (rank 0's
   message, broadcast so every rank prints it); no CSV is written.
-- A rank stopped with SIGSTOP mid-training ends the job within
-  --mpi-timeout (here 3 s) with a message naming the collective and the
+- A rank stopped with SIGSTOP mid-training ends the job within the
+  collective timeout (here PERFCAST_MPI_TIMEOUT=3, the fallback when
+  --mpi-timeout is not given) with a message naming the collective and the
   timeout, instead of hanging; the waiting rank sleeps while it waits (its
   CPU share is printed, not asserted).
-- --mpi-timeout's value is checked.
+- Under --json the disagreement is the error's JSON object.
+- --mpi-timeout's and PERFCAST_MPI_TIMEOUT's values are checked, and the
+  flag wins over the variable.
 
 Train's own agreement (--hidden, one train file fewer) is in test_mpi.py.
 Skipped (exit 77) when mpirun is missing or perfcast was built without MPI.
@@ -56,10 +59,11 @@ def stalled_rank(data):
     out = os.path.join(TMP, "stall.st")
     cmd = [MPIRUN, "--allow-run-as-root", "--oversubscribe", "-np", "2", CLI, "train",
            "--data", data, "--collection", "layout:xla:random", "--threads", "1",
-           "--hidden", "16", "--epochs", "100000", "--patience", "100000",
-           "--mpi-timeout", "3", "--out", out]
+           "--hidden", "16", "--epochs", "100000", "--patience", "100000", "--out", out]
+    # the timeout from the environment (no --mpi-timeout): both ways of setting it reach
+    # the same pc_dist_set_timeout, the flag's precedence is checked in main()
     job = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                           env=env())
+                           env=dict(env(), PERFCAST_MPI_TIMEOUT="3"))
     ranks = []
     for _ in range(300):  # up to 30 s for both ranks to start
         time.sleep(0.1)
@@ -86,13 +90,13 @@ def stalled_rank(data):
     try:
         _, err = job.communicate(timeout=120)
         took = time.monotonic() - t0
-        print("stopped rank: the job ended %.1f s after the SIGSTOP (--mpi-timeout 3), exit %d"
+        print("stopped rank: the job ended %.1f s after the SIGSTOP (timeout 3 s), exit %d"
               % (took, job.returncode))
         expect(job.returncode != 0, "a stalled rank fails the job (exit %d)" % job.returncode)
         expect("collective timeout of 3 s" in err and "MPI_I" in err,
                "the message names the timeout and the operation: %s" % err[-800:])
     except subprocess.TimeoutExpired:
-        FAILS.append("job hung after a rank was stopped (--mpi-timeout 3)")
+        FAILS.append("job hung after a rank was stopped (PERFCAST_MPI_TIMEOUT=3)")
         job.kill()
         job.communicate()
     for p in ranks:  # nothing left behind, stopped or not
@@ -149,11 +153,27 @@ def main():
                "%s: exit %d, %s" % (what, q.returncode, q.stderr[-800:]))
         expect(not os.path.exists(csv), "%s: no CSV written" % what)
 
+    # under --json the message still comes out, as the error's JSON (MPI_Abort runs no atexit)
+    q, _ = two_ranks(["eval", "--json", "--model", m16, "--data", data],
+                     ["eval", "--json", "--model", m8, "--data", data])
+    expect(q.returncode != 0 and '{"error":{"message":"eval: the ranks disagree: rank 1 has '
+           'model 1=' in q.stderr, "eval --json, model: exit %d, %s"
+           % (q.returncode, q.stderr[-800:]))
+
     p = run("eval", "--model", m16, "--data", data, "--mpi-timeout", "-1")
     expect(p.returncode == 2 and "--mpi-timeout expects" in p.stderr,
            "--mpi-timeout -1 refused: %s" % p.stderr)
     expect_rc(run("eval", "--model", m16, "--data", data, "--mpi-timeout", "0.5"), 0,
               "--mpi-timeout without mpirun")
+    bad_env = dict(os.environ, PERFCAST_MPI_TIMEOUT="soon")
+    p = subprocess.run([CLI, "eval", "--model", m16, "--data", data], capture_output=True,
+                       text=True, env=bad_env)
+    expect(p.returncode != 0 and "PERFCAST_MPI_TIMEOUT='soon': expected seconds" in p.stderr,
+           "a bad PERFCAST_MPI_TIMEOUT refused (exit %d): %s" % (p.returncode, p.stderr))
+    p = subprocess.run([CLI, "eval", "--model", m16, "--data", data, "--mpi-timeout", "5"],
+                       capture_output=True, text=True, env=bad_env)
+    expect(p.returncode == 0, "--mpi-timeout wins over PERFCAST_MPI_TIMEOUT (exit %d): %s"
+           % (p.returncode, p.stderr))
 
     stalled_rank(data)
 

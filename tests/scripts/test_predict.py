@@ -51,7 +51,7 @@ def duplicate_configs(data, mt, ml):
         for f in (src, dup):
             p = run("rank", "--model", model, "--json", "--top", "100000", f)
             expect_rc(p, 0, "rank --json " + f)
-            top = json.loads(p.stdout)["top"] if p.returncode == 0 else []
+            top = json.loads(p.stdout)["graphs"][0]["top"] if p.returncode == 0 else []
             scores.append({t["config"]: t["score"] for t in top})
             if f == dup:
                 order = [t["config"] for t in top]
@@ -145,10 +145,11 @@ def main():
         p = run("rank", "--model", model, f, "--json")
         expect_rc(p, 0, "rank --json " + coll)
         try:
-            r = json.loads(p.stdout)
+            out = json.loads(p.stdout)
+            r = out["graphs"][0]
             c = len(np.load(f)["config_runtime"])
             expect(len(r["top"]) == min(10, c) and r["top"][0]["config"] == vtop.get(rid)
-                   and r["collection"] == coll and 1 <= r["true_best"]["rank"] <= c,
+                   and out["collection"] == coll and 1 <= r["true_best"]["rank"] <= c,
                    "rank json %r" % r)
             sc = [t["score"] for t in r["top"]]
             expect(sc == sorted(sc), "rank scores ascending %r" % sc)

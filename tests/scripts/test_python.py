@@ -121,11 +121,15 @@ def test_rank():
                 py = perfcast.rank(model, path, top=int(top), threads=1)
                 expect(sorted(py) == sorted(cli), "rank keys: %s vs %s" % (sorted(py),
                                                                           sorted(cli)))
-                for k in ("file", "collection", "configs", "true_best"):
+                for k in ("file", "collection", "input"):
                     expect(py.get(k) == cli.get(k), "rank %s: %s vs %s" % (k, py.get(k),
                                                                            cli.get(k)))
-                expect(len(py["top"]) == len(cli["top"]), "rank rows %s" % path)
-                for a, b in zip(py["top"], cli["top"]):
+                pg, cg = py["graphs"][0], cli["graphs"][0]
+                for k in ("name", "kind", "configs", "configurable_nodes", "true_best"):
+                    expect(pg.get(k) == cg.get(k), "rank %s: %s vs %s" % (k, pg.get(k),
+                                                                          cg.get(k)))
+                expect(len(pg["top"]) == len(cg["top"]), "rank rows %s" % path)
+                for a, b in zip(pg["top"], cg["top"]):
                     expect(sorted(a) == sorted(b) and a["config"] == b["config"] and
                            a["rank"] == b["rank"] and a.get("runtime") == b.get("runtime"),
                            "rank row %s vs %s" % (a, b))

@@ -139,16 +139,16 @@ def test_rank_layout(model):
         return
     g = r["graphs"][0]
     expect(r["collection"] == "layout:xla:random" and len(r["graphs"]) == 1, str(r)[:300])
-    expect(g["candidates"] == 12 and len(g["top"]) == 12, "12 candidates: %s" % str(g)[:300])
+    expect(g["configs"] == 12 and len(g["top"]) == 12, "12 candidates: %s" % str(g)[:300])
     expect(g["configurable_nodes"] == 87, "87 configurable nodes: %s" % g["configurable_nodes"])
     scores = [t["score"] for t in g["top"]]
     expect(scores == sorted(scores), "best first: %s" % scores)
     by_cfg = {t["config"]: t for t in g["top"]}
-    expect(by_cfg[0]["spelled"] == "default" and by_cfg[0]["layout"] == [], str(by_cfg[0]))
+    expect(by_cfg[0]["spelled"] == "default" and by_cfg[0]["value"] == [], str(by_cfg[0]))
     spelled = [by_cfg[k]["spelled"] for k in range(12)]
     expect(len(set(spelled)) == 12, "distinct candidates")
     one = next(t for t in g["top"] if t["config"] != 0)
-    first = one["layout"][0]
+    first = one["value"][0]
     expect(first["opcode"] in ("convolution", "dot", "reshape") and first["name"] in one["spelled"],
            "spelled-out layout: %s" % one)
     again = rank_json("--model", model, prog, "--candidates", "12", "--top", "100", "--seed", "5")
@@ -180,11 +180,11 @@ def test_rank_tile(model):
     if not r:
         return
     g = r["graphs"]
-    expect(len(g) == 1 and g[0]["kernel"] == "fusion", str(g)[:300])
+    expect(len(g) == 1 and g[0]["name"] == "fusion" and g[0]["kind"] == "kernel", str(g)[:300])
     # output 128x64: 8 x 7 tiles, config 0 = the whole output
-    expect(g[0]["candidates"] == 56, "56 tile candidates: %s" % g[0]["candidates"])
+    expect(g[0]["configs"] == 56, "56 tile candidates: %s" % g[0]["configs"])
     c0 = next(t for t in g[0]["top"] if t["config"] == 0)
-    expect(c0["spelled"] == "output=128,64" and c0["tile"]["output"] == [128, 64], str(c0))
+    expect(c0["spelled"] == "output=128,64" and c0["value"]["output"] == [128, 64], str(c0))
     cfg = write("tiles.cfg", "output=8,8\n16,64   # bare list = output\noutput=8,8 kernel=2,2\n")
     r = rank_json("--model", model, prog, "--configs", cfg, "--kernel", "fusion")
     if r:
@@ -196,7 +196,7 @@ def test_rank_tile(model):
     # a program with several fusions: one ranking per kernel
     r = rank_json("--model", model, os.path.join(HLO, "graphsage_tf.hlo"), "--candidates", "5")
     if r:
-        expect(len(r["graphs"]) >= 1 and all(g["candidates"] <= 5 for g in r["graphs"]),
+        expect(len(r["graphs"]) >= 1 and all(g["configs"] <= 5 for g in r["graphs"]),
                str(r)[:300])
 
 

@@ -5,7 +5,7 @@ HLO that XLA's verifier refuses: dot dimension numbers naming a dimension the
 operand lacks, a parameter number of 1e14, a repeated parameter number, a
 layout naming a dimension the shape lacks (also inside a tuple); `import`,
 `rank` and `roofline` each fail with FILE:LINE:COLUMN and the instruction, and
-write nothing. Transformer configs with a stated zero that is not "absent":
+write nothing. A graph `check` refuses (a negative runtime) is not ranked either. Transformer configs with a stated zero that is not "absent":
 num_key_value_heads 0, num_local_experts 0 with 2 experts per token.
 
 Environment (tests/CMakeLists.txt): PERFCAST, PC_TEST_TMP.
@@ -79,11 +79,35 @@ def check_configs():
     expect(p.returncode == 0, "the valid config: exit %d %s" % (p.returncode, p.stderr))
 
 
+def check_rank_agrees_with_check():
+    """A graph `check` refuses (a negative runtime) is not ranked either."""
+    import glob
+    import numpy as np
+    data = os.path.join(TMP, "d")
+    run("synth", "--out", data, "--scale", "tiny", "--collections", "tile:xla")
+    model = os.path.join(TMP, "m.st")
+    run("train", "--data", data, "--collection", "tile:xla", "--out", model, "--epochs", "1",
+        "--hidden", "8", "--progress", "never")
+    f = sorted(glob.glob(os.path.join(data, "npz", "tile", "xla", "valid", "*.npz")))[0]
+    z = {k: v.copy() for k, v in np.load(f).items()}
+    z["config_runtime"][0] = -5
+    bad = os.path.join(TMP, "neg.npz")
+    np.savez(bad, **z)
+    p = run("check", bad)
+    expect(p.returncode == 1, "check of a negative runtime: exit %d" % p.returncode)
+    p = run("rank", "--model", model, bad)
+    expect(p.returncode == 1 and "config_runtime[0] = -5" in p.stderr,
+           "rank of what check refuses: exit %d, %r" % (p.returncode, p.stderr))
+    p = run("rank", "--model", model, f)
+    expect(p.returncode == 0, "rank of the valid file: exit %d %s" % (p.returncode, p.stderr))
+
+
 def main():
     shutil.rmtree(TMP, ignore_errors=True)
     os.makedirs(TMP)
     check_hlo()
     check_configs()
+    check_rank_agrees_with_check()
     code = report("semantic checks: ok")
     if code == 0:
         shutil.rmtree(TMP, ignore_errors=True)

@@ -179,7 +179,7 @@ def check_eval_rank():
     svg = os.path.join(TMP, "rank.svg")
     p = run("rank", "--model", model, f, "--svg", svg, "--json")
     expect_rc(p, 0, "rank --svg")
-    n = json.loads(p.stdout)["configs"]
+    n = json.loads(p.stdout)["graphs"][0]["configs"]
     root = load(svg, "rank")
     if root is not None:
         common(root, "rank", "predicted score vs measured runtime")

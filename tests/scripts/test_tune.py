@@ -7,6 +7,9 @@
   tile bounds outside the kernel's extents) times all of them; `--data`
   writes one <stem>.npz per test graph;
 - deterministic for a seed with --max-scored (same bytes twice);
+- the policy: --max-changes N keeps every proposal within N changed tensors
+  of the default, --risk and --max-changes are echoed in the JSON and refuse
+  negative values;
 - the oracle search (--oracle, the simulator as scorer) is never slower than
   the compiler default nor than the file's best config;
 - imported HLO (PC_SHARED_DIR/fixtures/hlo, skipped without): layout and
@@ -109,6 +112,31 @@ def check_deterministic():
     expect(np.array_equal(a["node_config_feat"], b["node_config_feat"]), "same seed, other proposals")
 
 
+def check_policy():
+    """--max-changes N: no proposal changes more than N tensors from the default
+    (all -1); --risk and --max-changes refuse negative values."""
+    src = test_files("layout:xla:default")[0]
+    for n in ("1", "3", "0"):
+        out = os.path.join(TMP, "trust%s.npz" % n)
+        p = run("tune", "--model", MODELS["layout:xla:default"], src, "--out", out,
+                "--max-changes", n, "--risk", "0.5", "--max-scored", "1500", "--budget-s", "60",
+                "--threads", "2", "--json")
+        expect_rc(p, 0, "tune --max-changes " + n)
+        if p.returncode:
+            continue
+        j = json.loads(p.stdout)
+        expect(j["max_changes"] == int(n) and j["risk"] == 0.5, "policy in the JSON: %s" % j)
+        cf = np.load(out)["node_config_feat"]  # (k, nc, 18): tensors at slots 0, 6, 12
+        changed = (cf[:, :, [0, 6, 12]] != -1).sum(axis=(1, 2))
+        if n != "0":
+            expect(changed.max() <= int(n), "--max-changes %s: proposals change %s tensors"
+                   % (n, changed.tolist()))
+    for flag in ("--risk", "--max-changes"):
+        p = run("tune", "--model", MODELS["layout:xla:default"], src, flag, "-1")
+        expect_rc(p, 2, flag + " -1")
+        expect(flag in p.stderr, "message: " + p.stderr)
+
+
 def check_oracle():
     for coll in ("layout:xla:default", "tile:xla"):
         for src in test_files(coll)[:2]:
@@ -188,7 +216,7 @@ def check_bad_input():
 
 def main():
     setup()
-    run_checks([check_valid_proposals, check_deterministic, check_oracle, check_hlo,
+    run_checks([check_valid_proposals, check_deterministic, check_policy, check_oracle, check_hlo,
                 check_bad_input])
     return report("tune: ok")
 

@@ -261,7 +261,13 @@ def test_bad_runs():
         "bad-precision": "workload.precision:",
         "bad-serve-no-input-len": "workload.input_len:",
     }
-    lines = [ln for ln in p.stderr.splitlines() if ln.startswith("perfcast: invalid run: ")]
+    # --json: one error object; the last problem is its message, the others its details
+    try:
+        e = json.loads(p.stderr)["error"]
+        lines = e.get("details", []) + ["perfcast: " + e["message"]]
+    except (ValueError, KeyError):
+        lines = []
+    lines = [ln for ln in lines if ln.startswith("perfcast: invalid run: ")]
     expect(len(lines) == len(runs) - 1, "one stderr line per bad run: %d lines for %d bad runs"
            % (len(lines), len(runs) - 1))
     for rid, field in want.items():

@@ -121,7 +121,7 @@ static void test_layout_space(void **state) {
     pc_graph_free(g);
 }
 
-static void run_layout(uint64_t seed, pc_tune_result *r, int64_t *calls) {
+static void run_layout_r(uint64_t seed, int64_t max_changes, pc_tune_result *r, int64_t *calls) {
     pc_graph *g = layout_graph();
     pc_tune_space *sp = NULL;
     pc_error e;
@@ -131,6 +131,7 @@ static void run_layout(uint64_t seed, pc_tune_result *r, int64_t *calls) {
     o.batch = 64;
     o.budget_s = 1000; /* the patience stops it */
     o.patience = 20;
+    o.max_changes = max_changes;
     memset(r, 0, sizeof *r);
     r->struct_size = sizeof *r;
     assert_int_equal(pc_tune_search(sp, g, &o, toy_layout, calls, r, &e), PC_OK);
@@ -141,6 +142,29 @@ static void run_layout(uint64_t seed, pc_tune_result *r, int64_t *calls) {
     }
     pc_tune_space_free(sp);
     pc_graph_free(g);
+}
+
+static void run_layout(uint64_t seed, pc_tune_result *r, int64_t *calls) {
+    run_layout_r(seed, 0, r, calls);
+}
+
+/* Tensors a layout row sets (not -1). */
+static int changed(const float *row) {
+    int d = 0;
+    for (int j = 0; j < NC; j++) d += (row[j * 18] != -1.0f) + (row[j * 18 + 6] != -1.0f);
+    return d;
+}
+
+/* The trust region: every proposal within 3 changed tensors of the default;
+   the best then fixes the outputs of 3 rank-4 nodes (4 wrong dims each). */
+static void test_layout_trust_region(void **state) {
+    (void)state;
+    pc_tune_result a;
+    int64_t calls = 0;
+    run_layout_r(5, 3, &a, &calls);
+    for (int64_t k = 0; k < a.k; k++) assert_true(changed(a.configs + k * a.width) <= 3);
+    assert_true(a.scores[0] == a.default_score - 12.0);
+    pc_tune_result_clear(&a);
 }
 
 static void test_layout_search(void **state) {
@@ -220,6 +244,7 @@ static void test_tile_search(void **state) {
     assert_true(fabs(pc_tune_space_log10_size(sp) - log10(6.0 * 6 * 1)) < 1e-9); /* sizes seen */
     pc_tune_space_free(sp);
     o.tile_new_sizes = 1; /* the optimum needs sizes the file never uses */
+    o.tile_max_changes = -1; /* and leaving the file's configs */
     assert_int_equal(pc_tune_space_from_graph(g, &o, &sp, &e), PC_OK);
     assert_int_equal(pc_tune_space_vars(sp), 3); /* M, N, K; the output bounds are tied */
     float row[24];
@@ -240,6 +265,43 @@ static void test_tile_search(void **state) {
     }
     pc_tune_result_clear(&r);
     pc_tune_space_free(sp);
+    pc_graph_free(g);
+}
+
+/* Bounds (M, N, K) in which row f differs from the nearest of the file's configs. */
+static int tile_distance(pc_graph *g, const float *f) {
+    int best = 99;
+    for (int64_t c = 0; c < pc_graph_num_configs(g); c++) {
+        const float *in = pc_graph_config_feat(g) + c * 24;
+        int d = (f[0] != in[0]) + (f[1] != in[1]) + (f[2] != in[2]);
+        if (d < best) best = d;
+    }
+    return best;
+}
+
+/* The tile trust region: 0 proposes only the file's configs, 1 at most one bound away. */
+static void test_tile_trust_region(void **state) {
+    (void)state;
+    pc_graph *g = tile_graph(0);
+    pc_error e;
+    for (int R = 0; R <= 1; R++) {
+        pc_tune_opts o = pc_tune_opts_default();
+        o.tile_new_sizes = 1;
+        o.tile_max_changes = R;
+        o.top_k = 20;
+        pc_tune_space *sp = NULL;
+        assert_int_equal(pc_tune_space_from_graph(g, &o, &sp, &e), PC_OK);
+        pc_tune_result r;
+        memset(&r, 0, sizeof r);
+        r.struct_size = sizeof r;
+        assert_int_equal(pc_tune_search(sp, g, &o, toy_tile, NULL, &r, &e), PC_OK);
+        assert_true(r.k >= 1);
+        for (int64_t k = 0; k < r.k; k++) assert_true(tile_distance(g, r.configs + k * 24) <= R);
+        if (R == 0) assert_true(r.k == 8 || r.k == pc_graph_num_configs(g)); /* only those */
+        if (R == 1) assert_true(r.scores[0] < 1000.0 && r.k == 20);
+        pc_tune_result_clear(&r);
+        pc_tune_space_free(sp);
+    }
     pc_graph_free(g);
 }
 
@@ -276,7 +338,9 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_layout_space),
         cmocka_unit_test(test_layout_search),
+        cmocka_unit_test(test_layout_trust_region),
         cmocka_unit_test(test_tile_search),
+        cmocka_unit_test(test_tile_trust_region),
         cmocka_unit_test(test_refusals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
