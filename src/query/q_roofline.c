@@ -18,7 +18,7 @@ typedef struct roof_req {
     long long top, module;
     double comm_bw, while_trips;
     const cJSON *matmul, *op;
-    int nmatmul, nop;
+    int nmatmul, nop, matmul_one; /* matmul_one: 'matmul' is one [B, D, F] */
 } roof_req;
 
 /* All ops of one run, with the per-op results. */
@@ -27,34 +27,34 @@ typedef struct roof_set {
     pc_op *ops;
     pc_cost *costs;
     pc_roofline *rl;
-    const char **label; /* full names (HLO names may be longer than pc_op.name) */
-    const char **kind;  /* pc_op_kind_name or the HLO opcode */
-    int *vector;        /* -1: as pc_op_cost says; 0/1: HLO matrix or vector op */
+    const char **label;         /* full names (HLO names may be longer than pc_op.name) */
+    const char **kind;          /* pc_op_kind_name or the HLO opcode */
+    int *vector;                /* -1: as pc_op_cost says; 0/1: HLO matrix or vector op */
     const pc_hlo_op_cost **hlo; /* the HLO row or NULL */
     double *comm_bw;    /* per op: the link rate that gives its collectives' time; 0 default */
     size_t *order;      /* print order */
     int prec_fallbacks; /* HLO dots/convolutions counted at the bf16 rate */
     size_t hlo_base;    /* index of the first HLO row */
     /* the HLO collectives, priced by pc_collective_cost */
-    double coll_time;       /* sum of count x time */
-    int64_t coll_skipped;   /* over all devices without a mesh: not priced */
-    int64_t coll_unaligned; /* groups that are not whole mesh axes: priced 1-D */
-    int64_t coll_failed;    /* groups the chip's network cannot hold: not priced */
+    double coll_time;                  /* sum of count x time */
+    int64_t coll_skipped;              /* over all devices without a mesh: not priced */
+    int64_t coll_unaligned;            /* groups that are not whole mesh axes: priced 1-D */
+    int64_t coll_failed;               /* groups the chip's network cannot hold: not priced */
     char coll_error[PC_ERROR_MSG_MAX]; /* the first of those */
-    char networks[64];      /* the networks used, comma-separated */
+    char networks[64];                 /* the networks used, comma-separated */
 } roof_set;
 
 typedef struct roof_tot {
     double time, tc, tm, tx;      /* sum of op times; by each op's bound */
     double t_math, t_mem, t_comm; /* sums of each term */
     double flops, bytes, comm;
-    pc_bound bound;               /* the largest summed term */
+    pc_bound bound; /* the largest summed term */
 } roof_tot;
 
 static const char *const ROOF_KEYS[] = {
-    "chip",  "chips_file", "matmul", "op",   "ops",         "hlo",          "hlo_text",
-    "stage", "module",     "while_trips", "loop_ops", "mesh", "top", "dtype",
-    "weight_dtype", "comm_bw", NULL};
+    "chip",     "chips_file", "matmul",       "op",          "ops",      "hlo",
+    "hlo_text", "stage",      "module",       "while_trips", "loop_ops", "mesh",
+    "top",      "dtype",      "weight_dtype", "comm_bw",     NULL};
 
 /* ---- the request ------------------------------------------------------------------ */
 
@@ -66,10 +66,13 @@ static pc_status read_req(const cJSON *o, roof_req *a, pc_error *err) {
     a->module = -1;
     a->while_trips = 1;
     a->top = 10;
-    if ((st = pc_qreq_string(o, "chip", &a->chip, err)) || (st = pc_qreq_string(o, "chips_file", &a->chips_file, err)) ||
-        (st = pc_qreq_string(o, "ops", &a->ops, err)) || (st = pc_qreq_string(o, "hlo", &a->hlo, err)) ||
+    if ((st = pc_qreq_string(o, "chip", &a->chip, err)) ||
+        (st = pc_qreq_string(o, "chips_file", &a->chips_file, err)) ||
+        (st = pc_qreq_string(o, "ops", &a->ops, err)) ||
+        (st = pc_qreq_string(o, "hlo", &a->hlo, err)) ||
         (st = pc_qreq_string(o, "hlo_text", &a->hlo_text, err)) ||
-        (st = pc_qreq_string(o, "stage", &a->stage, err)) || (st = pc_qreq_string(o, "mesh", &a->mesh, err)) ||
+        (st = pc_qreq_string(o, "stage", &a->stage, err)) ||
+        (st = pc_qreq_string(o, "mesh", &a->mesh, err)) ||
         (st = pc_qreq_string(o, "dtype", &a->dtype, err)) ||
         (st = pc_qreq_string(o, "weight_dtype", &a->weight_dtype, err)) ||
         (st = pc_qreq_bool(o, "loop_ops", &a->loop_ops, err)) ||
@@ -81,16 +84,28 @@ static pc_status read_req(const cJSON *o, roof_req *a, pc_error *err) {
         (st = pc_qreq_list(o, "op", &a->op, &a->nop, err)))
         return st;
     a->dtype_set = cJSON_GetObjectItemCaseSensitive(o, "dtype") != NULL;
-    if (!a->chip) return pc_fail(err, PC_ERR_ARG, "'chip' is required (a chip name: v5e, h100, ...)");
+    if (cJSON_IsArray(a->matmul) && a->nmatmul == 3 && cJSON_IsNumber(a->matmul->child))
+        a->nmatmul = 1, a->matmul_one = 1;
+    if (!a->chip)
+        return pc_fail(err, PC_ERR_ARG, "'chip' is required (a chip name: v5e, h100, ...)");
     if (!a->nmatmul && !a->nop && !a->ops && !a->hlo && !a->hlo_text)
-        return pc_fail(err, PC_ERR_ARG, "give ops: 'matmul', 'op', 'ops' (a file), 'hlo' or 'hlo_text'");
-    if (a->hlo && a->hlo_text) return pc_fail(err, PC_ERR_ARG, "give 'hlo' or 'hlo_text', not both");
-    if (!a->hlo && !a->hlo_text && (a->module >= 0 || a->while_trips != 1 || a->loop_ops || a->mesh))
-        return pc_fail(err, PC_ERR_ARG, "'module', 'while_trips', 'loop_ops' and 'mesh' go with 'hlo'");
-    if (!(a->while_trips >= 1)) return pc_fail(err, PC_ERR_ARG, "'while_trips' expects a number >= 1, got %g", a->while_trips);
-    if (a->comm_bw < 0) return pc_fail(err, PC_ERR_ARG, "'comm_bw' expects bytes/s > 0, got %g", a->comm_bw);
-    if (a->stage && !a->hlo) return pc_fail(err, PC_ERR_ARG, "'stage' goes with 'hlo' (an XLA dump directory)");
-    if (pc_prec_parse(a->dtype) < 0) return pc_fail(err, PC_ERR_ARG, "'dtype' '%s' unknown %s", a->dtype, precs);
+        return pc_fail(err, PC_ERR_ARG,
+                       "give ops: 'matmul', 'op', 'ops' (a file), 'hlo' or 'hlo_text'");
+    if (a->hlo && a->hlo_text)
+        return pc_fail(err, PC_ERR_ARG, "give 'hlo' or 'hlo_text', not both");
+    if (!a->hlo && !a->hlo_text &&
+        (a->module >= 0 || a->while_trips != 1 || a->loop_ops || a->mesh))
+        return pc_fail(err, PC_ERR_ARG,
+                       "'module', 'while_trips', 'loop_ops' and 'mesh' go with 'hlo'");
+    if (!(a->while_trips >= 1))
+        return pc_fail(err, PC_ERR_ARG, "'while_trips' expects a number >= 1, got %g",
+                       a->while_trips);
+    if (a->comm_bw < 0)
+        return pc_fail(err, PC_ERR_ARG, "'comm_bw' expects bytes/s > 0, got %g", a->comm_bw);
+    if (a->stage && !a->hlo)
+        return pc_fail(err, PC_ERR_ARG, "'stage' goes with 'hlo' (an XLA dump directory)");
+    if (pc_prec_parse(a->dtype) < 0)
+        return pc_fail(err, PC_ERR_ARG, "'dtype' '%s' unknown %s", a->dtype, precs);
     if (a->weight_dtype && pc_prec_parse(a->weight_dtype) < 0)
         return pc_fail(err, PC_ERR_ARG, "'weight_dtype' '%s' unknown %s", a->weight_dtype, precs);
     return PC_OK;
@@ -134,12 +149,14 @@ static pc_status matmul_dims(const cJSON *v, char *dims, size_t cap, pc_error *e
         return PC_OK;
     }
     if (!cJSON_IsArray(v) || cJSON_GetArraySize(v) != 3)
-        return pc_fail(err, PC_ERR_ARG, "'matmul' expects \"B,D,F\" or [B, D, F] for [B,D] @ [D,F]");
+        return pc_fail(err, PC_ERR_ARG,
+                       "'matmul' expects \"B,D,F\" or [B, D, F] for [B,D] @ [D,F]");
     size_t l = 0;
     for (const cJSON *x = v->child; x; x = x->next) {
         if (!cJSON_IsNumber(x))
             return pc_fail(err, PC_ERR_ARG, "'matmul' expects [B, D, F] as numbers");
-        l += (size_t)snprintf(dims + l, cap > l ? cap - l : 0, "%s%.17g", l ? "x" : "", x->valuedouble);
+        l += (size_t)snprintf(dims + l, cap > l ? cap - l : 0, "%s%.17g", l ? "x" : "",
+                              x->valuedouble);
     }
     return PC_OK;
 }
@@ -164,7 +181,8 @@ static pc_status spec_op(const roof_req *a, const cJSON *v, int is_matmul, int i
         snprintf(shown, sizeof shown, "%s", cJSON_IsString(v) ? v->valuestring : dims);
     } else {
         if (!cJSON_IsString(v))
-            return pc_fail(err, PC_ERR_ARG, "'op' expects op specs like \"elementwise shape=8192x4096\"");
+            return pc_fail(err, PC_ERR_ARG,
+                           "'op' expects op specs like \"elementwise shape=8192x4096\"");
         const char *sp = v->valuestring;
         snprintf(line, sizeof line, "%.*s", (int)strcspn(sp, " \t"), sp);
         size_t l = strlen(line);
@@ -184,7 +202,14 @@ static pc_prec prec_of_type(int32_t t) {
     case 10: return PC_PREC_FP16;
     case 2:
     case 6: return PC_PREC_INT8;
-    case 19: case 20: case 23: case 24: case 25: case 28: case 29: case 33: return PC_PREC_FP8;
+    case 19:
+    case 20:
+    case 23:
+    case 24:
+    case 25:
+    case 28:
+    case 29:
+    case 33: return PC_PREC_FP8;
     case 21:
     case 22: return PC_PREC_INT4;
     case 32: return PC_PREC_FP4;
@@ -220,8 +245,9 @@ static pc_status gather_ops(const roof_req *a, const pc_chip *chip, const pc_op 
     if (!set_alloc(s, base + nh)) return pc_fail(err, PC_ERR_NOMEM, "out of memory");
     for (int i = 0; i < a->nmatmul + a->nop; i++) {
         int mm = i < a->nmatmul;
-        const cJSON *v = mm ? pc_qreq_item(a->matmul, a->nmatmul, i)
-                            : pc_qreq_item(a->op, a->nop, i - a->nmatmul);
+        const cJSON *v = a->matmul_one && mm ? a->matmul
+                         : mm                ? pc_qreq_item(a->matmul, a->nmatmul, i)
+                                             : pc_qreq_item(a->op, a->nop, i - a->nmatmul);
         pc_status st = spec_op(a, v, mm, i, &s->ops[i], err);
         if (st != PC_OK) return st;
     }
@@ -326,8 +352,8 @@ static pc_status price_collectives(const roof_req *a, const pc_chip *chip, const
     pc_mesh mesh;
     pc_error e;
     if (!hc || !hc->n_collectives) return PC_OK;
-    if (a->mesh && (pc_mesh_parse(a->mesh, &mesh, &e) != PC_OK ||
-                    pc_mesh_check(chip, &mesh, &e) != PC_OK))
+    if (a->mesh &&
+        (pc_mesh_parse(a->mesh, &mesh, &e) != PC_OK || pc_mesh_check(chip, &mesh, &e) != PC_OK))
         return pc_fail(err, PC_ERR_ARG, "'mesh' '%s': %s", a->mesh, e.msg);
     double *row_t = calloc((size_t)hc->n_ops + 1, sizeof *row_t);
     if (!row_t) return pc_fail(err, PC_ERR_NOMEM, "out of memory");
@@ -366,17 +392,17 @@ static pc_status eval_ops(const pc_chip *chip, double comm_bw, roof_set *s, roof
                 t->flops += s->costs[i].flops;
                 t->bytes += s->costs[i].bytes;
                 t->comm += s->costs[i].comm_bytes;
-                *(r->bound == PC_BOUND_COMPUTE ? &t->tc : r->bound == PC_BOUND_MEMORY ? &t->tm
-                                                                                      : &t->tx) +=
-                    r->time;
+                *(r->bound == PC_BOUND_COMPUTE  ? &t->tc
+                  : r->bound == PC_BOUND_MEMORY ? &t->tm
+                                                : &t->tx) += r->time;
                 continue;
             }
         }
         return pc_fail(err, e.code ? e.code : PC_ERR_ARG, "%s: %s", s->label[i], e.msg);
     }
     t->bound = t->t_math >= t->t_mem && t->t_math >= t->t_comm ? PC_BOUND_COMPUTE
-               : t->t_mem >= t->t_comm                          ? PC_BOUND_MEMORY
-                                                                : PC_BOUND_COMM;
+               : t->t_mem >= t->t_comm                         ? PC_BOUND_MEMORY
+                                                               : PC_BOUND_COMM;
     return PC_OK;
 }
 
@@ -457,7 +483,8 @@ static void json_hlo_collectives(cJSON *h, const pc_hlo_cost *hc) {
         cJSON *x = cJSON_CreateObject();
         cJSON_AddStringToObject(x, "name", c->name);
         cJSON_AddStringToObject(x, "kind", pc_hlo_coll_name(c->kind));
-        cJSON_AddStringToObject(x, "op", c->op >= 0 && c->op < hc->n_ops ? hc->ops[c->op].name : "");
+        cJSON_AddStringToObject(x, "op",
+                                c->op >= 0 && c->op < hc->n_ops ? hc->ops[c->op].name : "");
         cJSON_AddNumberToObject(x, "bytes", c->bytes);
         cJSON_AddNumberToObject(x, "count", c->count);
         cJSON_AddNumberToObject(x, "group_size", (double)c->group_size);
@@ -468,8 +495,10 @@ static void json_hlo_collectives(cJSON *h, const pc_hlo_cost *hc) {
 
 static void json_hlo_source(cJSON *o, const roof_req *a, const pc_hlo_cost *hc, const roof_set *s) {
     cJSON *h = cJSON_AddObjectToObject(o, "hlo");
-    if (a->hlo) cJSON_AddStringToObject(h, "file", a->hlo);
-    else cJSON_AddNullToObject(h, "file");
+    if (a->hlo)
+        cJSON_AddStringToObject(h, "file", a->hlo);
+    else
+        cJSON_AddNullToObject(h, "file");
     cJSON_AddStringToObject(h, "format", hc->format);
     cJSON *mods = cJSON_AddArrayToObject(h, "modules");
     for (int32_t i = 0; i < hc->n_modules; i++)
@@ -498,10 +527,14 @@ static void json_hlo_source(cJSON *o, const roof_req *a, const pc_hlo_cost *hc, 
     cJSON_AddNumberToObject(h, "collectives_over_all_devices", (double)s->coll_skipped);
     cJSON_AddNumberToObject(h, "collectives_unaligned", (double)s->coll_unaligned);
     cJSON_AddNumberToObject(h, "collectives_unpriced", (double)s->coll_failed);
-    if (s->coll_failed) cJSON_AddStringToObject(h, "collective_error", s->coll_error);
-    else cJSON_AddNullToObject(h, "collective_error");
-    if (hc->unknown_ops) cJSON_AddStringToObject(h, "first_unknown_op", hc->first_unknown);
-    else cJSON_AddNullToObject(h, "first_unknown_op");
+    if (s->coll_failed)
+        cJSON_AddStringToObject(h, "collective_error", s->coll_error);
+    else
+        cJSON_AddNullToObject(h, "collective_error");
+    if (hc->unknown_ops)
+        cJSON_AddStringToObject(h, "first_unknown_op", hc->first_unknown);
+    else
+        cJSON_AddNullToObject(h, "first_unknown_op");
 }
 
 static void json_totals(cJSON *o, const roof_tot *t) {
@@ -551,8 +584,10 @@ static cJSON *roof_doc(const roof_req *a, const pc_chip *chip, const roof_set *s
     cJSON_AddNumberToObject(o, "critical_intensity",
                             pc_chip_critical_intensity(chip, head, PC_LINK_HBM));
     /* one shape for every input: keys that do not apply are null (docs/json.md) */
-    if (hc) json_hlo_source(o, a, hc, s);
-    else cJSON_AddNullToObject(o, "hlo");
+    if (hc)
+        json_hlo_source(o, a, hc, s);
+    else
+        cJSON_AddNullToObject(o, "hlo");
     cJSON *arr = cJSON_AddArrayToObject(o, "ops");
     for (size_t k = 0; k < shown; k++) cJSON_AddItemToArray(arr, json_op(s, s->order[k], t->time));
     json_others(o, s, shown, t->time);
@@ -569,7 +604,8 @@ static pc_status load_hlo(const roof_req *a, pc_hlo_cost **hc, pc_error *err) {
     o.module = (int)a->module;
     o.while_trips = a->while_trips;
     o.loop_ops = a->loop_ops;
-    if (a->hlo_text) return pc_hlo_cost_text(a->hlo_text, strlen(a->hlo_text), "hlo_text", &o, hc, err);
+    if (a->hlo_text)
+        return pc_hlo_cost_text(a->hlo_text, strlen(a->hlo_text), "hlo_text", &o, hc, err);
     if (!a->stage) return pc_hlo_cost_file(a->hlo, &o, hc, err);
     /* an XLA dump directory: its modules after (default) or before optimizations */
     char pat[4096];

@@ -11,9 +11,7 @@
 
 static const char *const NAMES[PC_QUERY_COUNT] = {"roofline"};
 
-const char *pc_query_name(pc_query q) {
-    return (unsigned)q < PC_QUERY_COUNT ? NAMES[q] : "?";
-}
+const char *pc_query_name(pc_query q) { return (unsigned)q < PC_QUERY_COUNT ? NAMES[q] : "?"; }
 
 int pc_query_parse(const char *s) {
     for (int i = 0; s && i < PC_QUERY_COUNT; i++)
