@@ -31,6 +31,7 @@ int pc_fuzz_hlo_proto(const uint8_t *data, size_t size);
 int pc_fuzz_hlo_text(const uint8_t *data, size_t size);
 int pc_fuzz_npy_header(const uint8_t *data, size_t size);
 int pc_fuzz_npz(const uint8_t *data, size_t size);
+int pc_fuzz_query(const uint8_t *data, size_t size);
 int pc_fuzz_rank_candidates(const uint8_t *data, size_t size);
 int pc_fuzz_runs(const uint8_t *data, size_t size);
 int pc_fuzz_safetensors(const uint8_t *data, size_t size);
@@ -51,6 +52,7 @@ static const struct {
     {"hlo_text", pc_fuzz_hlo_text},
     {"npy_header", pc_fuzz_npy_header},
     {"npz", pc_fuzz_npz},
+    {"query", pc_fuzz_query},
     {"rank_candidates", pc_fuzz_rank_candidates},
     {"runs", pc_fuzz_runs},
     {"safetensors", pc_fuzz_safetensors},

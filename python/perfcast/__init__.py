@@ -4,6 +4,7 @@
     g = perfcast.load_graph("demo/npz/tile/xla/valid/x.npz")   # dict of numpy arrays
     r = perfcast.rank("tile.safetensors", "demo/npz/tile/xla/valid/x.npz", top=5)
     perfcast.parse_count("8Ki")                                 # 8192 (docs/units.md)
+    r = perfcast.roofline(hlo_text, chip="v5e", top=5)          # as `perfcast roofline --json`
 
 Results are plain dicts (and numpy arrays) with the fields of the matching
 `perfcast ... --json` output; failures raise perfcast.Error carrying the
@@ -11,13 +12,15 @@ library's message. The library is found through $PERFCAST_LIB (the .so or its
 folder), next to this package, or the standard library paths.
 """
 import ctypes
+import json
 import os
 
 import numpy as np
 
 from ._lib import Error, PcArray, PcError, check, enc, lib
 
-__all__ = ["Error", "version", "parse_count", "parse_bytes", "load_graph", "rank"]
+__all__ = ["Error", "version", "parse_count", "parse_bytes", "load_graph", "rank", "query",
+           "roofline"]
 
 # pc_dtype (perfcast/npz.h) -> numpy; F16 is converted to F32 by the reader
 _DTYPES = {0: np.bool_, 1: np.uint8, 2: np.int8, 3: np.uint16, 4: np.int16, 5: np.uint32,
@@ -132,3 +135,71 @@ def rank(model, path, top=10, threads=0, tta=1, tta_seed=1):
     finally:
         L.pc_graph_free(g)
         L.pc_predictor_free(p)
+
+
+def query(name, request=None, **kw):
+    """Runs one of the library's queries (perfcast/query.h: "roofline", ...) on a
+    request dict (keys: the command's flags with '_' for '-'; None values are
+    left out) and returns the document the command prints with --json, as
+    plain Python objects. The CLI prints this very document."""
+    L = lib()
+    q = L.pc_query_parse(enc(name))
+    if q < 0:
+        raise Error("unknown query '%s'" % name, "arg")
+    req = dict(request or {})
+    req.update(kw)
+    req = {k: v for k, v in req.items() if v is not None}
+    err = PcError()
+    out = ctypes.c_void_p()
+    check(L.pc_query_json(q, json.dumps(req).encode(), ctypes.byref(out), ctypes.byref(err)),
+          err)
+    try:
+        return json.loads(ctypes.string_at(out.value).decode())
+    finally:
+        L.pc_query_free(out)
+
+
+def _is_hlo_text(s):
+    return "\n" in s or s.lstrip().startswith("HloModule")
+
+
+def _matmuls(m):
+    """(B, D, F), "B,D,F" or a list of them -> a list of "B,D,F" strings."""
+    if m is None:
+        return None
+    if isinstance(m, str) or (len(m) == 3 and all(isinstance(x, (int, float)) for x in m)):
+        m = [m]
+    return [x if isinstance(x, str) else ",".join(str(v) for v in x) for x in m]
+
+
+def roofline(hlo=None, chip=None, *, matmul=None, op=None, ops=None, stage=None, module=None,
+             while_trips=None, loop_ops=None, mesh=None, top=None, dtype=None,
+             weight_dtype=None, comm_bw=None, chips_file=None):
+    """Roofline time of each op on one chip, as `perfcast roofline --json`
+    (docs/json.md): {"chip", "dtype", "peak_flops", "hbm_bw",
+    "critical_intensity", "hlo", "ops": [{"name", "kind", "flops", "bytes",
+    "intensity", "time", "bound", "share", ...}], "others", "total", ...}.
+
+    hlo: HLO text (e.g. jax.jit(f).lower(*args).compile().as_text()), or the
+    path of an HLO file / XLA dump directory (stage="before"/"after"). Or ops
+    given as matmul=(B, D, F) (or a list of them), op="elementwise
+    shape=8192x4096" (or a list), ops=PATH (an op file). chip: "v5e",
+    "h100", ... (perfcast chips). top=0: every op in program order (default
+    10 slowest). comm_bw accepts "4.5e10" or a number (bytes/s)."""
+    req = {"chip": chip, "matmul": _matmuls(matmul),
+           "op": [op] if isinstance(op, str) else op, "ops": _path(ops), "stage": stage,
+           "module": module, "while_trips": while_trips, "loop_ops": loop_ops, "mesh": mesh,
+           "top": top, "dtype": dtype, "weight_dtype": weight_dtype, "comm_bw": comm_bw,
+           "chips_file": _path(chips_file)}
+    if hlo is not None:
+        if isinstance(hlo, bytes):
+            hlo = hlo.decode()
+        if isinstance(hlo, str) and _is_hlo_text(hlo):
+            req["hlo_text"] = hlo
+        else:
+            req["hlo"] = _path(hlo)
+    return query("roofline", req)
+
+
+def _path(p):
+    return os.fspath(p) if p is not None else None

@@ -99,6 +99,9 @@ def _declare(lib):
                                 E]),
         "pc_collection_name": (S, [I]),
         "pc_collection_kind": (I, [I]),
+        "pc_query_parse": (I, [S]),
+        "pc_query_json": (I, [I, S, ctypes.POINTER(P), E]),
+        "pc_query_free": (V, [P]),
     }
     for name, (res, args) in sigs.items():
         f = getattr(lib, name)

@@ -142,6 +142,67 @@ def test_rank():
         expect("README.md" in e.message, "rank error names the checkpoint: %s" % e.message)
 
 
+def cli_json(*args):
+    p = run(*args, "--json")
+    expect_rc(p, 0, " ".join(args))
+    return json.loads(p.stdout) if p.returncode == 0 else None
+
+
+def same(py, cli, what, skip=()):
+    """Field by field: the same keys and values (the CLI prints the library's document)."""
+    if cli is None:
+        return
+    py = {k: v for k, v in py.items() if k not in skip}
+    cli = {k: v for k, v in cli.items() if k not in skip}
+    expect(sorted(py) == sorted(cli), "%s keys: %s vs %s" % (what, sorted(py), sorted(cli)))
+    for k in cli:
+        expect(py.get(k) == cli[k], "%s[%s]: %.300s vs %.300s" % (what, k, py.get(k), cli[k]))
+
+
+HLO = os.path.join(SRC, "tests", "data", "hlo_corpus")
+
+
+def test_roofline():
+    for name, chip, extra in (("gpu_hlo_collective_cse.hlo", "h100", {}),
+                              ("gpu_sub_byte_collectives.hlo", "h100",
+                               {"mesh": "2x4", "loop_ops": True}),
+                              ("while_with_known_trip_count.hlo", "v5e", {"while_trips": 7}),
+                              ("mobilenet_v2.hlo", "v5e", {"top": 0})):
+        path = os.path.join(HLO, name)
+        flags = []
+        for k, v in extra.items():
+            flags += ["--" + k.replace("_", "-")] + ([] if v is True else [str(v)])
+        cli = cli_json("roofline", "--chip", chip, "--hlo", path, *flags)
+        same(perfcast.roofline(path, chip=chip, **extra), cli, "roofline " + name)
+        with open(path) as f:  # HLO text, as jax's .as_text() gives it
+            py = perfcast.roofline(f.read(), chip=chip, **extra)
+        expect(py["hlo"]["file"] is None, "hlo_text: no file")
+        if cli:
+            cli["hlo"]["file"] = None
+        same(py, cli, "roofline text " + name)
+    cli = cli_json("roofline", "--chip", "v5p", "--matmul", "8,16,32", "--matmul",
+                   "4096,4096,4096", "--op", "elementwise shape=8192x4096 inputs=2",
+                   "--weight-dtype", "int8", "--top", "2", "--comm-bw", "1e10")
+    py = perfcast.roofline(chip="v5p", matmul=[(8, 16, 32), "4096,4096,4096"],
+                           op="elementwise shape=8192x4096 inputs=2", weight_dtype="int8",
+                           top=2, comm_bw="10G")
+    same(py, cli, "roofline ops")
+    for kw, needle in (({"chip": "v5x", "matmul": (1, 2, 3)}, "unknown chip 'v5x'"),
+                       ({"chip": "v5e", "matmul": "1,x,3"}, "matmul '1,x,3'"),
+                       ({"chip": "v5e", "matmul": (1, 2, 3), "top": -1}, "'top'"),
+                       ({"hlo": os.path.join(TMP, "missing.hlo"), "chip": "v5e"}, "missing.hlo")):
+        try:
+            perfcast.roofline(**kw)
+            FAILS.append("roofline(%s) did not raise" % kw)
+        except perfcast.Error as e:
+            expect(needle in e.message, "roofline error %r in: %s" % (needle, e.message))
+    try:
+        perfcast.query("roofline", chip="v5e", matmul=["1,2,3"], tpo=3)
+        FAILS.append("an unknown request key did not raise")
+    except perfcast.Error as e:
+        expect("unknown key 'tpo'" in e.message, "unknown key: %s" % e.message)
+
+
 if __name__ == "__main__":
-    run_checks([test_version_units, test_load_graph, test_rank])
+    run_checks([test_version_units, test_load_graph, test_rank, test_roofline])
     sys.exit(report("python package: ok"))

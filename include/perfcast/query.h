@@ -1,0 +1,47 @@
+/*
+ * Queries: the analytic commands (`perfcast roofline`, `model`, `plan train`,
+ * `plan serve`) as one call each, a request in and a JSON document out. The
+ * document is the one the command prints with --json (docs/json.md): the
+ * command and the Python package (python/perfcast) both get it from here,
+ * so the two cannot drift apart.
+ *
+ * The request is a JSON object whose keys are the command's flags with '_'
+ * for '-' ({"chip": "v5e", "hlo_text": "...", "weight_dtype": "int8",
+ * "top": 5}); docs/json.md lists each query's keys. Sizes and counts are
+ * numbers or strings in the units vocabulary ("4M", "8Ki", "1GiB";
+ * perfcast.h). A key the query does not know, a value of the wrong type or
+ * out of range fails with PC_ERR_ARG naming the key. Unlike the analytic
+ * structs (perfcast/analytic.h), this interface is stable across versions:
+ * keys are added, never changed, so it needs no PC_STATIC_LINKING_ONLY.
+ */
+#ifndef PERFCAST_QUERY_H
+#define PERFCAST_QUERY_H
+
+#include "perfcast/perfcast.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum pc_query {
+    PC_QUERY_ROOFLINE = 0, /* perfcast roofline: ops, an op file or HLO on one chip */
+    PC_QUERY_COUNT
+} pc_query;
+/* "roofline"; pc_query_parse: -1 when unknown */
+PC_API const char *pc_query_name(pc_query q);
+PC_API int pc_query_parse(const char *s);
+
+/*
+ * Runs query q on `request` (NUL-terminated JSON text; NULL or "" is {}) and
+ * sets *result to the result document (compact JSON, NUL-terminated),
+ * released with pc_query_free. On failure *result is NULL and err names the
+ * request key, file or field at fault.
+ */
+PC_API pc_status pc_query_json(pc_query q, const char *request, char **result, pc_error *err);
+PC_API void pc_query_free(char *result); /* NULL ok */
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PERFCAST_QUERY_H */

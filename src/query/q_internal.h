@@ -1,0 +1,17 @@
+/* The queries of perfcast/query.h, one file each; query.c dispatches. */
+#ifndef PC_QUERY_INTERNAL_H
+#define PC_QUERY_INTERNAL_H
+
+#include <cjson/cJSON.h>
+
+#include "perfcast/analytic.h"
+
+/* Each runs its query on the request text and sets *out to the document. */
+pc_status pc_q_roofline(const char *request, cJSON **out, pc_error *err);
+
+/* request.c: the chip database (built-ins plus chips_file when not NULL) and the chip
+ * called name in it; messages name the request keys 'chip' and 'chips_file'. */
+pc_status pc_q_open_chip(const char *chips_file, const char *name, pc_chipdb **db,
+                         const pc_chip **chip, pc_error *err);
+
+#endif

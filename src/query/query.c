@@ -1,0 +1,39 @@
+/* perfcast/query.h: the analytic commands as one call each, a JSON request in and the
+ * command's --json document out. */
+#include "perfcast/query.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/util.h"
+#include "query/q_internal.h"
+#include "query/request.h"
+
+static const char *const NAMES[PC_QUERY_COUNT] = {"roofline"};
+
+const char *pc_query_name(pc_query q) { return (unsigned)q < PC_QUERY_COUNT ? NAMES[q] : "?"; }
+
+int pc_query_parse(const char *s) {
+    for (int i = 0; s && i < PC_QUERY_COUNT; i++)
+        if (!strcmp(s, NAMES[i])) return i;
+    return -1;
+}
+
+pc_status pc_query_json(pc_query q, const char *request, char **result, pc_error *err) {
+    cJSON *doc = NULL;
+    pc_status st;
+    pc_error_clear(err);
+    if (!result) return pc_fail(err, PC_ERR_ARG, "pc_query_json: result is NULL");
+    *result = NULL;
+    switch (q) {
+    case PC_QUERY_ROOFLINE: st = pc_q_roofline(request, &doc, err); break;
+    default: return pc_fail(err, PC_ERR_ARG, "pc_query_json: unknown query %d", (int)q);
+    }
+    if (st != PC_OK) {
+        cJSON_Delete(doc);
+        return st;
+    }
+    return pc_qreq_print(doc, result, err);
+}
+
+void pc_query_free(char *result) { cJSON_free(result); }

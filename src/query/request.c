@@ -1,0 +1,178 @@
+/* Reading a query's request: typed getters that name the key at fault. */
+#include "query/request.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/util.h"
+#include "query/q_internal.h"
+
+/* Edit distance (insert, delete, substitute), capped. */
+static int edits(const char *a, const char *b) {
+    size_t n = strlen(a), m = strlen(b);
+    if (n > 40 || m > 40) return 99;
+    int d[41][41];
+    for (size_t i = 0; i <= n; i++) d[i][0] = (int)i;
+    for (size_t j = 0; j <= m; j++) d[0][j] = (int)j;
+    for (size_t i = 1; i <= n; i++)
+        for (size_t j = 1; j <= m; j++) {
+            int c = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+            if (d[i - 1][j] + 1 < c) c = d[i - 1][j] + 1;
+            if (d[i][j - 1] + 1 < c) c = d[i][j - 1] + 1;
+            d[i][j] = c;
+        }
+    return d[n][m];
+}
+
+static pc_status unknown_key(const char *query, const char *key, const char *const *keys,
+                             pc_error *err) {
+    const char *best = NULL;
+    int bd = 3;
+    size_t len = 0;
+    char list[1024] = "";
+    for (const char *const *k = keys; *k; k++) {
+        int d = edits(key, *k);
+        if (d < bd) bd = d, best = *k;
+        if (len < sizeof list)
+            len += (size_t)snprintf(list + len, sizeof list - len, "%s%s", len ? ", " : "", *k);
+    }
+    if (best)
+        return pc_fail(err, PC_ERR_ARG, "%s request: unknown key '%s' (did you mean '%s'?)", query,
+                       key, best);
+    return pc_fail(err, PC_ERR_ARG, "%s request: unknown key '%s'; known: %s", query, key, list);
+}
+
+pc_status pc_qreq_parse(const char *text, const char *query, const char *const *keys, cJSON **root,
+                        pc_error *err) {
+    *root = NULL;
+    if (!text || !*text) text = "{}";
+    cJSON *o = cJSON_Parse(text);
+    if (!o)
+        return pc_fail(err, PC_ERR_ARG, "%s request: not JSON (near byte %ld)", query,
+                       (long)(cJSON_GetErrorPtr() ? cJSON_GetErrorPtr() - text : 0));
+    if (!cJSON_IsObject(o)) {
+        cJSON_Delete(o);
+        return pc_fail(err, PC_ERR_ARG, "%s request: expected a JSON object", query);
+    }
+    for (const cJSON *it = o->child; it; it = it->next) {
+        const char *const *k = keys;
+        while (*k && strcmp(*k, it->string)) k++;
+        if (!*k) {
+            pc_status st = unknown_key(query, it->string, keys, err);
+            cJSON_Delete(o);
+            return st;
+        }
+    }
+    *root = o;
+    return PC_OK;
+}
+
+static const cJSON *get(const cJSON *o, const char *key) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    return v && !cJSON_IsNull(v) ? v : NULL;
+}
+
+pc_status pc_qreq_string(const cJSON *o, const char *key, const char **out, pc_error *err) {
+    const cJSON *v = get(o, key);
+    if (!v) return PC_OK;
+    if (!cJSON_IsString(v)) return pc_fail(err, PC_ERR_ARG, "'%s' expects a string", key);
+    *out = v->valuestring;
+    return PC_OK;
+}
+
+static pc_status number(const cJSON *o, const char *key, int bytes, double *out, pc_error *err) {
+    const cJSON *v = get(o, key);
+    if (!v) return PC_OK;
+    if (cJSON_IsNumber(v)) {
+        if (!isfinite(v->valuedouble))
+            return pc_fail(err, PC_ERR_ARG, "'%s' expects a finite number", key);
+        *out = v->valuedouble;
+        return PC_OK;
+    }
+    if (!cJSON_IsString(v))
+        return pc_fail(err, PC_ERR_ARG, "'%s' expects a number or a string like \"4M\"", key);
+    pc_error e;
+    if ((bytes ? pc_parse_bytes : pc_parse_count)(v->valuestring, out, &e) != PC_OK)
+        return pc_fail(err, PC_ERR_ARG, "'%s': %s", key, e.msg);
+    return PC_OK;
+}
+
+pc_status pc_qreq_count(const cJSON *o, const char *key, int positive, double *out, pc_error *err) {
+    double v = *out;
+    pc_status st = number(o, key, 0, &v, err);
+    if (st != PC_OK) return st;
+    if (positive && get(o, key) && !(v > 0))
+        return pc_fail(err, PC_ERR_ARG, "'%s' expects a number > 0, got %g", key, v);
+    *out = v;
+    return PC_OK;
+}
+
+pc_status pc_qreq_bytes(const cJSON *o, const char *key, double *out, pc_error *err) {
+    return number(o, key, 1, out, err);
+}
+
+pc_status pc_qreq_int(const cJSON *o, const char *key, long long lo, long long hi, long long *out,
+                      pc_error *err) {
+    double v = (double)*out;
+    pc_status st = number(o, key, 0, &v, err);
+    if (st != PC_OK) return st;
+    if (!get(o, key)) return PC_OK;
+    if (v != floor(v) || v < (double)lo || v > (double)hi)
+        return pc_fail(err, PC_ERR_ARG, "'%s' expects an integer in [%lld, %lld], got %g", key, lo,
+                       hi, v);
+    *out = (long long)v;
+    return PC_OK;
+}
+
+pc_status pc_qreq_bool(const cJSON *o, const char *key, int *out, pc_error *err) {
+    const cJSON *v = get(o, key);
+    if (!v) return PC_OK;
+    if (cJSON_IsBool(v))
+        *out = cJSON_IsTrue(v);
+    else if (cJSON_IsNumber(v) && (v->valuedouble == 0 || v->valuedouble == 1))
+        *out = v->valuedouble != 0;
+    else
+        return pc_fail(err, PC_ERR_ARG, "'%s' expects true or false", key);
+    return PC_OK;
+}
+
+pc_status pc_qreq_list(const cJSON *o, const char *key, const cJSON **out, int *n, pc_error *err) {
+    const cJSON *v = get(o, key);
+    (void)err;
+    *out = v;
+    *n = !v ? 0 : cJSON_IsArray(v) ? cJSON_GetArraySize(v) : 1;
+    return PC_OK;
+}
+
+const cJSON *pc_qreq_item(const cJSON *list, int n, int i) {
+    if (i < 0 || i >= n) return NULL;
+    return cJSON_IsArray(list) ? cJSON_GetArrayItem(list, i) : list;
+}
+
+pc_status pc_qreq_print(cJSON *doc, char **out, pc_error *err) {
+    *out = doc ? cJSON_PrintUnformatted(doc) : NULL;
+    cJSON_Delete(doc);
+    if (!*out) return pc_fail(err, PC_ERR_NOMEM, "out of memory writing the result");
+    return PC_OK;
+}
+
+pc_status pc_q_open_chip(const char *chips_file, const char *name, pc_chipdb **db,
+                         const pc_chip **chip, pc_error *err) {
+    *db = NULL;
+    *chip = NULL;
+    pc_status st = pc_chipdb_new(db, err);
+    if (st == PC_OK && chips_file) st = pc_chipdb_load_file(*db, chips_file, err);
+    if (st == PC_OK && name && !(*chip = pc_chipdb_find(*db, name))) {
+        char names[1024];
+        pc_chipdb_names(*db, names, sizeof names);
+        st = pc_fail(err, PC_ERR_ARG,
+                     "unknown chip '%s'; use one of: %s (or define it in a chips_file)", name,
+                     names);
+    }
+    if (st != PC_OK) {
+        pc_chipdb_free(*db);
+        *db = NULL;
+    }
+    return st;
+}
