@@ -168,7 +168,9 @@ static pc_status load_state_arrays(trainer *t, char **js, pc_error *err) {
                        "from: %s cannot be opened (it is written after each epoch and when training "
                        "stops early, and removed when training completes)", t->state_path);
     fclose(f);
-    pc_status st = pc_ckpt_load(t->state_path, &t->m, &coll, err);
+    const uint64_t budget =
+        t->o.max_memory_gib > 0 ? (uint64_t)(t->o.max_memory_gib * 1073741824.0) : PC_MEMORY_AUTO;
+    pc_status st = pc_ckpt_load(t->state_path, budget, &t->m, &coll, err);
     if (st) return st;
     pc_gnn_opts mo;
     if ((st = pc_tr_model_opts(t, &mo, err))) return st;
