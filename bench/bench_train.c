@@ -62,7 +62,7 @@ int main(int argc, char **argv) {
     pc_error_clear(&err);
     pc_gnn *m = NULL;
     int coll = -1;
-    if (pc_ckpt_load(model_path, &m, &coll, &err)) die(&err, model_path);
+    if (pc_ckpt_load(model_path, PC_MEMORY_AUTO, &m, &coll, &err)) die(&err, model_path);
     if (coll != pc_collection_find(cname)) {
         fprintf(stderr, "bench_train: checkpoint is not for %s\n", cname);
         return 1;

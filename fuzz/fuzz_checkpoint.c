@@ -22,7 +22,7 @@ PC_FUZZ_TARGET(checkpoint) {
     }
     pc_gnn *m = NULL;
     int coll = -1;
-    pc_status st = pc_ckpt_load_st(r, "fuzz.safetensors", &m, &coll, &err);
+    pc_status st = pc_ckpt_load_st(r, "fuzz.safetensors", PC_MEMORY_AUTO, &m, &coll, &err);
     if (st != PC_OK) {
         check(m == NULL && err.msg[0] != 0);
     } else {

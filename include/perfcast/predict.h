@@ -82,6 +82,15 @@ typedef struct pc_predictor pc_predictor;
  */
 PC_API pc_status pc_predictor_load(const char *model_path, int threads, pc_predictor **out,
                                    pc_error *err);
+/*
+ * pc_predictor_load within a memory budget (bytes, or PC_MEMORY_AUTO as
+ * pc_predictor_load uses; perfcast/npz.h): the checkpoint's header and the
+ * model's parameters are checked against it before they are allocated
+ * (PC_ERR_NOMEM naming the file and the budget), and pc_predictor_eval loads
+ * each graph within it (pc_load_opts.max_memory).
+ */
+PC_API pc_status pc_predictor_load_max(const char *model_path, int threads, uint64_t max_memory,
+                                       pc_predictor **out, pc_error *err);
 PC_API void pc_predictor_free(pc_predictor *p);
 /* The model's collection index (as pc_collection_name). */
 PC_API int pc_predictor_collection(const pc_predictor *p);

@@ -95,6 +95,15 @@ typedef struct pc_st pc_st;
 
 /* Opens and validates a file; its data is memory-mapped read-only. */
 PC_API pc_status pc_st_open(const char *path, pc_st **out, pc_error *err);
+/*
+ * pc_st_open within a memory budget (bytes, or PC_MEMORY_AUTO as pc_st_open
+ * uses; perfcast/npz.h): parsing the header may take up to about 34 times
+ * its length (a JSON node per value), checked against the budget before it
+ * is read (PC_ERR_NOMEM naming the file and the budget). The data stays
+ * mapped, not copied.
+ */
+PC_API pc_status pc_st_open_max(const char *path, uint64_t max_memory, pc_st **out,
+                                pc_error *err);
 /* The same from memory: `buf` is copied; `what` names it in errors. */
 PC_API pc_status pc_st_open_memory(const void *buf, size_t len, const char *what, pc_st **out,
                                    pc_error *err);

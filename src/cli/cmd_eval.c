@@ -15,7 +15,8 @@ static void eval_help(FILE *f) {
     fprintf(
         f,
         "usage: perfcast eval --model MODEL [--model MODEL ...] --data DIR [--split valid]\n"
-        "                     [--seeds N [--seed S]] [--json] [--svg OUT.svg]\n\n"
+        "                     [--seeds N [--seed S]] [--max-memory SIZE] [--json]\n"
+        "                     [--svg OUT.svg]\n\n"
         "Scores every graph of the split with the model's collection metric: tile prints\n"
         "the mean tile score, ordered-pair accuracy and top-1/5/10 slowdown; layout the\n"
         "mean Kendall tau-b and ordered-pair accuracy. Each mean comes with its 95%%\n"
@@ -32,6 +33,8 @@ static void eval_help(FILE *f) {
         "                  (model.safetensors -> model.seed1.safetensors, ...)\n"
         "  --seed S        first seed of --seeds (default 1, train's default)\n"
         "  --threads N     worker threads (0 = all cores)\n"
+        "  --max-memory SIZE  the memory budget of the model's and each graph's load: GiB,\n"
+        "                  or with a unit (512MiB); default half the available memory\n"
         "  --tta M         models with --cfg-attention: average each config's score over\n"
         "                  M orderings of the configs (default 1 = off)\n"
         "  --tta-seed S    seed of those orderings (default 1)\n"
@@ -234,7 +237,7 @@ static int print_several(const pc_eval_result *r, const char *const *models, int
 typedef struct eval_args {
     const char *models[MAX_MODELS], *data, *split, *svg;
     int n_models, json, threads, tta;
-    uint64_t tta_seed;
+    uint64_t tta_seed, max_memory;
     double mpi_timeout; /* --mpi-timeout; < 0: not given */
     long long seeds, seed;
     char **owned; /* the --seeds paths */
@@ -276,6 +279,7 @@ static int eval_parse(int argc, char **argv, eval_args *a) {
                                          {"tta-seed", required_argument, 0, 'B'},
                                          {"svg", required_argument, 0, 'V'},
                                          {"mpi-timeout", required_argument, 0, 'T'},
+                                         {"max-memory", required_argument, 0, 'M'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     long long v;
@@ -318,6 +322,9 @@ static int eval_parse(int argc, char **argv, eval_args *a) {
         case 'T':
             if ((v = pc_cli_mpi_timeout("eval", optarg, &a->mpi_timeout)) >= 0) return (int)v;
             break;
+        case 'M':
+            if (pc_cli_max_memory("eval", optarg, &a->max_memory)) return PC_EXIT_USAGE;
+            break;
         case 'A':
         case 'B':
             if (pc_cli_tta_opt("eval", c == 'A' ? "--tta" : "--tta-seed", optarg, &a->tta,
@@ -342,11 +349,12 @@ static int eval_parse(int argc, char **argv, eval_args *a) {
     return rc;
 }
 
-/* pc_eval_run_dist with test-time augmentation: the model loaded as a predictor. */
-static pc_status eval_tta(const char *model, const eval_args *a, const pc_dist *dist,
-                          pc_eval_result *r, pc_error *e) {
+/* pc_eval_run_dist with test-time augmentation and the memory budget: the model loaded
+   as a predictor. */
+static pc_status eval_model(const char *model, const eval_args *a, const pc_dist *dist,
+                            pc_eval_result *r, pc_error *e) {
     pc_predictor *p = NULL;
-    pc_status st = pc_predictor_load(model, a->threads, &p, e);
+    pc_status st = pc_predictor_load_max(model, a->threads, a->max_memory, &p, e);
     if (!st) st = pc_predictor_set_tta(p, a->tta, a->tta_seed, e);
     if (!st) st = pc_predictor_eval(p, a->data, a->split, dist, r, e);
     pc_predictor_free(p);
@@ -381,9 +389,7 @@ static int eval_all(int argc, char **argv, eval_args *a) {
     pc_status st = eval_agree(dist, a, &e);
     for (int i = 0; i < a->n_models && !st; i++) {
         r[i].struct_size = sizeof r[i];
-        st = a->tta > 1 ? eval_tta(a->models[i], a, dist, &r[i], &e)
-                        : pc_eval_run_dist(a->models[i], a->data, a->split, a->threads, dist,
-                                           &r[i], &e);
+        st = eval_model(a->models[i], a, dist, &r[i], &e);
         if (!st && r[i].collection != r[0].collection) {
             e.code = st = PC_ERR_INVALID;
             snprintf(e.msg, sizeof e.msg,
@@ -410,7 +416,7 @@ static int eval_all(int argc, char **argv, eval_args *a) {
     }
     if (rc == PC_EXIT_OK && rank == 0 && a->svg) {
         int prc = pc_plot_eval(a->models[0], a->data, a->split, a->threads, a->tta, a->tta_seed,
-                               a->svg);
+                               a->max_memory, a->svg);
         rc = prc < 0 ? PC_EXIT_OK : prc;
         if (rc == PC_EXIT_OK && !a->json) printf("wrote %s\n", a->svg);
     }
@@ -426,6 +432,7 @@ int pc_cmd_eval(int argc, char **argv) {
     a.tta = 1;
     a.tta_seed = 1;
     a.mpi_timeout = -1; /* not given */
+    a.max_memory = PC_MEMORY_AUTO;
     int rc = eval_parse(argc, argv, &a);
     if (rc < 0) rc = eval_all(argc, argv, &a);
     if (a.owned)

@@ -18,7 +18,7 @@
 static void predict_help(FILE *f) {
     fprintf(f,
             "usage: perfcast predict --model MODEL [--model MODEL2 ...] --data DIR\n"
-            "                        [--split test] --out FILE.csv\n\n"
+            "                        [--split test] [--max-memory SIZE] --out FILE.csv\n\n"
             "Scores every config of every graph of each model's collection in the split and\n"
             "writes the Kaggle submission format: header ID,TopConfigs; tile rows\n"
             "tile:xla:<stem>,<top 5 config indices>; layout rows\n"
@@ -30,6 +30,8 @@ static void predict_help(FILE *f) {
             "  --split S       train, valid or test (default)\n"
             "  --out FILE      CSV to write\n"
             "  --threads N     worker threads (0 = all cores)\n"
+            "  --max-memory SIZE  the memory budget of each model's and each graph's load:\n"
+            "                  GiB, or with a unit (512MiB); default half the available memory\n"
             "  --tta M         models with --cfg-attention: average each config's score over\n"
             "                  M orderings of the configs (default 1 = off)\n"
             "  --tta-seed S    seed of those orderings (default 1)\n"
@@ -93,19 +95,20 @@ static char *join_idx(const size_t *idx, size_t k, const double *spread) {
 typedef struct predict_ctx {
     const pc_dataset *ds;
     int split, threads, tta;
-    uint64_t tta_seed;
+    uint64_t tta_seed, max_memory;
     const pc_dist *dist;
     int *seen;  /* (PC_NUM_COLLECTIONS) collections that have a model */
     int spread; /* some model is an ensemble: the Spread column */
 } predict_ctx;
 
 /* The ensembles among models[0..n) (loaded to count their members): *any set; exit code. */
-static int any_ensemble(const char *const *models, int n, int *any) {
+static int any_ensemble(const char *const *models, int n, uint64_t max_memory, int *any) {
     *any = 0;
     for (int i = 0; i < n; i++) {
         pc_error e;
         pc_predictor *p = NULL;
-        if (pc_predictor_load(models[i], 1, &p, &e) != PC_OK) return pc_cli_fail(&e);
+        if (pc_predictor_load_max(models[i], 1, max_memory, &p, &e) != PC_OK)
+            return pc_cli_fail(&e);
         if (pc_predictor_members(p) > 1) *any = 1;
         pc_predictor_free(p);
     }
@@ -142,7 +145,8 @@ static int predict_model(const char *model_path, const predict_ctx *cx, rows *r)
     int W = pc_dist_size(cx->dist), R = pc_dist_rank(cx->dist);
     pc_error e;
     pc_predictor *p = NULL;
-    if (pc_predictor_load(model_path, threads, &p, &e) != PC_OK) return pc_cli_fail(&e);
+    if (pc_predictor_load_max(model_path, threads, cx->max_memory, &p, &e) != PC_OK)
+        return pc_cli_fail(&e);
     if (pc_predictor_set_tta(p, cx->tta, cx->tta_seed, &e) != PC_OK) {
         pc_predictor_free(p);
         return pc_cli_fail(&e);
@@ -168,6 +172,7 @@ static int predict_model(const char *model_path, const predict_ctx *cx, rows *r)
     pc_load_opts lo = pc_load_opts_default();
     lo.kind = pc_collection_kind(coll);
     lo.threads = threads;
+    lo.max_memory = cx->max_memory;
     int rc = PC_EXIT_OK;
     double *scores = NULL, *spread = NULL;
     size_t *idx = NULL;
@@ -300,10 +305,11 @@ int pc_cmd_predict(int argc, char **argv) {
         {"threads", required_argument, 0, 't'}, {"help", no_argument, 0, 'h'},
         {"tta", required_argument, 0, 'A'},     {"tta-seed", required_argument, 0, 'B'},
         {"json", no_argument, 0, 'j'},          {"mpi-timeout", required_argument, 0, 'T'},
+        {"max-memory", required_argument, 0, 'M'},
         {0, 0, 0, 0}};
     const char *models[PREDICT_MAX_MODELS];
     int nmodels = 0, threads = 0, tta = 1;
-    uint64_t tta_seed = 1;
+    uint64_t tta_seed = 1, max_memory = PC_MEMORY_AUTO;
     double mpi_timeout = -1; /* not given */
     const char *data = NULL, *split = "test", *out = NULL;
     long long v;
@@ -313,6 +319,9 @@ int pc_cmd_predict(int argc, char **argv) {
     while ((c = pc_cli_getopt(argc, argv, "m:d:s:o:t:A:B:jh", opts, NULL)) != -1) {
         switch (c) {
         case 'j': json = 1; break;
+        case 'M':
+            if (pc_cli_max_memory("predict", optarg, &max_memory)) return PC_EXIT_USAGE;
+            break;
         case 'm':
             if (nmodels == PREDICT_MAX_MODELS)
                 return pc_cli_usage_error("predict", "at most %d --model", PREDICT_MAX_MODELS);
@@ -369,14 +378,14 @@ int pc_cmd_predict(int argc, char **argv) {
         pc_dataset_close(ds);
         return pc_cli_fail(&e);
     }
-    predict_ctx cx = {ds, sp, threads, tta, tta_seed, dist, seen, 0};
+    predict_ctx cx = {ds, sp, threads, tta, tta_seed, max_memory, dist, seen, 0};
     char agree[256];
     snprintf(agree, sizeof agree, "split=%s|tta=%d|tta_seed=%llu|models=%d", split, tta,
              (unsigned long long)tta_seed, nmodels);
     if (pc_cli_dist_agree(dist, "predict", agree, models, nmodels, ds, sp, &e) != PC_OK)
         rc = pc_cli_fail(&e);
     else
-        rc = any_ensemble(models, nmodels, &cx.spread);
+        rc = any_ensemble(models, nmodels, max_memory, &cx.spread);
     for (int i = 0; i < nmodels && rc == PC_EXIT_OK; i++) rc = predict_model(models[i], &cx, &r);
     pc_dataset_close(ds);
     /* a failed rank ends the job: the other ranks must not wait */

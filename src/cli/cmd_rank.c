@@ -47,6 +47,8 @@ static void rank_help(FILE *f) {
             "  --candidates N    enumerated candidates, config 0 included (default 64)\n"
             "  --seed S          seed of the enumeration (default 1)\n"
             "  --threads N       worker threads (0 = all cores)\n"
+            "  --max-memory SIZE the memory budget of the model's and the .npz's load: GiB,\n"
+            "                    or with a unit (512MiB); default half the available memory\n"
             "  --tta M           models with --cfg-attention: average each config's score\n"
             "                    over M orderings of the configs (the given one and M-1\n"
             "                    random ones; default 1 = off)\n"
@@ -65,6 +67,7 @@ typedef struct rank_args {
     int json, threads;
     int tta;           /* --tta orderings */
     uint64_t tta_seed; /* --tta-seed */
+    uint64_t max_memory; /* --max-memory (PC_MEMORY_AUTO) */
     int spread;        /* an ensemble: print each config's spread */
     long long top;
     pc_rank_opts ro;
@@ -228,6 +231,7 @@ static int rank_npz(const rank_args *a, pc_predictor *p, int coll) {
     pc_error e;
     pc_load_opts lo = pc_load_opts_default();
     lo.threads = a->threads;
+    lo.max_memory = a->max_memory;
     pc_graph *g = NULL;
     if (pc_graph_load(a->path, &lo, &g, &e) != PC_OK) return pc_cli_fail(&e);
     /* what check refuses is not ranked either (zero runtimes allowed: test files) */
@@ -341,7 +345,7 @@ static int parse_args(int argc, char **argv, rank_args *a) {
         {"configs", required_argument, 0, 'c'}, {"kernel", required_argument, 0, 'k'},
         {"candidates", required_argument, 0, 'N'}, {"seed", required_argument, 0, 's'},
         {"tta", required_argument, 0, 'A'},     {"tta-seed", required_argument, 0, 'B'},
-        {"svg", required_argument, 0, 'V'},
+        {"svg", required_argument, 0, 'V'},     {"max-memory", required_argument, 0, 'M'},
         {"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
     long long v;
     int c;
@@ -362,6 +366,9 @@ static int parse_args(int argc, char **argv, rank_args *a) {
             break;
         case 'j': a->json = 1; break;
         case 'V': a->svg = optarg; break;
+        case 'M':
+            if (pc_cli_max_memory("rank", optarg, &a->max_memory)) return PC_EXIT_USAGE;
+            break;
         case 'c': a->ro.configs = optarg; a->hlo_only = 1; break;
         case 'k': a->ro.kernel = optarg; a->hlo_only = 1; break;
         case 'N':
@@ -386,7 +393,7 @@ static int parse_args(int argc, char **argv, rank_args *a) {
             break;
         case 'h': rank_help(stdout); return -1;
         default:
-            if (optopt && strchr("mntckNsABV", optopt))
+            if (optopt && strchr("mntckNsABVM", optopt))
                 return pc_cli_usage_error("rank", "option '%s' needs a value", argv[optind - 1]);
             return pc_cli_usage_error("rank", "unknown option '%s'", argv[optind - 1]);
         }
@@ -414,6 +421,7 @@ int pc_cmd_rank(int argc, char **argv) {
     a.top = 10;
     a.tta = 1;
     a.tta_seed = 1;
+    a.max_memory = PC_MEMORY_AUTO;
     a.ro = pc_rank_opts_default();
     int rc = parse_args(argc, argv, &a);
     if (rc < 0) return PC_EXIT_OK; /* --help */
@@ -433,7 +441,8 @@ int pc_cmd_rank(int argc, char **argv) {
                                   "HLO programs, not to '%s'", a.path);
     pc_error e;
     pc_predictor *p = NULL;
-    if (pc_predictor_load(a.model, a.threads, &p, &e) != PC_OK) return pc_cli_fail(&e);
+    if (pc_predictor_load_max(a.model, a.threads, a.max_memory, &p, &e) != PC_OK)
+        return pc_cli_fail(&e);
     if (pc_predictor_set_tta(p, a.tta, a.tta_seed, &e) != PC_OK) {
         pc_predictor_free(p);
         return pc_cli_fail(&e);

@@ -105,10 +105,12 @@ typedef struct scored_graph {
     char name[128];
 } scored_graph;
 
-static int score_one(pc_predictor *p, const char *file, int threads, scored_graph *sg) {
+static int score_one(pc_predictor *p, const char *file, int threads, uint64_t max_memory,
+                     scored_graph *sg) {
     pc_error e;
     pc_load_opts lo = pc_load_opts_default();
     lo.threads = threads;
+    lo.max_memory = max_memory;
     if (pc_graph_load(file, &lo, &sg->g, &e) != PC_OK) return pc_cli_fail(&e);
     int64_t n = pc_graph_num_configs(sg->g);
     const int64_t *rt = pc_graph_config_runtime(sg->g);
@@ -122,11 +124,11 @@ static int score_one(pc_predictor *p, const char *file, int threads, scored_grap
 }
 
 int pc_plot_eval(const char *model, const char *data, const char *split, int threads, int tta,
-                 uint64_t tta_seed, const char *path) {
+                 uint64_t tta_seed, uint64_t max_memory, const char *path) {
     pc_error e;
     pc_predictor *p = NULL;
     pc_dataset *d = NULL;
-    if (pc_predictor_load(model, threads, &p, &e) != PC_OK ||
+    if (pc_predictor_load_max(model, threads, max_memory, &p, &e) != PC_OK ||
         pc_predictor_set_tta(p, tta, tta_seed, &e) != PC_OK ||
         pc_dataset_open(data, &d, &e) != PC_OK) {
         pc_predictor_free(p);
@@ -139,7 +141,7 @@ int pc_plot_eval(const char *model, const char *data, const char *split, int thr
     memset(sg, 0, sizeof sg);
     int ng = 0, rc = -1;
     for (size_t i = 0; i < nf && ng < PC_PLOT_MAX_PANELS && rc < 0; i++) {
-        rc = score_one(p, pc_dataset_file(d, coll, sp, i), threads, &sg[ng]);
+        rc = score_one(p, pc_dataset_file(d, coll, sp, i), threads, max_memory, &sg[ng]);
         if (rc == -1) {
             pg[ng] = (pc_plot_graph){sg[ng].name, (size_t)pc_graph_num_configs(sg[ng].g),
                                      sg[ng].score, pc_graph_config_runtime(sg[ng].g)};

@@ -44,9 +44,9 @@ typedef struct pc_plot_graph {
 int pc_plot_rank(const char *cmd, const char *path, const char *title, const pc_plot_graph *g,
                  int ng, int total);
 /* eval --svg: the first PC_PLOT_MAX_PANELS graphs with runtimes of the split
- * scored by the model, drawn by pc_plot_rank. */
+ * scored by the model (loaded within max_memory, as the graphs), drawn by pc_plot_rank. */
 int pc_plot_eval(const char *model, const char *data, const char *split, int threads, int tta,
-                 uint64_t tta_seed, const char *path);
+                 uint64_t tta_seed, uint64_t max_memory, const char *path);
 
 /* ---- plan train --svg ---- */
 

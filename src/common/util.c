@@ -50,37 +50,6 @@ void *pc_calloc_array(uint64_t n, uint64_t size) {
 
 /* ---- files ---------------------------------------------------------------- */
 
-/* A pipe or device: read to the end, doubling, up to max_bytes. */
-static pc_status read_stream(FILE *f, const char *path, size_t max_bytes, char **data, size_t *len,
-                             pc_error *err) {
-    size_t cap = 1 << 16, n = 0;
-    char *buf = NULL;
-    for (;;) {
-        char *nb = pc_grow_array(buf, &cap, n + 4096 + 1, 1);
-        if (!nb) {
-            free(buf);
-            return pc_fail(err, PC_ERR_NOMEM, "%s: out of memory", path);
-        }
-        buf = nb;
-        size_t got = fread(buf + n, 1, cap - n - 1, f);
-        n += got;
-        if (n > max_bytes) {
-            free(buf);
-            return pc_fail(err, PC_ERR_RANGE, "%s: more than the %zu-byte limit for this file",
-                           path, max_bytes);
-        }
-        if (got == 0 || ferror(f)) break;
-    }
-    if (ferror(f)) {
-        free(buf);
-        return pc_fail(err, PC_ERR_IO, "%s: read failed", path);
-    }
-    buf[n] = '\0';
-    *data = buf;
-    *len = n;
-    return PC_OK;
-}
-
 void pc_fmt_bytes(uint64_t b, char *buf, size_t cap) {
     const double v = (double)b;
     if (b >= (UINT64_C(1) << 30))
@@ -144,24 +113,22 @@ pc_status pc_read_file(const char *path, size_t max_bytes, char **data, size_t *
                        pc_error *err) {
     *data = NULL;
     *len = 0;
-    FILE *f = fopen(path, "rb");
-    if (!f) return pc_fail(err, PC_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-    struct stat st;
-    if (fstat(fileno(f), &st) != 0 || S_ISDIR(st.st_mode)) {
-        fclose(f);
-        return pc_fail(err, PC_ERR_IO, "%s: not a regular file", path);
+    int fd = -1;
+    uint64_t size = 0;
+    pc_status ost = pc_open_regular(path, &fd, &size, err); /* never blocks on a FIFO */
+    if (ost == PC_ERR_NOTFOUND && err) err->code = PC_ERR_IO; /* this reader's contract */
+    if (ost) return PC_ERR_IO;
+    if (size > max_bytes) {
+        close(fd);
+        return pc_fail(err, PC_ERR_RANGE, "%s: %llu bytes is over the %zu-byte limit for this file",
+                       path, (unsigned long long)size, max_bytes);
     }
-    if (!S_ISREG(st.st_mode)) {
-        pc_status rs = read_stream(f, path, max_bytes, data, len, err);
-        fclose(f);
-        return rs;
+    FILE *f = fdopen(fd, "rb");
+    if (!f) {
+        close(fd);
+        return pc_fail(err, PC_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
     }
-    if ((uint64_t)st.st_size > max_bytes) {
-        fclose(f);
-        return pc_fail(err, PC_ERR_RANGE, "%s: %lld bytes is over the %zu-byte limit for this file",
-                       path, (long long)st.st_size, max_bytes);
-    }
-    size_t n = (size_t)st.st_size;
+    size_t n = (size_t)size;
     char *buf = malloc(n + 1);
     if (!buf) {
         fclose(f);

@@ -72,9 +72,12 @@ void *pc_reserve_array(void *ptr, size_t *cap, size_t need, size_t elem);
 
 /*
  * Reads the whole file at `path` into a malloc'd buffer with a NUL after the
- * data (*len excludes it). A regular file over `max_bytes` is refused before
- * anything is read (PC_ERR_RANGE); a pipe or device is read to its end, up to
- * `max_bytes`; a directory is an error. Messages name the path.
+ * data (*len excludes it). Opened with pc_open_regular, so it never blocks:
+ * anything but a regular file (a FIFO, a device, a directory) is refused
+ * (PC_ERR_IO, "PATH: is a FIFO, expected a regular file"; a missing file
+ * is PC_ERR_IO too). A file over
+ * `max_bytes` is refused before anything is read (PC_ERR_RANGE). Messages
+ * name the path.
  */
 pc_status pc_read_file(const char *path, size_t max_bytes, char **data, size_t *len, pc_error *err);
 

@@ -13,6 +13,7 @@
 
 #include "common/util.h"
 #include "gnn/checkpoint.h"
+#include "io/io_internal.h"
 #include "gnn/encode.h"
 #include "gnn/gst.h"
 #include "perfcast/dataset.h"
@@ -129,7 +130,8 @@ static pc_status load_members(const pc_st *r, const cJSON *root, pc_gnn *m, cons
  * more than the file's own size (perfcast/gnn.h, PC_GNN_MAX_*).
  */
 static pc_status check_param_budget(const pc_st *r, const cJSON *root, const pc_gnn_opts *o,
-                                    int feat_dim, int cfg_dim, const char *path, pc_error *err) {
+                                    int feat_dim, int cfg_dim, uint64_t max_memory,
+                                    const char *path, pc_error *err) {
     size_t numel = 0;
     pc_status st = pc_gnn_param_count(o, feat_dim, cfg_dim, &numel, err);
     if (st) {
@@ -153,28 +155,31 @@ static pc_status check_param_budget(const pc_st *r, const cJSON *root, const pc_
                        "member(s) (%llu bytes) but the file's parameter tensors hold %llu bytes: "
                        "the architecture fields do not match the tensors", path, numel, members,
                        (unsigned long long)need, (unsigned long long)held);
-    return PC_OK;
+    /* each parameter is four floats in memory: the value, its gradient and Adam's two moments */
+    return pc_io_budget_check(need * 4, max_memory, path,
+                              " for the model's parameters (values, gradients, Adam moments)", err);
 }
 
-pc_status pc_ckpt_load(const char *path, pc_gnn **out, int *collection, pc_error *err) {
+pc_status pc_ckpt_load(const char *path, uint64_t max_memory, pc_gnn **out, int *collection,
+                       pc_error *err) {
     pc_error local;
     if (!err) err = &local;
     *out = NULL;
     pc_st *r = NULL;
-    pc_status st = pc_st_open(path, &r, err);
+    pc_status st = pc_st_open_max(path, max_memory, &r, err);
     if (st == PC_ERR_FORMAT) { /* a README, an .npz, a truncated file: say what is expected */
         char why[PC_ERROR_MSG_MAX];
         snprintf(why, sizeof why, "%s", err->msg);
         return pc_fail(err, st, "%s: not a perfcast checkpoint (a safetensors file written by "
                        "perfcast train): %s", path, why);
     }
-    if (!st) st = pc_ckpt_load_st(r, path, out, collection, err);
+    if (!st) st = pc_ckpt_load_st(r, path, max_memory, out, collection, err);
     pc_st_close(r);
     return st;
 }
 
-pc_status pc_ckpt_load_st(const pc_st *r, const char *path, pc_gnn **out, int *collection,
-                          pc_error *err) {
+pc_status pc_ckpt_load_st(const pc_st *r, const char *path, uint64_t max_memory, pc_gnn **out,
+                          int *collection, pc_error *err) {
     pc_error local;
     if (!err) err = &local;
     *out = NULL;
@@ -252,7 +257,7 @@ pc_status pc_ckpt_load_st(const pc_st *r, const char *path, pc_gnn **out, int *c
             goto done;
         }
     }
-    if ((st = check_param_budget(r, root, &o, feat_dim, cfg_dim, path, err))) goto done;
+    if ((st = check_param_budget(r, root, &o, feat_dim, cfg_dim, max_memory, path, err))) goto done;
     if ((st = pc_gnn_new(&o, feat_dim, cfg_dim, 0, &m, err))) {
         pc_error_prefix(err, "%s: ", path);
         goto done;

@@ -31,11 +31,16 @@
 /* The metadata names of pc_gnn_opts.pool, .join and .act are pc_pool_name,
    pc_join_name and pc_act_name (perfcast/gnn.h). */
 
-/* Loads a model (an ensemble: its members into (*out)->members); *collection receives
-   the collection index. */
-pc_status pc_ckpt_load(const char *path, pc_gnn **out, int *collection, pc_error *err);
+/*
+ * Loads a model (an ensemble: its members into (*out)->members); *collection receives
+ * the collection index. max_memory (bytes or PC_MEMORY_AUTO, perfcast/npz.h) bounds
+ * the header's parse (pc_st_open_max) and the model's parameters (four floats each:
+ * value, gradient, two Adam moments, times the members), checked before allocating.
+ */
+pc_status pc_ckpt_load(const char *path, uint64_t max_memory, pc_gnn **out, int *collection,
+                       pc_error *err);
 /* pc_ckpt_load of an opened file r (path names it in messages): the fuzz target's way in. */
-pc_status pc_ckpt_load_st(const pc_st *r, const char *path, pc_gnn **out, int *collection,
-                          pc_error *err);
+pc_status pc_ckpt_load_st(const pc_st *r, const char *path, uint64_t max_memory, pc_gnn **out,
+                          int *collection, pc_error *err);
 
 #endif /* PC_MODEL_CHECKPOINT_H */

@@ -255,8 +255,8 @@ pc_status pc_eval_run(const char *model_path, const char *data_dir, const char *
 
 /* Evaluates the checkpoint at model_path, or the loaded model `given` of collection coll. */
 static pc_status eval_run(const char *model_path, const pc_gnn *given, int coll, const char *data_dir,
-                          int sp, int threads, const pc_dist *dist, pc_eval_result *res,
-                          pc_error *err) {
+                          int sp, int threads, uint64_t max_memory, const pc_dist *dist,
+                          pc_eval_result *res, pc_error *err) {
     pc_gnn *own = NULL;
     const pc_gnn *m = given;
     pc_dataset *ds = NULL;
@@ -264,13 +264,13 @@ static pc_status eval_run(const char *model_path, const pc_gnn *given, int coll,
     pc_split_graphs s = {0};
     pc_infer_scratch x;
     memset(&x, 0, sizeof x);
-    pc_status st = given ? PC_OK : pc_ckpt_load(model_path, &own, &coll, err);
+    pc_status st = given ? PC_OK : pc_ckpt_load(model_path, max_memory, &own, &coll, err);
     if (!given) m = own;
     if (!st) st = pc_dataset_open(data_dir, &ds, err);
     int W = pc_dist_size(dist), R = pc_dist_rank(dist);
     if (!st)
         st = pc_split_graphs_load(ds, coll, sp, threads, (size_t)W, (size_t)R, (size_t)R + 1,
-                                  PC_MEMORY_AUTO, &s, err);
+                                  max_memory, &s, err);
     if (!st && pc_dataset_num_files(ds, coll, sp) == 0)
         st = pc_fail(err, PC_ERR_NOTFOUND, "eval: no %s graphs of %s under %s", pc_split_name(sp),
                      pc_collection_name(coll), data_dir);
@@ -324,18 +324,20 @@ pc_status pc_eval_run_dist(const char *model_path, const char *data_dir, const c
     int saved = pc_threads_begin(threads);
     pc_nn_blas_single();
     /* an error on some ranks only returns there; the caller ends the job (dist.h) */
-    pc_status st = eval_run(model_path, NULL, -1, data_dir, sp, threads, dist, res, err);
+    pc_status st =
+        eval_run(model_path, NULL, -1, data_dir, sp, threads, PC_MEMORY_AUTO, dist, res, err);
     pc_threads_end(saved);
     return st;
 }
 
 pc_status pc_eval_model(const pc_gnn *m, int coll, const char *data_dir, const char *split,
-                        int threads, const pc_dist *dist, pc_eval_result *res, pc_error *err) {
+                        int threads, uint64_t max_memory, const pc_dist *dist,
+                        pc_eval_result *res, pc_error *err) {
     if (res && PC_CHECK_RESULT_SIZE(err, pc_eval_result, res)) return PC_ERR_ARG;
     int sp = pc_split_find(split ? split : "valid");
     if (sp < 0) return pc_fail(err, PC_ERR_ARG, "eval: unknown split '%s'", split);
     int saved = pc_threads_begin(threads);
-    pc_status st = eval_run(NULL, m, coll, data_dir, sp, threads, dist, res, err);
+    pc_status st = eval_run(NULL, m, coll, data_dir, sp, threads, max_memory, dist, res, err);
     pc_threads_end(saved);
     return st;
 }

@@ -13,6 +13,11 @@
 
 pc_status pc_predictor_load(const char *model_path, int threads, pc_predictor **out,
                             pc_error *err) {
+    return pc_predictor_load_max(model_path, threads, PC_MEMORY_AUTO, out, err);
+}
+
+pc_status pc_predictor_load_max(const char *model_path, int threads, uint64_t max_memory,
+                                pc_predictor **out, pc_error *err) {
     pc_error local;
     if (!err) err = &local;
     pc_error_clear(err);
@@ -22,7 +27,8 @@ pc_status pc_predictor_load(const char *model_path, int threads, pc_predictor **
     pc_predictor *p = calloc(1, sizeof *p);
     if (!p) return pc_fail(err, PC_ERR_NOMEM, "out of memory");
     p->threads = threads;
-    pc_status st = pc_ckpt_load(model_path, &p->m, &p->collection, err);
+    p->max_memory = max_memory;
+    pc_status st = pc_ckpt_load(model_path, max_memory, &p->m, &p->collection, err);
     if (!st && !(p->ws = pc_gnn_ws_new())) st = pc_fail(err, PC_ERR_NOMEM, "out of memory");
     if (st) {
         pc_predictor_free(p);
@@ -99,5 +105,6 @@ pc_status pc_predictor_eval(pc_predictor *p, const char *data_dir, const char *s
     pc_error_clear(err);
     if (!p || !data_dir || !res) return pc_fail(err, PC_ERR_ARG, "eval: NULL argument");
     pc_nn_blas_single();
-    return pc_eval_model(p->m, p->collection, data_dir, split, p->threads, dist, res, err);
+    return pc_eval_model(p->m, p->collection, data_dir, split, p->threads, p->max_memory, dist,
+                         res, err);
 }

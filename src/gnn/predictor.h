@@ -14,6 +14,7 @@ struct pc_predictor {
     pc_gnn_ws *ws;
     int collection;
     int threads; /* for each pc_predictor_score call; 0 = OpenMP's default */
+    uint64_t max_memory; /* the budget of the checkpoint's and pc_predictor_eval's loads */
 };
 
 /* The graph must be of the model's kind and feature widths (predict.c). */

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/util.h"
 #include "hlo/candidates.h"
@@ -22,11 +23,14 @@ pc_status pc_hlo_is_text_file(const char *path, int *text, pc_error *err) {
         return PC_OK;
     }
     if (pc_str_ends_with(path, ".pb")) return PC_OK;
-    FILE *f = fopen(path, "rb");
-    if (!f) return pc_fail(err, PC_ERR_IO, "%s: cannot open", path);
+    int fd = -1;
+    uint64_t size = 0;
+    pc_status ost = pc_open_regular(path, &fd, &size, err); /* a FIFO is refused, not waited on */
+    if (ost) return ost;
     unsigned char buf[4096];
-    size_t n = fread(buf, 1, sizeof buf, f);
-    fclose(f);
+    ssize_t got = read(fd, buf, sizeof buf);
+    close(fd);
+    size_t n = got > 0 ? (size_t)got : 0;
     /* Protobufs are full of small tag and length bytes; HLO text has none. */
     int ok = n > 0;
     for (size_t i = 0; i < n && ok; i++)

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/util.h"
 #include "hlo/candidates.h"
@@ -172,9 +173,19 @@ static pc_status cfg_done(cfg_file *f, pc_status st, pc_error *err) {
 static pc_status cfg_file_read(const char *path, cfg_file *f, pc_error *err) {
     memset(f, 0, sizeof *f);
     f->path = path;
-    FILE *in = fopen(path, "r");
-    if (!in) return pc_fail(err, PC_ERR_IO, "%s: cannot open the candidates file: %s", path,
-                            strerror(errno));
+    int fd = -1;
+    uint64_t size = 0;
+    pc_status ost = pc_open_regular(path, &fd, &size, err); /* a FIFO is refused, not waited on */
+    if (ost) {
+        pc_error_prefix(err, "the candidates file: ");
+        return ost;
+    }
+    FILE *in = fdopen(fd, "r");
+    if (!in) {
+        close(fd);
+        return pc_fail(err, PC_ERR_IO, "%s: cannot open the candidates file: %s", path,
+                       strerror(errno));
+    }
     char *line = NULL;
     size_t cap = 0;
     int64_t lineno = 0;

@@ -1,13 +1,13 @@
 /*
- * Reading .npz archives. libzip parses the container (including ZIP64);
- * whole deflated members are inflated with libdeflate straight from their
- * raw bytes (about twice zlib's speed, and members inflate in parallel),
- * while row ranges stream through libzip's zlib inflate so only the rows
- * asked for are ever held in memory.
+ * Reading .npz archives. libzip parses the container (including ZIP64) and
+ * hands over a deflated member's raw bytes; one inflater (inflate.c, zlib,
+ * strict) inflates them for whole reads (members in parallel) and for row
+ * ranges alike (streamed, so only the rows asked for are held in memory), so
+ * a member's verdict never depends on how it is read. Stored members are
+ * read through libzip, which checks their CRC at the end.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
-#include <libdeflate.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -180,6 +180,63 @@ static zip_file_t *open_member(pc_npz *z, const member *m, zip_flags_t flags, pc
     return zf;
 }
 
+/* After the member's last byte: EOF, which makes libzip verify the CRC. */
+static pc_status check_end(zip_file_t *zf, const pc_npz *z, const member *m, pc_error *err) {
+    unsigned char extra;
+    zip_int64_t got = zip_fread(zf, &extra, 1);
+    if (got == 0) return PC_OK;
+    return pc_fail(err, PC_ERR_FORMAT, "%s: member '%s.npy': %s", z->path, m->key,
+                   got < 0 ? zip_file_strerror(zf) : "longer than its directory entry");
+}
+
+/* A member read from its start: stored through libzip, deflated as raw bytes
+   through the one inflater. */
+typedef struct mreader {
+    const pc_npz *z;
+    const member *m;
+    zip_file_t *zf;
+    pc_inflate *inf; /* deflated members */
+} mreader;
+
+static int64_t zip_src(void *ctx, void *buf, size_t cap, pc_error *err) {
+    mreader *r = ctx;
+    zip_int64_t got = zip_fread(r->zf, buf, cap);
+    if (got < 0)
+        pc_fail(err, PC_ERR_FORMAT, "%s: member '%s.npy': %s", r->z->path, r->m->key,
+                zip_file_strerror(r->zf));
+    return got;
+}
+
+static void mreader_close(mreader *r) {
+    pc_inflate_close(r->inf);
+    if (r->zf) zip_fclose(r->zf);
+    memset(r, 0, sizeof *r);
+}
+
+static pc_status mreader_open(pc_npz *z, const member *m, mreader *r, pc_error *err) {
+    memset(r, 0, sizeof *r);
+    r->z = z;
+    r->m = m;
+    const int deflated = m->method == ZIP_CM_DEFLATE;
+    if (!(r->zf = open_member(z, m, deflated ? ZIP_FL_COMPRESSED : 0, err)))
+        return err ? err->code : PC_ERR_FORMAT;
+    if (!deflated) return PC_OK;
+    char what[1200];
+    snprintf(what, sizeof what, "%s: member '%s.npy'", z->path, m->key);
+    pc_status st = pc_inflate_open(NULL, zip_src, r, m->csize, m->size, m->crc, what, &r->inf, err);
+    if (st) mreader_close(r);
+    return st;
+}
+
+static pc_status mreader_read(mreader *r, void *buf, uint64_t n, pc_error *err) {
+    return r->inf ? pc_inflate_read(r->inf, buf, n, err) : fread_exact(r->zf, buf, n, r->z, r->m, err);
+}
+
+/* At the member's end: the stream ends there and the CRC matches. */
+static pc_status mreader_end(mreader *r, pc_error *err) {
+    return r->inf ? pc_inflate_finish(r->inf, err) : check_end(r->zf, r->z, r->m, err);
+}
+
 static pc_status check_index(const pc_npz *z, int i, pc_error *err) {
     if (i < 0 || i >= z->n)
         return pc_fail(err, PC_ERR_RANGE, "%s: member index %d out of range (archive has %d "
@@ -198,37 +255,28 @@ pc_status pc_npz_info(pc_npz *z, int i, pc_array_info *info, pc_error *err) {
     if ((st = check_member_sizes(z, m, err))) return st;
     char what[1200];
     snprintf(what, sizeof what, "%s: member '%s.npy'", z->path, m->key);
-    zip_file_t *zf = open_member(z, m, 0, err);
-    if (!zf) return err ? err->code : PC_ERR_FORMAT;
+    mreader rd;
+    if ((st = mreader_open(z, m, &rd, err))) return st;
     unsigned char pre[PC_NPY_PREAMBLE], *h = NULL;
     size_t plen = m->size < PC_NPY_PREAMBLE ? (size_t)m->size : PC_NPY_PREAMBLE;
     size_t hlen = 0;
-    st = fread_exact(zf, pre, plen, z, m, err);
+    st = mreader_read(&rd, pre, plen, err);
     if (!st && !(hlen = pc_npy_header_len(pre, plen, what, err))) st = err ? err->code : PC_ERR_FORMAT;
     if (!st && (hlen < plen || hlen > m->size))
         st = pc_fail(err, PC_ERR_FORMAT, "%s: .npy header runs past the end of the member", what);
     if (!st && !(h = malloc(hlen))) st = pc_fail(err, PC_ERR_NOMEM, "%s: out of memory", what);
     if (!st) {
         memcpy(h, pre, plen);
-        st = fread_exact(zf, h + plen, hlen - plen, z, m, err);
+        st = mreader_read(&rd, h + plen, hlen - plen, err);
     }
     if (!st) st = pc_npy_parse_header(h, hlen, m->size, what, info, err);
     free(h);
-    zip_fclose(zf);
+    mreader_close(&rd);
     if (!st) {
         m->info = *info;
         m->info_ok = 1;
     }
     return st;
-}
-
-/* After the member's last byte: EOF, which makes libzip verify the CRC. */
-static pc_status check_end(zip_file_t *zf, const pc_npz *z, const member *m, pc_error *err) {
-    unsigned char extra;
-    zip_int64_t got = zip_fread(zf, &extra, 1);
-    if (got == 0) return PC_OK;
-    return pc_fail(err, PC_ERR_FORMAT, "%s: member '%s.npy': %s", z->path, m->key,
-                   got < 0 ? zip_file_strerror(zf) : "longer than its directory entry");
 }
 
 /* Reads a member's stored bytes, or its raw deflate stream, into a new buffer. */
@@ -254,27 +302,20 @@ static pc_status read_member_bytes(pc_npz *z, const member *m, int raw, void **b
     return st;
 }
 
-/* Inflates a raw deflate stream of a member into its full uncompressed bytes. */
-static pc_status inflate_member(const pc_npz *z, const member *m, void *raw,
-                                struct libdeflate_decompressor *d, void **out, pc_error *err) {
+/* Inflates a raw deflate stream of a member into its full uncompressed bytes
+   (the one inflater, as row streams use). */
+static pc_status inflate_member(const pc_npz *z, const member *m, void *raw, void **out,
+                                pc_error *err) {
     *out = NULL;
     unsigned char *b = pc_malloc_array(m->size, 1);
     if (!b) return pc_fail(err, PC_ERR_NOMEM, "%s: member '%s.npy': out of memory for %llu "
                            "bytes", z->path, m->key, (unsigned long long)m->size);
-    size_t got = 0;
-    enum libdeflate_result r = libdeflate_deflate_decompress(d, raw, (size_t)m->csize, b,
-                                                             (size_t)m->size, &got);
-    if (r != LIBDEFLATE_SUCCESS || got != m->size) {
+    char what[1200];
+    snprintf(what, sizeof what, "%s: member '%s.npy'", z->path, m->key);
+    pc_status st = pc_inflate_whole(raw, m->csize, m->size, m->crc, what, b, err);
+    if (st) {
         free(b);
-        return pc_fail(err, PC_ERR_FORMAT, "%s: member '%s.npy': corrupt deflate data (%s)",
-                       z->path, m->key, r == LIBDEFLATE_INSUFFICIENT_SPACE
-                       ? "inflates past its declared size" : r == LIBDEFLATE_SUCCESS
-                       ? "inflates short of its declared size" : "bad stream");
-    }
-    if (libdeflate_crc32(0, b, (size_t)m->size) != m->crc) {
-        free(b);
-        return pc_fail(err, PC_ERR_FORMAT, "%s: member '%s.npy': CRC mismatch (corrupt data)",
-                       z->path, m->key);
+        return st;
     }
     *out = b;
     return PC_OK;
@@ -336,11 +377,8 @@ pc_status pc_npz_read(pc_npz *z, int i, pc_array *out, pc_error *err) {
         return st;
     if ((st = read_member_bytes(z, m, raw, &bytes, err))) return st;
     if (raw) {
-        struct libdeflate_decompressor *d = libdeflate_alloc_decompressor();
         void *full = NULL;
-        st = d ? inflate_member(z, m, bytes, d, &full, err)
-               : pc_fail(err, PC_ERR_NOMEM, "%s: out of memory", z->path);
-        libdeflate_free_decompressor(d);
+        st = inflate_member(z, m, bytes, &full, err);
         free(bytes);
         if (st) return st;
         bytes = full;
@@ -349,21 +387,20 @@ pc_status pc_npz_read(pc_npz *z, int i, pc_array *out, pc_error *err) {
 }
 
 /* Skips n bytes of an open member: seeks if stored, else inflates and drops. */
-static pc_status skip_bytes(zip_file_t *zf, int stored, uint64_t pos, uint64_t n,
-                            const pc_npz *z, const member *m, pc_error *err) {
+static pc_status skip_bytes(mreader *rd, uint64_t pos, uint64_t n, pc_error *err) {
     if (n == 0) return PC_OK;
     enum { SCRATCH = 1 << 20 };
     /* zip_fseek works on stored members only; deflated ones inflate and drop. A
        seek ends libzip's CRC check of the member, so short skips (the header
        before row 0) are read: a full pass by rows is CRC-checked, stored or not. */
-    if (stored && n >= SCRATCH && zip_fseek(zf, (zip_int64_t)(pos + n), SEEK_SET) == 0)
+    if (!rd->inf && n >= SCRATCH && zip_fseek(rd->zf, (zip_int64_t)(pos + n), SEEK_SET) == 0)
         return PC_OK;
     unsigned char *scratch = malloc(SCRATCH);
-    if (!scratch) return pc_fail(err, PC_ERR_NOMEM, "%s: out of memory", z->path);
+    if (!scratch) return pc_fail(err, PC_ERR_NOMEM, "%s: out of memory", rd->z->path);
     pc_status st = PC_OK;
     while (n > 0 && !st) {
         uint64_t chunk = n < SCRATCH ? n : SCRATCH;
-        st = fread_exact(zf, scratch, chunk, z, m, err);
+        st = mreader_read(rd, scratch, chunk, err);
         n -= chunk;
     }
     free(scratch);
@@ -373,7 +410,7 @@ static pc_status skip_bytes(zip_file_t *zf, int stored, uint64_t pos, uint64_t n
 struct pc_npz_rows {
     pc_npz *z;
     member *m;
-    zip_file_t *zf;
+    mreader rd;
     pc_array_info info;
     uint64_t row_bytes; /* in the file */
     uint64_t pos;       /* byte offset in the member of the next unread byte */
@@ -393,10 +430,9 @@ pc_status pc_npz_rows_open(pc_npz *z, int i, pc_npz_rows **out, pc_error *err) {
                        "arrays are not supported (read the whole array)", z->path, m->key);
     pc_npz_rows *r = calloc(1, sizeof *r);
     if (!r) return pc_fail(err, PC_ERR_NOMEM, "%s: out of memory", z->path);
-    r->zf = open_member(z, m, 0, err);
-    if (!r->zf) {
+    if ((st = mreader_open(z, m, &r->rd, err))) {
         free(r);
-        return err ? err->code : PC_ERR_FORMAT;
+        return st;
     }
     r->z = z;
     r->m = m;
@@ -411,7 +447,7 @@ const pc_array_info *pc_npz_rows_info(const pc_npz_rows *r) { return &r->info; }
 
 void pc_npz_rows_close(pc_npz_rows *r) {
     if (!r) return;
-    zip_fclose(r->zf);
+    mreader_close(&r->rd);
     free(r);
 }
 
@@ -441,21 +477,20 @@ pc_status pc_npz_rows_read(pc_npz_rows *r, int64_t row0, int64_t nrows, void *ds
     if (start < r->pos)
         return pc_fail(err, PC_ERR_ARG, "%s: row cursor cannot go back to row %lld", r->what,
                        (long long)row0);
-    pc_status st = skip_bytes(r->zf, r->m->method == ZIP_CM_STORE, r->pos, start - r->pos, r->z,
-                              r->m, err);
+    pc_status st = skip_bytes(&r->rd, r->pos, start - r->pos, err);
     if (st) return st;
     r->pos = start;
     const uint64_t nbytes = r->row_bytes * (uint64_t)nrows;
     const uint64_t count = r->row_bytes ? nbytes / pc_file_elem_size(r->info.dtype) : 0;
     unsigned char *d = dst;
     unsigned char *src = r->info.dtype == PC_DTYPE_F16 ? d + 2 * count : d;
-    st = fread_exact(r->zf, src, nbytes, r->z, r->m, err);
+    st = mreader_read(&r->rd, src, nbytes, err);
     if (st) return st;
     r->pos += nbytes;
-    /* At the member's end, read on to EOF so libzip checks the CRC and that the
-       stream ends there: a member read to its end by rows gets the verdict a
-       whole read (libdeflate, CRC and size) gives. */
-    if (r->pos == r->m->size && (st = check_end(r->zf, r->z, r->m, err))) return st;
+    /* At the member's end the stream must end there and the CRC match: a
+       member read to its end by rows gets the verdict a whole read gives (the
+       same inflater). */
+    if (r->pos == r->m->size && (st = mreader_end(&r->rd, err))) return st;
     rows_to_native(&r->info, d, src, count);
     return PC_OK;
 }
@@ -536,7 +571,6 @@ pc_status pc_npz_read_all(pc_npz *z, pc_array *outs, int threads, pc_error *err)
         if (nt > big) nt = big > 0 ? big : 1;
 #pragma omp parallel num_threads(nt)
         {
-            struct libdeflate_decompressor *d = libdeflate_alloc_decompressor();
 #pragma omp for schedule(dynamic, 1)
             for (int i = 0; i < n; i++) {
                 member *m = &z->m[i];
@@ -545,15 +579,13 @@ pc_status pc_npz_read_all(pc_npz *z, pc_array *outs, int threads, pc_error *err)
                 pc_status s = PC_OK;
                 if (m->method == ZIP_CM_DEFLATE) {
                     void *full = NULL;
-                    s = d ? inflate_member(z, m, b, d, &full, &errs[i])
-                          : pc_fail(&errs[i], PC_ERR_NOMEM, "%s: out of memory", z->path);
+                    s = inflate_member(z, m, b, &full, &errs[i]);
                     free(b);
                     b = full;
                 }
                 if (!s) s = decode_member(z, m, b, &outs[i], &errs[i]);
                 errs[i].code = s;
             }
-            libdeflate_free_decompressor(d);
         }
         for (int i = 0; i < n && !st; i++)
             if (errs[i].code) {

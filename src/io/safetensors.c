@@ -14,6 +14,7 @@
 #include <libdeflate.h>
 
 #include "common/util.h"
+#include "io/io_internal.h"
 
 #if defined(__BYTE_ORDER__) && defined(__ORDER_LITTLE_ENDIAN__)
 #if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
@@ -137,6 +138,7 @@ struct pc_st {
     st_meta *meta;
     int nmeta;
     char crc[9]; /* PC_ST_CRC_KEY's value, "" when absent (not among meta) */
+    uint64_t max_memory; /* the budget of parsing the header (PC_MEMORY_AUTO) */
 };
 
 void pc_st_close(pc_st *r) {
@@ -397,6 +399,12 @@ static pc_status parse(pc_st *r, pc_error *err) {
     if (h[0] != '{')
         return pc_fail(err, PC_ERR_FORMAT, "%s: header does not start with '{'; expected a JSON "
                        "object", what);
+    /* Parsing holds the text twice (a copy, the strings) and a cJSON node per
+       value, at most one per 2 bytes ("0,"): bounded before anything is read. */
+    const uint64_t parse_need = 2 * hlen + hlen / 2 * (uint64_t)sizeof(cJSON);
+    pc_status bst = pc_io_budget_check(parse_need, r->max_memory, what, " to parse its header",
+                                       err);
+    if (bst) return bst;
     /* cJSON gets its own NUL-terminated copy: hlen is bounded by the file. */
     char *text = malloc((size_t)hlen + 1);
     if (!text) return pc_fail(err, PC_ERR_NOMEM, "%s: out of memory", what);
@@ -483,6 +491,7 @@ done:
 
 static pc_st *new_reader(const char *what, pc_error *err) {
     pc_st *r = calloc(1, sizeof *r);
+    if (r) r->max_memory = PC_MEMORY_AUTO;
     if (r) r->what = dup_str(what ? what : "safetensors");
     if (!r || !r->what) {
         free(r);
@@ -516,6 +525,10 @@ pc_status pc_st_open_memory(const void *buf, size_t len, const char *what, pc_st
 }
 
 pc_status pc_st_open(const char *path, pc_st **out, pc_error *err) {
+    return pc_st_open_max(path, PC_MEMORY_AUTO, out, err);
+}
+
+pc_status pc_st_open_max(const char *path, uint64_t max_memory, pc_st **out, pc_error *err) {
     if (!path || !out) return pc_fail(err, PC_ERR_ARG, "pc_st_open: NULL argument");
     *out = NULL;
     int fd = -1; /* never blocks: a FIFO or device is refused before it is read */
@@ -552,6 +565,7 @@ pc_status pc_st_open(const char *path, pc_st **out, pc_error *err) {
     r->base = base;
     r->len = (size_t)sb.st_size;
     r->mapped = 1;
+    r->max_memory = max_memory;
     pc_status st = parse(r, err);
     if (st != PC_OK) {
         pc_st_close(r);

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cjson/cJSON.h>
 
@@ -162,13 +163,13 @@ static pc_status same_architecture(const pc_gnn_opts *a, const pc_gnn_opts *b, c
  */
 static pc_status load_state_arrays(trainer *t, char **js, pc_error *err) {
     int coll = -1;
-    FILE *f = fopen(t->state_path, "rb");
-    if (!f)
+    if (access(t->state_path, F_OK) != 0)
         return pc_fail(err, PC_ERR_NOTFOUND, "train: pc_train_opts.resume: no state to resume "
                        "from: %s cannot be opened (it is written after each epoch and when training "
                        "stops early, and removed when training completes)", t->state_path);
-    fclose(f);
-    pc_status st = pc_ckpt_load(t->state_path, &t->m, &coll, err);
+    const uint64_t budget =
+        t->o.max_memory_gib > 0 ? (uint64_t)(t->o.max_memory_gib * 1073741824.0) : PC_MEMORY_AUTO;
+    pc_status st = pc_ckpt_load(t->state_path, budget, &t->m, &coll, err);
     if (st) return st;
     pc_gnn_opts mo;
     if ((st = pc_tr_model_opts(t, &mo, err))) return st;

@@ -13,6 +13,10 @@
   range; a negative runtime; a CRC mismatch, stored or deflated, with the
   resident and streamed readers agreeing), and what check passes trains.
 - info on a broken .pcc cache entry exits non-zero.
+- eval, predict and rank honour --max-memory as check, info and train do: a
+  tiny budget refuses the checkpoint (naming it and the budget), 64MiB
+  refuses the zip bomb among the graphs they load (naming it, its member and
+  the budget); the default budget scores the clean data.
 
 Each child's peak RSS is measured with resource.getrusage in a wrapper
 process. Environment (tests/CMakeLists.txt): PERFCAST, PC_TEST_TMP.
@@ -231,8 +235,49 @@ def check_bomb():
           ["train", "--data", root, "--collection", "tile:xla", "--out",
            os.path.join(TMP, "m_bomb.st"), "--max-memory", "64MiB", *TRAIN],
           ["zz_bomb.npz", "node_feat.npy", "64.0 MiB"], timeout=60, max_rss=300)
+    inference_budget(bomb, root)
     os.remove(bomb)
     shutil.rmtree(root, ignore_errors=True)
+
+
+def inference_budget(bomb, root):
+    """eval, predict and rank: --max-memory bounds the checkpoint's and the graphs' loads."""
+    model = os.path.join(TMP, "m_budget.st")
+    passes("train a model for eval/predict/rank", ["train", "--data", DATA, "--collection",
+                                                   "tile:xla", "--out", model, *TRAIN])
+    csv = os.path.join(TMP, "budget.csv")
+    cmds = {"eval": ["eval", "--model", model, "--data", DATA],
+            "predict": ["predict", "--model", model, "--data", DATA, "--out", csv],
+            "rank": ["rank", "--model", model, first("tile/xla", "valid")]}
+    for name, args in cmds.items():
+        passes(name + " (default budget)", args)
+        fails(name + " --max-memory 16KiB (the checkpoint)", args + ["--max-memory", "16KiB"],
+              [model, "--max-memory budget of 16"])
+        fails(name + " --max-memory 0.00001 (GiB, the checkpoint)",
+              args + ["--max-memory", "0.00001"], [model, "--max-memory budget of 10"])
+    # a budget the header fits but the parameters (600 KiB in memory) do not
+    big = os.path.join(TMP, "m_budget64.st")
+    passes("train a hidden-64 model", ["train", "--data", DATA, "--collection", "tile:xla",
+                                       "--out", big, *TRAIN, "--hidden", "64", "--layers", "2"])
+    fails("rank --max-memory 200KiB (the model's parameters)",
+          ["rank", "--model", big, first("tile/xla", "valid"), "--max-memory", "200KiB"],
+          [big, "the model's parameters", "--max-memory budget of 200 KiB"])
+    need = ["zz_bomb.npz", "node_feat.npy", "64.0 MiB", "--max-memory"]
+    if os.path.exists(csv):
+        os.remove(csv)
+    fails("eval --max-memory 64MiB with a zip bomb in the split",
+          ["eval", "--model", model, "--data", root, "--split", "train", "--max-memory", "64MiB"],
+          need, timeout=60, max_rss=300)
+    fails("predict --max-memory 64MiB with a zip bomb in the split",
+          ["predict", "--model", model, "--data", root, "--split", "train", "--out", csv,
+           "--max-memory", "64MiB"], need, timeout=60, max_rss=300)
+    expect(not os.path.exists(csv), "predict left %s behind" % csv)
+    fails("rank --max-memory 64MiB on a zip bomb", ["rank", "--model", model, bomb,
+                                                    "--max-memory", "64MiB"],
+          [bomb, "node_feat.npy", "64.0 MiB", "--max-memory"], timeout=60, max_rss=300)
+    p = run("eval", "--model", model, "--data", DATA, "--max-memory", "nonsense")
+    expect(p.returncode == 2 and "--max-memory expects a size" in p.stderr,
+           "eval --max-memory nonsense: %d %s" % (p.returncode, p.stderr))
 
 
 def bad_variants():

@@ -243,6 +243,34 @@ static void test_roundtrip_file(void **state) {
     unlink(path);
 }
 
+/* pc_st_open_max: the header's parse (34 bytes per header byte) must fit the budget. */
+static void test_open_budget(void **state) {
+    (void)state;
+    char path[1200];
+    tpath(path, sizeof path, "budget.safetensors");
+    pc_st_writer *w = make_writer(NULL, 0);
+    pc_error err;
+    assert_int_equal(pc_st_writer_save(w, path, &err), PC_OK);
+    pc_st_writer_free(w);
+    size_t len;
+    unsigned char *buf = read_file(path, &len);
+    uint64_t n = 0;
+    for (int i = 7; i >= 0; i--) n = (n << 8) | buf[i];
+    free(buf);
+    pc_st *r = NULL;
+    assert_int_equal(pc_st_open_max(path, 34 * n, &r, &err), PC_OK);
+    pc_st_close(r);
+    r = NULL;
+    assert_int_equal(pc_st_open_max(path, 34 * n - 1, &r, &err), PC_ERR_NOMEM);
+    assert_null(r);
+    assert_non_null(strstr(err.msg, path));
+    assert_non_null(strstr(err.msg, "to parse its header"));
+    assert_non_null(strstr(err.msg, "memory budget of"));
+    assert_int_equal(pc_st_open_max(path, PC_MEMORY_AUTO, &r, &err), PC_OK);
+    pc_st_close(r);
+    unlink(path);
+}
+
 static void test_roundtrip_memory(void **state) {
     (void)state;
     pc_st_writer *w = make_writer(NULL, 0);
@@ -652,6 +680,7 @@ static void test_bad_lengths(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_roundtrip_file),   cmocka_unit_test(test_roundtrip_memory),
+        cmocka_unit_test(test_open_budget),
         cmocka_unit_test(test_empty_file),       cmocka_unit_test(test_reproducible),
         cmocka_unit_test(test_checksum), cmocka_unit_test(test_writer_args),      cmocka_unit_test(test_unpadded_misaligned),
         cmocka_unit_test(test_bad_headers),      cmocka_unit_test(test_bad_lengths),
