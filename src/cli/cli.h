@@ -165,4 +165,27 @@ int pc_cli_same_file(const char *a, const char *b);
 int pc_cli_check_not_input(const char *cmd, const char *flag, const char *out,
                            const char *const *inputs, int n);
 
+/*
+ * The progress line of long commands (progress.c): one self-overwriting line
+ * on stderr, "perfcast CMD: 120/400 graphs scored, 3.1/s, ETA 1m30s", drawn
+ * at most 4 times a second and ended with a newline ("... in 2m10s") when
+ * its stage changes or the command ends. pc_cli_progress_wanted(): stderr is
+ * a terminal and --json is off (scripts and tests never see it).
+ * pc_cli_progress_new returns NULL when !enabled; every function accepts
+ * NULL. pc_cli_progress_cb is the library's pc_progress_fn (user: the
+ * progress). _clear wipes the line (before printing other text); _end
+ * finishes it and frees.
+ */
+typedef struct pc_cli_progress pc_cli_progress;
+int pc_cli_progress_wanted(void);
+pc_cli_progress *pc_cli_progress_new(const char *cmd, int enabled);
+void pc_cli_progress_update(pc_cli_progress *p, const char *what, int64_t done, int64_t total);
+void pc_cli_progress_cb(void *user, const char *what, int64_t done, int64_t total);
+void pc_cli_progress_clear(pc_cli_progress *p);
+void pc_cli_progress_end(pc_cli_progress *p);
+/* Wipes whatever progress line is showing (pc_cli_fail calls it before its message). */
+void pc_cli_progress_break(void);
+/* "4.2s", "1m30s", "2h05m" ("?" when not finite or negative). */
+void pc_cli_duration(double s, char *buf, size_t n);
+
 #endif

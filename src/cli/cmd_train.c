@@ -109,6 +109,7 @@ static void train_help(FILE *f) {
 typedef struct cli_train {
     int live;     /* a live progress line is showing on stderr */
     int progress; /* show progress */
+    pc_cli_progress *load; /* the data loading's line (while it loads) */
     const char *loss, *encode; /* --loss, --encode: parsed once every flag is read */
     long long seeds;           /* --seeds */
     const char *log_path;      /* --log FILE.jsonl */
@@ -154,10 +155,20 @@ static int train_json(const pc_train_opts *o, cli_train *ct) {
 }
 
 static void clear_live(cli_train *c) {
+    pc_cli_progress_end(c->load); /* the loading is over: its last line stays */
+    c->load = NULL;
     if (c->live) {
         fputs("\r\033[K", stderr);
         c->live = 0;
     }
+}
+
+/* pc_train_opts.load_progress: the data loading's line, until training logs or draws. */
+static void load_progress(void *user, const char *what, int64_t done, int64_t total) {
+    cli_train *c = user;
+    if (!c->progress) return;
+    if (!c->load) c->load = pc_cli_progress_new("train", 1);
+    pc_cli_progress_update(c->load, what, done, total);
 }
 
 /* pc_train_opts fields whose flag is not "--" and the field with '-' for '_'. */
@@ -251,6 +262,7 @@ static void progress_line(void *user, const pc_train_progress *p) {
     cli_train *c = user;
     log_record(c, p);
     if (!c->progress) return;
+    if (c->load) clear_live(c);
     char eta[32], el[32], valid[32];
     fmt_dur(p->eta_s, eta, sizeof eta);
     fmt_dur(p->elapsed_s, el, sizeof el);
@@ -577,6 +589,7 @@ static void note_state(const char *model, int resume) {
 static int train_parse(int argc, char **argv, pc_train_opts *o, cli_train *ct) {
     *o = pc_train_opts_default();
     ct->live = 0;
+    ct->load = NULL;
     ct->progress = isatty(fileno(stderr));
     ct->loss = ct->encode = NULL;
     ct->seeds = 1;
@@ -747,6 +760,8 @@ static int train_run(int *argc, char ***argv, pc_train_opts *o, cli_train *ct) {
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     o->stop_flag = &stop_flag;
+    o->load_progress = load_progress;
+    o->load_progress_user = ct;
     if (ct->seeds > 1) {
         int rc = train_seeds(o, ct, dist, &e);
         pc_cli_dist_close(dist);

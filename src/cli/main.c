@@ -219,6 +219,7 @@ int pc_cli_fail(const pc_error *err) {
     snprintf(msg, sizeof msg, "%s", err->msg[0] ? err->msg : pc_status_name(err->code));
     pc_cli_flags(msg, sizeof msg);
     if (json_keep(msg)) return PC_EXIT_FAIL;
+    pc_cli_progress_break();
     if (g_cmd)
         fprintf(stderr, "perfcast %s: error: %s\n", g_cmd, msg);
     else

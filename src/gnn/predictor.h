@@ -14,6 +14,8 @@ struct pc_predictor {
     pc_gnn_ws *ws;
     int collection;
     int threads; /* for each pc_predictor_score call; 0 = OpenMP's default */
+    pc_progress_fn progress; /* of pc_predictor_eval (pc_predictor_set_progress) */
+    void *progress_user;
 };
 
 /* The graph must be of the model's kind and feature widths (predict.c). */

@@ -37,7 +37,7 @@ SCHEMA = {
     "stats_prune": {"dataset", "splits", "pruning"},
     "check": {"files", "ok", "with_problems", "problems", "results"},
     "synth": {"out", "scale", "seed", "seconds", "collections"},
-    "cache": {"out", "collections", "failures"},
+    "cache": {"out", "files", "built", "up_to_date", "failed", "collections", "failures"},
     "train": {"out", "collection", "metric", "runs", "summary", "log"},
     "eval": {"collection", "split", "graphs", "metric_name", "metric", "metric_ci95",
              "kendall_tau", "kendall_tau_ci95", "opa", "opa_ci95", "top1_slowdown",
