@@ -72,7 +72,9 @@ SCHEMA = {
                    "kv_dtype", "calibration", "attention", "convention", "contexts"},
     "validate": {"calibration", "runs", "summary"},
     "calibrate": {"out", "coefficients", "in_sample"},
+    "plot_train": {"kind", "file", "out", "metric", "points", "series"},
 }
+PLOT_SERIES = {"seed", "points", "best_valid", "best_step"}
 RANK_GRAPH = {"name", "kind", "configs", "configurable_nodes", "top", "true_best"}
 RANK_ROW = {"rank", "config", "score", "spread", "runtime", "spelled", "value"}
 OUT = {}
@@ -160,6 +162,20 @@ def test_model_commands():
     lay = os.path.join(TMP, "layout.safetensors")
     run("train", "--data", DATA, "--collection", "layout:xla:random", "--out", lay,
         "--epochs", "1", "--threads", "2")
+    log = os.path.join(TMP, "train.jsonl")
+    run("train", "--data", DATA, "--collection", "tile:xla", "--out",
+        os.path.join(TMP, "logged.safetensors"), "--epochs", "2", "--threads", "2", "--seeds",
+        "2", "--log", log)
+    svg = os.path.join(TMP, "train.svg")
+    d = jrun("plot_train", "plot", "train", log, "--svg", svg)
+    if d:
+        expect(d["out"] == svg and d["file"] == log and d["kind"] == "train" and
+               d["points"] == 4 and os.path.exists(svg), "plot train: %s" % d)
+        expect([s["seed"] for s in d["series"]] == [1, 2] and
+               all(set(s) == PLOT_SERIES and s["points"] == 2 for s in d["series"]),
+               "plot train series: %s" % d["series"])
+    jerr("plot train of a missing log", ["plot", "train", os.path.join(TMP, "no.jsonl"), "--svg",
+                                         svg], 1, file=os.path.join(TMP, "no.jsonl"))
     jrun("eval", "eval", "--model", model, "--data", DATA)
     jrun("predict", "predict", "--model", model, "--data", DATA, "--out",
          os.path.join(TMP, "p.csv"))
