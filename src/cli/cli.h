@@ -75,6 +75,13 @@ int pc_cli_fail(const pc_error *err);
 int pc_cli_json_mode(void);
 /* The command printed its JSON result (pc_cli_json_print calls it). */
 void pc_cli_json_printed(void);
+/*
+ * Under --json, the error kept by pc_cli_fail / pc_cli_usage_error so far as
+ * {"message", "file", "field"}, taken: it then goes in the command's result
+ * (info: the entry of the file that failed) rather than on stderr. NULL when
+ * there is none.
+ */
+struct cJSON *pc_cli_json_error_take(void);
 
 /* cli_json.c: prints o unformatted on one line of stdout and deletes it
  * (PC_EXIT_OK, or PC_EXIT_FAIL when it could not be printed). */

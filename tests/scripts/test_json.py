@@ -127,6 +127,33 @@ def check_rank(d, name):
 def test_dataset_commands():
     jrun("synth", "synth", "--out", DATA, "--scale", "tiny", "--seed", "3")
     jrun("info", "info", npz("tile:xla", "train")[0])
+    # several files, one unreadable: every entry, the bad one an error entry; exit 1 and no
+    # error object on stderr (the error is in the document)
+    junk = os.path.join(TMP, "junk.npz")
+    with open(junk, "w") as f:
+        f.write("not a zip")
+    good = npz("tile:xla", "train")[:2]
+    p = run("info", good[0], junk, good[1], "--json")
+    expect_rc(p, 1, "info with an unreadable file")
+    try:
+        d = json.loads(p.stdout)
+    except ValueError:
+        d = None
+        FAILS.append("info with an unreadable file: stdout is not JSON: %r" % p.stdout[:300])
+    if d is not None:
+        expect([e["file"] for e in d] == [good[0], junk, good[1]], "info entries: %s" % d)
+        expect(d[0]["error"] is None and d[2]["error"] is None and "arrays" in d[2],
+               "info: the good entries are whole, with error null")
+        bad = d[1]
+        expect(set(bad) == {"file", "error"} and set(bad["error"]) == {"message", "file", "field"}
+               and bad["error"]["file"] == junk and "zip" in bad["error"]["message"],
+               "info: the error entry: %s" % bad)
+    expect(p.stderr.strip() == "", "info: the error is in the document, stderr: %r" % p.stderr)
+    # over the memory budget: the flag named once ("--max-memory budget", not "--max---max-")
+    p = run("info", good[0], "--max-memory", "1KiB", "--json")
+    expect_rc(p, 1, "info over its memory budget")
+    m = json.loads(p.stdout)[0]["error"]["message"] if p.stdout.startswith("[") else ""
+    expect("--max-memory budget of" in m and "--max---" not in m, "info budget message: %r" % m)
     jrun("stats", "stats", DATA)
     d = jrun("stats_prune", "stats", DATA, "--prune-hops", "1")
     expect(d and d["pruning"] and d["pruning"]["hops"] == 1, "stats pruning object")
