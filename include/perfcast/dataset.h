@@ -242,8 +242,8 @@ typedef struct pc_cache_result {
  * too, once the files were tried).
  */
 PC_API pc_status pc_cache_build_tree(const pc_dataset *d, const char *cache_root,
-                                     const pc_cache_opts *opts, pc_report *r,
-                                     pc_cache_result *res, pc_error *err);
+                                     const pc_cache_opts *opts, pc_report *r, pc_cache_result *res,
+                                     pc_error *err);
 
 #ifdef __cplusplus
 }

@@ -7,13 +7,12 @@
 #include "cli.h"
 
 static void cache_help(FILE *f) {
-    fprintf(f,
-            "usage: perfcast cache DIR --out CACHE_DIR [--threads N] [--json]\n\n"
-            "Converts every .npz of the dataset at DIR into CACHE_DIR/<collection>/<split>/\n"
-            "<stem>.pcc/ folders of uncompressed .npy arrays that later runs map instead of\n"
-            "inflating. Up-to-date entries are kept, so re-running is cheap. Every command\n"
-            "that takes a dataset DIR also takes CACHE_DIR. Ends with the counts: entries\n"
-            "built, up to date, failed. On a terminal a progress line shows the files done.\n");
+    fprintf(f, "usage: perfcast cache DIR --out CACHE_DIR [--threads N] [--json]\n\n"
+               "Converts every .npz of the dataset at DIR into CACHE_DIR/<collection>/<split>/\n"
+               "<stem>.pcc/ folders of uncompressed .npy arrays that later runs map instead of\n"
+               "inflating. Up-to-date entries are kept, so re-running is cheap. Every command\n"
+               "that takes a dataset DIR also takes CACHE_DIR. Ends with the counts: entries\n"
+               "built, up to date, failed. On a terminal a progress line shows the files done.\n");
 }
 
 int pc_cmd_cache(int argc, char **argv) {

@@ -371,7 +371,8 @@ int pc_cmd_info(int argc, char **argv) {
     if (json) {
         char *s = cJSON_Print(all);
         if (s) puts(s);
-        else rc = PC_EXIT_FAIL;
+        else
+            rc = PC_EXIT_FAIL;
         free(s);
         cJSON_Delete(all);
         if (s) pc_cli_json_printed(); /* the errors are in the entries, not on stderr */

@@ -170,8 +170,8 @@ static int plot_train_json(const char *path, const char *out, const train_log *L
     cJSON_AddStringToObject(j, "kind", "train");
     cJSON_AddStringToObject(j, "file", path);
     cJSON_AddStringToObject(j, "out", out);
-    cJSON_AddItemToObject(j, "metric", L->metric[0] ? cJSON_CreateString(L->metric)
-                                                    : cJSON_CreateNull());
+    cJSON_AddItemToObject(j, "metric",
+                          L->metric[0] ? cJSON_CreateString(L->metric) : cJSON_CreateNull());
     cJSON_AddNumberToObject(j, "points", (double)L->total);
     for (int k = 0; k < L->ns; k++) {
         const series *se = &L->s[k];
@@ -182,11 +182,12 @@ static int plot_train_json(const char *path, const char *out, const train_log *L
         cJSON *o = cJSON_CreateObject();
         cJSON_AddNumberToObject(o, "seed", (double)se->seed);
         cJSON_AddNumberToObject(o, "points", (double)se->n);
-        cJSON_AddItemToObject(o, "best_valid", best < se->n
-                                                   ? cJSON_CreateNumber(se->r[best].valid)
-                                                   : cJSON_CreateNull());
-        cJSON_AddItemToObject(o, "best_step", best < se->n ? cJSON_CreateNumber(se->r[best].step)
-                                                           : cJSON_CreateNull());
+        cJSON_AddItemToObject(o, "best_valid",
+                              best < se->n ? cJSON_CreateNumber(se->r[best].valid)
+                                           : cJSON_CreateNull());
+        cJSON_AddItemToObject(o, "best_step",
+                              best < se->n ? cJSON_CreateNumber(se->r[best].step)
+                                           : cJSON_CreateNull());
         cJSON_AddItemToArray(ser, o);
     }
     cJSON_AddItemToObject(j, "series", ser);
@@ -230,18 +231,19 @@ static int plot_train(const char *path, const char *out, int json) {
         pc_svg_legend(s, p.left + p.w + 16, p.top, L.ns + 1, names, colors, shapes);
         rc = pc_svg_save(s, "plot", out);
     }
-    if (rc < 0 && json) rc = plot_train_json(path, out, &L);
-    else if (rc < 0) printf("wrote %s\n", out);
+    if (rc < 0 && json)
+        rc = plot_train_json(path, out, &L);
+    else if (rc < 0)
+        printf("wrote %s\n", out);
     for (int k = 0; k < L.ns; k++) free(L.s[k].r);
     return rc < 0 ? PC_EXIT_OK : rc;
 }
 
 int pc_cmd_plot(int argc, char **argv) {
-    static const struct option opts[] = {
-        {"svg", required_argument, 0, 's'},
-        {"json", no_argument, 0, 'j'},
-        {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0}};
+    static const struct option opts[] = {{"svg", required_argument, 0, 's'},
+                                         {"json", no_argument, 0, 'j'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
     const char *out = NULL;
     int c, json = 0;
     optind = 1;

@@ -109,7 +109,7 @@ static void train_help(FILE *f) {
 typedef struct cli_train {
     int live;     /* a live progress line is showing on stderr */
     int progress; /* show progress */
-    pc_cli_progress *load; /* the data loading's line (while it loads) */
+    pc_cli_progress *load;     /* the data loading's line (while it loads) */
     const char *loss, *encode; /* --loss, --encode: parsed once every flag is read */
     long long seeds;           /* --seeds */
     const char *log_path;      /* --log FILE.jsonl */
@@ -221,13 +221,6 @@ static void log_line(void *user, const char *line) {
     fflush(stdout);
 }
 
-static void fmt_dur(double s, char *buf, size_t n) {
-    if (!isfinite(s) || s < 0) snprintf(buf, n, "?");
-    else if (s < 60) snprintf(buf, n, "%.0fs", s);
-    else if (s < 3600) snprintf(buf, n, "%dm%02ds", (int)s / 60, (int)s % 60);
-    else snprintf(buf, n, "%dh%02dm", (int)s / 3600, (int)s % 3600 / 60);
-}
-
 /* JSON number or null. */
 static void log_num(FILE *f, const char *key, double v) {
     if (isfinite(v)) fprintf(f, ", \"%s\": %.9g", key, v);
@@ -264,8 +257,8 @@ static void progress_line(void *user, const pc_train_progress *p) {
     if (!c->progress) return;
     if (c->load) clear_live(c);
     char eta[32], el[32], valid[32];
-    fmt_dur(p->eta_s, eta, sizeof eta);
-    fmt_dur(p->elapsed_s, el, sizeof el);
+    pc_cli_duration(p->eta_s, eta, sizeof eta);
+    pc_cli_duration(p->elapsed_s, el, sizeof el);
     if (isfinite(p->valid)) snprintf(valid, sizeof valid, "%.4f", p->valid);
     else snprintf(valid, sizeof valid, "-");
     int pct = p->steps_per_epoch ? (int)(100.0 * (double)p->step / (double)p->steps_per_epoch) : 0;

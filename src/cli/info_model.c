@@ -87,8 +87,10 @@ int pc_cli_info_model(const char *path, int json, cJSON *one) {
     pc_st_close(r);
     if (!m) {
         e.code = PC_ERR_FORMAT;
-        snprintf(e.msg, sizeof e.msg, "%s: not a perfcast checkpoint (metadata 'perfcast' "
-                 "missing or malformed)", path);
+        snprintf(e.msg, sizeof e.msg,
+                 "%s: not a perfcast checkpoint (metadata 'perfcast' "
+                 "missing or malformed)",
+                 path);
         return pc_cli_fail(&e);
     }
     if (json && one) {

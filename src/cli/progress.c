@@ -17,11 +17,11 @@
 
 struct pc_cli_progress {
     const char *cmd;
-    char what[64];      /* the stage under way ("" before the first update) */
+    char what[64]; /* the stage under way ("" before the first update) */
     int64_t done, total;
-    double start;       /* when the stage began */
-    double last_draw;   /* when the line was last drawn */
-    int shown;          /* the line of this stage is on the screen, unfinished */
+    double start;     /* when the stage began */
+    double last_draw; /* when the line was last drawn */
+    int shown;        /* the line of this stage is on the screen, unfinished */
 };
 
 /* The progress whose line is on the screen, unfinished (there is one stderr):
@@ -35,11 +35,16 @@ static double now_s(void) {
 }
 
 void pc_cli_duration(double s, char *buf, size_t n) {
-    if (!isfinite(s) || s < 0) snprintf(buf, n, "?");
-    else if (s < 10) snprintf(buf, n, "%.1fs", s);
-    else if (s < 60) snprintf(buf, n, "%.0fs", s);
-    else if (s < 3600) snprintf(buf, n, "%dm%02ds", (int)s / 60, (int)s % 60);
-    else snprintf(buf, n, "%dh%02dm", (int)(s / 3600), (int)s % 3600 / 60);
+    if (!isfinite(s) || s < 0)
+        snprintf(buf, n, "?");
+    else if (s < 10)
+        snprintf(buf, n, "%.1fs", s);
+    else if (s < 60)
+        snprintf(buf, n, "%.0fs", s);
+    else if (s < 3600)
+        snprintf(buf, n, "%dm%02ds", (int)s / 60, (int)s % 60);
+    else
+        snprintf(buf, n, "%dh%02dm", (int)(s / 3600), (int)s % 3600 / 60);
 }
 
 int pc_cli_progress_wanted(void) { return !pc_cli_json_mode() && isatty(STDERR_FILENO); }
@@ -58,7 +63,8 @@ static void draw(pc_cli_progress *p, double t, int final) {
     char count[64], tail[64] = "", d[32];
     if (p->total > 0)
         snprintf(count, sizeof count, "%lld/%lld", (long long)p->done, (long long)p->total);
-    else snprintf(count, sizeof count, "%lld", (long long)p->done);
+    else
+        snprintf(count, sizeof count, "%lld", (long long)p->done);
     if (final) {
         pc_cli_duration(el, d, sizeof d);
         snprintf(tail, sizeof tail, " in %s", d);

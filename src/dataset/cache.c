@@ -505,7 +505,7 @@ pc_status pc_cache_build_tree(const pc_dataset *d, const char *cache_root,
     int nt = o.threads > 0 ? o.threads : pc_threads();
     int64_t done = 0;
     if (res) res->files = (int64_t)n;
-    /* Files differ wildly in size, so hand them out one at a time. */
+        /* Files differ wildly in size, so hand them out one at a time. */
 #pragma omp parallel for schedule(dynamic, 1) num_threads(nt)
     for (int64_t i = 0; i < (int64_t)n; i++) {
         run_job(&jobs[i]);

@@ -254,9 +254,9 @@ pc_status pc_eval_run(const char *model_path, const char *data_dir, const char *
 }
 
 /* Evaluates the checkpoint at model_path, or the loaded model `given` of collection coll. */
-static pc_status eval_run(const char *model_path, const pc_gnn *given, int coll, const char *data_dir,
-                          int sp, int threads, const pc_dist *dist, const pc_split_progress *pr,
-                          pc_eval_result *res, pc_error *err) {
+static pc_status eval_run(const char *model_path, const pc_gnn *given, int coll,
+                          const char *data_dir, int sp, int threads, const pc_dist *dist,
+                          const pc_split_progress *pr, pc_eval_result *res, pc_error *err) {
     pc_gnn *own = NULL;
     const pc_gnn *m = given;
     pc_dataset *ds = NULL;

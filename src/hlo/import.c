@@ -292,8 +292,7 @@ pc_status pc_import_file(const char *path, const char *out_dir, const pc_import_
         if (st) break;
         rep->written++;
         if (o.progress)
-            o.progress(o.progress_user, "files written", rep->written,
-                       rep->modules - rep->skipped);
+            o.progress(o.progress_user, "files written", rep->written, rep->modules - rep->skipped);
         rep->runs_kept += s->c;
         rep->nodes += s->g.n;
         rep->edges += s->g.m;
