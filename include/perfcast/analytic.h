@@ -266,18 +266,6 @@ PC_API pc_status pc_ops_parse(const char *text, size_t len, const char *origin, 
 PC_API pc_status pc_ops_load(const char *path, pc_op **ops, size_t *n, pc_error *err);
 PC_API void pc_ops_free(pc_op *ops);
 
-/* One point of a roofline plot. */
-typedef struct pc_roof_point {
-    const char *label;
-    double intensity;  /* FLOPs/byte */
-    double flops_rate; /* achieved FLOP/s = flops / time */
-} pc_roof_point;
-
-/* Writes an SVG roofline plot (log-log, the chip's roof for `prec`, one
- * point per op) under a temporary name, then renames it to `path`. */
-PC_API pc_status pc_roofline_write_svg(const char *path, const pc_chip *chip, pc_prec prec,
-                                       const pc_roof_point *pts, size_t n, pc_error *err);
-
 /* ------------------------------------------------------------------ */
 /* Collectives                                                         */
 /* ------------------------------------------------------------------ */

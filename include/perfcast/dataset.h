@@ -213,13 +213,37 @@ PC_API const char *pc_dataset_file(const pc_dataset *d, int collection, int spli
  */
 PC_API pc_status pc_cache_build(const char *npz_path, const char *out_dir, pc_error *err);
 
+typedef struct pc_cache_opts {
+    size_t struct_size; /* sizeof(pc_cache_opts), set by pc_cache_opts_default() */
+    int threads;        /* files converted at once; default 0 = all cores */
+    /* Called after each file ("files cached", done of all the files, up-to-date
+       ones included); default NULL (perfcast/perfcast.h, pc_progress_fn). */
+    pc_progress_fn progress;
+    void *progress_user; /* its first argument; default NULL */
+} pc_cache_opts;
+
+PC_API pc_cache_opts pc_cache_opts_default(void);
+
+/* What a tree build did. The caller sets struct_size = sizeof(pc_cache_result). */
+typedef struct pc_cache_result {
+    size_t struct_size;
+    int64_t files;      /* .npz sources in the dataset */
+    int64_t built;      /* entries written (new or out of date) */
+    int64_t up_to_date; /* entries kept as they were */
+    int64_t failed;     /* sources that could not be cached (listed in the report) */
+} pc_cache_result;
+
 /*
  * Converts every file of a dataset tree into `cache_root`, mirroring the
  * layout (…/<collection dir>/<split>/<stem>.pcc/). Existing up-to-date
- * entries are kept. Reports per-file failures to `r` and goes on.
+ * entries are kept. Reports per-file failures to `r` and goes on; any
+ * failure makes the call fail (naming the first) once the others are done.
+ * opts NULL: the defaults; r and res may be NULL (res is filled on failure
+ * too, once the files were tried).
  */
-PC_API pc_status pc_cache_build_tree(const pc_dataset *d, const char *cache_root, int threads,
-                                     pc_report *r, pc_error *err);
+PC_API pc_status pc_cache_build_tree(const pc_dataset *d, const char *cache_root,
+                                     const pc_cache_opts *opts, pc_report *r, pc_cache_result *res,
+                                     pc_error *err);
 
 #ifdef __cplusplus
 }

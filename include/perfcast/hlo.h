@@ -60,6 +60,11 @@ typedef struct pc_import_opts {
     size_t struct_size;       /* sizeof(pc_import_opts), set by pc_import_opts_default() */
     pc_kind kind;             /* PC_KIND_AUTO: from the runs; TILE/LAYOUT: required */
     pc_npz_compress compress; /* PC_NPZ_STORED (default) or PC_NPZ_DEFLATED */
+    /* Called after each module featurized ("modules read") and each file
+       written ("files written"); default NULL (perfcast/perfcast.h,
+       pc_progress_fn). */
+    pc_progress_fn progress;
+    void *progress_user; /* its first argument; default NULL */
 } pc_import_opts;
 
 /* kind AUTO, stored archives. */

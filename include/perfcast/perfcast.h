@@ -127,6 +127,17 @@ PC_API const char *pc_report_get(const pc_report *r, size_t i);
 PC_API void pc_report_clear(pc_report *r);
 
 /*
+ * Progress of a long call (pc_synth_opts.progress, pc_cache_opts.progress,
+ * pc_import_opts.progress, pc_train_opts.load_progress,
+ * pc_predictor_set_progress): `done` of `total` units of `what` ("graphs
+ * written", "files cached"; a static string), total 0 when not known. Called
+ * after each unit, from the calling thread or a worker thread, never two
+ * calls at once; it should return quickly and must not call back into the
+ * library. A NULL function is no progress.
+ */
+typedef void (*pc_progress_fn)(void *user, const char *what, int64_t done, int64_t total);
+
+/*
  * An output file written the way perfcast writes its own: to a temporary
  * name beside `path` (".<base>.<pid>.tmpXXXXXX", created exclusively with an
  * unpredictable suffix, never through a symlink; temporaries of `path` left

@@ -171,6 +171,12 @@ PC_API int pc_prepared_graph_cached(const pc_prepared_graph *pg);
  */
 PC_API pc_status pc_predictor_eval(pc_predictor *p, const char *data_dir, const char *split,
                                    const struct pc_dist *dist, pc_eval_result *res, pc_error *err);
+/*
+ * Progress of pc_predictor_eval (perfcast/perfcast.h, pc_progress_fn):
+ * "graphs loaded", then "graphs scored", counting this rank's graphs. fn
+ * NULL (the default): none. p NULL: nothing.
+ */
+PC_API void pc_predictor_set_progress(pc_predictor *p, pc_progress_fn fn, void *user);
 
 #ifdef __cplusplus
 }

@@ -43,6 +43,10 @@ typedef struct pc_synth_opts {
        gives) instead of measurements with noise; default 0. Graphs and
        stems are the same either way. */
     int noise_free;
+    /* Called after each graph written ("graphs written", done of all the
+       graphs); default NULL (perfcast/perfcast.h, pc_progress_fn). */
+    pc_progress_fn progress;
+    void *progress_user; /* its first argument; default NULL */
 } pc_synth_opts;
 
 PC_API pc_synth_opts pc_synth_opts_default(void);

@@ -209,6 +209,11 @@ typedef struct pc_train_opts {
     /* set to non-zero (e.g. from a signal handler) to stop after the current
        step; default NULL */
     volatile const sig_atomic_t *stop_flag;
+    /* Called as the data loads ("train graphs loaded", then "valid graphs
+       loaded", this rank's graphs); default NULL (perfcast/perfcast.h,
+       pc_progress_fn). Training's own progress is pc_train_run's callback. */
+    pc_progress_fn load_progress;
+    void *load_progress_user; /* its first argument; default NULL */
 } pc_train_opts;
 
 PC_API pc_train_opts pc_train_opts_default(void);

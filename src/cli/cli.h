@@ -78,6 +78,13 @@ void pc_cli_json_printed(void);
 /* Under --json: the standard error's JSON object now, as for a failure (exit
  * 1), for a command about to end the MPI job (MPI_Abort runs no atexit). */
 void pc_cli_json_end_now(void);
+/*
+ * Under --json, the error kept by pc_cli_fail / pc_cli_usage_error so far as
+ * {"message", "file", "field"}, taken: it then goes in the command's result
+ * (info: the entry of the file that failed) rather than on stderr. NULL when
+ * there is none.
+ */
+struct cJSON *pc_cli_json_error_take(void);
 
 /* cli_json.c: prints o unformatted on one line of stdout and deletes it
  * (PC_EXIT_OK, or PC_EXIT_FAIL when it could not be printed). */
@@ -188,5 +195,28 @@ int pc_cli_same_file(const char *a, const char *b);
 /* A usage error when out is one of inputs[0..n) (NULL entries skipped); else -1. */
 int pc_cli_check_not_input(const char *cmd, const char *flag, const char *out,
                            const char *const *inputs, int n);
+
+/*
+ * The progress line of long commands (progress.c): one self-overwriting line
+ * on stderr, "perfcast CMD: 120/400 graphs scored, 3.1/s, ETA 1m30s", drawn
+ * at most 4 times a second and ended with a newline ("... in 2m10s") when
+ * its stage changes or the command ends. pc_cli_progress_wanted(): stderr is
+ * a terminal and --json is off (scripts and tests never see it).
+ * pc_cli_progress_new returns NULL when !enabled; every function accepts
+ * NULL. pc_cli_progress_cb is the library's pc_progress_fn (user: the
+ * progress). _clear wipes the line (before printing other text); _end
+ * finishes it and frees.
+ */
+typedef struct pc_cli_progress pc_cli_progress;
+int pc_cli_progress_wanted(void);
+pc_cli_progress *pc_cli_progress_new(const char *cmd, int enabled);
+void pc_cli_progress_update(pc_cli_progress *p, const char *what, int64_t done, int64_t total);
+void pc_cli_progress_cb(void *user, const char *what, int64_t done, int64_t total);
+void pc_cli_progress_clear(pc_cli_progress *p);
+void pc_cli_progress_end(pc_cli_progress *p);
+/* Wipes whatever progress line is showing (pc_cli_fail calls it before its message). */
+void pc_cli_progress_break(void);
+/* "4.2s", "1m30s", "2h05m" ("?" when not finite or negative). */
+void pc_cli_duration(double s, char *buf, size_t n);
 
 #endif

@@ -349,13 +349,14 @@ static int eval_parse(int argc, char **argv, eval_args *a) {
     return rc;
 }
 
-/* pc_eval_run_dist with test-time augmentation and the memory budget: the model loaded
-   as a predictor. */
-static pc_status eval_model(const char *model, const eval_args *a, const pc_dist *dist,
-                            pc_eval_result *r, pc_error *e) {
+/* pc_eval_run_dist with test-time augmentation, the memory budget and progress: the model
+   loaded as a predictor. */
+static pc_status eval_one(const char *model, const eval_args *a, const pc_dist *dist,
+                          pc_cli_progress *pr, pc_eval_result *r, pc_error *e) {
     pc_predictor *p = NULL;
     pc_status st = pc_predictor_load_max(model, a->threads, a->max_memory, &p, e);
-    if (!st) st = pc_predictor_set_tta(p, a->tta, a->tta_seed, e);
+    if (!st && a->tta > 1) st = pc_predictor_set_tta(p, a->tta, a->tta_seed, e);
+    if (!st && pr) pc_predictor_set_progress(p, pc_cli_progress_cb, pr);
     if (!st) st = pc_predictor_eval(p, a->data, a->split, dist, r, e);
     pc_predictor_free(p);
     return st;
@@ -387,9 +388,11 @@ static int eval_all(int argc, char **argv, eval_args *a) {
         return pc_cli_fail(&e);
     }
     pc_status st = eval_agree(dist, a, &e);
+    pc_cli_progress *pr =
+        pc_cli_progress_new("eval", pc_dist_rank(dist) == 0 && pc_cli_progress_wanted());
     for (int i = 0; i < a->n_models && !st; i++) {
         r[i].struct_size = sizeof r[i];
-        st = eval_model(a->models[i], a, dist, &r[i], &e);
+        st = eval_one(a->models[i], a, dist, pr, &r[i], &e);
         if (!st && r[i].collection != r[0].collection) {
             e.code = st = PC_ERR_INVALID;
             snprintf(e.msg, sizeof e.msg,
@@ -399,6 +402,7 @@ static int eval_all(int argc, char **argv, eval_args *a) {
                      pc_collection_name(r[0].collection));
         }
     }
+    pc_cli_progress_end(pr);
     if (st != PC_OK && pc_dist_size(dist) > 1)
         pc_cli_dist_abort(dist, e.msg); /* the other ranks must not wait */
     int rank = pc_dist_rank(dist), rc = PC_EXIT_OK;

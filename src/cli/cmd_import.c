@@ -128,7 +128,11 @@ int pc_cmd_import(int argc, char **argv) {
     rep.struct_size = sizeof rep;
     rep.notes = pc_report_new();
     pc_error e;
+    pc_cli_progress *pr = pc_cli_progress_new("import", pc_cli_progress_wanted());
+    o.progress = pr ? pc_cli_progress_cb : NULL;
+    o.progress_user = pr;
     pc_status st = pc_import_file(path, out, &o, &rep, &e);
+    pc_cli_progress_end(pr);
     cJSON *notes = cJSON_CreateArray(), *skips = cJSON_CreateArray();
     for (size_t i = 0; i < pc_report_count(rep.notes); i++) {
         const char *line = pc_report_get(rep.notes, i);

@@ -198,7 +198,7 @@ static int graph_summary(const char *path, pc_status st, const pc_graph_shape *g
             printf("graph: cannot load: %s\n", e->msg);
         else
             printf("graph: not a TpuGraphs tile/layout graph (%s)\n", e->msg);
-        if (fatal) fprintf(stderr, "perfcast: error: %s\n", e->msg);
+        if (fatal) pc_cli_fail(e);
         return fatal ? PC_EXIT_FAIL : PC_EXIT_OK;
     }
     runtimes rt = known ? *known : (runtimes){0, 0, 0};
@@ -318,6 +318,29 @@ static int info_opts(int argc, char **argv, int *json, uint64_t *max_memory) {
     return -1;
 }
 
+/*
+ * The --json entry of one file: what was read and "error": null, or, when it
+ * failed (exit code r), only {"file", "error": {"message", "file", "field"}}:
+ * no half-read arrays.
+ */
+static cJSON *entry_of(const char *path, cJSON *one, int r) {
+    if (r == PC_EXIT_OK) {
+        cJSON_AddNullToObject(one, "error");
+        return one;
+    }
+    cJSON_Delete(one);
+    cJSON *e = pc_cli_json_error_take(), *o = cJSON_CreateObject();
+    if (!e) { /* no message kept: say what is known */
+        e = cJSON_CreateObject();
+        cJSON_AddStringToObject(e, "message", "cannot be read");
+        cJSON_AddStringToObject(e, "file", path);
+        cJSON_AddNullToObject(e, "field");
+    }
+    cJSON_AddStringToObject(o, "file", path);
+    cJSON_AddItemToObject(o, "error", e);
+    return o;
+}
+
 int pc_cmd_info(int argc, char **argv) {
     int json = 0;
     uint64_t max_memory = PC_MEMORY_AUTO;
@@ -343,13 +366,16 @@ int pc_cmd_info(int argc, char **argv) {
         } else
             r = info_npz(argv[i], max_memory, one);
         if (r != PC_EXIT_OK) rc = r;
-        if (json) cJSON_AddItemToArray(all, one);
+        if (json) cJSON_AddItemToArray(all, entry_of(argv[i], one, r));
     }
     if (json) {
         char *s = cJSON_Print(all);
         if (s) puts(s);
+        else
+            rc = PC_EXIT_FAIL;
         free(s);
         cJSON_Delete(all);
+        if (s) pc_cli_json_printed(); /* the errors are in the entries, not on stderr */
     }
     return rc;
 }

@@ -1,6 +1,7 @@
 /* perfcast plot: pictures of what other commands wrote (plot train: a --log of train). */
 #define _GNU_SOURCE
 #include <cjson/cJSON.h>
+#include <errno.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdlib.h>
@@ -11,11 +12,13 @@
 
 static void plot_help(FILE *f) {
     fprintf(f,
-            "usage: perfcast plot train FILE.jsonl --svg OUT.svg\n\n"
+            "usage: perfcast plot train FILE.jsonl --svg OUT.svg [--json]\n\n"
             "Draws the log of 'perfcast train --log FILE.jsonl': the mean training loss of each\n"
             "epoch (top) and the validation metric (bottom; tile score or Kendall tau, higher\n"
             "is better) against the optimizer step, one curve per seed, the best validation\n"
-            "round starred. OUT.svg is written under a temporary name, then renamed.\n");
+            "round starred. OUT.svg is written under a temporary name, then renamed.\n\n"
+            "  --json   one JSON object: kind, file, out, metric, points, series (per seed:\n"
+            "           points, best valid and its step; docs/json.md)\n");
 }
 
 #define MAX_SERIES 12
@@ -73,16 +76,17 @@ static int parse_line(train_log *L, const char *path, int lineno, const char *li
     double seed = num_field(o, "seed");
     const cJSON *m = cJSON_GetObjectItemCaseSensitive(o, "metric");
     const char *bad = !cJSON_IsObject(o)                ? "a JSON object"
-                      : !(r.step >= 0)                  ? "\"step\": a number >= 0"
-                      : !(num_field(o, "epoch") >= 0)   ? "\"epoch\": a number >= 0"
-                      : !cJSON_HasObjectItem(o, "loss") ? "\"loss\" (a number or null)"
+                      : !(r.step >= 0)                  ? "field 'step', a number >= 0"
+                      : !(num_field(o, "epoch") >= 0)   ? "field 'epoch', a number >= 0"
+                      : !cJSON_HasObjectItem(o, "loss") ? "field 'loss', a number or null"
                                                         : NULL;
     if (!bad && cJSON_IsString(m) && !L->metric[0])
         snprintf(L->metric, sizeof L->metric, "%s", m->valuestring);
     cJSON_Delete(o);
     if (bad) {
         fprintf(stderr,
-                "perfcast plot: error: %s:%d: expected %s (a line of 'perfcast train --log')\n",
+                "perfcast plot: error: %s: line %d: expected %s (a line of perfcast train "
+                "--log)\n",
                 path, lineno, bad);
         return -1;
     }
@@ -96,7 +100,7 @@ static int parse_line(train_log *L, const char *path, int lineno, const char *li
 static int read_log(const char *path, train_log *L) {
     FILE *f = fopen(path, "r");
     if (!f) {
-        fprintf(stderr, "perfcast plot: error: cannot read %s\n", path);
+        fprintf(stderr, "perfcast plot: error: %s: cannot read: %s\n", path, strerror(errno));
         return -1;
     }
     char *line = NULL;
@@ -160,7 +164,37 @@ static void panel(pc_svg *s, pc_svg_plot *p, const train_log *L, int valid) {
     }
 }
 
-static int plot_train(const char *path, const char *out) {
+/* The --json description of what was drawn. */
+static int plot_train_json(const char *path, const char *out, const train_log *L) {
+    cJSON *j = cJSON_CreateObject(), *ser = cJSON_CreateArray();
+    cJSON_AddStringToObject(j, "kind", "train");
+    cJSON_AddStringToObject(j, "file", path);
+    cJSON_AddStringToObject(j, "out", out);
+    cJSON_AddItemToObject(j, "metric",
+                          L->metric[0] ? cJSON_CreateString(L->metric) : cJSON_CreateNull());
+    cJSON_AddNumberToObject(j, "points", (double)L->total);
+    for (int k = 0; k < L->ns; k++) {
+        const series *se = &L->s[k];
+        size_t best = se->n;
+        for (size_t i = 0; i < se->n; i++)
+            if (isfinite(se->r[i].valid) && (best == se->n || se->r[i].valid > se->r[best].valid))
+                best = i;
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddNumberToObject(o, "seed", (double)se->seed);
+        cJSON_AddNumberToObject(o, "points", (double)se->n);
+        cJSON_AddItemToObject(o, "best_valid",
+                              best < se->n ? cJSON_CreateNumber(se->r[best].valid)
+                                           : cJSON_CreateNull());
+        cJSON_AddItemToObject(o, "best_step",
+                              best < se->n ? cJSON_CreateNumber(se->r[best].step)
+                                           : cJSON_CreateNull());
+        cJSON_AddItemToArray(ser, o);
+    }
+    cJSON_AddItemToObject(j, "series", ser);
+    return pc_cli_json_print(j);
+}
+
+static int plot_train(const char *path, const char *out, int json) {
     train_log L;
     memset(&L, 0, sizeof L);
     int rc = read_log(path, &L) ? PC_EXIT_FAIL : -1;
@@ -197,21 +231,28 @@ static int plot_train(const char *path, const char *out) {
         pc_svg_legend(s, p.left + p.w + 16, p.top, L.ns + 1, names, colors, shapes);
         rc = pc_svg_save(s, "plot", out);
     }
+    if (rc < 0 && json)
+        rc = plot_train_json(path, out, &L);
+    else if (rc < 0)
+        printf("wrote %s\n", out);
     for (int k = 0; k < L.ns; k++) free(L.s[k].r);
-    if (rc < 0) printf("wrote %s\n", out);
     return rc < 0 ? PC_EXIT_OK : rc;
 }
 
 int pc_cmd_plot(int argc, char **argv) {
-    static const struct option opts[] = {
-        {"svg", required_argument, 0, 's'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    static const struct option opts[] = {{"svg", required_argument, 0, 's'},
+                                         {"json", no_argument, 0, 'j'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
     const char *out = NULL;
-    int c;
+    int c, json = 0;
     optind = 1;
     opterr = 0;
-    while ((c = pc_cli_getopt(argc, argv, "s:h", opts, NULL)) != -1) {
+    while ((c = pc_cli_getopt(argc, argv, "s:jh", opts, NULL)) != -1) {
         if (c == 's')
             out = optarg;
+        else if (c == 'j')
+            json = 1;
         else if (c == 'h') {
             plot_help(stdout);
             return PC_EXIT_OK;
@@ -229,5 +270,5 @@ int pc_cmd_plot(int argc, char **argv) {
     const char *in[1] = {argv[optind + 1]};
     int rc = pc_cli_check_not_input("plot", "--svg", out, in, 1);
     if (rc < 0) rc = pc_cli_check_out_file("plot", "--svg", out);
-    return rc >= 0 ? rc : plot_train(in[0], out);
+    return rc >= 0 ? rc : plot_train(in[0], out, json);
 }

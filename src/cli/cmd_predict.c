@@ -134,6 +134,7 @@ static int predict_json(const char *out, const char *split, const rows *r, int s
 }
 
 static int fail_msg(const char *msg) {
+    pc_cli_progress_break();
     fprintf(stderr, "perfcast predict: error: %s\n", msg);
     return PC_EXIT_FAIL;
 }
@@ -176,8 +177,12 @@ static int predict_model(const char *model_path, const predict_ctx *cx, rows *r)
     int rc = PC_EXIT_OK;
     double *scores = NULL, *spread = NULL;
     size_t *idx = NULL;
+    int64_t mine = 0, done = 0; /* this rank's graphs */
+    for (size_t i = 0; i < n; i++) mine += (int)(i % (size_t)W) == R;
+    pc_cli_progress *pr = pc_cli_progress_new("predict", R == 0 && pc_cli_progress_wanted());
     for (size_t i = 0; i < n && rc == PC_EXIT_OK; i++) {
         if ((int)(i % (size_t)W) != R) continue; /* another rank's graph */
+        pc_cli_progress_update(pr, "graphs scored", done, mine);
         const char *path = pc_dataset_file(ds, coll, split, i);
         pc_graph *g = NULL;
         if (pc_graph_load(path, &lo, &g, &e) != PC_OK) {
@@ -235,7 +240,9 @@ static int predict_model(const char *model_path, const predict_ctx *cx, rows *r)
         r->v[r->n].id = id;
         r->v[r->n].val = val;
         r->n++;
+        pc_cli_progress_update(pr, "graphs scored", ++done, mine);
     }
+    pc_cli_progress_end(pr);
     free(scores);
     free(spread);
     free(idx);

@@ -121,9 +121,13 @@ int pc_cmd_synth(int argc, char **argv) {
     pc_report *log = pc_report_new();
     pc_error e;
     struct timespec t0, t1;
+    pc_cli_progress *pr = pc_cli_progress_new("synth", pc_cli_progress_wanted());
+    o.progress = pr ? pc_cli_progress_cb : NULL;
+    o.progress_user = pr;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     pc_status st = pc_synth_write(out, &o, log, &e);
     clock_gettime(CLOCK_MONOTONIC, &t1);
+    pc_cli_progress_end(pr);
     for (size_t i = 0; !json && i < pc_report_count(log); i++)
         printf("%s\n", pc_report_get(log, i));
     pc_report_free(log);

@@ -110,6 +110,7 @@ static void train_help(FILE *f) {
 typedef struct cli_train {
     int live;     /* a live progress line is showing on stderr */
     int progress; /* show progress */
+    pc_cli_progress *load;     /* the data loading's line (while it loads) */
     const char *loss, *encode; /* --loss, --encode: parsed once every flag is read */
     long long seeds;           /* --seeds */
     const char *log_path;      /* --log FILE.jsonl */
@@ -156,10 +157,20 @@ static int train_json(const pc_train_opts *o, cli_train *ct) {
 }
 
 static void clear_live(cli_train *c) {
+    pc_cli_progress_end(c->load); /* the loading is over: its last line stays */
+    c->load = NULL;
     if (c->live) {
         fputs("\r\033[K", stderr);
         c->live = 0;
     }
+}
+
+/* pc_train_opts.load_progress: the data loading's line, until training logs or draws. */
+static void load_progress(void *user, const char *what, int64_t done, int64_t total) {
+    cli_train *c = user;
+    if (!c->progress) return;
+    if (!c->load) c->load = pc_cli_progress_new("train", 1);
+    pc_cli_progress_update(c->load, what, done, total);
 }
 
 /* pc_train_opts fields whose flag is not "--" and the field with '-' for '_'. */
@@ -212,13 +223,6 @@ static void log_line(void *user, const char *line) {
     fflush(stdout);
 }
 
-static void fmt_dur(double s, char *buf, size_t n) {
-    if (!isfinite(s) || s < 0) snprintf(buf, n, "?");
-    else if (s < 60) snprintf(buf, n, "%.0fs", s);
-    else if (s < 3600) snprintf(buf, n, "%dm%02ds", (int)s / 60, (int)s % 60);
-    else snprintf(buf, n, "%dh%02dm", (int)s / 3600, (int)s % 3600 / 60);
-}
-
 /* JSON number or null. */
 static void log_num(FILE *f, const char *key, double v) {
     if (isfinite(v)) fprintf(f, ", \"%s\": %.9g", key, v);
@@ -253,9 +257,10 @@ static void progress_line(void *user, const pc_train_progress *p) {
     cli_train *c = user;
     log_record(c, p);
     if (!c->progress) return;
+    if (c->load) clear_live(c);
     char eta[32], el[32], valid[32];
-    fmt_dur(p->eta_s, eta, sizeof eta);
-    fmt_dur(p->elapsed_s, el, sizeof el);
+    pc_cli_duration(p->eta_s, eta, sizeof eta);
+    pc_cli_duration(p->elapsed_s, el, sizeof el);
     if (isfinite(p->valid)) snprintf(valid, sizeof valid, "%.4f", p->valid);
     else snprintf(valid, sizeof valid, "-");
     int pct = p->steps_per_epoch ? (int)(100.0 * (double)p->step / (double)p->steps_per_epoch) : 0;
@@ -581,6 +586,7 @@ static void note_state(const char *model, int resume) {
 static int train_parse(int argc, char **argv, pc_train_opts *o, cli_train *ct) {
     *o = pc_train_opts_default();
     ct->live = 0;
+    ct->load = NULL;
     ct->progress = isatty(fileno(stderr));
     ct->loss = ct->encode = NULL;
     ct->seeds = 1;
@@ -753,6 +759,8 @@ static int train_run(int *argc, char ***argv, pc_train_opts *o, cli_train *ct) {
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     o->stop_flag = &stop_flag;
+    o->load_progress = load_progress;
+    o->load_progress_user = ct;
     if (ct->seeds > 1) {
         int rc = train_seeds(o, ct, dist, &e);
         pc_cli_dist_close(dist);

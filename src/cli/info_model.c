@@ -86,9 +86,12 @@ int pc_cli_info_model(const char *path, int json, cJSON *one) {
         if (strstr(pc_st_name(r, i), "param.")) params += (double)pc_st_nbytes(r, i) / 4;
     pc_st_close(r);
     if (!m) {
-        fprintf(stderr, "perfcast info: error: %s: not a perfcast checkpoint (metadata "
-                        "'perfcast' missing or malformed)\n", path);
-        return PC_EXIT_FAIL;
+        e.code = PC_ERR_FORMAT;
+        snprintf(e.msg, sizeof e.msg,
+                 "%s: not a perfcast checkpoint (metadata 'perfcast' "
+                 "missing or malformed)",
+                 path);
+        return pc_cli_fail(&e);
     }
     if (json && one) {
         cJSON_AddStringToObject(one, "kind", "checkpoint");

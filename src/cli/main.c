@@ -88,6 +88,11 @@ void pc_cli_flags(char *msg, size_t cap) {
     if (lim == 0) return;
     for (const char *p = msg; *p && w + 1 < lim;) {
         int i = flag_phrase_at(p);
+        if (i >= 0) { /* already said as the flag ("--max-memory budget of"): as it is */
+            const char *in = strstr(flag_phrases[i][1], flag_phrases[i][0]);
+            size_t k = in ? (size_t)(in - flag_phrases[i][1]) : 0;
+            if (in && w >= k && !memcmp(out + w - k, flag_phrases[i][1], k)) i = -1;
+        }
         if (i < 0) {
             out[w++] = *p++;
             continue;
@@ -219,6 +224,7 @@ int pc_cli_fail(const pc_error *err) {
     snprintf(msg, sizeof msg, "%s", err->msg[0] ? err->msg : pc_status_name(err->code));
     pc_cli_flags(msg, sizeof msg);
     if (json_keep(msg)) return PC_EXIT_FAIL;
+    pc_cli_progress_break();
     if (g_cmd)
         fprintf(stderr, "perfcast %s: error: %s\n", g_cmd, msg);
     else
@@ -406,6 +412,18 @@ static cJSON *json_captured(void) {
         if (line[0]) cJSON_AddItemToArray(lines, cJSON_CreateString(line));
     }
     return lines;
+}
+
+cJSON *pc_cli_json_error_take(void) {
+    if (!json_err.on || !json_err.msg[0]) return NULL;
+    char file[PC_CLI_MSG_MAX], field[PC_CLI_MSG_MAX];
+    json_file_field(json_err.msg, file, field, sizeof file);
+    cJSON *e = cJSON_CreateObject();
+    cJSON_AddStringToObject(e, "message", json_err.msg);
+    cJSON_AddItemToObject(e, "file", file[0] ? cJSON_CreateString(file) : cJSON_CreateNull());
+    cJSON_AddItemToObject(e, "field", field[0] ? cJSON_CreateString(field) : cJSON_CreateNull());
+    json_err.msg[0] = 0;
+    return e;
 }
 
 static void json_end(int rc) {

@@ -411,6 +411,7 @@ typedef struct tree_job {
     const char *src;
     char out[PATH_CAP];
     pc_status st;
+    int kept; /* the entry was up to date */
     pc_error err;
 } tree_job;
 
@@ -424,9 +425,15 @@ static int up_to_date(const char *src, const char *out) {
 
 static void run_job(tree_job *j) {
     if (j->st != PC_OK) return; /* failed while planning */
-    j->st = up_to_date(j->src, j->out)
-                ? PC_OK
-                : build_entry(j->src, j->out, CACHE_BUILD_RESIDENT, 0, &j->err);
+    j->kept = up_to_date(j->src, j->out);
+    j->st = j->kept ? PC_OK : build_entry(j->src, j->out, CACHE_BUILD_RESIDENT, 0, &j->err);
+}
+
+pc_cache_opts pc_cache_opts_default(void) {
+    pc_cache_opts o;
+    memset(&o, 0, sizeof o);
+    o.struct_size = sizeof o;
+    return o;
 }
 
 /* One job per .npz source; cache entries already in the tree are not sources. */
@@ -458,10 +465,15 @@ static pc_status plan_jobs(const pc_dataset *d, const char *root, tree_job **job
 }
 
 static pc_status collect_failures(const tree_job *jobs, size_t n, pc_report *r,
-                                  pc_error *err) {
+                                  pc_cache_result *res, pc_error *err) {
     size_t failed = 0;
     const tree_job *first = NULL;
     for (size_t i = 0; i < n; i++) {
+        if (res && jobs[i].st == PC_OK) {
+            res->up_to_date += jobs[i].kept;
+            res->built += !jobs[i].kept;
+        }
+        if (res) res->failed += jobs[i].st != PC_OK;
         if (jobs[i].st == PC_OK) continue;
         if (!first) first = &jobs[i];
         failed++;
@@ -472,9 +484,14 @@ static pc_status collect_failures(const tree_job *jobs, size_t n, pc_report *r,
                    first->err.msg);
 }
 
-pc_status pc_cache_build_tree(const pc_dataset *d, const char *cache_root, int threads,
-                              pc_report *r, pc_error *err) {
+pc_status pc_cache_build_tree(const pc_dataset *d, const char *cache_root,
+                              const pc_cache_opts *opts, pc_report *r, pc_cache_result *res,
+                              pc_error *err) {
     if (!d || !cache_root) return pc_fail(err, PC_ERR_ARG, "pc_cache_build_tree: NULL argument");
+    if (opts && PC_CHECK_SIZE(err, pc_cache_opts, opts)) return PC_ERR_ARG;
+    if (res && PC_CHECK_RESULT_SIZE(err, pc_cache_result, res)) return PC_ERR_ARG;
+    pc_cache_opts o = opts ? *opts : pc_cache_opts_default();
+    if (res) memset(res, 0, sizeof *res), res->struct_size = sizeof *res;
     pc_status st = pc_mkdirs(cache_root, err);
     tree_job *jobs = NULL;
     size_t n = 0;
@@ -485,11 +502,19 @@ pc_status pc_cache_build_tree(const pc_dataset *d, const char *cache_root, int t
         pc_lock_release(lock, NULL);
         return st;
     }
-    int nt = threads > 0 ? threads : pc_threads();
-    /* Files differ wildly in size, so hand them out one at a time. */
+    int nt = o.threads > 0 ? o.threads : pc_threads();
+    int64_t done = 0;
+    if (res) res->files = (int64_t)n;
+        /* Files differ wildly in size, so hand them out one at a time. */
 #pragma omp parallel for schedule(dynamic, 1) num_threads(nt)
-    for (int64_t i = 0; i < (int64_t)n; i++) run_job(&jobs[i]);
-    st = collect_failures(jobs, n, r, err);
+    for (int64_t i = 0; i < (int64_t)n; i++) {
+        run_job(&jobs[i]);
+        if (o.progress) {
+#pragma omp critical
+            o.progress(o.progress_user, "files cached", ++done, (int64_t)n);
+        }
+    }
+    st = collect_failures(jobs, n, r, res, err);
     free(jobs);
     pc_lock_release(lock, NULL);
     return st;

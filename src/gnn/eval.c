@@ -254,9 +254,10 @@ pc_status pc_eval_run(const char *model_path, const char *data_dir, const char *
 }
 
 /* Evaluates the checkpoint at model_path, or the loaded model `given` of collection coll. */
-static pc_status eval_run(const char *model_path, const pc_gnn *given, int coll, const char *data_dir,
-                          int sp, int threads, uint64_t max_memory, const pc_dist *dist,
-                          pc_eval_result *res, pc_error *err) {
+static pc_status eval_run(const char *model_path, const pc_gnn *given, int coll,
+                          const char *data_dir, int sp, int threads, uint64_t max_memory,
+                          const pc_dist *dist, const pc_split_progress *pr, pc_eval_result *res,
+                          pc_error *err) {
     pc_gnn *own = NULL;
     const pc_gnn *m = given;
     pc_dataset *ds = NULL;
@@ -270,7 +271,7 @@ static pc_status eval_run(const char *model_path, const pc_gnn *given, int coll,
     int W = pc_dist_size(dist), R = pc_dist_rank(dist);
     if (!st)
         st = pc_split_graphs_load(ds, coll, sp, threads, (size_t)W, (size_t)R, (size_t)R + 1,
-                                  max_memory, &s, err);
+                                  max_memory, &s, pr, err);
     if (!st && pc_dataset_num_files(ds, coll, sp) == 0)
         st = pc_fail(err, PC_ERR_NOTFOUND, "eval: no %s graphs of %s under %s", pc_split_name(sp),
                      pc_collection_name(coll), data_dir);
@@ -289,6 +290,7 @@ static pc_status eval_run(const char *model_path, const pc_gnn *given, int coll,
         st = pc_eval_graph_values(m, ws, &s.v[i], &x, &e, v, &scored, err);
         if (!st && scored) eval_values_set(&t, s.v[i].gi, v);
         if (!st && scored) st = eval_members_set(m, &s.v[i], &x, &t, err);
+        if (!st && pr && pr->fn) pr->fn(pr->user, "graphs scored", (int64_t)i + 1, (int64_t)s.n);
     }
     if (!st) pc_eval_sum_reduce(dist, &e);
     if (!st) eval_values_reduce(dist, &t);
@@ -324,20 +326,23 @@ pc_status pc_eval_run_dist(const char *model_path, const char *data_dir, const c
     int saved = pc_threads_begin(threads);
     pc_nn_blas_single();
     /* an error on some ranks only returns there; the caller ends the job (dist.h) */
-    pc_status st =
-        eval_run(model_path, NULL, -1, data_dir, sp, threads, PC_MEMORY_AUTO, dist, res, err);
+    pc_status st = eval_run(model_path, NULL, -1, data_dir, sp, threads, PC_MEMORY_AUTO, dist,
+                            NULL, res, err);
     pc_threads_end(saved);
     return st;
 }
 
 pc_status pc_eval_model(const pc_gnn *m, int coll, const char *data_dir, const char *split,
                         int threads, uint64_t max_memory, const pc_dist *dist,
-                        pc_eval_result *res, pc_error *err) {
+                        pc_progress_fn progress, void *progress_user, pc_eval_result *res,
+                        pc_error *err) {
     if (res && PC_CHECK_RESULT_SIZE(err, pc_eval_result, res)) return PC_ERR_ARG;
     int sp = pc_split_find(split ? split : "valid");
     if (sp < 0) return pc_fail(err, PC_ERR_ARG, "eval: unknown split '%s'", split);
     int saved = pc_threads_begin(threads);
-    pc_status st = eval_run(NULL, m, coll, data_dir, sp, threads, max_memory, dist, res, err);
+    pc_split_progress pr = {progress, progress_user, "graphs loaded"};
+    pc_status st =
+        eval_run(NULL, m, coll, data_dir, sp, threads, max_memory, dist, &pr, res, err);
     pc_threads_end(saved);
     return st;
 }

@@ -55,9 +55,12 @@ pc_status pc_eval_graph_values(const pc_gnn *m, pc_gnn_ws *ws, pc_split_graph *t
  * pc_eval_run_dist with a loaded model m of collection coll (its ensemble
  * members and TTA settings apply), each graph loaded within max_memory
  * (bytes or PC_MEMORY_AUTO): pc_predictor_eval (src/gnn/predict.c).
+ * progress (may be NULL): "graphs loaded", then "graphs scored", of this
+ * rank's graphs.
  */
 pc_status pc_eval_model(const pc_gnn *m, int coll, const char *data_dir, const char *split,
                         int threads, uint64_t max_memory, const pc_dist *dist,
-                        pc_eval_result *res, pc_error *err);
+                        pc_progress_fn progress, void *progress_user, pc_eval_result *res,
+                        pc_error *err);
 
 #endif /* PC_MODEL_EVAL_H */

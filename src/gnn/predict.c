@@ -106,5 +106,11 @@ pc_status pc_predictor_eval(pc_predictor *p, const char *data_dir, const char *s
     if (!p || !data_dir || !res) return pc_fail(err, PC_ERR_ARG, "eval: NULL argument");
     pc_nn_blas_single();
     return pc_eval_model(p->m, p->collection, data_dir, split, p->threads, p->max_memory, dist,
-                         res, err);
+                         p->progress, p->progress_user, res, err);
+}
+
+void pc_predictor_set_progress(pc_predictor *p, pc_progress_fn fn, void *user) {
+    if (!p) return;
+    p->progress = fn;
+    p->progress_user = user;
 }

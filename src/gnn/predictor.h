@@ -15,6 +15,8 @@ struct pc_predictor {
     int collection;
     int threads; /* for each pc_predictor_score call; 0 = OpenMP's default */
     uint64_t max_memory; /* the budget of the checkpoint's and pc_predictor_eval's loads */
+    pc_progress_fn progress; /* of pc_predictor_eval (pc_predictor_set_progress) */
+    void *progress_user;
 };
 
 /* The graph must be of the model's kind and feature widths (predict.c). */

@@ -43,8 +43,9 @@ static pc_status refuse_invalid(const pc_graph *g, int split, pc_error *err) {
 
 pc_status pc_split_graphs_load(const pc_dataset *d, int coll, int split, int threads, size_t mod,
                                size_t lo, size_t hi, uint64_t max_memory, pc_split_graphs *s,
-                               pc_error *err) {
-    size_t n = pc_dataset_num_files(d, coll, split);
+                               const pc_split_progress *pr, pc_error *err) {
+    size_t n = pc_dataset_num_files(d, coll, split), mine = 0;
+    for (size_t i = 0; i < n; i++) mine += i % mod >= lo && i % mod < hi;
     s->n = 0;
     s->v = calloc(n ? n : 1, sizeof *s->v);
     if (!s->v) return pc_fail(err, PC_ERR_NOMEM, "out of memory");
@@ -71,6 +72,7 @@ pc_status pc_split_graphs_load(const pc_dataset *d, int coll, int split, int thr
             t->rt[k] = (double)rt[k];
             if (nz) t->norm[k] = (double)nz[k];
         }
+        if (pr && pr->fn) pr->fn(pr->user, pr->what, (int64_t)s->n, (int64_t)mine);
     }
     return PC_OK;
 }

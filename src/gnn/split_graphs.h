@@ -31,6 +31,13 @@ typedef struct pc_split_graphs {
     size_t n;
 } pc_split_graphs;
 
+/* Progress of a load (NULL or fn NULL: none): fn(user, what, graphs loaded, to load). */
+typedef struct pc_split_progress {
+    pc_progress_fn fn;
+    void *user;
+    const char *what; /* "graphs loaded" */
+} pc_split_progress;
+
 /*
  * Loads the graphs of `split` of collection `coll` whose index i has i % mod
  * in [lo, hi): a rank's share in multi-process runs (mod 1, [0, 1): every
@@ -41,7 +48,7 @@ typedef struct pc_split_graphs {
  */
 pc_status pc_split_graphs_load(const pc_dataset *d, int coll, int split, int threads, size_t mod,
                                size_t lo, size_t hi, uint64_t max_memory, pc_split_graphs *s,
-                               pc_error *err);
+                               const pc_split_progress *pr, pc_error *err);
 /*
  * The model's input of every graph; GST models also segment them, with an
  * embedding table for every config when `table` (training) or none.

@@ -254,6 +254,7 @@ pc_status pc_import_file(const char *path, const char *out_dir, const pc_import_
         st = pc_hlo_sample_build(&t->mods[i], o.kind, path, index, &samples[i], rep, why,
                                  sizeof why, err);
         if (st) break;
+        if (o.progress) o.progress(o.progress_user, "modules read", i + 1, t->n_mods);
         pc_hlo_sample *s = &samples[i];
         if (s->kind == PC_KIND_AUTO) {
             rep->skipped++;
@@ -290,6 +291,8 @@ pc_status pc_import_file(const char *path, const char *out_dir, const pc_import_
         st = pc_hlo_sample_write(s, file, o.compress, err);
         if (st) break;
         rep->written++;
+        if (o.progress)
+            o.progress(o.progress_user, "files written", rep->written, rep->modules - rep->skipped);
         rep->runs_kept += s->c;
         rep->nodes += s->g.n;
         rep->edges += s->g.m;

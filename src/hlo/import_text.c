@@ -122,6 +122,7 @@ pc_status pc_import_text(const char *path, const char *out_dir, const pc_import_
     /* Everything is featurized before anything is written. */
     for (int i = 0; i < nmods && !st; i++) {
         st = text_sample(mods[i], kind, &samples[i], err);
+        if (!st && o->progress) o->progress(o->progress_user, "modules read", i + 1, nmods);
         char nb[PC_HLO_NAME_BUF];
         if (st) pc_error_prefix(err, "%s: module %d ('%s')", path, i,
                                 pc_hlo_printable(mods[i]->name, nb));
@@ -135,6 +136,7 @@ pc_status pc_import_text(const char *path, const char *out_dir, const pc_import_
         text_file_name(path, out_dir, mods[i], i, nmods, file, sizeof file);
         st = pc_hlo_sample_write(&samples[i], file, o->compress, err);
         if (!st) note_written(rep, &samples[i], file);
+        if (!st && o->progress) o->progress(o->progress_user, "files written", i + 1, nmods);
         pc_hlo_sample_free(&samples[i]);
         pc_hlo_module_free(mods[i]);
         mods[i] = NULL;

@@ -399,6 +399,7 @@ pc_status pc_synth_write(const char *out_dir, const pc_synth_opts *opts, pc_repo
     list_tasks(&p, tasks);
     int threads = opts->threads > 0 ? opts->threads : pc_threads();
     int failed = 0;
+    int64_t written = 0;
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
     for (int64_t i = 0; i < n; i++) {
         int stop;
@@ -409,6 +410,9 @@ pc_status pc_synth_write(const char *out_dir, const pc_synth_opts *opts, pc_repo
         if (res[i]) {
 #pragma omp atomic write
             failed = 1;
+        } else if (opts->progress) {
+#pragma omp critical
+            opts->progress(opts->progress_user, "graphs written", ++written, n);
         }
     }
     for (int64_t i = 0; i < n && !st; i++)

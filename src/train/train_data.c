@@ -189,11 +189,13 @@ pc_status pc_tr_load_data(trainer *t, pc_error *err) {
        is refused before it inflates); default: the readers' own budget */
     const uint64_t budget =
         t->o.max_memory_gib > 0 ? (uint64_t)(t->o.max_memory_gib * 1073741824.0) : PC_MEMORY_AUTO;
+    pc_split_progress ptr = {t->o.load_progress, t->o.load_progress_user, "train graphs loaded"};
+    pc_split_progress pva = {t->o.load_progress, t->o.load_progress_user, "valid graphs loaded"};
     if (!st &&
         !(st = pc_split_graphs_load(ds, t->coll, s_train, t->o.threads, p->G, (size_t)p->R * p->B,
-                                    (size_t)p->R * p->B + p->B, budget, &t->tr, err)))
+                                    (size_t)p->R * p->B + p->B, budget, &t->tr, &ptr, err)))
         st = pc_split_graphs_load(ds, t->coll, s_valid, t->o.threads, (size_t)p->W, (size_t)p->R,
-                                  (size_t)p->R + 1, budget, &t->va, err);
+                                  (size_t)p->R + 1, budget, &t->va, &pva, err);
     pc_dataset_close(ds);
     if (st) return st;
     if (t->ntrain == 0 || t->nvalid == 0)

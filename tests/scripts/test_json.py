@@ -37,7 +37,7 @@ SCHEMA = {
     "stats_prune": {"dataset", "splits", "pruning"},
     "check": {"files", "ok", "with_problems", "problems", "results"},
     "synth": {"out", "scale", "seed", "seconds", "collections"},
-    "cache": {"out", "collections", "failures"},
+    "cache": {"out", "files", "built", "up_to_date", "failed", "collections", "failures"},
     "train": {"out", "collection", "metric", "runs", "summary", "log"},
     "eval": {"collection", "split", "graphs", "metric_name", "metric", "metric_ci95",
              "kendall_tau", "kendall_tau_ci95", "opa", "opa_ci95", "top1_slowdown",
@@ -72,7 +72,9 @@ SCHEMA = {
                    "kv_dtype", "calibration", "attention", "convention", "contexts"},
     "validate": {"calibration", "runs", "summary"},
     "calibrate": {"out", "coefficients", "in_sample"},
+    "plot_train": {"kind", "file", "out", "metric", "points", "series"},
 }
+PLOT_SERIES = {"seed", "points", "best_valid", "best_step"}
 RANK_GRAPH = {"name", "kind", "configs", "configurable_nodes", "top", "true_best"}
 RANK_ROW = {"rank", "config", "score", "spread", "runtime", "spelled", "value"}
 OUT = {}
@@ -125,6 +127,33 @@ def check_rank(d, name):
 def test_dataset_commands():
     jrun("synth", "synth", "--out", DATA, "--scale", "tiny", "--seed", "3")
     jrun("info", "info", npz("tile:xla", "train")[0])
+    # several files, one unreadable: every entry, the bad one an error entry; exit 1 and no
+    # error object on stderr (the error is in the document)
+    junk = os.path.join(TMP, "junk.npz")
+    with open(junk, "w") as f:
+        f.write("not a zip")
+    good = npz("tile:xla", "train")[:2]
+    p = run("info", good[0], junk, good[1], "--json")
+    expect_rc(p, 1, "info with an unreadable file")
+    try:
+        d = json.loads(p.stdout)
+    except ValueError:
+        d = None
+        FAILS.append("info with an unreadable file: stdout is not JSON: %r" % p.stdout[:300])
+    if d is not None:
+        expect([e["file"] for e in d] == [good[0], junk, good[1]], "info entries: %s" % d)
+        expect(d[0]["error"] is None and d[2]["error"] is None and "arrays" in d[2],
+               "info: the good entries are whole, with error null")
+        bad = d[1]
+        expect(set(bad) == {"file", "error"} and set(bad["error"]) == {"message", "file", "field"}
+               and bad["error"]["file"] == junk and "zip" in bad["error"]["message"],
+               "info: the error entry: %s" % bad)
+    expect(p.stderr.strip() == "", "info: the error is in the document, stderr: %r" % p.stderr)
+    # over the memory budget: the flag named once ("--max-memory budget", not "--max---max-")
+    p = run("info", good[0], "--max-memory", "1KiB", "--json")
+    expect_rc(p, 1, "info over its memory budget")
+    m = json.loads(p.stdout)[0]["error"]["message"] if p.stdout.startswith("[") else ""
+    expect("--max-memory budget of" in m and "--max---" not in m, "info budget message: %r" % m)
     jrun("stats", "stats", DATA)
     d = jrun("stats_prune", "stats", DATA, "--prune-hops", "1")
     expect(d and d["pruning"] and d["pruning"]["hops"] == 1, "stats pruning object")
@@ -160,6 +189,20 @@ def test_model_commands():
     lay = os.path.join(TMP, "layout.safetensors")
     run("train", "--data", DATA, "--collection", "layout:xla:random", "--out", lay,
         "--epochs", "1", "--threads", "2")
+    log = os.path.join(TMP, "train.jsonl")
+    run("train", "--data", DATA, "--collection", "tile:xla", "--out",
+        os.path.join(TMP, "logged.safetensors"), "--epochs", "2", "--threads", "2", "--seeds",
+        "2", "--log", log)
+    svg = os.path.join(TMP, "train.svg")
+    d = jrun("plot_train", "plot", "train", log, "--svg", svg)
+    if d:
+        expect(d["out"] == svg and d["file"] == log and d["kind"] == "train" and
+               d["points"] == 4 and os.path.exists(svg), "plot train: %s" % d)
+        expect([s["seed"] for s in d["series"]] == [1, 2] and
+               all(set(s) == PLOT_SERIES and s["points"] == 2 for s in d["series"]),
+               "plot train series: %s" % d["series"])
+    jerr("plot train of a missing log", ["plot", "train", os.path.join(TMP, "no.jsonl"), "--svg",
+                                         svg], 1, file=os.path.join(TMP, "no.jsonl"))
     jrun("eval", "eval", "--model", model, "--data", DATA)
     jrun("predict", "predict", "--model", model, "--data", DATA, "--out",
          os.path.join(TMP, "p.csv"))

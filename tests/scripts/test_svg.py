@@ -151,7 +151,7 @@ def check_train_log():
     out = os.path.join(TMP, "bad.svg")
     p = run("plot", "train", bad, "--svg", out)
     expect_rc(p, 1, "plot train of a bad log")
-    expect("bad.jsonl:2" in p.stderr and "step" in p.stderr, "plot train: names line and "
+    expect("bad.jsonl: line 2" in p.stderr and "step" in p.stderr, "plot train: names line and "
            "field: " + p.stderr)
     expect(not os.path.exists(out), "plot train: no output on bad input")
     p = run("plot", "train", log, "--svg", log)

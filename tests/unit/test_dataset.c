@@ -829,21 +829,72 @@ static ino_t inode_of(const char *path) {
     return sb.st_ino;
 }
 
-static void build_tree(const char *src, const char *out, size_t want_failures) {
+#define NFILES 4 /* the .npz files of make_tree */
+
+typedef struct tree_progress {
+    int64_t calls, last_done, last_total, backwards;
+} tree_progress;
+
+static void on_tree_progress(void *user, const char *what, int64_t done, int64_t total) {
+    tree_progress *t = user;
+    assert_string_equal(what, "files cached");
+    if (done <= t->last_done) t->backwards++;
+    t->calls++;
+    t->last_done = done;
+    t->last_total = total;
+}
+
+/* Builds the cache of src in out; the counts it reports must be built / kept / failed. */
+static void build_tree(const char *src, const char *out, int64_t want_built, int64_t want_kept,
+                       int64_t want_failures) {
     pc_dataset *d = open_ok(src);
     pc_report *r = pc_report_new();
     pc_error e;
-    pc_status st = pc_cache_build_tree(d, out, 2, r, &e);
-    assert_int_equal(pc_report_count(r), want_failures);
+    pc_cache_opts o = pc_cache_opts_default();
+    o.threads = 2;
+    tree_progress tp = {0, 0, 0, 0};
+    o.progress = on_tree_progress;
+    o.progress_user = &tp;
+    pc_cache_result res;
+    res.struct_size = sizeof res;
+    pc_status st = pc_cache_build_tree(d, out, &o, r, &res, &e);
+    assert_int_equal(pc_report_count(r), (size_t)want_failures);
     assert_int_equal(st == PC_OK, want_failures == 0);
+    assert_int_equal(res.built, want_built);
+    assert_int_equal(res.up_to_date, want_kept);
+    assert_int_equal(res.failed, want_failures);
+    assert_int_equal(res.files, want_built + want_kept + want_failures);
+    /* one call per file, counting up to all of them */
+    assert_int_equal(tp.calls, res.files);
+    assert_int_equal(tp.last_done, res.files);
+    assert_int_equal(tp.last_total, res.files);
+    assert_int_equal(tp.backwards, 0);
     pc_report_free(r);
+    pc_dataset_close(d);
+}
+
+static void test_cache_opts_checked(void **state) {
+    (void)state;
+    make_tree();
+    pc_dataset *d = open_ok(tmp("ds"));
+    pc_error e;
+    pc_cache_opts o = pc_cache_opts_default();
+    o.struct_size = sizeof o - 1;
+    assert_int_equal(pc_cache_build_tree(d, tmp("dscache_x"), &o, NULL, NULL, &e), PC_ERR_ARG);
+    assert_non_null(strstr(e.msg, "pc_cache_opts.struct_size"));
+    pc_cache_result res;
+    res.struct_size = 8;
+    assert_int_equal(pc_cache_build_tree(d, tmp("dscache_x"), NULL, NULL, &res, &e), PC_ERR_ARG);
+    assert_non_null(strstr(e.msg, "pc_cache_result.struct_size"));
+    /* opts, report and result NULL: the defaults, nothing counted */
+    assert_int_equal(pc_cache_build_tree(d, tmp("dscache_x"), NULL, NULL, NULL, &e), PC_OK);
     pc_dataset_close(d);
 }
 
 static void test_cache_tree(void **state) {
     (void)state;
     make_tree();
-    build_tree(tmp("ds"), tmp("dscache"), 0);
+    build_tree(tmp("ds"), tmp("dscache"), NFILES, 0, 0);
     pc_dataset *d = open_ok(tmp("dscache"));
     assert_int_equal(pc_dataset_num_files(d, 0, 0), 2);
     assert_int_equal(pc_dataset_num_files(d, 4, 1), 1);
@@ -859,16 +910,16 @@ static void test_cache_tree(void **state) {
     snprintf(ea, sizeof ea, "%s", tmp("dscache/tile/xla/train/a.pcc"));
     snprintf(eb, sizeof eb, "%s", tmp("dscache/tile/xla/train/b.pcc"));
     ino_t ia = inode_of(ea), ib = inode_of(eb);
-    build_tree(tmp("ds"), tmp("dscache"), 0);
+    build_tree(tmp("ds"), tmp("dscache"), 0, NFILES, 0);
     assert_true(inode_of(ea) == ia && inode_of(eb) == ib);
     struct timespec past[2] = {{1000000000, 5}, {1000000000, 5}};
     assert_int_equal(utimensat(AT_FDCWD, tmp("ds/npz/tile/xla/train/b.npz"), past, 0), 0);
-    build_tree(tmp("ds"), tmp("dscache"), 0);
+    build_tree(tmp("ds"), tmp("dscache"), 1, NFILES - 1, 0);
     assert_true(inode_of(ea) == ia);
     assert_true(inode_of(eb) != ib);
     /* a broken file is reported and the rest still converts */
     write_bytes(tmp("ds/npz/tile/xla/train/zz.npz"), "PK\x03\x04 broken", 12);
-    build_tree(tmp("ds"), tmp("dscache2"), 1);
+    build_tree(tmp("ds"), tmp("dscache2"), NFILES, 0, 1);
     d = open_ok(tmp("dscache2"));
     assert_int_equal(pc_dataset_num_files(d, 0, 0), 2);
     pc_dataset_close(d);
@@ -906,6 +957,7 @@ int main(void) {
         cmocka_unit_test(test_collection_tables),
         cmocka_unit_test(test_dataset_discovery),
         cmocka_unit_test(test_cache_tree),
+        cmocka_unit_test(test_cache_opts_checked),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
 }
