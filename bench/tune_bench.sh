@@ -24,7 +24,9 @@
 # SEED (1), TEST_SEEDS ("2 3"), THREADS (2), COLLS ("tile:xla
 # layout:xla:random layout:nlp:random layout:xla:default layout:nlp:default"),
 # FLAGS (more tune flags, e.g. "--risk 0"; default none: the library's
-# defaults), KEEP (a folder to keep the work in instead of a temporary one).
+# defaults), KEEP (a folder to keep the work in instead of a temporary one),
+# TRAIN_SEEDS (default none: more synth seeds whose train splits join seed
+# SEED's in training, e.g. "12 13 14 15 16"; never SEED or a TEST_SEEDS seed).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD="${1:-build}"
@@ -42,14 +44,37 @@ if [ -n "${KEEP:-}" ]; then WORK="$KEEP"; mkdir -p "$WORK"; else
     WORK="$(mktemp -d)"; trap 'rm -rf "$WORK"' EXIT; fi
 
 collist="$(echo $COLLS | tr ' ' ',')"
-for s in $SEED $TEST_SEEDS; do
+TRAIN_SEEDS="${TRAIN_SEEDS:-}"
+for s in $TRAIN_SEEDS; do
+    for t in $SEED $TEST_SEEDS; do
+        [ "$s" != "$t" ] || { echo "TRAIN_SEEDS must not hold seed $s (a test seed)" >&2; exit 2; }
+    done
+done
+for s in $SEED $TEST_SEEDS $TRAIN_SEEDS; do
     [ -d "$WORK/data$s" ] || "$P" synth --out "$WORK/data$s" --scale small --seed "$s" \
         --threads "$THREADS" --collections "$collist" >/dev/null
 done
+# the training set: seed SEED's splits plus, with TRAIN_SEEDS, their train splits
+TRAIN_DATA="$WORK/data$SEED"
+if [ -n "$TRAIN_SEEDS" ]; then
+    TRAIN_DATA="$WORK/train_data"
+    rm -rf "$TRAIN_DATA"
+    for coll in $COLLS; do
+        sub="npz/${coll//://}"
+        mkdir -p "$TRAIN_DATA/$sub/train"
+        ln -s "$(cd "$WORK/data$SEED/$sub" && pwd)/valid" "$TRAIN_DATA/$sub/valid"
+        for s in $SEED $TRAIN_SEEDS; do
+            for f in "$WORK/data$s/$sub/train"/*.npz; do
+                ln -s "$(cd "$(dirname "$f")" && pwd)/$(basename "$f")" \
+                    "$TRAIN_DATA/$sub/train/s${s}_$(basename "$f")"
+            done
+        done
+    done
+fi
 for coll in $COLLS; do
     name="${coll//:/_}"
     rm -rf "$WORK/model/$name" "$WORK/oracle/$name" "$WORK"/*-"$name"-*.sim.json
-    [ -f "$WORK/$name.st" ] || "$P" train --data "$WORK/data$SEED" --collection "$coll" \
+    [ -f "$WORK/$name.st" ] || "$P" train --data "$TRAIN_DATA" --collection "$coll" \
         --out "$WORK/$name.st" --time-budget "$TRAIN_S" --ensemble "$ENSEMBLE" \
         --threads "$THREADS" >/dev/null
     mkdir -p "$WORK/model/$name" "$WORK/oracle/$name"

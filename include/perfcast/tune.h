@@ -92,7 +92,8 @@ typedef struct pc_tune_opts {
     int tile_new_sizes; /* 1: tile spaces also hold sizes no config of the file uses; default 0 */
     /*
      * How far the model is trusted (bench/RESULTS.md, issue #15, "the policy"):
-     *  risk: a model scorer (pc_tune_model) ranks by the conservative score
+     *  risk: a model scorer (pc_tune_model) ranks layout candidates by the
+     *    conservative score
      *    mean + risk * spread, the spread being a seed ensemble's disagreement
      *    about the candidate's difference from the reference (layout: the
      *    compiler default, whose spread is 0). A layout proposal then ranks
@@ -107,16 +108,23 @@ typedef struct pc_tune_opts {
      *  tile_max_changes: the trust region of tile spaces: every candidate
      *    differs from the nearest of the graph's configs in at most this many
      *    free bounds (0: only the graph's configs are proposed); -1 = no
-     *    limit. Default PC_TUNE_DEFAULT_TILE_MAX_CHANGES.
+     *    limit. Default PC_TUNE_DEFAULT_TILE_MAX_CHANGES;
+     *  tile_risk: risk for tile graphs, whose reference is the graph's own
+     *    configs (no default is known): there the spread favours the configs
+     *    the members agree on, not the safe ones, and a risk of 1 made a
+     *    5-member ensemble's first proposal 8% slower (bench/RESULTS.md,
+     *    issue #15 third pass). Default PC_TUNE_DEFAULT_TILE_RISK (the mean).
      */
     double risk;
     int64_t max_changes;
     int64_t tile_max_changes;
+    double tile_risk;
 } pc_tune_opts;
 
 #define PC_TUNE_DEFAULT_RISK 1.0
 #define PC_TUNE_DEFAULT_MAX_CHANGES 4
 #define PC_TUNE_DEFAULT_TILE_MAX_CHANGES 0
+#define PC_TUNE_DEFAULT_TILE_RISK 0.0
 
 PC_API pc_tune_opts pc_tune_opts_default(void);
 

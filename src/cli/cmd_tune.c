@@ -54,6 +54,9 @@ static void tune_help(FILE *f) {
                "                      predicted difference from the default: a layout proposal\n"
                "                      beats the default only by a gain over K spreads\n"
                "                      (default 1; 0: the mean)\n"
+               "  --tile-risk K       --risk for tile graphs (default 0: the mean; no default\n"
+               "                      is known there, and the spread favoured agreed, not\n"
+               "                      faster, configs)\n"
                "  --max-changes N     layout trust region: at most N tensors changed from the\n"
                "                      compiler default (default 4; 0 = no limit; --oracle:\n"
                "                      no limit unless given)\n"
@@ -131,8 +134,10 @@ static void print_summary(const tune_args *a, const char *name, const tuned *t) 
                (long long)pc_tune_space_vars(t->space), pc_tune_space_log10_size(t->space),
                (long long)r->scored, (long long)r->rounds, r->seconds, pc_tune_stop_name(r->stop));
         if (!a->oracle)
-            printf(", \"risk\": %g, \"max_changes\": %lld, \"tile_max_changes\": %lld",
-                   a->o.risk, (long long)a->o.max_changes, (long long)a->o.tile_max_changes);
+            printf(", \"risk\": %g, \"max_changes\": %lld, \"tile_max_changes\": %lld, "
+                   "\"tile_risk\": %g",
+                   a->o.risk, (long long)a->o.max_changes, (long long)a->o.tile_max_changes,
+                   a->o.tile_risk);
         if (r->has_default) printf(", \"default_score\": %.9g", r->default_score);
         if (r->input_best >= 0)
             printf(", \"input_best\": %lld, \"input_best_score\": %.9g", (long long)r->input_best,
@@ -331,7 +336,8 @@ static int parse_num(tune_args *a, int c, const char *flag, const char *v) {
         O_STILE,
         O_RISK,
         O_MAXCH,
-        O_TMAXCH
+        O_TMAXCH,
+        O_TRISK
     };
     switch (c) {
     case O_BUDGET:
@@ -341,10 +347,12 @@ static int parse_num(tune_args *a, int c, const char *flag, const char *v) {
         a->o.budget_s = d;
         return 0;
     case O_RISK:
+    case O_TRISK:
         d = strtod(v, &end);
         if (end == v || *end || !(d >= 0) || d > 1e6)
-            return pc_cli_usage_error("tune", "--risk expects a number >= 0, got '%s'", v);
-        a->o.risk = d;
+            return pc_cli_usage_error("tune", "%s expects a number >= 0, got '%s'", flag, v);
+        if (c == O_RISK) a->o.risk = d;
+        else a->o.tile_risk = d;
         return 0;
     case O_SSCALE:
         if (pc_synth_scale_parse(v, &a->so.scale) != PC_OK)
@@ -404,6 +412,7 @@ int pc_cmd_tune(int argc, char **argv) {
                                          {"risk", required_argument, 0, 268},
                                          {"max-changes", required_argument, 0, 269},
                                          {"tile-max-changes", required_argument, 0, 270},
+                                         {"tile-risk", required_argument, 0, 271},
                                          {"tile-new-sizes", no_argument, 0, 'N'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
@@ -438,7 +447,7 @@ int pc_cmd_tune(int argc, char **argv) {
             break;
         case 'h': tune_help(stdout); return PC_EXIT_OK;
         default:
-            if (c >= 256 && c <= 270) {
+            if (c >= 256 && c <= 271) {
                 char flag[64];
                 snprintf(flag, sizeof flag, "--%s", li >= 0 ? opts[li].name : "?");
                 if ((rc = parse_num(&a, c, flag, optarg))) return rc;

@@ -2,9 +2,9 @@
  * A trained model as the search's scorer (pc_tune_model): the graph is
  * prepared once (pc_prepared_graph: its model input and every member's
  * config-independent prefix cached), each call scores only the candidates.
- * The score is conservative: the members' mean plus pc_tune_opts.risk times
- * their spread, both relative to the reference (layout: the compiler
- * default, whose spread is then 0; tile: the graph's own configs).
+ * The score is conservative: the members' mean plus pc_tune_opts.risk (tile:
+ * tile_risk) times their spread, both relative to the reference (layout: the
+ * compiler default, whose spread is then 0; tile: the graph's own configs).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +32,10 @@ pc_status pc_tune_model_new(pc_predictor *p, pc_graph *g, const pc_tune_opts *op
     if (!(opts->risk >= 0) || opts->risk > 1e6)
         return pc_fail(err, PC_ERR_ARG, "tune: pc_tune_opts.risk must lie in [0, 1e6], got %g",
                        opts->risk);
+    if (!(opts->tile_risk >= 0) || opts->tile_risk > 1e6)
+        return pc_fail(err, PC_ERR_ARG,
+                       "tune: pc_tune_opts.tile_risk must lie in [0, 1e6], got %g",
+                       opts->tile_risk);
     int coll = pc_predictor_collection(p);
     if (pc_collection_kind(coll) != pc_graph_kind(g))
         return pc_fail(err, PC_ERR_ARG,
@@ -41,7 +45,7 @@ pc_status pc_tune_model_new(pc_predictor *p, pc_graph *g, const pc_tune_opts *op
                        pc_kind_name(pc_collection_kind(coll)), pc_kind_name(pc_graph_kind(g)));
     pc_tune_model *m = calloc(1, sizeof *m);
     if (!m) return pc_fail(err, PC_ERR_NOMEM, "out of memory");
-    m->risk = opts->risk;
+    m->risk = pc_graph_kind(g) == PC_KIND_TILE ? opts->tile_risk : opts->risk;
     float *ref = NULL;
     int64_t nref = 0;
     pc_status st = PC_OK;

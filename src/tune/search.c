@@ -47,6 +47,7 @@ pc_tune_opts pc_tune_opts_default(void) {
     o.risk = PC_TUNE_DEFAULT_RISK;
     o.max_changes = PC_TUNE_DEFAULT_MAX_CHANGES;
     o.tile_max_changes = PC_TUNE_DEFAULT_TILE_MAX_CHANGES;
+    o.tile_risk = PC_TUNE_DEFAULT_TILE_RISK;
     return o;
 }
 
@@ -430,6 +431,9 @@ static pc_status check_opts(const pc_tune_opts *o, pc_error *err) {
     if (!(o->risk >= 0) || o->risk > 1e6)
         return pc_fail(err, PC_ERR_ARG, "tune: pc_tune_opts.risk must lie in [0, 1e6], got %g",
                        o->risk);
+    if (!(o->tile_risk >= 0) || o->tile_risk > 1e6)
+        return pc_fail(err, PC_ERR_ARG,
+                       "tune: pc_tune_opts.tile_risk must lie in [0, 1e6], got %g", o->tile_risk);
     return PC_OK;
 }
 

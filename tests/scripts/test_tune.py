@@ -114,7 +114,8 @@ def check_deterministic():
 
 def check_policy():
     """--max-changes N: no proposal changes more than N tensors from the default
-    (all -1); --risk and --max-changes refuse negative values."""
+    (all -1); --risk, --tile-risk and --max-changes refuse negative values, and
+    --tile-risk (default 0) is echoed."""
     src = test_files("layout:xla:default")[0]
     for n in ("1", "3", "0"):
         out = os.path.join(TMP, "trust%s.npz" % n)
@@ -125,13 +126,14 @@ def check_policy():
         if p.returncode:
             continue
         j = json.loads(p.stdout)
-        expect(j["max_changes"] == int(n) and j["risk"] == 0.5, "policy in the JSON: %s" % j)
+        expect(j["max_changes"] == int(n) and j["risk"] == 0.5 and j["tile_risk"] == 0,
+               "policy in the JSON: %s" % j)
         cf = np.load(out)["node_config_feat"]  # (k, nc, 18): tensors at slots 0, 6, 12
         changed = (cf[:, :, [0, 6, 12]] != -1).sum(axis=(1, 2))
         if n != "0":
             expect(changed.max() <= int(n), "--max-changes %s: proposals change %s tensors"
                    % (n, changed.tolist()))
-    for flag in ("--risk", "--max-changes"):
+    for flag in ("--risk", "--tile-risk", "--max-changes"):
         p = run("tune", "--model", MODELS["layout:xla:default"], src, flag, "-1")
         expect_rc(p, 2, flag + " -1")
         expect(flag in p.stderr, "message: " + p.stderr)

@@ -325,6 +325,11 @@ static void test_refusals(void **state) {
     o = pc_tune_opts_default();
     o.top_k = 0;
     assert_int_equal(pc_tune_search(sp, g, &o, toy_tile, NULL, &r, &e), PC_ERR_ARG);
+    o = pc_tune_opts_default();
+    assert_true(o.tile_risk == PC_TUNE_DEFAULT_TILE_RISK && o.tile_risk == 0.0);
+    o.tile_risk = -1;
+    assert_int_equal(pc_tune_search(sp, g, &o, toy_tile, NULL, &r, &e), PC_ERR_ARG);
+    assert_non_null(strstr(e.msg, "pc_tune_opts.tile_risk"));
     pc_tune_stop stop;
     assert_int_equal(pc_tune_stop_parse("converged", &stop), PC_OK);
     assert_int_equal(stop, PC_TUNE_STOP_CONVERGED);
