@@ -78,8 +78,9 @@ static int check_dot(const pc_hlo_instruction *in, const pc_hlo_instruction *lhs
     if (check_rules(f, i, r, 4)) return 1;
     if (in->dot.lhs_contracting.n != in->dot.rhs_contracting.n ||
         in->dot.lhs_batch.n != in->dot.rhs_batch.n)
-        return fault(f, i, "lhs and rhs list different numbers of contracting or batch "
-                           "dimensions");
+        return fault(f, i,
+                     "lhs and rhs list different numbers of contracting or batch "
+                     "dimensions");
     return 0;
 }
 
@@ -143,17 +144,20 @@ int pc_hlo_verify_computation(const pc_hlo_computation *c, pc_hlo_operand_fn ope
         const pc_hlo_instruction *in = &c->inst[i];
         for (int32_t k = 0; k < in->operand_ids.n && !rc; k++)
             if (!operand_of(c, in, k, operand, user))
-                rc = fault(f, i,
-                           "names operand id %lld, which is not an instruction of the module",
+                rc = fault(f, i, "names operand id %lld, which is not an instruction of the module",
                            (long long)in->operand_ids.v[k]);
         if (rc) break;
         const pc_hlo_instruction *a = operand_of(c, in, 0, operand, user),
                                  *b = operand_of(c, in, 1, operand, user);
         const char *why = layout_problem(&in->shape, 0);
-        if (why) rc = fault(f, i, "%s", why);
-        else if (in->opcode_id == PC_HLO_PARAMETER) rc = check_param(c, in, i, nparam, seen, f);
-        else if (in->opcode_id == PC_HLO_DOT) rc = check_dot(in, a, b, i, f);
-        else if (in->opcode_id == PC_HLO_CONVOLUTION) rc = check_conv(in, a, b, i, f);
+        if (why)
+            rc = fault(f, i, "%s", why);
+        else if (in->opcode_id == PC_HLO_PARAMETER)
+            rc = check_param(c, in, i, nparam, seen, f);
+        else if (in->opcode_id == PC_HLO_DOT)
+            rc = check_dot(in, a, b, i, f);
+        else if (in->opcode_id == PC_HLO_CONVOLUTION)
+            rc = check_conv(in, a, b, i, f);
     }
     free(seen);
     return rc;

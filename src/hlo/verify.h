@@ -22,7 +22,7 @@
 /* The instruction an operand entry names, or NULL if none: the text reader's
  * operands are indices into c->inst, the proto reader's module-wide ids. */
 typedef const pc_hlo_instruction *(*pc_hlo_operand_fn)(void *user, const pc_hlo_computation *c,
-                                                        int64_t operand);
+                                                       int64_t operand);
 
 /* The first instruction that breaks a rule. */
 typedef struct pc_hlo_fault {
