@@ -170,6 +170,38 @@ PC_API pc_status pc_graph_probe(const char *path, const pc_load_opts *opts, pc_g
 PC_API pc_status pc_graph_check_file(const char *path, const pc_load_opts *opts,
                                      int allow_zero_runtimes, pc_report *r, pc_error *err);
 
+/*
+ * The widths and opcode range the graphs must have for the model(s) that
+ * will read them. pc_graph_widths_default() is what every model perfcast
+ * trains needs, and what pc_graph_validate and pc_graph_check_file check;
+ * pc_model_graph_widths (perfcast/predict.h) reads one checkpoint's.
+ */
+typedef struct pc_graph_widths {
+    size_t struct_size;        /* sizeof(pc_graph_widths), set by pc_graph_widths_default() */
+    pc_kind kind;              /* the one kind accepted; default PC_KIND_AUTO (either) */
+    int64_t node_feat_dim;     /* node_feat columns; default PC_NODE_FEAT_DIM (140) */
+    int64_t tile_config_dim;   /* tile config_feat columns; default PC_TILE_CONFIG_DIM (24) */
+    int64_t layout_config_dim; /* layout node_config_feat columns; default PC_LAYOUT_CONFIG_DIM (18) */
+    int64_t num_opcodes;       /* node_opcode must lie in [0, num_opcodes); default 256 */
+    /* Who needs the widths, named in the messages ("model m.safetensors"); default NULL:
+       "the models" (the widths every model needs). Not copied: must outlive the call. */
+    const char *who;
+} pc_graph_widths;
+PC_API pc_graph_widths pc_graph_widths_default(void);
+
+/*
+ * pc_graph_validate and pc_graph_check_file against the given widths (NULL:
+ * the defaults): a node_feat, config_feat or node_config_feat of another width,
+ * an opcode outside [0, num_opcodes) or a graph of another kind is a
+ * problem naming the file, the field, what `who` expects and what was found.
+ */
+PC_API pc_status pc_graph_validate_widths(const pc_graph *g, int allow_zero_runtimes,
+                                          const pc_graph_widths *widths, pc_report *r);
+PC_API pc_status pc_graph_check_file_widths(const char *path, const pc_load_opts *opts,
+                                            int allow_zero_runtimes,
+                                            const pc_graph_widths *widths, pc_report *r,
+                                            pc_error *err);
+
 /* ---- dataset trees ---------------------------------------------------- */
 
 /*

@@ -95,6 +95,13 @@ PC_API void pc_predictor_free(pc_predictor *p);
 /* The model's collection index (as pc_collection_name). */
 PC_API int pc_predictor_collection(const pc_predictor *p);
 /*
+ * What graphs the model reads, from its checkpoint (architecture and
+ * preprocessing): its kind, node_feat columns, config_feat (tile) or
+ * node_config_feat (layout) columns (the other kind's width is 0) and
+ * opcode vocabulary; `who` is left NULL. For pc_graph_check_file_widths.
+ */
+PC_API pc_status pc_predictor_widths(const pc_predictor *p, pc_graph_widths *out, pc_error *err);
+/*
  * Scores all pc_graph_num_configs(g) configs of g into scores[]. g must be
  * of the model's kind (PC_ERR_ARG otherwise) with the model's feature widths.
  */

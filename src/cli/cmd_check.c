@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 
 #include "cli.h"
+#include "perfcast/predict.h"
 
 typedef struct check_result {
     pc_report *problems;
@@ -25,14 +26,14 @@ static int in_test_split(const char *path) {
 
 /* Streams every array (bounded memory); what would not load within the budget fails. */
 static void check_one(const char *path, int allow_zero, int threads, uint64_t max_memory,
-                      check_result *res) {
+                      const pc_graph_widths *w, check_result *res) {
     pc_load_opts o = pc_load_opts_default();
     o.threads = threads;
     o.max_memory = max_memory;
     pc_error_clear(&res->load_error);
     res->problems = pc_report_new();
-    pc_status st = pc_graph_check_file(path, &o, allow_zero || in_test_split(path), res->problems,
-                                       &res->load_error);
+    pc_status st = pc_graph_check_file_widths(path, &o, allow_zero || in_test_split(path), w,
+                                              res->problems, &res->load_error);
     res->loaded = st == PC_OK || st == PC_ERR_INVALID;
     if (!res->loaded) pc_cli_flags(res->load_error.msg, sizeof res->load_error.msg);
 }
@@ -123,13 +124,37 @@ static int scan_plain(const char *dir, file_list *l, int depth) {
     return rc;
 }
 
-static int check_files(char **files, size_t n, int allow_zero, int threads, uint64_t max_memory,
-                       int quiet, int json) {
+/* What the files were checked against (--json): the model, or null, and the widths. */
+static void add_widths_json(cJSON *o, const char *model, const pc_graph_widths *w) {
+    if (model) cJSON_AddStringToObject(o, "model", model);
+    else cJSON_AddNullToObject(o, "model");
+    cJSON *j = cJSON_AddObjectToObject(o, "widths");
+    if (w->kind == PC_KIND_AUTO) cJSON_AddNullToObject(j, "kind");
+    else cJSON_AddStringToObject(j, "kind", pc_kind_name(w->kind));
+    cJSON_AddNumberToObject(j, "node_feat", (double)w->node_feat_dim);
+    if (w->kind != PC_KIND_LAYOUT) cJSON_AddNumberToObject(j, "config_feat", (double)w->tile_config_dim);
+    else cJSON_AddNullToObject(j, "config_feat");
+    if (w->kind != PC_KIND_TILE)
+        cJSON_AddNumberToObject(j, "node_config_feat", (double)w->layout_config_dim);
+    else cJSON_AddNullToObject(j, "node_config_feat");
+    cJSON_AddNumberToObject(j, "opcodes", (double)w->num_opcodes);
+}
+
+typedef struct check_args {
+    int allow_zero, threads, quiet, json;
+    uint64_t max_memory;
+    const char *model;  /* --model, or NULL */
+    pc_graph_widths w;  /* what the files must have */
+} check_args;
+
+static int check_files(char **files, size_t n, const check_args *a) {
+    const int allow_zero = a->allow_zero, threads = a->threads, quiet = a->quiet, json = a->json;
+    const uint64_t max_memory = a->max_memory;
     check_result *res = calloc(n ? n : 1, sizeof *res);
     if (!res) return PC_EXIT_FAIL;
     /* Graphs are independent; each load is single-threaded inside. */
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads > 0 ? threads : 2)
-    for (size_t i = 0; i < n; i++) check_one(files[i], allow_zero, 1, max_memory, &res[i]);
+    for (size_t i = 0; i < n; i++) check_one(files[i], allow_zero, 1, max_memory, &a->w, &res[i]);
     size_t bad = 0, problems = 0;
     cJSON *results = json ? cJSON_CreateArray() : NULL;
     for (size_t i = 0; i < n; i++) {
@@ -145,12 +170,14 @@ static int check_files(char **files, size_t n, int allow_zero, int threads, uint
         cJSON_AddNumberToObject(o, "ok", (double)(n - bad));
         cJSON_AddNumberToObject(o, "with_problems", (double)bad);
         cJSON_AddNumberToObject(o, "problems", (double)problems);
+        add_widths_json(o, a->model, &a->w);
         cJSON_AddItemToObject(o, "results", results);
         int rc = pc_cli_json_print(o);
         return bad ? PC_EXIT_FAIL : rc;
     }
-    printf("checked %zu file%s: %zu ok, %zu with problems (%zu problem%s)\n", n, n == 1 ? "" : "s",
-           n - bad, bad, problems, problems == 1 ? "" : "s");
+    printf("checked %zu file%s%s%s: %zu ok, %zu with problems (%zu problem%s)\n", n,
+           n == 1 ? "" : "s", a->model ? " for model " : "", a->model ? a->model : "", n - bad, bad,
+           problems, problems == 1 ? "" : "s");
     return bad ? PC_EXIT_FAIL : PC_EXIT_OK;
 }
 
@@ -181,9 +208,25 @@ static int collect_dir(const char *root, file_list *l) {
     return 0;
 }
 
+/* The widths the checkpoint at `model` reads (--model); 0, or an exit code. */
+static int model_widths(const char *model, uint64_t max_memory, pc_graph_widths *w, char *who,
+                        size_t cap) {
+    pc_error e;
+    pc_predictor *p = NULL;
+    pc_status st = pc_predictor_load_max(model, 1, max_memory, &p, &e);
+    if (st == PC_OK) st = pc_predictor_widths(p, w, &e);
+    if (st == PC_OK) {
+        snprintf(who, cap, "model %s (%s)", model, pc_collection_name(pc_predictor_collection(p)));
+        w->who = who;
+    }
+    pc_predictor_free(p);
+    if (st != PC_OK) pc_cli_flags(e.msg, sizeof e.msg);
+    return st == PC_OK ? 0 : pc_cli_fail(&e);
+}
+
 static void check_help(FILE *f) {
     fprintf(f, "usage: perfcast check [--quiet] [--json] [--allow-zero-runtimes] [--threads N]\n"
-               "                      [--max-memory SIZE] PATH...\n\n"
+               "                      [--max-memory SIZE] [--model MODEL] PATH...\n\n"
                "PATH is a .npz file, a .pcc cache directory, a dataset root (checks every\n"
                "file of every collection and split; an entry named *.npz that is not a regular\n"
                "file is a problem) or any folder of .npz files (e.g. what import wrote); one\n"
@@ -198,7 +241,10 @@ static void check_help(FILE *f) {
                "  --json             one JSON object: files, ok, with_problems, problems,\n"
                "                     results (docs/json.md)\n"
                "  --max-memory SIZE  the memory a load may use: GiB, or with a unit (512MiB)\n"
-               "                     (default: half the available memory)\n");
+               "                     (default: half the available memory)\n"
+               "  --model MODEL      check the widths MODEL (a checkpoint) reads instead: its\n"
+               "                     kind, node features, config features and opcode range,\n"
+               "                     from its metadata\n");
 }
 
 int pc_cmd_check(int argc, char **argv) {
@@ -207,15 +253,18 @@ int pc_cmd_check(int argc, char **argv) {
                                          {"threads", required_argument, 0, 't'},
                                          {"json", no_argument, 0, 'j'},
                                          {"max-memory", required_argument, 0, 'm'},
+                                         {"model", required_argument, 0, 'M'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     int quiet = 0, allow_zero = 0, json = 0, c;
     long long threads = 0;
     uint64_t max_memory = PC_MEMORY_AUTO;
+    const char *model = NULL;
     optind = 1;
     opterr = 0;
-    while ((c = pc_cli_getopt(argc, argv, "qzt:jm:h", opts, NULL)) != -1) {
+    while ((c = pc_cli_getopt(argc, argv, "qzt:jm:M:h", opts, NULL)) != -1) {
         if (c == 'q') quiet = 1;
+        else if (c == 'M') model = optarg;
         else if (c == 'm') {
             int mrc = pc_cli_max_memory("check", optarg, &max_memory);
             if (mrc) return mrc;
@@ -231,6 +280,13 @@ int pc_cmd_check(int argc, char **argv) {
         } else return pc_cli_usage_error("check", "unknown option '%s'", argv[optind - 1]);
     }
     if (optind >= argc) return pc_cli_usage_error("check", "expected at least one PATH");
+    check_args a = {allow_zero, (int)threads, quiet, json, max_memory, model,
+                    pc_graph_widths_default()};
+    char who[1200];
+    if (model) {
+        int mrc = model_widths(model, max_memory, &a.w, who, sizeof who);
+        if (mrc) return mrc;
+    }
     file_list l = {0};
     int rc = PC_EXIT_OK;
     for (int i = optind; i < argc && rc == PC_EXIT_OK; i++) {
@@ -238,8 +294,7 @@ int pc_cmd_check(int argc, char **argv) {
         if (is_dir(p) && !ends_with(p, ".pcc")) rc = collect_dir(p, &l);
         else if (list_add(&l, p)) rc = PC_EXIT_FAIL;
     }
-    if (rc == PC_EXIT_OK)
-        rc = check_files(l.v, l.n, allow_zero, (int)threads, max_memory, quiet, json);
+    if (rc == PC_EXIT_OK) rc = check_files(l.v, l.n, &a);
     list_free(&l);
     return rc;
 }

@@ -2,10 +2,13 @@
 #define _GNU_SOURCE
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "svg.h"
@@ -97,12 +100,43 @@ static int parse_line(train_log *L, const char *path, int lineno, const char *li
     return 0;
 }
 
-static int read_log(const char *path, train_log *L) {
-    FILE *f = fopen(path, "r");
+static const char *kind_of(mode_t m) {
+    if (S_ISFIFO(m)) return "a FIFO";
+    if (S_ISDIR(m)) return "a directory";
+    if (S_ISSOCK(m)) return "a socket";
+    if (S_ISCHR(m)) return "a character device";
+    if (S_ISBLK(m)) return "a block device";
+    return "not a regular file";
+}
+
+/* The log opened for reading without ever blocking: a FIFO with no writer would
+   block a plain fopen, so O_NONBLOCK, then fstat; only a regular file is read. */
+static FILE *open_log(const char *path) {
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    struct stat sb;
+    if (fd < 0 || fstat(fd, &sb) != 0) {
+        fprintf(stderr, "perfcast plot: error: %s: cannot read: %s\n", path, strerror(errno));
+        if (fd >= 0) close(fd);
+        return NULL;
+    }
+    if (!S_ISREG(sb.st_mode)) {
+        fprintf(stderr, "perfcast plot: error: %s: is %s, expected a regular file (a training "
+                "log)\n", path, kind_of(sb.st_mode));
+        close(fd);
+        return NULL;
+    }
+    int fl = fcntl(fd, F_GETFL);
+    FILE *f = fl >= 0 && fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) == 0 ? fdopen(fd, "r") : NULL;
     if (!f) {
         fprintf(stderr, "perfcast plot: error: %s: cannot read: %s\n", path, strerror(errno));
-        return -1;
+        close(fd);
     }
+    return f;
+}
+
+static int read_log(const char *path, train_log *L) {
+    FILE *f = open_log(path);
+    if (!f) return -1;
     char *line = NULL;
     size_t cap = 0;
     ssize_t len;

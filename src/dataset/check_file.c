@@ -97,8 +97,8 @@ static void shell_shapes(pc_graph *g, const pc_slot *s) {
     g->nsplits = g->has[PC_K_NODE_SPLITS] ? g->a[PC_K_NODE_SPLITS].shape[0] : 0;
 }
 
-static pc_status check_npz(const char *path, const pc_load_opts *o, int allow_zero, pc_report *r,
-                           pc_error *err) {
+static pc_status check_npz(const char *path, const pc_load_opts *o, int allow_zero,
+                           const pc_graph_widths *w, pc_report *r, pc_error *err) {
     pc_graph *g = pc_graph_new_(path);
     if (!g) return pc_fail(err, PC_ERR_NOMEM, "%s: out of memory", path);
     pc_slot slots[PC_K_COUNT];
@@ -109,7 +109,7 @@ static pc_status check_npz(const char *path, const pc_load_opts *o, int allow_ze
     pc_vcheck *c = NULL;
     if (st == PC_OK) {
         shell_shapes(g, slots);
-        if (!(c = pc_vcheck_new_(g, allow_zero, r)))
+        if (!(c = pc_vcheck_new_(g, allow_zero, w, r)))
             st = pc_fail(err, PC_ERR_NOMEM, "%s: out of memory", path);
     }
     int keys[PC_K_COUNT];
@@ -132,14 +132,21 @@ static pc_status opts_of(const pc_load_opts *opts, pc_load_opts *o, pc_error *er
 
 pc_status pc_graph_check_file(const char *path, const pc_load_opts *opts, int allow_zero_runtimes,
                               pc_report *r, pc_error *err) {
+    return pc_graph_check_file_widths(path, opts, allow_zero_runtimes, NULL, r, err);
+}
+
+pc_status pc_graph_check_file_widths(const char *path, const pc_load_opts *opts,
+                                     int allow_zero_runtimes, const pc_graph_widths *widths,
+                                     pc_report *r, pc_error *err) {
     pc_load_opts o;
     if (!path) return pc_fail(err, PC_ERR_ARG, "pc_graph_check_file: NULL path");
     pc_status st = opts_of(opts, &o, err);
     if (st != PC_OK) return st;
-    if (pc_is_regular(path)) return check_npz(path, &o, allow_zero_runtimes, r, err);
+    if (widths && PC_CHECK_SIZE(err, pc_graph_widths, widths)) return PC_ERR_ARG;
+    if (pc_is_regular(path)) return check_npz(path, &o, allow_zero_runtimes, widths, r, err);
     pc_graph *g = NULL; /* a cache directory; anything else fails as the load does */
     if ((st = load_checked(path, &o, &g, err)) != PC_OK) return st;
-    st = pc_graph_validate(g, allow_zero_runtimes, r);
+    st = pc_graph_validate_widths(g, allow_zero_runtimes, widths, r);
     pc_graph_free(g);
     return st;
 }

@@ -114,7 +114,9 @@ pc_status pc_graph_npz_plan_(pc_graph *g, const pc_load_opts *o, pc_slot *slots,
  * elements) and pc_vcheck_key_end_. pc_vcheck_free_ returns the problem count.
  */
 typedef struct pc_vcheck pc_vcheck;
-pc_vcheck *pc_vcheck_new_(const pc_graph *g, int allow_zero_runtimes, pc_report *r);
+/* widths: what the model(s) need (NULL: pc_graph_widths_default()) */
+pc_vcheck *pc_vcheck_new_(const pc_graph *g, int allow_zero_runtimes, const pc_graph_widths *w,
+                          pc_report *r);
 int pc_vcheck_keys_(const pc_graph *g, int *keys);
 void pc_vcheck_chunk_(pc_vcheck *c, int key, const void *data, int64_t first, int64_t count);
 void pc_vcheck_key_end_(pc_vcheck *c, int key);

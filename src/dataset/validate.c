@@ -17,12 +17,13 @@
 #include "dataset/graph_internal.h"
 
 #define PC_REPORT_CAP 10
-#define PC_OPCODE_MAX 255
 
 typedef struct vctx {
     const pc_graph *g;
     pc_report *r;
     int64_t problems;
+    pc_graph_widths w; /* what the model(s) need */
+    int named;         /* w.who names one model (else the messages say "the models") */
 } vctx;
 
 /* One kind of problem: lines past the cap are only counted. */
@@ -84,28 +85,51 @@ static void kind_end(vkind *k) {
 
 /* ---- structure --------------------------------------------------------- */
 
+/* The widths the model(s) need: by default those every model is built for
+   (tpugraphs/features.h; train refuses others), else one checkpoint's. */
+static void check_widths(vctx *v) {
+    const pc_graph *g = v->g;
+    const pc_graph_widths *w = &v->w;
+    const char *cfg = g->kind == PC_KIND_TILE ? "config_feat" : "node_config_feat";
+    if (w->kind != PC_KIND_AUTO && g->kind != w->kind) {
+        problem(v, "a %s graph, but %s reads %s graphs", pc_kind_name(g->kind), w->who,
+                pc_kind_name(w->kind));
+        return;
+    }
+    const int64_t want = g->kind == PC_KIND_TILE ? w->tile_config_dim : w->layout_config_dim;
+    if (!v->named) { /* every model: the messages as they always were */
+        if (g->feat_dim != w->node_feat_dim)
+            problem(v, "node_feat has %" PRId64 " columns, the models need %" PRId64,
+                    g->feat_dim, w->node_feat_dim);
+        if (g->cfg_dim != want)
+            problem(v, "%s has %" PRId64 " features per config, the %s models need %" PRId64,
+                    cfg, g->cfg_dim, pc_kind_name(g->kind), want);
+        return;
+    }
+    if (g->feat_dim != w->node_feat_dim)
+        problem(v, "node_feat has %" PRId64 " columns, %s expects %" PRId64, g->feat_dim, w->who,
+                w->node_feat_dim);
+    if (g->cfg_dim != want)
+        problem(v, "%s has %" PRId64 " features per config, %s expects %" PRId64, cfg, g->cfg_dim,
+                w->who, want);
+}
+
 static void check_sizes(vctx *v) {
     const pc_graph *g = v->g;
     if (g->n == 0) problem(v, "graph has no nodes (node_feat has 0 rows)");
     if (g->c == 0) problem(v, "graph has no configs (config_runtime is empty)");
     if (g->kind == PC_KIND_LAYOUT && g->nc == 0)
         problem(v, "layout graph has no configurable nodes (node_config_ids is empty)");
-    /* the widths the models are built for (tpugraphs/features.h); train refuses others */
-    if (g->feat_dim != PC_NODE_FEAT_DIM)
-        problem(v, "node_feat has %" PRId64 " columns, the models need %d", g->feat_dim,
-                PC_NODE_FEAT_DIM);
-    const int want = g->kind == PC_KIND_TILE ? PC_TILE_CONFIG_DIM : PC_LAYOUT_CONFIG_DIM;
-    if (g->cfg_dim != want)
-        problem(v, "%s has %" PRId64 " features per config, the %s models need %d",
-                g->kind == PC_KIND_TILE ? "config_feat" : "node_config_feat", g->cfg_dim,
-                pc_kind_name(g->kind), want);
+    check_widths(v);
 }
 
 static void check_opcodes(vkind *k, const int32_t *op, int64_t i0, int64_t n) {
+    const int64_t max = k->v->w.num_opcodes - 1;
     for (int64_t j = 0; j < n; j++)
-        if (op[j] < 0 || op[j] > PC_OPCODE_MAX)
-            kind_add(k, "node_opcode[%" PRId64 "] = %" PRId32 " is outside [0, %d]", i0 + j, op[j],
-                     PC_OPCODE_MAX);
+        if (op[j] < 0 || op[j] > max)
+            kind_add(k, "node_opcode[%" PRId64 "] = %" PRId32 " is outside [0, %" PRId64 "]%s%s",
+                     i0 + j, op[j], max, k->v->named ? " as " : "",
+                     k->v->named ? k->v->w.who : "");
 }
 
 /* e: `n` edges (pairs) from edge i0 on. */
@@ -236,11 +260,28 @@ static const char *const kind2_what[PC_K_COUNT] = {
     [PC_K_NODE_SPLITS] = "splits out of order",
 };
 
-pc_vcheck *pc_vcheck_new_(const pc_graph *g, int allow_zero_runtimes, pc_report *r) {
+pc_graph_widths pc_graph_widths_default(void) {
+    pc_graph_widths w;
+    memset(&w, 0, sizeof w);
+    w.struct_size = sizeof w;
+    w.kind = PC_KIND_AUTO;
+    w.node_feat_dim = PC_NODE_FEAT_DIM;
+    w.tile_config_dim = PC_TILE_CONFIG_DIM;
+    w.layout_config_dim = PC_LAYOUT_CONFIG_DIM;
+    w.num_opcodes = 256;
+    w.who = NULL;
+    return w;
+}
+
+pc_vcheck *pc_vcheck_new_(const pc_graph *g, int allow_zero_runtimes, const pc_graph_widths *w,
+                          pc_report *r) {
     pc_vcheck *c = calloc(1, sizeof *c);
     if (!c) return NULL;
     c->v.g = g;
     c->v.r = r;
+    c->v.w = w ? *w : pc_graph_widths_default();
+    c->v.named = c->v.w.who != NULL;
+    if (!c->v.named) c->v.w.who = "the models";
     c->allow_zero = allow_zero_runtimes;
     for (int k = 0; k < PC_K_COUNT; k++) {
         c->k1[k].v = c->k2[k].v = &c->v;
@@ -329,8 +370,13 @@ static void check_finite_streamed(pc_vcheck *c) {
 }
 
 pc_status pc_graph_validate(const pc_graph *g, int allow_zero_runtimes, pc_report *r) {
-    if (!g) return PC_ERR_ARG;
-    pc_vcheck *c = pc_vcheck_new_(g, allow_zero_runtimes, r);
+    return pc_graph_validate_widths(g, allow_zero_runtimes, NULL, r);
+}
+
+pc_status pc_graph_validate_widths(const pc_graph *g, int allow_zero_runtimes,
+                                   const pc_graph_widths *widths, pc_report *r) {
+    if (!g || (widths && PC_CHECK_SIZE(NULL, pc_graph_widths, widths))) return PC_ERR_ARG;
+    pc_vcheck *c = pc_vcheck_new_(g, allow_zero_runtimes, widths, r);
     if (!c) {
         if (r) pc_report_add(r, "%s: out of memory validating", g->path);
         return PC_ERR_INVALID;

@@ -259,6 +259,13 @@ static int raw_cfg_dim(const pc_gnn *m) {
     return m->opts.kind == PC_KIND_TILE ? PC_TILE_CONFIG_DIM : PC_LAYOUT_CONFIG_DIM;
 }
 
+void pc_gnn_raw_widths(const pc_gnn *m, int *node, int *cfg) {
+    pc_encode_opts eo = enc_opts(m);
+    const int base = raw_cfg_dim(m);
+    *node = m->node_prep.in_dim - (pc_encode_node_width(&eo, PC_NODE_FEAT_DIM) - PC_NODE_FEAT_DIM);
+    *cfg = m->cfg_prep.in_dim - (pc_encode_config_width(&eo, m->opts.kind, base) - base);
+}
+
 /* Replaces d's graph by its pruned version (rows of x, opcodes, edges, ids, splits). */
 static pc_status gdata_prune(const pc_gnn *m, pc_gnn_gdata *d, pc_error *err) {
     pc_prune_opts po = pc_prune_opts_default();
@@ -322,9 +329,11 @@ pc_status pc_gnn_gdata_build(const pc_gnn *m, const pc_graph *graph, pc_gnn_gdat
                        (long long)n, (long long)e);
     pc_encode_opts eo = enc_opts(m);
     int nraw = (int)pc_graph_node_feat_dim(graph), craw = (int)pc_graph_config_dim(graph);
+    int want_node, want_cfg;
+    pc_gnn_raw_widths(m, &want_node, &want_cfg);
     if (pc_encode_node_width(&eo, nraw) != m->node_prep.in_dim)
-        return pc_fail(err, PC_ERR_ARG, "model: node_feat has %d columns, the model expects %s",
-                       nraw, m->opts.encode ? "140 (encoded)" : "another width");
+        return pc_fail(err, PC_ERR_ARG, "model: node_feat has %d columns, the model expects %d",
+                       nraw, want_node);
     if (craw != raw_cfg_dim(m) ||
         pc_encode_config_width(&eo, m->opts.kind, craw) != m->cfg_prep.in_dim)
         return pc_fail(err, PC_ERR_ARG, "model: configs have %d columns, expected %d", craw,

@@ -185,6 +185,12 @@ void pc_gnn_free(pc_gnn *m);
  */
 pc_status pc_gnn_param_count(const pc_gnn_opts *opts, int feat_dim, int cfg_dim, size_t *numel,
                              pc_error *err);
+/*
+ * The raw widths the model reads, from its preprocessing (the checkpoint's
+ * prep.*.keep widths) less the columns its encodings add: node_feat columns
+ * and config_feat (tile) or node_config_feat (layout) columns.
+ */
+void pc_gnn_raw_widths(const pc_gnn *m, int *node, int *cfg);
 /* Stores copies of the preprocessing (out dims must match F and D). */
 pc_status pc_gnn_set_prep(pc_gnn *m, const pc_prep *node, const pc_prep *cfg,
                             pc_error *err);

@@ -47,6 +47,20 @@ void pc_predictor_free(pc_predictor *p) {
 
 int pc_predictor_collection(const pc_predictor *p) { return p->collection; }
 
+pc_status pc_predictor_widths(const pc_predictor *p, pc_graph_widths *out, pc_error *err) {
+    if (!p || !out) return pc_fail(err, PC_ERR_ARG, "pc_predictor_widths: NULL argument");
+    if (PC_CHECK_RESULT_SIZE(err, pc_graph_widths, out)) return PC_ERR_ARG;
+    int node, cfg;
+    pc_gnn_raw_widths(p->m, &node, &cfg);
+    *out = pc_graph_widths_default();
+    out->kind = p->m->opts.kind;
+    out->node_feat_dim = node;
+    out->tile_config_dim = out->kind == PC_KIND_TILE ? cfg : 0;
+    out->layout_config_dim = out->kind == PC_KIND_LAYOUT ? cfg : 0;
+    out->num_opcodes = p->m->opts.num_opcodes;
+    return PC_OK;
+}
+
 int pc_predictor_members(const pc_predictor *p) { return 1 + p->m->n_members; }
 
 pc_status pc_predictor_set_tta(pc_predictor *p, int orderings, uint64_t seed, pc_error *err) {

@@ -21,6 +21,7 @@
 
 #include "common/util.h"
 #include "hlo/proto.h"
+#include "hlo/verify.h"
 #include "tpugraphs/opcode.h"
 #include "tuning.pb-c.h"
 
@@ -576,6 +577,62 @@ static char *copy_bytes_str(const uint8_t *p, size_t n) {
     return r;
 }
 
+/* ---- the verifier's rules (verify.c) on a decoded module ------------------- */
+
+/* Where an instruction id is: operands of a proto are module-wide ids. */
+typedef struct id_ref {
+    int64_t id;
+    int32_t comp, inst;
+} id_ref;
+
+typedef struct id_index {
+    const pc_hlo_module *m;
+    id_ref *v;
+    size_t n;
+} id_index;
+
+static int cmp_ref(const void *a, const void *b) {
+    int64_t x = ((const id_ref *)a)->id, y = ((const id_ref *)b)->id;
+    return (x > y) - (x < y);
+}
+
+static const pc_hlo_instruction *id_operand(void *user, const pc_hlo_computation *c,
+                                            int64_t id) {
+    (void)c;
+    const id_index *ix = user;
+    const id_ref key = {id, 0, 0};
+    const id_ref *r = ix->n ? bsearch(&key, ix->v, ix->n, sizeof *ix->v, cmp_ref) : NULL;
+    return r ? &ix->m->comp[r->comp].inst[r->inst] : NULL;
+}
+
+/* Every computation of m under the rules the text reader applies; the first
+ * broken one is an error naming the computation and the instruction. */
+static pc_status verify_module(conv_ctx *cx, const pc_hlo_module *m) {
+    size_t n = 0;
+    for (int32_t c = 0; c < m->n_comp; c++) n += (size_t)m->comp[c].n_inst;
+    id_index ix = {m, pc_malloc_array(n ? n : 1, sizeof(id_ref)), 0};
+    if (!ix.v) return nomem(cx);
+    for (int32_t c = 0; c < m->n_comp; c++)
+        for (int32_t i = 0; i < m->comp[c].n_inst; i++)
+            ix.v[ix.n++] = (id_ref){m->comp[c].inst[i].id, c, i};
+    qsort(ix.v, ix.n, sizeof *ix.v, cmp_ref);
+    pc_status st = PC_OK;
+    for (int32_t c = 0; c < m->n_comp && !st; c++) {
+        const pc_hlo_computation *comp = &m->comp[c];
+        pc_hlo_fault f;
+        int rc = pc_hlo_verify_computation(comp, id_operand, &ix, &f);
+        char nb1[PC_HLO_NAME_BUF], nb2[PC_HLO_NAME_BUF];
+        if (rc < 0) st = nomem(cx);
+        else if (rc > 0)
+            st = conv_fail(cx, PC_ERR_FORMAT, "computation '%s': instruction '%s' (id %lld): %s",
+                           pc_hlo_printable(comp->name, nb1),
+                           pc_hlo_printable(comp->inst[f.inst].name, nb2),
+                           (long long)comp->inst[f.inst].id, f.why);
+    }
+    free(ix.v);
+    return st;
+}
+
 /* An HloModuleProto's bytes -> IR, one computation at a time. */
 static pc_status decode_module(conv_ctx *cx, arena *ar, const uint8_t *b, size_t len,
                                pc_hlo_module **out) {
@@ -618,6 +675,7 @@ static pc_status decode_module(conv_ctx *cx, arena *ar, const uint8_t *b, size_t
         }
     }
     if (!st && !m->name && !(m->name = copy_bytes_str(NULL, 0))) goto oom;
+    if (!st) st = verify_module(cx, m);
     if (st) {
         pc_hlo_module_free(m);
         return st;

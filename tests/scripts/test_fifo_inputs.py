@@ -3,7 +3,8 @@
 
 Every command that reads a whole text or JSON file (HLO text and protos for
 import, roofline and rank; rank --configs; roofline --ops; model --config;
---chips-file; runs for validate and calibrate; a calibration file) is given a
+--chips-file; runs for validate and calibrate; a calibration file; the log
+plot train draws, text and --json) is given a
 FIFO with no writer: each must exit 1 within the timeout, naming the file and
 saying it is a FIFO, not a regular file. A hang is a failure (the child is
 killed after TIMEOUT seconds). Environment (tests/CMakeLists.txt): PERFCAST,
@@ -42,7 +43,7 @@ def main():
     os.makedirs(TMP)
     f = {}
     for name in ("prog.hlo", "prog.pb", "prog", "ops.txt", "configs.txt", "cfg.json",
-                 "chips.json", "runs.json", "calib.json"):
+                 "chips.json", "runs.json", "calib.json", "log.jsonl"):
         f[name] = os.path.join(TMP, name)
         os.mkfifo(f[name])
     out = os.path.join(TMP, "out")
@@ -71,10 +72,19 @@ def main():
                             os.path.join(TMP, "c.json")], f["runs.json"]),
         ("validate --calibration FIFO", ["validate", runs, "--calibration", f["calib.json"]],
          f["calib.json"]),
+        ("plot train FIFO", ["plot", "train", f["log.jsonl"], "--svg",
+                             os.path.join(TMP, "log.svg")], f["log.jsonl"]),
+        ("plot train FIFO --json", ["plot", "train", f["log.jsonl"], "--svg",
+                                    os.path.join(TMP, "log.svg"), "--json"], f["log.jsonl"]),
     ]
     for what, args, fifo in cases:
         refuses(what, args, fifo)
     expect(not os.path.exists(out) or not os.listdir(out), "import left files in %s" % out)
+    expect(not os.path.exists(os.path.join(TMP, "log.svg")), "plot train wrote an SVG")
+    p = subprocess.run([CLI, "plot", "train", TMP, "--svg", os.path.join(TMP, "d.svg")],
+                       capture_output=True, text=True, timeout=TIMEOUT)
+    expect(p.returncode == 1 and "%s: is a directory, expected a regular file" % TMP in p.stderr,
+           "plot train of a directory: exit %d %r" % (p.returncode, p.stderr))
     rc = report("whole-file readers: %d FIFO inputs refused without blocking" % len(cases))
     if rc == 0:
         shutil.rmtree(TMP, ignore_errors=True)

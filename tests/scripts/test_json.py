@@ -35,7 +35,7 @@ SCHEMA = {
     "info": None,  # a list: one object per file (see docs/json.md)
     "stats": {"dataset", "splits", "pruning"},
     "stats_prune": {"dataset", "splits", "pruning"},
-    "check": {"files", "ok", "with_problems", "problems", "results"},
+    "check": {"files", "ok", "with_problems", "problems", "model", "widths", "results"},
     "synth": {"out", "scale", "seed", "seconds", "collections"},
     "cache": {"out", "files", "built", "up_to_date", "failed", "collections", "failures"},
     "train": {"out", "collection", "metric", "runs", "summary", "log"},
