@@ -8,7 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #ifdef PC_HAVE_MPI
 #include <mpi.h>
@@ -115,10 +117,12 @@ static uint64_t fnv(uint64_t h, const void *p, size_t n) {
 
 /* "name=SIZE:HASH" of a file's content; "name=unreadable" when it cannot be read. */
 static void file_id(const char *name, const char *path, char *s, size_t cap) {
-    FILE *f = fopen(path, "rb");
+    /* non-blocking open: a FIFO named as a model must not hang the agreement */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     struct stat sb;
-    if (!f || fstat(fileno(f), &sb) || !S_ISREG(sb.st_mode)) {
-        if (f) fclose(f);
+    FILE *f = NULL;
+    if (fd < 0 || fstat(fd, &sb) || !S_ISREG(sb.st_mode) || !(f = fdopen(fd, "rb"))) {
+        if (fd >= 0) close(fd);
         snprintf(s, cap, "%s=unreadable", name);
         return;
     }
