@@ -122,11 +122,11 @@ static void test_model(void **state) {
     const char *reqs[] = {
         "{\"config\": \"llama3-8b\"}",
         "{\"preset\": \"llama3-8b\", \"seq\": \"4Ki\"}",
-        "{\"config\": {\"model_type\": \"llama\", \"hidden_size\": 4096, "
-        "\"intermediate_size\": 14336, \"num_attention_heads\": 32, \"num_key_value_heads\": 8, "
-        "\"num_hidden_layers\": 32, \"vocab_size\": 128256}}",
-        "{\"layers\": 32, \"d_model\": 4096, \"d_ff\": 14336, \"heads\": 32, \"kv_heads\": 8, "
-        "\"vocab\": 128256, \"batch_tokens\": 4096}"};
+        ("{\"config\": {\"model_type\": \"llama\", \"hidden_size\": 4096, "
+         "\"intermediate_size\": 14336, \"num_attention_heads\": 32, "
+         "\"num_key_value_heads\": 8, \"num_hidden_layers\": 32, \"vocab_size\": 128256}}"),
+        ("{\"layers\": 32, \"d_model\": 4096, \"d_ff\": 14336, \"heads\": 32, "
+         "\"kv_heads\": 8, \"vocab\": 128256, \"batch_tokens\": 4096}")};
     for (size_t i = 0; i < sizeof reqs / sizeof reqs[0]; i++) {
         cJSON *d = run_query(PC_QUERY_MODEL, reqs[i]);
         assert_true(num(d, "params.total") == total);
