@@ -1,9 +1,11 @@
 /*
- * Fuzz target: the queries' request reader and the roofline query
- * (pc_query_json, perfcast/query.h) on a request given as JSON text (keys that
- * name files are dropped: the target reads no file). Promises: a failure
- * comes with a message and no result; a result is a JSON object with finite,
- * non-negative total time and as many ops as asked for.
+ * Fuzz target: the queries' request reader and the queries (pc_query_json,
+ * perfcast/query.h) on a request given as JSON text: the roofline, or the
+ * query a "query" key names ({"query": "model", ...}); keys that name files
+ * are dropped (the target reads no file). Promises: a failure comes with a
+ * message and no result; a result is a JSON object (the roofline's with a
+ * finite, non-negative total time and an ops list; the model's with finite,
+ * non-negative parameter counts).
  */
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -19,25 +21,40 @@ PC_FUZZ_TARGET(query) {
     text[size] = 0;
     cJSON *req = cJSON_Parse(text);
     char *q = text;
+    int which = PC_QUERY_ROOFLINE;
     if (cJSON_IsObject(req)) {
         static const char *const files[] = {"hlo", "ops", "chips_file", "stage"};
         for (size_t i = 0; i < sizeof files / sizeof files[0]; i++)
             cJSON_DeleteItemFromObjectCaseSensitive(req, files[i]);
+        const cJSON *name = cJSON_GetObjectItemCaseSensitive(req, "query");
+        if (cJSON_IsString(name) && pc_query_parse(name->valuestring) >= 0)
+            which = pc_query_parse(name->valuestring);
+        cJSON_DeleteItemFromObjectCaseSensitive(req, "query");
+        const cJSON *cfg = cJSON_GetObjectItemCaseSensitive(req, "config");
+        if (cJSON_IsString(cfg) && strpbrk(cfg->valuestring, "/.")) /* a path */
+            cJSON_DeleteItemFromObjectCaseSensitive(req, "config");
         q = cJSON_PrintUnformatted(req);
     }
     char *res = (char *)1;
     pc_error err;
-    pc_status st = pc_query_json(PC_QUERY_ROOFLINE, q ? q : "", &res, &err);
+    pc_status st = pc_query_json((pc_query)which, q ? q : "", &res, &err);
     if (st != PC_OK) {
         check(err.msg[0] != '\0');
         check(res == NULL);
     } else {
         cJSON *doc = cJSON_Parse(res);
         check(cJSON_IsObject(doc));
-        const cJSON *total = cJSON_GetObjectItemCaseSensitive(doc, "total");
-        const cJSON *t = cJSON_GetObjectItemCaseSensitive(total, "time");
-        check(cJSON_IsNumber(t) && isfinite(t->valuedouble) && t->valuedouble >= 0);
-        check(cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(doc, "ops")));
+        if (which == PC_QUERY_ROOFLINE) {
+            const cJSON *total = cJSON_GetObjectItemCaseSensitive(doc, "total");
+            const cJSON *t = cJSON_GetObjectItemCaseSensitive(total, "time");
+            check(cJSON_IsNumber(t) && isfinite(t->valuedouble) && t->valuedouble >= 0);
+            check(cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(doc, "ops")));
+        } else if (which == PC_QUERY_MODEL) {
+            const cJSON *p = cJSON_GetObjectItemCaseSensitive(doc, "params");
+            for (const cJSON *x = p ? p->child : NULL; x; x = x->next)
+                check(cJSON_IsNumber(x) && isfinite(x->valuedouble) && x->valuedouble >= 0);
+            check(cJSON_IsObject(p));
+        }
         cJSON_Delete(doc);
     }
     pc_query_free(res);

@@ -5,6 +5,7 @@
     r = perfcast.rank("tile.safetensors", "demo/npz/tile/xla/valid/x.npz", top=5)
     perfcast.parse_count("8Ki")                                 # 8192 (docs/units.md)
     r = perfcast.roofline(hlo_text, chip="v5e", top=5)          # as `perfcast roofline --json`
+    m = perfcast.model("llama3-8b", seq="8Ki", chip="v5e")      # as `perfcast model --json`
 
 Results are plain dicts (and numpy arrays) with the fields of the matching
 `perfcast ... --json` output; failures raise perfcast.Error carrying the
@@ -20,7 +21,7 @@ import numpy as np
 from ._lib import Error, PcArray, PcError, check, enc, lib
 
 __all__ = ["Error", "version", "parse_count", "parse_bytes", "load_graph", "rank", "query",
-           "roofline"]
+           "roofline", "model"]
 
 # pc_dtype (perfcast/npz.h) -> numpy; F16 is converted to F32 by the reader
 _DTYPES = {0: np.bool_, 1: np.uint8, 2: np.int8, 3: np.uint16, 4: np.int16, 5: np.uint32,
@@ -203,3 +204,32 @@ def roofline(hlo=None, chip=None, *, matmul=None, op=None, ops=None, stage=None,
 
 def _path(p):
     return os.fspath(p) if p is not None else None
+
+
+def _config(config):
+    """A config for the model queries: a dict (a config.json's fields), a preset
+    name or a path."""
+    if config is None or isinstance(config, dict):
+        return config
+    if isinstance(config, bytes):
+        config = config.decode()
+    return _path(config)
+
+
+def model(config=None, **kw):
+    """Parameters, FLOPs per token, training memory and KV cache of a transformer,
+    as `perfcast model --json` (docs/json.md): {"model", "params",
+    "flops_per_token", "train_memory", "kv_cache", "weight_bytes", "chip",
+    "moe_critical_batch", "mfu"}.
+
+    config: a Hugging Face config.json as a dict, a built-in config name
+    ("llama3-8b", ...) or the path of a config.json; or none, with the model's
+    fields as keywords (layers=, d_model=, d_ff=, heads=, vocab=, ...), which
+    also override a config's. Keywords are the command's flags with '_' for
+    '-': seq="8Ki", batch_tokens="4M", remat="tensors:4", attention="causal",
+    weight_dtype="int8", kv_dtype, optimizer, chip="v5e" (MoE critical batch),
+    mfu_step_time=S with chips=N and batch_tokens, or gpu_hours=H with
+    tokens="15T" (MFU of a measured run)."""
+    if "chips_file" in kw:
+        kw["chips_file"] = _path(kw["chips_file"])
+    return query("model", kw, config=_config(config))

@@ -1,4 +1,5 @@
 /* Shared pieces of the analytic commands (public API only). */
+#include <cjson/cJSON.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -90,4 +91,19 @@ int pc_acli_parse_optimizer(const char *cmd, const char *v, pc_optimizer *out) {
     else
         return pc_cli_usage_error(cmd, "--optimizer '%s' unknown (adam, momentum, sgd)", v);
     return -1;
+}
+
+double pc_acli_jnum(const cJSON *o, const char *key) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsNumber(v) ? v->valuedouble : cJSON_IsTrue(v) ? 1 : cJSON_IsNull(v) ? NAN : 0;
+}
+
+long long pc_acli_jint(const cJSON *o, const char *key) {
+    double v = pc_acli_jnum(o, key);
+    return isfinite(v) && fabs(v) < 9e18 ? (long long)v : 0;
+}
+
+const char *pc_acli_jstr(const cJSON *o, const char *key) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsString(v) ? v->valuestring : "";
 }

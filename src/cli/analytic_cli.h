@@ -26,4 +26,12 @@ const char *pc_acli_count(double v, char *buf, size_t cap);
  * after naming the flag. */
 int pc_acli_parse_optimizer(const char *cmd, const char *v, pc_optimizer *out);
 
+/* Fields of a query's document (perfcast/query.h) for the text renderings: a number
+ * (true is 1; null, which JSON prints for inf/nan, is NAN; absent 0), the same as an
+ * integer (0 unless finite), a string ("" unless one). */
+struct cJSON;
+double pc_acli_jnum(const struct cJSON *o, const char *key);
+long long pc_acli_jint(const struct cJSON *o, const char *key);
+const char *pc_acli_jstr(const struct cJSON *o, const char *key);
+
 #endif

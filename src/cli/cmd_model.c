@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "analytic_cli.h"
+#include "perfcast/query.h"
 
 static void model_help(FILE *f) {
     fprintf(
@@ -102,51 +103,6 @@ static int parse_prec_opt(const char *flag, const char *v, pc_prec *out) {
     return -1;
 }
 
-static cJSON *cfg_json(const pc_tfm_cfg *m) {
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "name", m->name);
-    cJSON_AddStringToObject(o, "arch", m->arch);
-    cJSON_AddNumberToObject(o, "layers", (double)m->layers);
-    cJSON_AddNumberToObject(o, "d_model", (double)m->d_model);
-    cJSON_AddNumberToObject(o, "d_ff", (double)m->d_ff);
-    cJSON_AddNumberToObject(o, "heads", (double)m->heads);
-    cJSON_AddNumberToObject(o, "kv_heads", (double)m->kv_heads);
-    cJSON_AddNumberToObject(o, "head_dim", (double)m->head_dim);
-    cJSON_AddNumberToObject(o, "vocab", (double)m->vocab);
-    cJSON_AddNumberToObject(o, "positions", (double)m->positions);
-    cJSON_AddBoolToObject(o, "tied", m->tied);
-    cJSON_AddBoolToObject(o, "gated", m->gated);
-    cJSON_AddBoolToObject(o, "layernorm", m->layernorm);
-    cJSON_AddNumberToObject(o, "experts", (double)m->experts);
-    cJSON_AddNumberToObject(o, "experts_per_token", (double)m->experts_per_token);
-    cJSON_AddNumberToObject(o, "d_ff_expert", (double)m->d_ff_expert);
-    cJSON_AddNumberToObject(o, "shared_experts", (double)m->shared_experts);
-    cJSON_AddNumberToObject(o, "d_ff_shared", (double)m->d_ff_shared);
-    cJSON_AddNumberToObject(o, "moe_layers", (double)m->moe_layers);
-    cJSON_AddNumberToObject(o, "dense_layers", (double)(m->layers - m->moe_layers));
-    cJSON_AddNumberToObject(o, "first_dense_layers", (double)m->dense_layers);
-    cJSON_AddNumberToObject(o, "moe_every", (double)m->moe_every);
-    cJSON_AddNumberToObject(o, "mtp_layers", (double)m->mtp_layers);
-    if (m->kv_lora_rank > 0) {
-        cJSON *mla = cJSON_AddObjectToObject(o, "mla");
-        cJSON_AddNumberToObject(mla, "q_lora_rank", (double)m->q_lora_rank);
-        cJSON_AddNumberToObject(mla, "kv_lora_rank", (double)m->kv_lora_rank);
-        cJSON_AddNumberToObject(mla, "qk_nope_head_dim", (double)m->qk_nope_head_dim);
-        cJSON_AddNumberToObject(mla, "qk_rope_head_dim", (double)m->qk_rope_head_dim);
-        cJSON_AddNumberToObject(mla, "v_head_dim", (double)m->v_head_dim);
-    }
-    cJSON_AddNumberToObject(o, "sliding_window", (double)m->sliding_window);
-    cJSON_AddNumberToObject(o, "attn_chunk", (double)m->attn_chunk);
-    cJSON_AddNumberToObject(o, "local_layers", (double)m->local_layers);
-    cJSON_AddNumberToObject(o, "global_every", (double)m->global_every);
-    if (m->act[0]) cJSON_AddStringToObject(o, "hidden_act", m->act);
-    cJSON_AddBoolToObject(o, "attn_sink", m->attn_sink);
-    if (m->stated_params > 0) cJSON_AddNumberToObject(o, "stated_params", (double)m->stated_params);
-    cJSON_AddStringToObject(o, "weight_dtype", pc_prec_name(m->weight_prec));
-    if (m->note[0]) cJSON_AddStringToObject(o, "note", m->note);
-    return o;
-}
-
 /* MFU of a measured run: --mfu-step-time S --chips N, or --gpu-hours H --tokens T. */
 typedef struct mfu_args {
     double step, chips, hours, tokens;
@@ -165,13 +121,15 @@ static int parse_mfu_arg(int c, const char *v, mfu_args *a) {
         if (end == v || *end || !(x > 0) || !isfinite(x) || x > 1e9)
             return pc_cli_usage_error("model", "%s expects seconds > 0, got '%s'", flag, v);
     } else if (pc_parse_count(v, &x, &e) != PC_OK || !(x > 0) || x > 1e21) {
-        return pc_cli_usage_error("model", "%s expects a positive number (k/M/G/T decimal), got '%s'",
-                                  flag, v);
+        return pc_cli_usage_error(
+            "model", "%s expects a positive number (k/M/G/T decimal), got '%s'", flag, v);
     }
     if (c == O_CHIPS && (x != floor(x) || x > 1e9))
         return pc_cli_usage_error("model", "--chips expects a whole chip count, got '%s'", v);
-    *(c == O_STEP ? &a->step : c == O_CHIPS ? &a->chips : c == O_HOURS ? &a->hours : &a->tokens) =
-        x;
+    *(c == O_STEP    ? &a->step
+      : c == O_CHIPS ? &a->chips
+      : c == O_HOURS ? &a->hours
+                     : &a->tokens) = x;
     return -1;
 }
 
@@ -199,66 +157,6 @@ static int mfu_inputs(const mfu_args *a, double batch, const char *chip_s, doubl
                                            "--gpu-hours");
     }
     return -1;
-}
-
-static const char *attn_conv(pc_attn_flops a) {
-    return a == PC_ATTN_NONE     ? "6N, no attention (the book's rule)"
-           : a == PC_ATTN_CAUSAL ? "6N + 6 L N H T causal attention"
-                                 : "6N + 12 L N H T full attention";
-}
-
-static void add_mfu_json(cJSON *o, const pc_mfu *f, pc_attn_flops a, const char *remat_s,
-                         double step, double chips, double hours, double tokens) {
-    cJSON *j = cJSON_AddObjectToObject(o, "mfu");
-    cJSON_AddStringToObject(j, "convention", attn_conv(a));
-    cJSON_AddStringToObject(j, "attention", pc_attn_flops_name(a));
-    if (step > 0) {
-        cJSON_AddNumberToObject(j, "step_time", step);
-        cJSON_AddNumberToObject(j, "chips", chips);
-    } else {
-        cJSON_AddNumberToObject(j, "chip_hours", hours);
-    }
-    cJSON_AddNumberToObject(j, "tokens", tokens);
-    cJSON_AddNumberToObject(j, "flops_per_token", f->flops_per_token);
-    cJSON_AddNumberToObject(j, "model_flops", f->flops);
-    cJSON_AddNumberToObject(j, "achieved_flops_per_chip", f->achieved);
-    cJSON_AddNumberToObject(j, "peak_flops_per_chip", f->peak);
-    cJSON_AddNumberToObject(j, "mfu", f->mfu);
-    cJSON_AddStringToObject(j, "remat", remat_s);
-    cJSON_AddNumberToObject(j, "hfu", f->hfu);
-}
-
-static void print_moe(const pc_tfm_cfg *m, const pc_chip *chip, double moe_b,
-                      const pc_mem_opts *mo) {
-    double ek = (double)m->experts / (double)m->experts_per_token;
-    if (!chip) {
-        printf("MoE             E/k = %.3g: a MoE layer is compute-bound above a total batch of "
-               "B_crit x E/k tokens (--chip X for the number)\n",
-               ek);
-        return;
-    }
-    printf("MoE             compute-bound above a total batch of B_crit x E/k = %.0f x %.3g = "
-           "%.0f tokens on %s (%s weights, %s compute)\n",
-           moe_b / ek, ek, moe_b, chip->name, pc_prec_name(mo->weight_prec),
-           pc_prec_name(mo->act_prec));
-}
-
-static void print_mfu(const pc_mfu *f, const pc_chip *chip, pc_attn_flops a, const char *remat_s,
-                      const mfu_args *mf, const pc_mem_opts *mo) {
-    char x[64], y[64], z[64], t[64];
-    if (mf->step > 0)
-        printf("MFU             step %s x %.0f chips, %s tokens/step", pc_acli_time(mf->step, t,
-               sizeof t), mf->chips, pc_acli_count(f->flops / f->flops_per_token, x, sizeof x));
-    else
-        printf("MFU             %.4g chip-hours for %s tokens", mf->hours,
-               pc_acli_count(f->flops / f->flops_per_token, x, sizeof x));
-    printf(": model FLOPs %.4g/token (%s, no remat) = %.4g; achieved %s per chip of %s (%s %s)"
-           " -> MFU %.1f%%",
-           f->flops_per_token, attn_conv(a), f->flops, pc_acli_si(f->achieved, "FLOP/s", y, sizeof y),
-           pc_acli_si(f->peak, "FLOP/s", z, sizeof z), chip->name, pc_prec_name(mo->act_prec),
-           100 * f->mfu);
-    if (f->hfu > f->mfu) printf(", HFU %.1f%% (remat %s recomputed)", 100 * f->hfu, remat_s);
-    printf("\n");
 }
 
 /* ---------------- options ---------------- */
@@ -306,6 +204,7 @@ static const struct option model_opts[] = {{"config", required_argument, 0, O_CO
 /* What the command line asks perfcast model for. */
 typedef struct model_args {
     const char *preset, *chip, *chips_file, *config;
+    const char *remat_arg; /* --remat as given */
     mfu_args mf;
     double seq, batch, remat_k; /* batch: -1 when not given */
     int causal, no_attn, json, wdt_given;
@@ -334,6 +233,7 @@ static int parse_tokens_opt(model_args *a, int c, const char *v) {
 
 /* --remat none|big_matmuls|full|tensors:K */
 static int parse_remat(model_args *a, const char *v) {
+    a->remat_arg = v;
     if (!strncmp(v, "tensors:", 8) || !strncmp(v, "tensors=", 8)) {
         char *end;
         a->remat_k = strtod(v + 8, &end);
@@ -369,8 +269,8 @@ static int parse_attention(model_args *a, const char *v) {
 static int parse_field(model_args *a, int c, const char *v, char **argv) {
     long long n;
     if (c < O_LAYERS || c > O_SHARED || pc_cli_parse_i64(v, 0, 1LL << 40, &n))
-        return pc_cli_usage_error("model", "%s expects an integer >= 0, got '%s'",
-                                  argv[optind - 1], v ? v : "");
+        return pc_cli_usage_error("model", "%s expects an integer >= 0, got '%s'", argv[optind - 1],
+                                  v ? v : "");
     a->f[c] = n;
     return -1;
 }
@@ -446,332 +346,256 @@ static int model_parse(int argc, char **argv, model_args *a) {
     return -1;
 }
 
-/* ---------------- the model ---------------- */
+/* ---------------- the request ---------------- */
 
-/* The config.json, the preset, or a bare model the flags fill in. */
-static int model_source(const model_args *a, pc_tfm_cfg *m, pc_error *e) {
-    memset(m, 0, sizeof *m);
-    if (a->config) {
-        if (pc_tfm_load_hf(a->config, m, e) != PC_OK) return pc_cli_fail(e);
-    } else if (a->preset) {
-        if (pc_tfm_preset(a->preset, m, e) != PC_OK)
-            return pc_cli_usage_error("model", "%s", e->msg);
-    } else {
-        const long long *f = a->f;
-        if (f[O_LAYERS] < 0 || f[O_DMODEL] < 0 || f[O_HEADS] < 0 || f[O_VOCAB] < 0 ||
-            (f[O_DFF] < 0 && f[O_DFFE] < 0))
-            return pc_cli_usage_error("model", "give --config CONFIG.json, a --preset, or at least "
-                                               "--layers --d-model --d-ff --heads --vocab");
-        snprintf(m->name, sizeof m->name, "custom");
-        snprintf(m->arch, sizeof m->arch, "custom");
-        m->gated = 1;
-        m->weight_prec = PC_PREC_BF16;
+/* The flags as a model query (perfcast/query.h): the library computes, this prints. */
+static cJSON *model_request(const model_args *a) {
+    static const char *const fields[] = {
+        [O_LAYERS] = "layers",    [O_DMODEL] = "d_model",       [O_DFF] = "d_ff",
+        [O_HEADS] = "heads",      [O_KVH] = "kv_heads",         [O_HDIM] = "head_dim",
+        [O_VOCAB] = "vocab",      [O_EXP] = "experts",          [O_EXPK] = "experts_per_token",
+        [O_DFFE] = "d_ff_expert", [O_SHARED] = "shared_experts"};
+    cJSON *q = cJSON_CreateObject();
+    if (a->config) cJSON_AddStringToObject(q, "config", a->config);
+    if (a->preset) cJSON_AddStringToObject(q, "preset", a->preset);
+    for (int i = O_LAYERS; i <= O_SHARED; i++)
+        if (a->f[i] >= 0) cJSON_AddNumberToObject(q, fields[i], (double)a->f[i]);
+    if (a->tied >= 0) cJSON_AddBoolToObject(q, "tied", a->tied);
+    if (a->plain) cJSON_AddTrueToObject(q, "plain_mlp");
+    if (a->ln) cJSON_AddTrueToObject(q, "layernorm");
+    cJSON_AddNumberToObject(q, "seq", a->seq);
+    if (a->batch > 0) cJSON_AddNumberToObject(q, "batch_tokens", a->batch);
+    if (a->remat_arg) cJSON_AddStringToObject(q, "remat", a->remat_arg);
+    if (a->no_attn) cJSON_AddStringToObject(q, "attention", "none");
+    if (a->causal) cJSON_AddTrueToObject(q, "causal");
+    if (a->wdt_given) cJSON_AddStringToObject(q, "weight_dtype", pc_prec_name(a->mo.weight_prec));
+    cJSON_AddStringToObject(q, "grad_dtype", pc_prec_name(a->mo.grad_prec));
+    cJSON_AddStringToObject(q, "act_dtype", pc_prec_name(a->mo.act_prec));
+    cJSON_AddStringToObject(q, "kv_dtype", pc_prec_name(a->kv));
+    cJSON_AddStringToObject(q, "optimizer",
+                            a->mo.optimizer == PC_OPT_ADAM           ? "adam"
+                            : a->mo.optimizer == PC_OPT_SGD_MOMENTUM ? "momentum"
+                                                                     : "sgd");
+    if (a->mo.master_weights) cJSON_AddTrueToObject(q, "master_weights");
+    if (a->chip) cJSON_AddStringToObject(q, "chip", a->chip);
+    if (a->chips_file) cJSON_AddStringToObject(q, "chips_file", a->chips_file);
+    if (a->mf.step > 0) cJSON_AddNumberToObject(q, "mfu_step_time", a->mf.step);
+    if (a->mf.chips > 0) cJSON_AddNumberToObject(q, "chips", a->mf.chips);
+    if (a->mf.hours > 0) cJSON_AddNumberToObject(q, "gpu_hours", a->mf.hours);
+    if (a->mf.tokens > 0) cJSON_AddNumberToObject(q, "tokens", a->mf.tokens);
+    return q;
+}
+
+/* A failure of the query as the command reported it: the request (flags) at fault is a usage
+ * error, the MFU flags and the chip named by the command's own checks. */
+static int model_error(const model_args *a, const pc_error *e) {
+    static const char *const mine[] = {"'mfu_step_time'", "'gpu_hours'", "'chips'",
+                                       "unknown chip '"};
+    for (size_t k = 0; k < sizeof mine / sizeof mine[0]; k++) {
+        if (e->code != PC_ERR_ARG || strncmp(e->msg, mine[k], strlen(mine[k]))) continue;
+        double tokens, chip_s;
+        pc_chipdb *db = NULL;
+        const pc_chip *chip;
+        int rc = mfu_inputs(&a->mf, a->batch, a->chip, &tokens, &chip_s);
+        if (rc < 0) rc = pc_acli_open_chip("model", a->chips_file, a->chip, &db, &chip);
+        pc_chipdb_free(db);
+        if (rc >= 0) return rc;
     }
-    return -1;
+    if (e->code == PC_ERR_ARG ||
+        (e->code == PC_ERR_NOTFOUND && !strncmp(e->msg, "unknown preset", 14)))
+        return pc_cli_usage_error("model", "%s", e->msg);
+    return pc_cli_fail(e);
 }
 
-/* The field flags over the loaded model; returns whether any changed it. */
-static int model_apply_flags(const model_args *a, pc_tfm_cfg *m) {
-    const long long *f = a->f;
-    int changed = 0;
-    int derived_hd = m->heads > 0 && m->head_dim * m->heads == m->d_model; /* head_dim = D / N */
-#define OVR(opt, field)                                                                            \
-    if (f[opt] >= 0) m->field = (int64_t)f[opt], changed = 1
-    OVR(O_LAYERS, layers);
-    if (f[O_LAYERS] >= 0) m->moe_layers = 0, m->local_layers = 0; /* recounted from the patterns */
-    OVR(O_DMODEL, d_model);
-    OVR(O_DFF, d_ff);
-    OVR(O_HEADS, heads);
-    OVR(O_KVH, kv_heads);
-    OVR(O_HDIM, head_dim);
-    OVR(O_VOCAB, vocab);
-    OVR(O_EXP, experts);
-    OVR(O_EXPK, experts_per_token);
-    OVR(O_DFFE, d_ff_expert);
-    OVR(O_SHARED, shared_experts);
-#undef OVR
-    if ((f[O_DMODEL] >= 0 || f[O_HEADS] >= 0) && f[O_HDIM] < 0 && derived_hd) m->head_dim = 0;
-    if (a->tied >= 0) m->tied = a->tied, changed = 1;
-    if (a->plain) m->gated = 0, changed = 1;
-    if (a->ln) m->layernorm = 1, changed = 1;
-    return changed;
-}
-
-/* The model the command line describes, checked. Returns -1 or an exit code. */
-static int model_build(const model_args *a, pc_tfm_cfg *m) {
+/* Runs the query; the document in *doc, or the exit code. */
+static int model_query(const model_args *a, cJSON **doc) {
     pc_error e;
-    pc_error_clear(&e);
-    int rc;
-    if ((rc = model_source(a, m, &e)) >= 0) return rc;
-    int from_flags = !a->config && !a->preset;
-    int changed = model_apply_flags(a, m);
-    if (changed && !from_flags) {
-        size_t l = strlen(m->name);
-        snprintf(m->name + l, sizeof m->name - l, "%s", l + 10 < sizeof m->name ? " (edited)" : "");
+    char *res = NULL;
+    cJSON *req = model_request(a);
+    char *q = req ? cJSON_PrintUnformatted(req) : NULL;
+    cJSON_Delete(req);
+    if (!q) {
+        fprintf(stderr, "perfcast model: error: out of memory\n");
+        return PC_EXIT_FAIL;
     }
-    if (pc_tfm_check(m, &e) != PC_OK) {
-        if (from_flags || changed) return pc_cli_usage_error("model", "%s", e.msg);
-        return pc_cli_fail(&e);
-    }
-    return -1;
-}
-
-/* ---------------- the numbers ---------------- */
-
-/* Everything perfcast model reports. */
-typedef struct model_report {
-    pc_tfm_cfg m;
-    pc_mem_opts mo; /* with the tokens and remat of the command line */
-    pc_param_counts p;
-    pc_flop_counts fl;
-    pc_train_memory mem;
-    pc_mfu mfu;
-    double mfu_tokens, moe_b, kvb, kvs; /* mfu_tokens 0: no MFU asked for */
-    pc_attn_flops attn;
-    char remat_s[48];
-    const char *opt_s;
-    pc_chipdb *db;
-    const pc_chip *chip; /* NULL without --chip */
-} model_report;
-
-/* MFU flags, the chip, and the MFU; -1 to go on (free r->db), else the exit code. */
-static int model_chip_and_mfu(const model_args *a, model_report *r) {
-    pc_error e;
-    pc_error_clear(&e);
-    double mfu_cs;
-    int rc;
-    if ((rc = mfu_inputs(&a->mf, a->batch, a->chip, &r->mfu_tokens, &mfu_cs)) >= 0) return rc;
-    if (a->chip && (rc = pc_acli_open_chip("model", a->chips_file, a->chip, &r->db, &r->chip)) >= 0)
-        return rc;
-    r->attn = a->no_attn ? PC_ATTN_NONE : a->causal ? PC_ATTN_CAUSAL : PC_ATTN_FULL;
-    if (r->mfu_tokens > 0 && pc_tfm_mfu(&r->m, r->chip, r->mo.act_prec, a->seq, r->attn,
-                                          a->remat, r->mfu_tokens, mfu_cs, &r->mfu, &e) != PC_OK) {
-        pc_chipdb_free(r->db);
-        return pc_cli_fail(&e);
+    pc_status st = pc_query_json(PC_QUERY_MODEL, q, &res, &e);
+    cJSON_free(q);
+    if (st != PC_OK) return model_error(a, &e);
+    *doc = cJSON_Parse(res);
+    pc_query_free(res);
+    if (!*doc) {
+        fprintf(stderr, "perfcast model: error: out of memory\n");
+        return PC_EXIT_FAIL;
     }
     return -1;
 }
 
-/* Parameters, FLOPs, memory, MFU, KV cache; -1 to go on, else the exit code. */
-static int model_compute(const model_args *a, model_report *r) {
-    pc_error e;
-    pc_error_clear(&e);
-    pc_mem_opts *mo = &r->mo;
-    *mo = a->mo;
-    if (!a->wdt_given) mo->weight_prec = PC_PREC_BF16;
-    mo->tokens = a->batch > 0 ? a->batch : a->seq;
-    mo->remat = a->remat;
-    mo->remat_tensors = a->remat_k;
-    pc_tfm_params(&r->m, &r->p);
-    pc_tfm_flops(&r->m, a->no_attn ? 0 : a->seq, a->causal, a->remat, &r->fl);
-    if (pc_tfm_memory(&r->m, mo, &r->mem, &e) != PC_OK)
-        return pc_cli_usage_error("model", "%s", e.msg);
-    int rc = model_chip_and_mfu(a, r);
-    if (rc >= 0) return rc;
-    r->moe_b = r->chip ? pc_tfm_moe_critical_batch(&r->m, r->chip, mo->weight_prec, mo->act_prec)
-                       : 0;
-    r->kvb = pc_tfm_kv_bytes_per_token(&r->m, a->kv);
-    r->kvs = pc_tfm_kv_bytes_per_seq(&r->m, a->kv, a->seq);
-    if (a->remat == PC_REMAT_TENSORS)
-        snprintf(r->remat_s, sizeof r->remat_s, "tensors:%g", a->remat_k);
-    else
-        snprintf(r->remat_s, sizeof r->remat_s, "%s", pc_remat_name(a->remat));
-    r->opt_s = mo->optimizer == PC_OPT_ADAM           ? "adam"
-               : mo->optimizer == PC_OPT_SGD_MOMENTUM ? "momentum"
-                                                      : "sgd";
-    return -1;
-}
+/* ---------------- text, from the document ---------------- */
 
-/* ---------------- JSON ---------------- */
-
-static cJSON *params_json(const pc_param_counts *p) {
-    cJSON *jp = cJSON_CreateObject();
-    cJSON_AddNumberToObject(jp, "total", p->total);
-    cJSON_AddNumberToObject(jp, "active", p->active);
-    cJSON_AddNumberToObject(jp, "non_embedding", p->non_embedding);
-    cJSON_AddNumberToObject(jp, "matmul_active", p->matmul_active);
-    cJSON_AddNumberToObject(jp, "embedding", p->embedding);
-    cJSON_AddNumberToObject(jp, "unembedding", p->unembedding);
-    cJSON_AddNumberToObject(jp, "position", p->position);
-    cJSON_AddNumberToObject(jp, "attention", p->attention);
-    cJSON_AddNumberToObject(jp, "mlp", p->mlp);
-    cJSON_AddNumberToObject(jp, "mlp_active", p->mlp_active);
-    cJSON_AddNumberToObject(jp, "router", p->router);
-    cJSON_AddNumberToObject(jp, "norms", p->norms);
-    cJSON_AddNumberToObject(jp, "mtp", p->mtp);
-    return jp;
-}
-
-static cJSON *flops_json(const pc_flop_counts *fl, double seq, int causal) {
-    cJSON *jf = cJSON_CreateObject();
-    cJSON_AddNumberToObject(jf, "seq", seq);
-    cJSON_AddBoolToObject(jf, "causal", causal);
-    cJSON_AddNumberToObject(jf, "train", fl->train);
-    cJSON_AddNumberToObject(jf, "train_with_remat", fl->train_remat);
-    cJSON_AddNumberToObject(jf, "remat_extra", fl->remat_extra);
-    cJSON_AddNumberToObject(jf, "six_n", fl->six_n);
-    cJSON_AddNumberToObject(jf, "attention_train", 3 * fl->attention_fwd);
-    cJSON_AddNumberToObject(jf, "prefill", fl->prefill);
-    cJSON_AddNumberToObject(jf, "decode", fl->decode);
-    cJSON *js = cJSON_AddObjectToObject(jf, "forward_split");
-    cJSON_AddNumberToObject(js, "attn_proj", fl->fwd_attn_proj);
-    cJSON_AddNumberToObject(js, "dense_mlp", fl->fwd_dense_mlp);
-    cJSON_AddNumberToObject(js, "experts", fl->fwd_experts);
-    cJSON_AddNumberToObject(js, "shared_experts", fl->fwd_shared);
-    cJSON_AddNumberToObject(js, "router", fl->fwd_router);
-    cJSON_AddNumberToObject(js, "unembed", fl->fwd_unembed);
-    cJSON_AddNumberToObject(js, "attention_core", fl->attention_fwd);
-    cJSON_AddNumberToObject(js, "mtp", fl->fwd_mtp);
-    cJSON_AddNumberToObject(jf, "keys_global", fl->keys_global);
-    cJSON_AddNumberToObject(jf, "keys_local", fl->keys_local);
-    return jf;
-}
-
-static cJSON *memory_json(const model_report *r) {
-    cJSON *jm = cJSON_CreateObject();
-    cJSON_AddNumberToObject(jm, "tokens", r->mo.tokens);
-    cJSON_AddStringToObject(jm, "remat", r->remat_s);
-    cJSON_AddStringToObject(jm, "optimizer", r->opt_s);
-    cJSON_AddNumberToObject(jm, "weights", r->mem.weights);
-    cJSON_AddNumberToObject(jm, "grads", r->mem.grads);
-    cJSON_AddNumberToObject(jm, "optimizer_state", r->mem.optimizer);
-    cJSON_AddNumberToObject(jm, "activations", r->mem.activations);
-    cJSON_AddNumberToObject(jm, "total", r->mem.total);
-    cJSON_AddNumberToObject(jm, "act_elems_per_token_layer", r->mem.act_elems_per_token_layer);
-    return jm;
-}
-
-static void model_print_json(const model_args *a, const model_report *r) {
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddItemToObject(o, "model", cfg_json(&r->m));
-    cJSON_AddItemToObject(o, "params", params_json(&r->p));
-    cJSON_AddItemToObject(o, "flops_per_token", flops_json(&r->fl, a->seq, a->causal));
-    cJSON_AddItemToObject(o, "train_memory", memory_json(r));
-    cJSON *jk = cJSON_AddObjectToObject(o, "kv_cache");
-    cJSON_AddStringToObject(jk, "dtype", pc_prec_name(a->kv));
-    cJSON_AddNumberToObject(jk, "bytes_per_token", r->kvb);
-    cJSON_AddNumberToObject(jk, "bytes_per_sequence", r->kvs);
-    cJSON_AddNumberToObject(o, "weight_bytes", r->p.total * pc_prec_bytes(r->mo.weight_prec));
-    if (r->chip) cJSON_AddStringToObject(o, "chip", r->chip->name);
-    else cJSON_AddNullToObject(o, "chip"); /* one shape (docs/json.md) */
-    if (r->m.experts > 0 && r->chip) cJSON_AddNumberToObject(o, "moe_critical_batch", r->moe_b);
-    else cJSON_AddNullToObject(o, "moe_critical_batch");
-    if (r->mfu_tokens > 0)
-        add_mfu_json(o, &r->mfu, r->attn, r->remat_s, a->mf.step > 0 ? a->mf.step : 0,
-                     a->mf.chips, a->mf.hours, r->mfu_tokens);
-    else
-        cJSON_AddNullToObject(o, "mfu");
-    char *s = cJSON_Print(o);
-    if (s) puts(s);
-    free(s);
-    cJSON_Delete(o);
-}
-
-/* ---------------- text ---------------- */
+#define N(o, k) pc_acli_jnum(o, k)
+#define S(o, k) pc_acli_jstr(o, k)
+#define LL(o, k) pc_acli_jint(o, k)
 
 /* The shape line and the architecture lines under it. */
-static void print_config(const pc_tfm_cfg *m) {
-    printf("%s (%s): L=%lld D=%lld F=%lld N=%lld K=%lld H=%lld V=%lld", m->name, m->arch,
-           (long long)m->layers, (long long)m->d_model, (long long)m->d_ff, (long long)m->heads,
-           (long long)m->kv_heads, (long long)m->head_dim, (long long)m->vocab);
-    if (m->experts)
-        printf(" E=%lld k=%lld F_e=%lld", (long long)m->experts, (long long)m->experts_per_token,
-               (long long)m->d_ff_expert);
-    if (m->shared_experts)
-        printf(" shared=%lldx%lld", (long long)m->shared_experts, (long long)m->d_ff_shared);
+static void print_config(const cJSON *m) {
+    const char *act = S(m, "hidden_act");
+    const cJSON *mla = cJSON_GetObjectItemCaseSensitive(m, "mla");
+    long long heads = LL(m, "heads"), kvh = LL(m, "kv_heads");
+    printf("%s (%s): L=%lld D=%lld F=%lld N=%lld K=%lld H=%lld V=%lld", S(m, "name"), S(m, "arch"),
+           LL(m, "layers"), LL(m, "d_model"), LL(m, "d_ff"), heads, kvh, LL(m, "head_dim"),
+           LL(m, "vocab"));
+    if (LL(m, "experts"))
+        printf(" E=%lld k=%lld F_e=%lld", LL(m, "experts"), LL(m, "experts_per_token"),
+               LL(m, "d_ff_expert"));
+    if (LL(m, "shared_experts"))
+        printf(" shared=%lldx%lld", LL(m, "shared_experts"), LL(m, "d_ff_shared"));
     printf("\n  %s MLP%s%s%s, %s, %s embeddings, %s attention%s%s\n",
-           m->gated ? "gated" : "plain", m->act[0] ? " (" : "", m->act, m->act[0] ? ")" : "",
-           m->layernorm ? "LayerNorm" : "RMSNorm", m->tied ? "tied" : "untied",
-           m->kv_lora_rank > 0       ? "MLA"
-           : m->kv_heads == m->heads ? "MHA"
-           : m->kv_heads == 1        ? "MQA"
-                                     : "GQA",
-           m->positions ? ", learned positions" : "", m->attn_sink ? ", attention sinks" : "");
-    if (m->kv_lora_rank > 0)
+           N(m, "gated") ? "gated" : "plain", act[0] ? " (" : "", act, act[0] ? ")" : "",
+           N(m, "layernorm") ? "LayerNorm" : "RMSNorm", N(m, "tied") ? "tied" : "untied",
+           mla            ? "MLA"
+           : kvh == heads ? "MHA"
+           : kvh == 1     ? "MQA"
+                          : "GQA",
+           LL(m, "positions") ? ", learned positions" : "",
+           N(m, "attn_sink") ? ", attention sinks" : "");
+    if (mla)
         printf("  MLA: q_lora_rank %lld, kv_lora_rank %lld, qk nope %lld + rope %lld, v %lld; "
                "cache %lld values/token/layer\n",
-               (long long)m->q_lora_rank, (long long)m->kv_lora_rank,
-               (long long)m->qk_nope_head_dim, (long long)m->qk_rope_head_dim,
-               (long long)m->v_head_dim, (long long)(m->kv_lora_rank + m->qk_rope_head_dim));
-    if (m->experts)
-        printf("  layers: %lld MoE, %lld dense (F=%lld)%s\n", (long long)m->moe_layers,
-               (long long)(m->layers - m->moe_layers), (long long)m->d_ff,
-               m->mtp_layers ? "; + MTP module(s), see note" : "");
-    if (m->sliding_window > 0 || m->attn_chunk > 0)
+               LL(mla, "q_lora_rank"), LL(mla, "kv_lora_rank"), LL(mla, "qk_nope_head_dim"),
+               LL(mla, "qk_rope_head_dim"), LL(mla, "v_head_dim"),
+               LL(mla, "kv_lora_rank") + LL(mla, "qk_rope_head_dim"));
+    if (LL(m, "experts"))
+        printf("  layers: %lld MoE, %lld dense (F=%lld)%s\n", LL(m, "moe_layers"),
+               LL(m, "dense_layers"), LL(m, "d_ff"),
+               LL(m, "mtp_layers") ? "; + MTP module(s), see note" : "");
+    long long sw = LL(m, "sliding_window"), ch = LL(m, "attn_chunk");
+    if (sw > 0 || ch > 0)
         printf("  attention: %lld of %lld layers %s %lld tokens, the rest global\n",
-               (long long)m->local_layers, (long long)m->layers,
-               m->sliding_window > 0 ? "sliding window" : "chunked, chunk",
-               (long long)(m->sliding_window > 0 ? m->sliding_window : m->attn_chunk));
-    if (m->note[0]) printf("  note: %s\n", m->note);
+               LL(m, "local_layers"), LL(m, "layers"), sw > 0 ? "sliding window" : "chunked, chunk",
+               sw > 0 ? sw : ch);
+    if (S(m, "note")[0]) printf("  note: %s\n", S(m, "note"));
 }
 
-static void print_params(const pc_param_counts *p) {
+static void print_params(const cJSON *p) {
     char a[64], b[64], c1[64], d[64], e1[64];
     printf("parameters      total %s  active/token %s  non-embedding %s  in matmuls %s\n",
-           pc_acli_count(p->total, a, sizeof a), pc_acli_count(p->active, b, sizeof b),
-           pc_acli_count(p->non_embedding, c1, sizeof c1),
-           pc_acli_count(p->matmul_active, d, sizeof d));
+           pc_acli_count(N(p, "total"), a, sizeof a), pc_acli_count(N(p, "active"), b, sizeof b),
+           pc_acli_count(N(p, "non_embedding"), c1, sizeof c1),
+           pc_acli_count(N(p, "matmul_active"), d, sizeof d));
     printf("                embedding %s  unembedding %s  attention %s  MLP %s",
-           pc_acli_count(p->embedding, a, sizeof a), pc_acli_count(p->unembedding, b, sizeof b),
-           pc_acli_count(p->attention, c1, sizeof c1), pc_acli_count(p->mlp, d, sizeof d));
-    if (p->router > 0) printf("  router %s", pc_acli_count(p->router, a, sizeof a));
-    if (p->position > 0) printf("  positions %s", pc_acli_count(p->position, a, sizeof a));
-    if (p->mtp > 0) printf("  MTP %s", pc_acli_count(p->mtp, a, sizeof a));
-    printf("  norms %s\n", pc_acli_count(p->norms, e1, sizeof e1));
+           pc_acli_count(N(p, "embedding"), a, sizeof a),
+           pc_acli_count(N(p, "unembedding"), b, sizeof b),
+           pc_acli_count(N(p, "attention"), c1, sizeof c1),
+           pc_acli_count(N(p, "mlp"), d, sizeof d));
+    if (N(p, "router") > 0) printf("  router %s", pc_acli_count(N(p, "router"), a, sizeof a));
+    if (N(p, "position") > 0)
+        printf("  positions %s", pc_acli_count(N(p, "position"), a, sizeof a));
+    if (N(p, "mtp") > 0) printf("  MTP %s", pc_acli_count(N(p, "mtp"), a, sizeof a));
+    printf("  norms %s\n", pc_acli_count(N(p, "norms"), e1, sizeof e1));
 }
 
-static void print_flops(const pc_flop_counts *fl, double seq, int causal, const char *remat_s) {
+static void print_flops(const cJSON *fl, const char *remat_s) {
+    const cJSON *s = cJSON_GetObjectItemCaseSensitive(fl, "forward_split");
+    double seq = N(fl, "seq");
     printf("FLOPs/token     T=%.0f%s: train %.3g (matmuls %.3g + attention %.3g); 6N %.3g\n", seq,
-           causal ? " causal" : "", fl->train, 3 * fl->matmul, 3 * fl->attention_fwd, fl->six_n);
-    if (fl->remat_extra > 0)
+           N(fl, "causal") ? " causal" : "", N(fl, "train"), N(fl, "matmul_train"),
+           N(fl, "attention_train"), N(fl, "six_n"));
+    if (N(fl, "remat_extra") > 0)
         printf("                with remat %s: %.3g (+%.3g recomputed)\n", remat_s,
-               fl->train_remat, fl->remat_extra);
+               N(fl, "train_with_remat"), N(fl, "remat_extra"));
     printf("                prefill %.3g per prompt token, decode %.3g per token at context %.0f\n",
-           fl->prefill, fl->decode, seq);
+           N(fl, "prefill"), N(fl, "decode"), seq);
     printf("                forward split: attention proj %.3g, dense MLP %.3g, experts %.3g, "
            "shared %.3g, router %.3g, unembed %.3g, attention core %.3g\n",
-           fl->fwd_attn_proj, fl->fwd_dense_mlp, fl->fwd_experts, fl->fwd_shared, fl->fwd_router,
-           fl->fwd_unembed, fl->attention_fwd);
+           N(s, "attn_proj"), N(s, "dense_mlp"), N(s, "experts"), N(s, "shared_experts"),
+           N(s, "router"), N(s, "unembed"), N(s, "attention_core"));
 }
 
 /* Training memory and the KV cache. */
-static void print_memory(const model_args *a, const model_report *r) {
-    const pc_mem_opts *mo = &r->mo;
-    const pc_train_memory *mem = &r->mem;
+static void print_memory(const cJSON *mem, const cJSON *kv, double seq) {
     char x[64], y[64], z[64], w[64], t[64], g[64];
+    double kvb = N(kv, "bytes_per_token"), kvs = N(kv, "bytes_per_sequence");
     printf("train memory    %.0f tokens, remat %s, %s: weights %s (%s), grads %s (%s), optimizer "
            "%s, activations %s; total %s\n",
-           mo->tokens, r->remat_s, r->opt_s, pc_acli_si(mem->weights, "B", x, sizeof x),
-           pc_prec_name(mo->weight_prec), pc_acli_si(mem->grads, "B", y, sizeof y),
-           pc_prec_name(mo->grad_prec), pc_acli_si(mem->optimizer, "B", z, sizeof z),
-           pc_acli_si(mem->activations, "B", w, sizeof w),
-           pc_acli_si(mem->total, "B", t, sizeof t));
-    printf("KV cache        %.0f bytes/token (%s), %s per %.0f-token sequence%s\n", r->kvb,
-           pc_prec_name(a->kv), pc_acli_si(r->kvs, "B", g, sizeof g), a->seq,
-           r->kvs < r->kvb * a->seq ? " (windows cap local layers)" : "");
+           N(mem, "tokens"), S(mem, "remat"), S(mem, "optimizer"),
+           pc_acli_si(N(mem, "weights"), "B", x, sizeof x), S(mem, "weight_dtype"),
+           pc_acli_si(N(mem, "grads"), "B", y, sizeof y), S(mem, "grad_dtype"),
+           pc_acli_si(N(mem, "optimizer_state"), "B", z, sizeof z),
+           pc_acli_si(N(mem, "activations"), "B", w, sizeof w),
+           pc_acli_si(N(mem, "total"), "B", t, sizeof t));
+    printf("KV cache        %.0f bytes/token (%s), %s per %.0f-token sequence%s\n", kvb,
+           S(kv, "dtype"), pc_acli_si(kvs, "B", g, sizeof g), seq,
+           kvs < kvb * seq ? " (windows cap local layers)" : "");
 }
 
-static void model_print_text(const model_args *a, const model_report *r) {
-    print_config(&r->m);
-    print_params(&r->p);
-    print_flops(&r->fl, a->seq, a->causal, r->remat_s);
-    print_memory(a, r);
-    if (r->m.experts > 0) print_moe(&r->m, r->chip, r->moe_b, &r->mo);
-    if (r->mfu_tokens > 0) print_mfu(&r->mfu, r->chip, r->attn, r->remat_s, &a->mf, &r->mo);
+static void print_moe(const cJSON *doc, const cJSON *m, const cJSON *mem) {
+    double ek = N(m, "experts") / N(m, "experts_per_token");
+    const char *chip = S(doc, "chip");
+    if (!chip[0]) {
+        printf("MoE             E/k = %.3g: a MoE layer is compute-bound above a total batch of "
+               "B_crit x E/k tokens (--chip X for the number)\n",
+               ek);
+        return;
+    }
+    double moe_b = N(doc, "moe_critical_batch");
+    printf("MoE             compute-bound above a total batch of B_crit x E/k = %.0f x %.3g = "
+           "%.0f tokens on %s (%s weights, %s compute)\n",
+           moe_b / ek, ek, moe_b, chip, S(mem, "weight_dtype"), S(mem, "act_dtype"));
+}
+
+static void print_mfu(const cJSON *doc, const cJSON *f, const cJSON *mem) {
+    char x[64], y[64], z[64], t[64];
+    double fpt = N(f, "flops_per_token"), flops = N(f, "model_flops");
+    double mfu = N(f, "mfu"), hfu = N(f, "hfu");
+    if (cJSON_GetObjectItemCaseSensitive(f, "step_time"))
+        printf("MFU             step %s x %.0f chips, %s tokens/step",
+               pc_acli_time(N(f, "step_time"), t, sizeof t), N(f, "chips"),
+               pc_acli_count(flops / fpt, x, sizeof x));
+    else
+        printf("MFU             %.4g chip-hours for %s tokens", N(f, "chip_hours"),
+               pc_acli_count(flops / fpt, x, sizeof x));
+    printf(": model FLOPs %.4g/token (%s, no remat) = %.4g; achieved %s per chip of %s (%s %s)"
+           " -> MFU %.1f%%",
+           fpt, S(f, "convention"), flops,
+           pc_acli_si(N(f, "achieved_flops_per_chip"), "FLOP/s", y, sizeof y),
+           pc_acli_si(N(f, "peak_flops_per_chip"), "FLOP/s", z, sizeof z), S(doc, "chip"),
+           S(mem, "act_dtype"), 100 * mfu);
+    if (hfu > mfu) printf(", HFU %.1f%% (remat %s recomputed)", 100 * hfu, S(f, "remat"));
+    printf("\n");
+}
+
+static void model_print_text(const cJSON *doc) {
+    const cJSON *m = cJSON_GetObjectItemCaseSensitive(doc, "model");
+    const cJSON *fl = cJSON_GetObjectItemCaseSensitive(doc, "flops_per_token");
+    const cJSON *mem = cJSON_GetObjectItemCaseSensitive(doc, "train_memory");
+    const cJSON *mfu = cJSON_GetObjectItemCaseSensitive(doc, "mfu");
+    print_config(m);
+    print_params(cJSON_GetObjectItemCaseSensitive(doc, "params"));
+    print_flops(fl, S(mem, "remat"));
+    print_memory(mem, cJSON_GetObjectItemCaseSensitive(doc, "kv_cache"), N(fl, "seq"));
+    if (N(m, "experts") > 0) print_moe(doc, m, mem);
+    if (cJSON_IsObject(mfu)) print_mfu(doc, mfu, mem);
 }
 
 int pc_cmd_model(int argc, char **argv) {
     model_args a;
-    model_report r;
     int rc;
-    memset(&r, 0, sizeof r);
-    if ((rc = model_parse(argc, argv, &a)) >= 0 || (rc = model_build(&a, &r.m)) >= 0 ||
-        (rc = model_compute(&a, &r)) >= 0)
-        return rc;
-    if (a.json)
-        model_print_json(&a, &r);
-    else
-        model_print_text(&a, &r);
-    pc_chipdb_free(r.db);
+    if ((rc = model_parse(argc, argv, &a)) >= 0) return rc;
+    const long long *f = a.f;
+    if (!a.config && !a.preset &&
+        (f[O_LAYERS] < 0 || f[O_DMODEL] < 0 || f[O_HEADS] < 0 || f[O_VOCAB] < 0 ||
+         (f[O_DFF] < 0 && f[O_DFFE] < 0)))
+        return pc_cli_usage_error("model", "give --config CONFIG.json, a --preset, or at least "
+                                           "--layers --d-model --d-ff --heads --vocab");
+    cJSON *doc = NULL;
+    if ((rc = model_query(&a, &doc)) >= 0) return rc;
+    if (a.json) {
+        char *s = cJSON_Print(doc);
+        if (s) puts(s);
+        free(s);
+    } else {
+        model_print_text(doc);
+    }
+    cJSON_Delete(doc);
     return PC_EXIT_OK;
 }

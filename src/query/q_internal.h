@@ -8,6 +8,7 @@
 
 /* Each runs its query on the request text and sets *out to the document. */
 pc_status pc_q_roofline(const char *request, cJSON **out, pc_error *err);
+pc_status pc_q_model(const char *request, cJSON **out, pc_error *err);
 
 /* request.c: the chip database (built-ins plus chips_file when not NULL) and the chip
  * called name in it; messages name the request keys 'chip' and 'chips_file'. */

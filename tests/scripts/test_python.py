@@ -203,6 +203,61 @@ def test_roofline():
         expect("unknown key 'tpo'" in e.message, "unknown key: %s" % e.message)
 
 
+def flags(kw):
+    """Keywords as the command's flags."""
+    out = []
+    for k, v in kw.items():
+        out += ["--" + k.replace("_", "-")] + ([] if v is True else [str(v)])
+    return out
+
+
+def raises(fn, kw, needle, what):
+    try:
+        fn(**kw)
+        FAILS.append("%s(%s) did not raise" % (what, kw))
+    except perfcast.Error as e:
+        expect(needle in e.message, "%s error %r in: %s" % (what, needle, e.message))
+
+
+def test_model():
+    presets = run("model", "--list-presets").stdout.split()
+    expect(len(presets) >= 9, "presets: %s" % presets)
+    for name in presets:
+        same(perfcast.model(name), cli_json("model", "--config", name), "model " + name)
+    gpt2 = {"model_type": "gpt2", "n_embd": 768, "n_head": 12, "n_layer": 12,
+            "vocab_size": 50257, "n_positions": 1024}
+    path = os.path.join(TMP, "gpt2_config.json")
+    with open(path, "w") as f:
+        json.dump(gpt2, f)
+    cli = cli_json("model", "--config", path, "--seq", "1024", "--causal")
+    same(perfcast.model(path, seq=1024, causal=True), cli, "model config path")
+    py = perfcast.model(gpt2, seq="1Ki", attention="causal")
+    expect(py["model"]["name"] == "config", "a dict config is named 'config'")
+    if cli:
+        cli["model"]["name"] = "config"
+    same(py, cli, "model config dict")
+    for name, kw in (("llama3-70b", {"batch_tokens": "4M", "remat": "tensors:4",
+                                     "kv_dtype": "int8"}),
+                     ("mixtral-8x7b", {"chip": "v5e", "weight_dtype": "int8",
+                                       "optimizer": "momentum", "master_weights": True}),
+                     ("llama2-13b", {"chip": "v5p", "mfu_step_time": 0.3, "chips": 64,
+                                     "batch_tokens": "4M", "remat": "full"}),
+                     ("llama3-70b", {"chip": "h100", "gpu_hours": 3.93e6, "tokens": "15T",
+                                     "attention": "none"}),
+                     ("llama3-8b", {"layers": 16, "kv_heads": 4, "tied": True})):
+        same(perfcast.model(name, **kw), cli_json("model", "--config", name, *flags(kw)),
+             "model %s %s" % (name, kw))
+    fields = {"layers": 2, "d_model": 64, "d_ff_expert": 128, "experts": 4,
+              "experts_per_token": 2, "heads": 4, "vocab": 100, "plain_mlp": True}
+    same(perfcast.model(**fields), cli_json("model", *flags(fields)), "model from fields")
+    raises(perfcast.model, {"config": "llama9"}, "unknown preset 'llama9'", "model")
+    raises(perfcast.model, {"config": "gpt2", "remat": "most"}, "'remat'", "model")
+    raises(perfcast.model, {"config": "gpt2", "kv_heads": 5}, "must divide", "model")
+    raises(perfcast.model, {"config": os.path.join(TMP, "missing.json")}, "missing.json",
+           "model")
+    raises(perfcast.model, {"config": "gpt2", "sq": 8}, "did you mean 'seq'", "model")
+
+
 if __name__ == "__main__":
-    run_checks([test_version_units, test_load_graph, test_rank, test_roofline])
+    run_checks([test_version_units, test_load_graph, test_rank, test_roofline, test_model])
     sys.exit(report("python package: ok"))

@@ -16,10 +16,10 @@
 
 #include "perfcast/query.h"
 
-static cJSON *roofline(const char *request) {
+static cJSON *run_query(pc_query q, const char *request) {
     char *res = NULL;
     pc_error e;
-    pc_status st = pc_query_json(PC_QUERY_ROOFLINE, request, &res, &e);
+    pc_status st = pc_query_json(q, request, &res, &e);
     if (st != PC_OK) fprintf(stderr, "%s\n", e.msg);
     assert_int_equal(st, PC_OK);
     assert_non_null(res);
@@ -28,6 +28,8 @@ static cJSON *roofline(const char *request) {
     assert_non_null(doc);
     return doc;
 }
+
+static cJSON *roofline(const char *request) { return run_query(PC_QUERY_ROOFLINE, request); }
 
 static double num(const cJSON *o, const char *path) {
     char key[64];
@@ -75,13 +77,17 @@ static void test_hlo_text(void **state) {
     cJSON_Delete(d);
 }
 
-static void fails(const char *request, const char *needle) {
+static void fails_q(pc_query q, const char *request, const char *needle) {
     char *res = (char *)"x";
     pc_error e;
-    assert_int_not_equal(pc_query_json(PC_QUERY_ROOFLINE, request, &res, &e), PC_OK);
+    assert_int_not_equal(pc_query_json(q, request, &res, &e), PC_OK);
     assert_null(res);
     if (!strstr(e.msg, needle)) fprintf(stderr, "'%s' not in: %s\n", needle, e.msg);
     assert_non_null(strstr(e.msg, needle));
+}
+
+static void fails(const char *request, const char *needle) {
+    fails_q(PC_QUERY_ROOFLINE, request, needle);
 }
 
 static void test_errors(void **state) {
@@ -106,11 +112,61 @@ static void test_errors(void **state) {
     pc_query_free(NULL);
 }
 
+/* LLaMA-3 8B (its config.json: L 32, D 4096, F 14336, 32 heads, 8 KV heads of 128, vocab
+ * 128256, untied): the parameter count from the shapes, 6N, KV bytes, Adam memory. */
+static void test_model(void **state) {
+    (void)state;
+    const double L = 32, D = 4096, F = 14336, N = 32, K = 8, H = 128, V = 128256;
+    const double attn = D * N * H + 2 * D * K * H + N * H * D, mlp = 3 * D * F;
+    const double total = 2 * V * D + L * (attn + mlp + 2 * D) + D;
+    const char *reqs[] = {
+        "{\"config\": \"llama3-8b\"}",
+        "{\"preset\": \"llama3-8b\", \"seq\": \"4Ki\"}",
+        ("{\"config\": {\"model_type\": \"llama\", \"hidden_size\": 4096, "
+         "\"intermediate_size\": 14336, \"num_attention_heads\": 32, "
+         "\"num_key_value_heads\": 8, \"num_hidden_layers\": 32, \"vocab_size\": 128256}}"),
+        ("{\"layers\": 32, \"d_model\": 4096, \"d_ff\": 14336, \"heads\": 32, "
+         "\"kv_heads\": 8, \"vocab\": 128256, \"batch_tokens\": 4096}")};
+    for (size_t i = 0; i < sizeof reqs / sizeof reqs[0]; i++) {
+        cJSON *d = run_query(PC_QUERY_MODEL, reqs[i]);
+        assert_true(num(d, "params.total") == total);
+        assert_true(num(d, "flops_per_token.six_n") == 6 * num(d, "params.active"));
+        assert_true(num(d, "flops_per_token.seq") == 4096);
+        assert_true(num(d, "kv_cache.bytes_per_token") == 2 * L * K * H * 2); /* K and V, bf16 */
+        assert_true(num(d, "kv_cache.bytes_per_sequence") == 2 * L * K * H * 2 * 4096);
+        /* bf16 weights and grads, Adam's two fp32 moments */
+        assert_true(num(d, "train_memory.weights") == 2 * total);
+        assert_true(num(d, "train_memory.optimizer_state") == 8 * total);
+        assert_true(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(d, "mfu")));
+        cJSON_Delete(d);
+    }
+    /* MFU of 0.3 s steps of 4M tokens on 64 v5p (459 TFLOP/s bf16): 6 x the matmul
+     * parameters (no attention) per token over 64 x 0.3 chip-seconds */
+    cJSON *d = run_query(PC_QUERY_MODEL, "{\"config\": \"llama3-8b\", \"chip\": \"v5p\", "
+                                         "\"mfu_step_time\": 0.3, \"chips\": 64, "
+                                         "\"batch_tokens\": \"4M\", \"attention\": \"none\"}");
+    double want = 6 * num(d, "params.matmul_active") * 4e6 / (64 * 0.3) / 459e12;
+    assert_true(fabs(num(d, "mfu.mfu") - want) <= 1e-12 * want);
+    cJSON_Delete(d);
+    fails_q(PC_QUERY_MODEL, "{\"config\": \"llama9\"}", "unknown preset 'llama9'");
+    fails_q(PC_QUERY_MODEL, "{\"config\": \"gpt2\", \"sq\": 1}", "did you mean 'seq'");
+    fails_q(PC_QUERY_MODEL, "{\"config\": \"gpt2\", \"remat\": \"most\"}", "'remat'");
+    fails_q(PC_QUERY_MODEL, "{\"config\": \"gpt2\", \"seq\": 0}", "'seq'");
+    fails_q(PC_QUERY_MODEL, "{\"config\": \"gpt2\", \"kv_heads\": 5}", "kv_heads");
+    fails_q(PC_QUERY_MODEL, "{\"config\": \"gpt2\", \"chip\": \"v5x\"}", "unknown chip");
+    fails_q(PC_QUERY_MODEL, "{\"config\": \"gpt2\", \"gpu_hours\": 1}", "'tokens'");
+    fails_q(PC_QUERY_MODEL, "{\"config\": 3}", "'config'");
+    fails_q(PC_QUERY_MODEL, "{\"layers\": 2}", "'layers'");
+    fails_q(PC_QUERY_MODEL, "{\"config\": \"/nonexistent/c.json\"}", "/nonexistent/c.json");
+    assert_int_equal(pc_query_parse("model"), PC_QUERY_MODEL);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_matmul),
         cmocka_unit_test(test_hlo_text),
         cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_model),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
