@@ -83,7 +83,7 @@ static void train_help(FILE *f) {
             "                      (layout configs: layout copies forced), steps (tile\n"
             "                      configs: grid steps of the output tile over the kernel's\n"
             "                      output), all (pad, dims, layout) or none (default: all\n"
-            "                      for layout, none for tile)\n"
+            "                      for layout, steps for tile)\n"
             "  --gst               Graph Segment Training (layout): segments, a historical\n"
             "                      embedding table and stale-embedding dropout\n"
             "  --segments M        contiguous (default), splits (node_splits) or metis\n"

@@ -220,7 +220,8 @@ def options_tests(data):
     expect(m is not None and m.group(1) == b"3", "--encode pad,dims records 3: %r" % m)
     m = enc("lopt_9.st")
     expect(m is not None and m.group(1) == b"31", "--encode all,roofline,mismatch: %r" % m)
-    expect(enc("opt_6.st") is None, "tile has no encoding by default")
+    m = enc("opt_6.st")
+    expect(m is not None and m.group(1) == b"32", "tile encodes steps by default: %r" % m)
     memory_tests(data)
     p = run("train", "--data", data, "--collection", "tile:xla", "--out",
             os.path.join(TMP, "tilegst.st"), "--gst")
@@ -293,7 +294,8 @@ def budget_tests(data):
     for args, needle in (
             (["--collection", "layout:xla:random", "--cfg-attention", "3"],
              "--cfg-attention (3) must divide the width of what the attention mixes, 128 here"),
-            (["--collection", "tile:xla", "--cfg-attention", "4", "--join", "late"],
+            (["--collection", "tile:xla", "--cfg-attention", "4", "--join", "late",
+              "--encode", "none"],
              "join early makes it 64); heads up to 16 that fit: 1, "),
             (["--collection", "tile:xla", "--collapse-chains"],
              "--collapse-chains needs pruning (--prune-hops >= 1"),
