@@ -305,16 +305,17 @@ static void test_tile_steps(void **state) {
     pc_encode_tile_root(&g, ext);
     float want_ext[6] = {100, 384, 7, -1, -1, -1};
     for (int i = 0; i < 6; i++) assert_float_equal(ext[i], want_ext[i], 0);
-    static const float ob[C][6] = {{32, 128, 7}, {256, 512, 8}, {50}, {-1, -1, -1}, {10, 128, 7, 2}};
+    static const float ob[C][6] = {
+        {32, 128, 7}, {256, 512, 8}, {50}, {-1, -1, -1}, {10, 128, 7, 2}};
     float cf[C * PC_TILE_CONFIG_DIM] = {0}, y[C * W];
     for (int c = 0; c < C; c++)
         for (int i = 0; i < 6; i++) cf[c * PC_TILE_CONFIG_DIM + 8 + i] = ob[c][i];
     static const float want[C][PC_ENCODE_STEPS_COLS] = {
-        {4, 3, 1, -1, -1, -1, 12, 0.125f},       /* 100/32 -> 4 steps, the last 4/32 full */
-        {1, 1, 1, -1, -1, -1, 1, 0.390625f},     /* tiles beyond the extent: 100/256 */
-        {2, -1, -1, -1, -1, -1, 2, 1},           /* a rank-1 tile: one dim counts */
-        {-1, -1, -1, -1, -1, -1, -1, -1},        /* -1 tiles: nothing counts */
-        {10, 3, 1, -1, -1, -1, 30, 1}};          /* a 4th tile dim beyond the root's rank */
+        {4, 3, 1, -1, -1, -1, 12, 0.125f},   /* 100/32 -> 4 steps, the last 4/32 full */
+        {1, 1, 1, -1, -1, -1, 1, 0.390625f}, /* tiles beyond the extent: 100/256 */
+        {2, -1, -1, -1, -1, -1, 2, 1},       /* a rank-1 tile: one dim counts */
+        {-1, -1, -1, -1, -1, -1, -1, -1},    /* -1 tiles: nothing counts */
+        {10, 3, 1, -1, -1, -1, 30, 1}};      /* a 4th tile dim beyond the root's rank */
     pc_encode_opts o = pc_encode_opts_none();
     o.steps = 1;
     pc_error e;
