@@ -15,6 +15,7 @@ imports this file. Needs only numpy.
     y = encode_node(node_feat, 8, graph={"op": node_opcode, "edges": edge_index})
     y = encode_configs(lay.reshape(-1, 18), "layout", 16,
                        graph={"feat": node_feat, "edges": edge_index, "cfg_ids": node_config_ids})
+    y = encode_configs(config_feat, "tile", 32, graph={"feat": node_feat})  # + 8 steps cols
 
 Everything is vectorised over rows (loops only over the 6 slots), so ~1e6
 rows take a few seconds. Inputs are float32 (anything else is converted);
@@ -40,10 +41,11 @@ Places where the spec leaves room and encode.c was read to settle it
 """
 import numpy as np
 
-BITS = {"pad": 1, "dims": 2, "layout": 4, "roofline": 8, "mismatch": 16}
-KNOWN = 31
+BITS = {"pad": 1, "dims": 2, "layout": 4, "roofline": 8, "mismatch": 16, "steps": 32}
+KNOWN = 63
 ROOF_COLS = 5
 MISMATCH_COLS = 3
+STEPS_COLS = 8
 
 NODE_DIM = 140
 TILE_DIM = 24
@@ -65,7 +67,7 @@ NF_LAYOUT = 134
 
 _NAMES = {"pad": "pad", "pad_minus1": "pad", "dims": "dims", "dim_encodings": "dims",
           "layout": "layout", "layout_categories": "layout", "roofline": "roofline",
-          "mismatch": "mismatch"}
+          "mismatch": "mismatch", "steps": "steps"}
 
 
 def bits_from_names(spec):
@@ -85,8 +87,8 @@ def bits_from_names(spec):
         elif name in _NAMES:
             bits |= BITS[_NAMES[name]]
         else:
-            raise ValueError("unknown encoding %r (pad, dims, layout, roofline, mismatch, all, "
-                             "none)" % name)
+            raise ValueError("unknown encoding %r (pad, dims, layout, roofline, mismatch, steps, "
+                             "all, none)" % name)
     return bits
 
 
@@ -199,9 +201,10 @@ def node_width(bits, in_dim=NODE_DIM):
 
 def tile_width(bits, in_dim=TILE_DIM):
     _, dims, _ = _bits(bits)
-    if in_dim <= 0 or (dims and in_dim < TILE_DIM):
+    steps = bool(bits_from_names(bits) & 32)
+    if in_dim <= 0 or ((dims or steps) and in_dim < TILE_DIM):
         return -1
-    return in_dim + TILE_DIM_COLS * dims
+    return in_dim + TILE_DIM_COLS * dims + STEPS_COLS * steps
 
 
 def layout_width(bits, in_dim=LAYOUT_DIM):
@@ -261,8 +264,40 @@ def encode_node(x, bits, graph=None):
     return y
 
 
-def encode_tile(x, bits):
-    """Tile config features (rows, >=24) -> (rows, tile_width), as pc_encode_tile."""
+def tile_root(feat):
+    """The kernel root's output extents (6,), -1 where absent (encode.h, steps block):
+    slots 21.. of the last row whose column 0 is 1 (else the last row), up to its rank."""
+    feat = _as2d(feat, "node_feat")
+    marked = np.nonzero(feat[:, 0] == 1.0)[0]
+    row = feat[marked[-1] if len(marked) else len(feat) - 1][None]
+    k = int(min(node_rank(row)[0], NSLOT))
+    ext = np.full(NSLOT, -1.0)
+    d = row[0, NF_SHAPE_DIMS:NF_SHAPE_DIMS + k].astype(np.float64)
+    ext[:k] = np.where(d >= 0, d, -1.0)
+    return ext
+
+
+def tile_steps(x, ext):
+    """The 8 steps columns of tile rows x (rows, >=24) for root extents ext (6,)."""
+    t = x[:, 8:8 + NSLOT].astype(np.float64)
+    e = np.broadcast_to(np.asarray(ext, dtype=np.float64), t.shape)
+    ok = (t > 0) & (e >= 0)
+    ts = np.where(ok, t, 1.0)
+    s = np.where(ok, np.ceil(e / ts), -1.0)
+    fill = np.where(ok & (s >= 1), (e - (s - 1) * ts) / ts, 1.0)
+    fill = np.where(ok, fill, np.inf).min(axis=1)
+    prod = np.where(ok, s, 1.0).prod(axis=1)
+    anyd = ok.any(axis=1)
+    out = np.empty((len(x), STEPS_COLS), dtype=np.float64)
+    out[:, :NSLOT] = s
+    out[:, NSLOT] = np.where(anyd, prod, -1.0)
+    out[:, NSLOT + 1] = np.where(anyd, fill, -1.0)
+    return out.astype(np.float32)
+
+
+def encode_tile(x, bits, graph=None):
+    """Tile config features (rows, >=24) -> (rows, tile_width), as pc_encode_tile
+    (pc_encode_configs_mm with the steps bit: graph = {"feat": the kernel's node_feat})."""
     x, y = _start(x, "tile configs", lambda d: tile_width(bits, d), TILE_DIM)
     n, D = x.shape
     _, dims, _ = _bits(bits)
@@ -273,6 +308,10 @@ def encode_tile(x, bits):
                 d = np.where(i < k, x[:, 8 * g + i], np.float32(-1.0))
                 c = D + 18 * g + 3 * i
                 _dim3(d, 128.0, y[:, c:c + 3])
+    if bits_from_names(bits) & 32:
+        if graph is None:
+            raise ValueError("the steps encoding needs the graph (feat)")
+        y[:, -STEPS_COLS:] = tile_steps(x, tile_root(graph["feat"]))
     return y
 
 
@@ -303,7 +342,7 @@ def encode_layout(x, bits, graph=None):
 
 def encode_configs(x, kind, bits, graph=None):
     if kind == "tile":
-        return encode_tile(x, bits)
+        return encode_tile(x, bits, graph)
     if kind == "layout":
         return encode_layout(x, bits, graph)
     raise ValueError("encode_configs: kind %r (need 'tile' or 'layout')" % (kind,))

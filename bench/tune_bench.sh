@@ -26,7 +26,8 @@
 # FLAGS (more tune flags, e.g. "--risk 0"; default none: the library's
 # defaults), KEEP (a folder to keep the work in instead of a temporary one),
 # TRAIN_SEEDS (default none: more synth seeds whose train splits join seed
-# SEED's in training, e.g. "12 13 14 15 16"; never SEED or a TEST_SEEDS seed).
+# SEED's in training, e.g. "12 13 14 15 16"; never SEED or a TEST_SEEDS seed),
+# TRAIN_FLAGS (more train flags, e.g. "--encode none"; default none).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD="${1:-build}"
@@ -39,6 +40,7 @@ TEST_SEEDS="${TEST_SEEDS:-2 3}"
 THREADS="${THREADS:-2}"
 COLLS="${COLLS:-tile:xla layout:xla:random layout:nlp:random layout:xla:default layout:nlp:default}"
 FLAGS="${FLAGS:-}"
+TRAIN_FLAGS="${TRAIN_FLAGS:-}"
 PY=/usr/bin/python3
 if [ -n "${KEEP:-}" ]; then WORK="$KEEP"; mkdir -p "$WORK"; else
     WORK="$(mktemp -d)"; trap 'rm -rf "$WORK"' EXIT; fi
@@ -74,9 +76,10 @@ fi
 for coll in $COLLS; do
     name="${coll//:/_}"
     rm -rf "$WORK/model/$name" "$WORK/oracle/$name" "$WORK"/*-"$name"-*.sim.json
+    # shellcheck disable=SC2086
     [ -f "$WORK/$name.st" ] || "$P" train --data "$TRAIN_DATA" --collection "$coll" \
         --out "$WORK/$name.st" --time-budget "$TRAIN_S" --ensemble "$ENSEMBLE" \
-        --threads "$THREADS" >/dev/null
+        --threads "$THREADS" $TRAIN_FLAGS >/dev/null
     mkdir -p "$WORK/model/$name" "$WORK/oracle/$name"
     for s in $SEED $TEST_SEEDS; do
         splits="valid test"

@@ -82,8 +82,11 @@ PC_API pc_status pc_segments_parse(const char *name, pc_segments *out);
  * the bits as its "encode" number): -1 for absent dimensions, log2 / mod 128 /
  * div 128 of dimension sizes, layout indicator columns; and two analytic
  * priors: per-node roofline columns (FLOPs, bytes, arithmetic intensity
- * against TPU v4's critical intensity, roofline time) and, on layout
- * configs, counts of producer/consumer layout mismatches that force copies.
+ * against TPU v4's critical intensity, roofline time); on layout
+ * configs, counts of producer/consumer layout mismatches that force copies;
+ * on tile configs, the grid steps ceil(output extent / output tile) per
+ * output dimension of the kernel's root, their product and the last tile's
+ * fill.
  */
 #define PC_ENCODE_NONE 0u
 #define PC_ENCODE_PAD 1u       /* "pad" */
@@ -92,13 +95,14 @@ PC_API pc_status pc_segments_parse(const char *name, pc_segments *out);
 #define PC_ENCODE_ALL 7u       /* "all": pad, dims and layout */
 #define PC_ENCODE_ROOFLINE 8u  /* "roofline" (not in "all") */
 #define PC_ENCODE_MISMATCH 16u /* "mismatch" (not in "all"; layout configs only) */
-#define PC_ENCODE_COUNT 5      /* bits */
-/* Not an encoding: "the collection's default" (layout all, tile none). */
+#define PC_ENCODE_STEPS 32u    /* "steps" (not in "all"; tile configs only) */
+#define PC_ENCODE_COUNT 6      /* bits */
+/* Not an encoding: "the collection's default" (layout all, tile steps). */
 #define PC_ENCODE_AUTO 0x80000000u
-/* The name of one bit ("pad", "dims", "layout", "roofline", "mismatch");
+/* The name of one bit ("pad", "dims", "layout", "roofline", "mismatch", "steps");
    NULL for anything else. */
 PC_API const char *pc_encode_name(unsigned bit);
-/* A comma list of pad, dims, layout, roofline, mismatch, all, none
+/* A comma list of pad, dims, layout, roofline, mismatch, steps, all, none
    ("pad,dims"; later words add to earlier ones, "none" clears) into *bits;
    PC_ERR_ARG on an unknown word. */
 PC_API pc_status pc_encode_parse(const char *list, unsigned *bits);

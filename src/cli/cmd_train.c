@@ -80,8 +80,10 @@ static void train_help(FILE *f) {
             "  --encode LIST       feature encodings: pad (-1 for absent dims), dims (log2,\n"
             "                      mod 128, div 128 of sizes), layout (layout indicators),\n"
             "                      roofline (per-node FLOPs, bytes, intensity), mismatch\n"
-            "                      (layout configs: layout copies forced), all (pad, dims,\n"
-            "                      layout) or none (default: all for layout, none for tile)\n"
+            "                      (layout configs: layout copies forced), steps (tile\n"
+            "                      configs: grid steps of the output tile over the kernel's\n"
+            "                      output), all (pad, dims, layout) or none (default: all\n"
+            "                      for layout, steps for tile)\n"
             "  --gst               Graph Segment Training (layout): segments, a historical\n"
             "                      embedding table and stale-embedding dropout\n"
             "  --segments M        contiguous (default), splits (node_splits) or metis\n"
@@ -551,7 +553,7 @@ static int parse_loss_encode(pc_train_opts *o, const cli_train *ct) {
         unsigned b;
         while (w && pc_encode_parse(w, &b) == PC_OK) w = strtok_r(NULL, ",", &save);
         snprintf(f.msg, sizeof f.msg, "train: --encode expects a comma list of pad, dims, "
-                 "layout, roofline, mismatch, all, none; got '%.900s'", w ? w : ct->encode);
+                 "layout, roofline, mismatch, steps, all, none; got '%.900s'", w ? w : ct->encode);
         return pc_cli_fail(&f);
     }
     return -1;

@@ -15,21 +15,22 @@ _Static_assert(PC_ENCODE_ROOF_COLS == PC_TPUG_ROOF_COLS, "roofline block width")
 #define ENCODE_PAR_ROWS 4096
 #define NSLOT 6
 
-#define KNOWN_BITS 0x1fu
+#define KNOWN_BITS 0x3fu
 
 pc_encode_opts pc_encode_opts_none(void) {
-    pc_encode_opts o = {0, 0, 0, 0, 0};
+    pc_encode_opts o = {0, 0, 0, 0, 0, 0};
     return o;
 }
 
 pc_encode_opts pc_encode_opts_all(void) {
-    pc_encode_opts o = {1, 1, 1, 0, 0};
+    pc_encode_opts o = {1, 1, 1, 0, 0, 0};
     return o;
 }
 
 uint32_t pc_encode_opts_bits(const pc_encode_opts *o) {
     return (o->pad_minus1 ? 1u : 0u) | (o->dim_encodings ? 2u : 0u) |
-           (o->layout_categories ? 4u : 0u) | (o->roofline ? 8u : 0u) | (o->mismatch ? 16u : 0u);
+           (o->layout_categories ? 4u : 0u) | (o->roofline ? 8u : 0u) | (o->mismatch ? 16u : 0u) |
+           (o->steps ? 32u : 0u);
 }
 
 pc_status pc_encode_opts_from_bits(uint32_t bits, pc_encode_opts *o, pc_error *err) {
@@ -41,6 +42,7 @@ pc_status pc_encode_opts_from_bits(uint32_t bits, pc_encode_opts *o, pc_error *e
     o->layout_categories = (bits & 4u) != 0;
     o->roofline = (bits & 8u) != 0;
     o->mismatch = (bits & 16u) != 0;
+    o->steps = (bits & 32u) != 0;
     return PC_OK;
 }
 
@@ -59,8 +61,10 @@ int pc_encode_node_width(const pc_encode_opts *o, int in_dim) {
 }
 
 int pc_encode_tile_width(const pc_encode_opts *o, int in_dim) {
-    if (in_dim <= 0 || (o->dim_encodings && in_dim < PC_TILE_CONFIG_DIM)) return -1;
-    return in_dim + (o->dim_encodings ? PC_ENCODE_TILE_DIM_COLS : 0);
+    if (in_dim <= 0 || ((o->dim_encodings || o->steps) && in_dim < PC_TILE_CONFIG_DIM))
+        return -1;
+    return in_dim + (o->dim_encodings ? PC_ENCODE_TILE_DIM_COLS : 0) +
+           (o->steps ? PC_ENCODE_STEPS_COLS : 0);
 }
 
 int pc_encode_layout_width(const pc_encode_opts *o, int in_dim) {
@@ -274,15 +278,39 @@ pc_status pc_encode_node_graph(const pc_encode_opts *o, const pc_encode_graph *g
 
 /* ---- config rows ----------------------------------------------------------------- */
 
-static void tile_row(const pc_encode_opts *o, const float *in, int in_dim, float *y) {
-    memcpy(y, in, (size_t)in_dim * sizeof *y);
-    if (!o->dim_encodings) return;
-    float *b = y + in_dim;
-    for (int g = 0; g < 3; g++) {
-        const float *s = in + 8 * g;
-        int k = last_positive(s, NSLOT);
-        for (int i = 0; i < NSLOT; i++) dim3(i < k ? s[i] : -1.0f, 128.0, b + 18 * g + 3 * i);
+/* The steps block (encode.h) of one tile row from the root's extents. */
+static void tile_steps(const float *in, const float *ext, float *b) {
+    double prod = 1.0, fill = 2.0;
+    int any = 0;
+    for (int i = 0; i < NSLOT; i++) {
+        double t = in[8 + i], e = ext[i];
+        b[i] = -1.0f;
+        if (!(t > 0.0) || !(e >= 0.0)) continue;
+        double s = ceil(e / t);
+        double f = s >= 1.0 ? (e - (s - 1.0) * t) / t : 1.0;
+        b[i] = (float)s;
+        prod *= s;
+        if (f < fill) fill = f;
+        any = 1;
     }
+    b[NSLOT] = any ? (float)prod : -1.0f;
+    b[NSLOT + 1] = any ? (float)fill : -1.0f;
+}
+
+/* ext: the root's extents (o->steps only). */
+static void tile_row(const pc_encode_opts *o, const float *in, int in_dim, const float *ext,
+                     float *y) {
+    memcpy(y, in, (size_t)in_dim * sizeof *y);
+    float *b = y + in_dim;
+    if (o->dim_encodings) {
+        for (int g = 0; g < 3; g++) {
+            const float *s = in + 8 * g;
+            int k = last_positive(s, NSLOT);
+            for (int i = 0; i < NSLOT; i++) dim3(i < k ? s[i] : -1.0f, 128.0, b + 18 * g + 3 * i);
+        }
+        b += PC_ENCODE_TILE_DIM_COLS;
+    }
+    if (o->steps) tile_steps(in, ext, b);
 }
 
 static void layout_row(const pc_encode_opts *o, const float *in, int in_dim, float *y) {
@@ -294,16 +322,25 @@ static void layout_row(const pc_encode_opts *o, const float *in, int in_dim, flo
     }
 }
 
-pc_status pc_encode_tile(const pc_encode_opts *o, const float *in, int64_t rows, int in_dim,
-                         float *out, pc_error *err) {
+static pc_status tiles(const pc_encode_opts *o, const pc_encode_mm *mm, const float *in,
+                       int64_t rows, int in_dim, float *out, pc_error *err) {
     int W = pc_encode_tile_width(o, in_dim);
     if (W < 0)
         return pc_fail(err, PC_ERR_ARG, "encode: tile configs have %d columns, need %d", in_dim,
                        PC_TILE_CONFIG_DIM);
+    if (o->steps && (!mm || !mm->tile))
+        return pc_fail(err, PC_ERR_ARG, "encode: the steps encoding needs the kernel root's "
+                       "shape (pc_encode_plan_build, pc_encode_configs_mm)");
+    const float *ext = o->steps ? mm->ext : NULL;
 #pragma omp parallel for schedule(static) if(rows >= ENCODE_PAR_ROWS) num_threads(pc_threads())
     for (int64_t i = 0; i < rows; i++)
-        tile_row(o, in + (size_t)i * (size_t)in_dim, in_dim, out + (size_t)i * (size_t)W);
+        tile_row(o, in + (size_t)i * (size_t)in_dim, in_dim, ext, out + (size_t)i * (size_t)W);
     return PC_OK;
+}
+
+pc_status pc_encode_tile(const pc_encode_opts *o, const float *in, int64_t rows, int in_dim,
+                         float *out, pc_error *err) {
+    return tiles(o, NULL, in, rows, in_dim, out, err);
 }
 
 static pc_status layouts(const pc_encode_opts *o, const pc_encode_mm *mm, const float *in,
@@ -385,6 +422,36 @@ pc_status pc_encode_mm_build(const pc_encode_graph *g, pc_encode_mm *p, pc_error
     return PC_OK;
 }
 
+void pc_encode_tile_root(const pc_encode_graph *g, float ext[6]) {
+    for (int i = 0; i < NSLOT; i++) ext[i] = -1.0f;
+    if (g->n < 1 || !g->feat || g->dim < PC_NODE_FEAT_DIM) return;
+    int64_t root = g->n - 1;
+    for (int64_t v = g->n - 1; v >= 0; v--)
+        if (g->feat[(size_t)v * (size_t)g->dim] == 1.0f) {
+            root = v;
+            break;
+        }
+    const float *row = g->feat + (size_t)root * (size_t)g->dim;
+    int k = imin(pc_encode_node_rank(row), NSLOT);
+    for (int i = 0; i < k; i++)
+        if (row[PC_NF_SHAPE_DIMS + i] >= 0.0f) ext[i] = row[PC_NF_SHAPE_DIMS + i];
+}
+
+pc_status pc_encode_plan_build(const pc_encode_opts *o, pc_kind kind, const pc_encode_graph *g,
+                               pc_encode_mm *p, pc_error *err) {
+    memset(p, 0, sizeof *p);
+    if (kind == PC_KIND_LAYOUT && o->mismatch) return pc_encode_mm_build(g, p, err);
+    if (kind != PC_KIND_TILE || !o->steps) return PC_OK;
+    if (g->dim < PC_NODE_FEAT_DIM || !g->feat)
+        return pc_fail(err, PC_ERR_ARG, "encode: node features have %d columns, need %d",
+                       g->dim, PC_NODE_FEAT_DIM);
+    if (g->n < 1) return pc_fail(err, PC_ERR_ARG, "encode: the steps encoding needs a graph "
+                                 "with nodes (the kernel root)");
+    p->tile = 1;
+    pc_encode_tile_root(g, p->ext);
+    return PC_OK;
+}
+
 /* Orders a and b (rank r) differ once the axes of size 1 in dims are dropped. */
 static int mm_differ(const float *a, const float *b, int r, const float *dims) {
     int i = 0, j = 0;
@@ -454,6 +521,7 @@ pc_status pc_encode_configs_mm(const pc_encode_opts *o, pc_kind kind, const pc_e
                                const float *in, int64_t rows, int in_dim, float *out,
                                pc_error *err) {
     if (kind == PC_KIND_LAYOUT) return layouts(o, mm, in, rows, in_dim, out, err);
+    if (kind == PC_KIND_TILE) return tiles(o, mm, in, rows, in_dim, out, err);
     return pc_encode_configs(o, kind, in, rows, in_dim, out, err);
 }
 

@@ -24,6 +24,10 @@
  *  mismatch          layout config rows: PC_ENCODE_MISMATCH_COLS = 3 counts of
  *                    producer/consumer layout disagreements (below). Needs
  *                    the graph: pc_encode_mm_build + pc_encode_configs_mm.
+ *  steps             tile config rows: PC_ENCODE_STEPS_COLS = 8 grid-step
+ *                    columns (below) from the output tile and the kernel
+ *                    root's output shape. Needs the graph:
+ *                    pc_encode_plan_build + pc_encode_configs_mm.
  *
  * Column conventions shared by all appended blocks: a dimension that is
  * absent (beyond the tensor's rank, or not determinable) gives -1 in ALL its
@@ -90,6 +94,32 @@
  *   d mod 128, floor(d/128)], absent (-1) for slots after the group's last
  *   slot > 0.
  *  layout_categories: no-op (tile configs hold no layouts).
+ *  steps block (last, PC_ENCODE_STEPS_COLS = 8, base b): how the output tile
+ *   cuts the kernel's output, the quantity a tile's cost depends on (grid
+ *   steps, padding of the last tile) as a ratio of a node feature and a
+ *   config feature, which the model did not learn from few kernels
+ *   (bench/RESULTS.md, issue #15 third and fourth pass).
+ *   The extent e_i of output dim i = 0..5 is slot 21+i of the kernel root's
+ *   raw node row, for i < min(r, 6) with r = pc_encode_node_rank(row) and
+ *   e_i >= 0, else absent. The kernel root is the last node whose column 0
+ *   ("is the root of its computation") is 1: the dataset lists computations
+ *   callees first, so this is the root of the last (the kernel's) computation;
+ *   the last node when no row has column 0 set. A tuple root has rank 0, so
+ *   every dim is absent. The tile t_i is output_bounds slot 8+i, present when
+ *   > 0 (0-padded by the dataset; -1 from a -1-padded re-export). Dim i counts
+ *   when both are present, slot by slot (a config whose tile rank differs
+ *   from the root's rank counts the common slots only).
+ *   b+0 .. b+5  steps_i = ceil(e_i / t_i) (0 for e_i = 0; 1 for a tile larger
+ *               than the extent); -1 when dim i does not count
+ *   b+6         the product of the counted steps_i (the grid); -1 if none counts
+ *   b+7         the last tile's fill: the minimum over counted dims of
+ *               (e_i - (steps_i - 1) t_i) / t_i in (0, 1] (1 when the tile
+ *               divides the extent, e_i / t_i when it is larger; a dim with
+ *               e_i = 0 gives 1); -1 if none counts
+ *   Why appended and not written into input_bounds (16-23): the dataset
+ *   leaves input_bounds "usually" 0 (the compiler infers it, tpugraphs.md
+ *   6.4), not always, so those slots are not provably free.
+ *   A layout config: no-op.
  *
  * ---- layout config features (PC_LAYOUT_CONFIG_DIM = 18, tpugraphs.md 1.5) ----
  *  3 tensors (output, input, kernel) x 6 minor-to-major slots, -1 padded;
@@ -150,6 +180,7 @@
 #define PC_ENCODE_TILE_DIM_COLS 54
 #define PC_ENCODE_ROOF_COLS 5 /* = PC_TPUG_ROOF_COLS (checked in encode.c) */
 #define PC_ENCODE_MISMATCH_COLS 3
+#define PC_ENCODE_STEPS_COLS 8
 /* Number of layout categories of rank 0..6: sum of r! = 874. */
 #define PC_ENCODE_LAYOUT_CATEGORIES 874
 
@@ -169,6 +200,7 @@ typedef struct pc_encode_opts {
     int layout_categories;
     int roofline;
     int mismatch;
+    int steps;
 } pc_encode_opts;
 
 pc_encode_opts pc_encode_opts_none(void); /* all off: every transform is a copy */
@@ -176,7 +208,7 @@ pc_encode_opts pc_encode_opts_none(void); /* all off: every transform is a copy 
 pc_encode_opts pc_encode_opts_all(void);
 
 /* Bit 0 pad_minus1, bit 1 dim_encodings, bit 2 layout_categories, bit 3
-   roofline, bit 4 mismatch. */
+   roofline, bit 4 mismatch, bit 5 steps. */
 uint32_t pc_encode_opts_bits(const pc_encode_opts *o);
 /* Fails with PC_ERR_ARG on unknown bits (a newer checkpoint). */
 pc_status pc_encode_opts_from_bits(uint32_t bits, pc_encode_opts *o, pc_error *err);
@@ -196,8 +228,8 @@ int pc_encode_config_width(const pc_encode_opts *o, pc_kind kind, int in_dim);
  * in (rows, in_dim) -> out (rows, width) row-major, width from the matching
  * _width function; in and out must not overlap. No allocation; OpenMP over
  * rows when there are many. PC_ERR_ARG when the width is -1, and when
- * roofline (node) or mismatch (layout) is on: they need the graph
- * (pc_encode_node_graph, pc_encode_configs_mm).
+ * roofline (node), mismatch (layout) or steps (tile) is on: they need the
+ * graph (pc_encode_node_graph, pc_encode_configs_mm).
  */
 pc_status pc_encode_node(const pc_encode_opts *o, const float *in, int64_t rows, int in_dim,
                          float *out, pc_error *err);
@@ -230,8 +262,9 @@ pc_encode_graph pc_encode_graph_of(const pc_graph *g);
 pc_status pc_encode_node_graph(const pc_encode_opts *o, const pc_encode_graph *g, float *out,
                                pc_error *err);
 
-/* The mismatch block's per-graph plan: for each configurable node and tensor
-   t = 1, 2 the producer (rules above). */
+/* The graph-wide config blocks' per-graph plan. Mismatch (layout): for each
+   configurable node and tensor t = 1, 2 the producer (rules above). Steps
+   (tile): the kernel root's output extents. */
 typedef struct pc_encode_mm {
     int64_t nc;
     int32_t *src;  /* (nc, 2) config index of the producer, -1 when not configurable */
@@ -239,6 +272,8 @@ typedef struct pc_encode_mm {
     int8_t *rank;  /* (nc, 2) the rank of that node layout */
     float *lay;    /* (nc, 2, 6) the producer's node layout, -1 padded */
     float *dims;   /* (nc, 2, 6) the producer's dims (21-26); 0 without a producer */
+    int tile;      /* 1: built for a tile graph (ext is set) */
+    float ext[6];  /* the kernel root's output extents, -1 where absent (steps block) */
 } pc_encode_mm;
 
 /* PC_ERR_RANGE for a config id or edge outside the graph. */
@@ -246,9 +281,22 @@ pc_status pc_encode_mm_build(const pc_encode_graph *g, pc_encode_mm *p, pc_error
 void pc_encode_mm_free(pc_encode_mm *p); /* NULL and zeroed plans are fine */
 
 /*
- * pc_encode_configs with the mismatch block: mm the graph's plan (may be
- * NULL unless o->mismatch and kind is layout); for layout rows must be whole
- * configs (a multiple of mm->nc, starting at a config's first row).
+ * The plan the config encodings o need for a graph of this kind: the
+ * mismatch plan (pc_encode_mm_build) for layout with mismatch, the kernel
+ * root's extents for tile with steps (g->feat, g->n, g->dim only), else a
+ * zeroed plan. PC_ERR_ARG for a node row narrower than 140 or a tile graph
+ * without nodes. Free with pc_encode_mm_free.
+ */
+pc_status pc_encode_plan_build(const pc_encode_opts *o, pc_kind kind, const pc_encode_graph *g,
+                               pc_encode_mm *p, pc_error *err);
+/* The kernel root's extents of a tile graph (the steps block's rules) into ext[6]. */
+void pc_encode_tile_root(const pc_encode_graph *g, float ext[6]);
+
+/*
+ * pc_encode_configs with the graph-wide blocks: mm the graph's plan (may be
+ * NULL unless o->mismatch and kind is layout, or o->steps and kind is tile);
+ * for layout with mismatch rows must be whole configs (a multiple of mm->nc,
+ * starting at a config's first row).
  */
 pc_status pc_encode_configs_mm(const pc_encode_opts *o, pc_kind kind, const pc_encode_mm *mm,
                                const float *in, int64_t rows, int in_dim, float *out,

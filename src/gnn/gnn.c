@@ -413,15 +413,20 @@ pc_status pc_gnn_prep_configs(const pc_gnn *m, const pc_graph *g, const float *r
     int W = m->cfg_prep.in_dim, R = raw_cfg_dim(m), O = m->cfg_prep.out_dim;
     if (pc_encode_config_width(&eo, m->opts.kind, R) != W)
         return pc_fail(err, PC_ERR_ARG, "model: config encoding width does not match the model");
-    /* the layout mismatch columns read whole configs and the graph */
+    /* the layout mismatch columns read whole configs and the graph, the tile
+       steps columns the kernel root's shape */
     pc_encode_mm mm = {0};
     int64_t unit = 1;
-    if (eo.mismatch && m->opts.kind == PC_KIND_LAYOUT) {
-        if (!g) return pc_fail(err, PC_ERR_ARG, "model: the mismatch encoding needs the graph");
+    int graphwide = (eo.mismatch && m->opts.kind == PC_KIND_LAYOUT) ||
+                    (eo.steps && m->opts.kind == PC_KIND_TILE);
+    if (graphwide) {
+        if (!g)
+            return pc_fail(err, PC_ERR_ARG, "model: the %s encoding needs the graph",
+                           eo.steps && m->opts.kind == PC_KIND_TILE ? "steps" : "mismatch");
         pc_encode_graph eg = pc_encode_graph_of(g);
-        pc_status st = pc_encode_mm_build(&eg, &mm, err);
+        pc_status st = pc_encode_plan_build(&eo, m->opts.kind, &eg, &mm, err);
         if (st) return st;
-        unit = mm.nc > 0 ? mm.nc : 1;
+        if (m->opts.kind == PC_KIND_LAYOUT) unit = mm.nc > 0 ? mm.nc : 1;
     }
     /* Encoded rows go through one small buffer per thread straight into the
        preprocessing. Encoding a whole chunk first (up to a million layout rows
@@ -443,7 +448,7 @@ pc_status pc_gnn_prep_configs(const pc_gnn *m, const pc_graph *g, const float *r
             int64_t r0 = b * block, n = rows - r0 < block ? rows - r0 : block;
             /* widths were checked above: these cannot fail but for rows that are
                not whole configs */
-            if (pc_encode_configs_mm(&eo, m->opts.kind, mm.src ? &mm : NULL,
+            if (pc_encode_configs_mm(&eo, m->opts.kind, graphwide ? &mm : NULL,
                                      raw + (size_t)r0 * (size_t)R, n, R, enc, NULL)) {
 #pragma omp atomic write
                 fail = 2;

@@ -233,8 +233,8 @@ pc_status pc_gnn_gdata_build(const pc_gnn *m, const pc_graph *graph, pc_gnn_gdat
                                pc_error *err);
 void pc_gnn_gdata_free(pc_gnn_gdata *d);
 /* Encodes (opts.encode) and applies cfg_prep: rows (rows, raw config dim) -> (rows, D).
-   g: the graph the configs belong to (the mismatch encoding reads it; may be NULL
-   without it); layout rows are then whole configs. */
+   g: the graph the configs belong to (the mismatch and steps encodings read it; may
+   be NULL without them); layout rows are then whole configs. */
 pc_status pc_gnn_prep_configs(const pc_gnn *m, const pc_graph *g, const float *raw,
                               int64_t rows, float *out, pc_error *err);
 

@@ -22,8 +22,12 @@
    default (-1 padding, dimension-size encodings, layout categories): the
    strongest layout toggle of the issue #4 ablation, and measured against the
    PyTorch twin given the same encodings (bench/RESULTS.md). Tile configs hold
-   no layouts and the ablation could not separate encodings on tile: off. */
+   no layouts and the ablation could not separate the row-local encodings on
+   tile; the grid steps of the output tile (steps) picked better on mean in
+   every paired comparison of issue #15's fourth pass (bench/RESULTS.md), within
+   the seed spread on top-1, so tile defaults to steps. */
 #define PC_TRAIN_DEFAULT_LAYOUT_ENCODE PC_ENCODE_ALL
+#define PC_TRAIN_DEFAULT_TILE_ENCODE PC_ENCODE_STEPS
 
 /* The run's length without a time budget (pc_train_opts.epochs and patience
    PC_TRAIN_AUTO), as before the budget could set it. */

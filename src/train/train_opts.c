@@ -286,7 +286,7 @@ pc_status pc_tr_model_opts(const trainer *t, pc_gnn_opts *mo, pc_error *err) {
     /* layout encodes all by default (bench/RESULTS.md, issue #4: the best layout variant in
        the ablation, and better than the twin with the same encodings); NONE turns it off */
     mo->encode = o->encode != PC_ENCODE_AUTO ? o->encode
-                                             : layout ? PC_TRAIN_DEFAULT_LAYOUT_ENCODE : 0;
+                 : layout ? PC_TRAIN_DEFAULT_LAYOUT_ENCODE : PC_TRAIN_DEFAULT_TILE_ENCODE;
     if (o->gst) {
         mo->gst = 1;
         mo->seg_method = seg_method[o->seg_method];

@@ -105,6 +105,8 @@ def col_names(kind, bits, in_dim):
             for g in ("kernel", "output", "input"):
                 for i in range(6):
                     names += ["%s%d.%s" % (g, i, t) for t in ("log2", "mod128", "div128")]
+        if bits & 32:
+            names += ["steps%d" % i for i in range(6)] + ["steps.grid", "steps.fill.ratio"]
     else:
         if bits & 4:
             for t in ("out", "in", "kern"):
@@ -445,7 +447,8 @@ def tool_errors():
     np.savez(nox, z=np.zeros((2, 140), dtype=np.float32))
     out = os.path.join(TMP, "err_out.npz")
     cases = [
-        (["32", good, out, "node"], "bits"),
+        (["64", good, out, "node"], "bits"),
+        (["32", good, out, "tile"], "steps needs"),
         (["8", good, out, "node"], "roofline needs"),
         (["16", good, out, "layout"], "mismatch needs"),
         (["x", good, out, "node"], "BITS"),
@@ -647,6 +650,122 @@ def graph_checks(rng):
                 " ".join(args), p.returncode, p.stderr.strip(), needle))
 
 
+# ---- the tile steps block (encode.h): root extents x output tiles ---------------------
+
+STEPS_BITS = (32, 34, 35, 39)
+
+
+def kernel_feat(rng, n, root_shape, mark=True, tail=0):
+    """n random nodes whose kernel root (column 0 = 1, or the last node when mark is
+    False) has root_shape; `tail` unmarked nodes follow the root."""
+    x = np.zeros((n + tail, 140), dtype=np.float32)
+    for u in range(n + tail):
+        r = int(rng.integers(0, 4))
+        x[u, 21:21 + r] = rng.choice([1, 3, 8, 128, 1000], size=r)
+        x[u, 28] = np.prod(x[u, 21:21 + r])
+        x[u, 0] = float(rng.random() < 0.2)  # roots of inner computations
+    x[n:, 0] = 0.0
+    root = x[n - 1]
+    root[0] = 1.0 if mark else 0.0
+    if not mark:
+        x[:, 0] = 0.0
+    root[21:27] = 0
+    root[21:21 + len(root_shape[:6])] = root_shape[:6]
+    root[28] = np.prod(root_shape) if len(root_shape) else 1.0
+    return x
+
+
+def steps_golden(ext, ob):
+    """The spec's 8 columns for one config, in plain Python (math, no numpy)."""
+    import math
+    steps, grid, fill, any_ = [], 1.0, 2.0, False
+    for i in range(6):
+        t = ob[i] if i < len(ob) else 0.0
+        e = ext[i] if i < len(ext) else -1.0
+        if not (t > 0 and e >= 0):
+            steps.append(-1.0)
+            continue
+        s = float(math.ceil(e / t))
+        f = (e - (s - 1) * t) / t if s >= 1 else 1.0
+        steps.append(s)
+        grid *= s
+        fill = min(fill, f)
+        any_ = True
+    return steps + ([grid, fill] if any_ else [-1.0, -1.0])
+
+
+def steps_hand_checks(rng):
+    """Hand-made kernels: extent not divisible, tile beyond the extent, 0 and -1 tiles,
+    tile rank below and above the root's, zero extents, a tuple root, an unmarked root,
+    nodes after the root; golden values by steps_golden."""
+    kernels = [
+        ([100, 384, 7], True, 2, [[32, 128, 7], [256, 512, 8], [50], [-1, -1, -1],
+                                  [10, 128, 7, 2], [0, 0, 0], [3, 0, 7]]),
+        ([4, 7, 7, 96], True, 0, [[1, 1, 7, 64], [4, 8, 8, 128], [2, 3], [1, 1, 1, 1, 1, 1]]),
+        ([0, 64], False, 0, [[8, 48], [1, 64], [16]]),
+        ([], True, 1, [[8, 8], [1]]),  # a tuple (rank 0) root: nothing counts
+        ([2, 3, 5, 7, 11, 13], True, 3, [[1, 2, 4, 8, 16, 32], [2, 3, 5, 7, 11, 13]]),
+    ]
+    for ki, (shape, mark, tail, obs) in enumerate(kernels):
+        feat = kernel_feat(rng, 6, shape, mark, tail)
+        x = np.zeros((len(obs), 24), dtype=np.float32)
+        for c, ob in enumerate(obs):
+            x[c, 8:8 + len(ob)] = ob
+            x[c, 14] = sum(ob)
+            x[c, 15] = np.prod(ob) if ob else 0
+        ext = [float(v) for v in shape[:6]] + [-1.0] * (6 - len(shape[:6]))
+        want = np.array([steps_golden(ext, ob) for ob in obs], dtype=np.float32)
+        g = {"feat": feat}
+        for side, y in (("C", c_encode(x, 32, "tile", "steph%d" % ki, g)),
+                        ("numpy", E.encode_tile(x, 32, g))):
+            if y is None:
+                continue
+            if not np.allclose(y[:, 24:], want, rtol=1e-6, atol=0):
+                fail("hand steps, kernel %d %r: %s gives %r, golden %r" % (
+                    ki, shape, side, y[:, 24:].tolist(), want.tolist()))
+
+
+def adv_steps(rng, n=200):
+    """Random kernels: root ranks 0..7, zero and -1 extents, marked or not; configs with
+    tiles dividing, not dividing, beyond the extent, 0 and -1 holes, any tile rank."""
+    for i in range(n):
+        r = int(rng.integers(0, 8))
+        shape = [float(v) for v in rng.choice([0, 1, 3, 7, 8, 100, 128, 1000, 4096], size=r)]
+        if r and rng.random() < 0.1:
+            shape[int(rng.integers(0, r))] = -1.0
+        feat = kernel_feat(rng, int(rng.integers(1, 8)), shape, rng.random() > 0.2,
+                           int(rng.integers(0, 3)))
+        c = int(rng.integers(1, 30))
+        x = np.zeros((c, 24), dtype=np.float32)
+        x[:, :24] = rng.choice([0, 1, 2, 8, 128], size=(c, 24))
+        for k in range(c):
+            tr = int(rng.integers(0, 7))
+            x[k, 8:14] = 0
+            x[k, 8:8 + tr] = rng.choice([-1, 0, 1, 2, 3, 8, 50, 128, 256, 5000], size=tr)
+        yield x, {"feat": feat}
+
+
+def steps_checks(rng):
+    """The steps block against numpy on every synth tile graph and random kernels."""
+    files = sorted(glob.glob(os.path.join(TMP, "synth", "npz", "tile", "**", "*.npz"),
+                             recursive=True))
+    if not files:
+        fail("steps: no synth tile graphs")
+    for f in files:
+        with np.load(f) as z:
+            x = z["config_feat"].astype(np.float32)
+            g = {"feat": z["node_feat"].astype(np.float32)}
+        for bits in STEPS_BITS:
+            compare(x, c_encode(x, bits, "tile", "st", g), np_encode(x, bits, "tile", g),
+                    "tile", bits, "synth tile graph %s" % os.path.basename(f))
+    for i, (x, g) in enumerate(adv_steps(rng)):
+        bits = STEPS_BITS[i % len(STEPS_BITS)]
+        compare(x, c_encode(x, bits, "tile", "sa", g), np_encode(x, bits, "tile", g), "tile",
+                bits, "adversarial kernel %d" % i)
+    steps_hand_checks(rng)
+    return len(files)
+
+
 # ---- main -------------------------------------------------------------------------------
 
 
@@ -703,6 +822,7 @@ def main():
     tool_errors()
     if real is not None:
         graph_checks(rng)
+        print("steps: %d synth tile graphs, 200 random and 5 hand-made kernels" % steps_checks(rng))
 
     for kind in ("node", "tile", "layout"):
         md = MAXDIFF.get(kind, [float("nan")] * 3)

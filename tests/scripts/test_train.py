@@ -220,7 +220,8 @@ def options_tests(data):
     expect(m is not None and m.group(1) == b"3", "--encode pad,dims records 3: %r" % m)
     m = enc("lopt_9.st")
     expect(m is not None and m.group(1) == b"31", "--encode all,roofline,mismatch: %r" % m)
-    expect(enc("opt_6.st") is None, "tile has no encoding by default")
+    m = enc("opt_6.st")
+    expect(m is not None and m.group(1) == b"32", "tile encodes steps by default: %r" % m)
     memory_tests(data)
     p = run("train", "--data", data, "--collection", "tile:xla", "--out",
             os.path.join(TMP, "tilegst.st"), "--gst")
@@ -293,7 +294,8 @@ def budget_tests(data):
     for args, needle in (
             (["--collection", "layout:xla:random", "--cfg-attention", "3"],
              "--cfg-attention (3) must divide the width of what the attention mixes, 128 here"),
-            (["--collection", "tile:xla", "--cfg-attention", "4", "--join", "late"],
+            (["--collection", "tile:xla", "--cfg-attention", "4", "--join", "late",
+              "--encode", "none"],
              "join early makes it 64); heads up to 16 that fit: 1, "),
             (["--collection", "tile:xla", "--collapse-chains"],
              "--collapse-chains needs pruning (--prune-hops >= 1"),
@@ -303,6 +305,38 @@ def budget_tests(data):
         expect_rc(p, 1, "conflicting options %r" % args)
         expect(needle in p.stderr, "message for %r: %s" % (args, p.stderr))
         expect("epoch" not in p.stdout, "refused before training: %r" % args)
+
+
+def steps_tests(data):
+    """--encode steps (tile grid steps, src/gnn/encode.h): recorded in the checkpoint, read
+    back by eval, rank and tune; --resume refuses another encoding."""
+    common = ["--epochs", "2", "--patience", "2", "--hidden", "16", "--layers", "2"]
+    ms = os.path.join(TMP, "steps.st")
+    train(data, "tile:xla", ms, "--encode", "steps", *common)
+    if os.path.isfile(ms):
+        m = re.search(rb'encode\\*":(\d+)', open(ms, "rb").read())
+        expect(m is not None and m.group(1) == b"32", "--encode steps records 32: %r" % m)
+    q = run("eval", "--model", ms, "--data", data, "--json")
+    expect_rc(q, 0, "eval of a steps model")
+    f = sorted(glob.glob(os.path.join(data, "npz", "tile", "xla", "valid", "*.npz")))[0]
+    q = run("rank", "--model", ms, f, "--top", "3", "--json")
+    expect_rc(q, 0, "rank with a steps model")
+    out = os.path.join(TMP, "steps_tuned.npz")
+    q = run("tune", "--model", ms, f, "--out", out, "--budget-s", "1", "--threads", "2")
+    expect_rc(q, 0, "tune with a steps model")
+    expect(os.path.isfile(out), "tune with a steps model writes its proposals")
+    # a run stopped with one encoding is not resumed with another
+    part = os.path.join(TMP, "steps_part.st")
+    p = run("train", "--data", data, "--collection", "tile:xla", "--out", part, "--threads",
+            "2", "--stop-after-steps", "3", "--encode", "steps", *common)
+    expect_rc(p, 0, "stopped steps run")
+    p = run("train", "--data", data, "--collection", "tile:xla", "--out", part, "--threads",
+            "2", "--resume", "--encode", "none", *common)
+    expect_rc(p, 1, "resume with another --encode")
+    expect("encode" in p.stderr, "resume names the encoding: " + p.stderr)
+    p = run("train", "--data", data, "--collection", "tile:xla", "--out", part, "--threads",
+            "2", "--resume", "--encode", "steps", *common)
+    expect_rc(p, 0, "resume with the same --encode steps")
 
 
 def main():
@@ -398,6 +432,7 @@ def main():
     resume_tests(data)
     options_tests(data)
     budget_tests(data)
+    steps_tests(data)
 
     # usage errors and failures
     bad = os.path.join(TMP, "bad.safetensors")

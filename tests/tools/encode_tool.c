@@ -5,14 +5,15 @@
  *
  *   pc_encode_tool BITS IN.npz OUT.npz KIND
  *
- * BITS: the pc_encode_opts bits, 0..31 (bit 0 pad_minus1, bit 1
- * dim_encodings, bit 2 layout_categories, bit 3 roofline, bit 4 mismatch;
- * decimal or 0x hex). IN.npz holds a float32 2-D array `x` (rows, in_dim);
+ * BITS: the pc_encode_opts bits, 0..63 (bit 0 pad_minus1, bit 1
+ * dim_encodings, bit 2 layout_categories, bit 3 roofline, bit 4 mismatch,
+ * bit 5 steps; decimal or 0x hex). IN.npz holds a float32 2-D array `x` (rows, in_dim);
  * KIND is node, tile or layout. Writes `y` (rows, width) float32 to OUT.npz
  * (stored). The graph-wide encodings read the graph from IN.npz too: int32
  * `op` (n,) and `edges` (m, 2) (node x is then the graph's node_feat); for
  * layout, float32 `feat` (n, 140), int32 `edges` and `cfg_ids` (nc,), x
- * holding whole configs (c * nc rows).
+ * holding whole configs (c * nc rows); for tile with steps, float32 `feat`
+ * (the kernel's node_feat).
  *
  * Exit status: 0 on success, 1 on any error (message on stderr as
  * "pc_encode_tool: ...").
@@ -34,7 +35,7 @@ static int fail(const pc_error *err) {
 static int usage(const char *why) {
     fprintf(stderr,
             "pc_encode_tool: %s\n"
-            "usage: pc_encode_tool BITS IN.npz OUT.npz KIND  (BITS 0..31, KIND node|tile|layout)\n",
+            "usage: pc_encode_tool BITS IN.npz OUT.npz KIND  (BITS 0..63, KIND node|tile|layout)\n",
             why);
     return 1;
 }
@@ -177,15 +178,20 @@ int main(int argc, char **argv) {
         st = pc_encode_node_graph(&opts, &g, y.data, &err);
     } else if (is_node) {
         st = pc_encode_node(&opts, x.data, rows, in_dim, y.data, &err);
-    } else if (opts.mismatch && kind == PC_KIND_LAYOUT) {
-        if (!g.feat || !g.cfg_ids) {
+    } else if ((opts.mismatch && kind == PC_KIND_LAYOUT) || (opts.steps && kind == PC_KIND_TILE)) {
+        if (kind == PC_KIND_LAYOUT && (!g.feat || !g.cfg_ids)) {
             fprintf(stderr, "pc_encode_tool: %s: mismatch needs float32 'feat', int32 'edges' "
                     "and 'cfg_ids'\n", in_path);
             rc = 1;
             goto done;
         }
+        if (kind == PC_KIND_TILE && !g.feat) {
+            fprintf(stderr, "pc_encode_tool: %s: steps needs float32 'feat' (n, 140)\n", in_path);
+            rc = 1;
+            goto done;
+        }
         pc_encode_mm mm;
-        st = pc_encode_mm_build(&g, &mm, &err);
+        st = pc_encode_plan_build(&opts, kind, &g, &mm, &err);
         if (!st) st = pc_encode_configs_mm(&opts, kind, &mm, x.data, rows, in_dim, y.data, &err);
         pc_encode_mm_free(&mm);
     } else {

@@ -76,6 +76,8 @@ static void test_encode_parse(void **state) {
     assert_int_equal(b, PC_ENCODE_NONE);
     assert_int_equal(pc_encode_parse("roofline,all,mismatch", &b), PC_OK);
     assert_int_equal(b, PC_ENCODE_ALL | PC_ENCODE_ROOFLINE | PC_ENCODE_MISMATCH);
+    assert_int_equal(pc_encode_parse("steps", &b), PC_OK);
+    assert_int_equal(b, PC_ENCODE_STEPS);
     b = 5;
     assert_int_equal(pc_encode_parse("pad,bogus", &b), PC_ERR_ARG);
     assert_int_equal(b, 5);
@@ -178,7 +180,7 @@ static void test_train_checks(void **state) {
     o.join = PC_JOIN_COUNT;
     refused(&o, "pc_train_opts.join");
     o = base;
-    o.encode = 32;
+    o.encode = 64;
     refused(&o, "pc_train_opts.encode");
     o = base;
     o.gst_keep = 2;

@@ -51,18 +51,25 @@ static void test_widths_and_bits(void **state) {
     assert_int_equal(pc_encode_tile_width(&all, 24), 78);
     assert_int_equal(pc_encode_layout_width(&all, 18), 51);
     assert_int_equal(pc_encode_layout_width(&all, 17), -1);
-    pc_encode_opts pad = {1, 0, 0, 0, 0}; /* a no-op for configs: any width */
+    pc_encode_opts pad = {1, 0, 0, 0, 0, 0}; /* a no-op for configs: any width */
     assert_int_equal(pc_encode_config_width(&pad, PC_KIND_TILE, 5), 5);
     assert_int_equal(pc_encode_config_width(&pad, PC_KIND_LAYOUT, 5), 5);
     assert_int_equal(pc_encode_config_width(&all, PC_KIND_AUTO, 18), -1);
     pc_encode_opts o;
     pc_error e;
-    for (uint32_t b = 0; b < 32; b++) {
+    for (uint32_t b = 0; b < 64; b++) {
         assert_int_equal(pc_encode_opts_from_bits(b, &o, &e), PC_OK);
         assert_int_equal(pc_encode_opts_bits(&o), b);
     }
-    assert_int_equal(pc_encode_opts_from_bits(32, &o, &e), PC_ERR_ARG);
-    assert_non_null(strstr(e.msg, "unknown option bits 0x20"));
+    assert_int_equal(pc_encode_opts_from_bits(64, &o, &e), PC_ERR_ARG);
+    assert_non_null(strstr(e.msg, "unknown option bits 0x40"));
+    pc_encode_opts steps = pc_encode_opts_none();
+    steps.steps = 1; /* tile only: 8 columns; a no-op on layout configs */
+    assert_int_equal(pc_encode_tile_width(&steps, 24), 32);
+    assert_int_equal(pc_encode_tile_width(&steps, 23), -1);
+    assert_int_equal(pc_encode_layout_width(&steps, 18), 18);
+    steps.dim_encodings = 1;
+    assert_int_equal(pc_encode_tile_width(&steps, 24), 86);
     float x[NF] = {0}, y[NODE_ALL];
     assert_int_equal(pc_encode_node(&all, x, 1, 100, y, &e), PC_ERR_ARG);
     assert_non_null(strstr(e.msg, "100 columns, need 140"));
@@ -98,7 +105,7 @@ static void test_node_rank(void **state) {
 
 static void test_node_pad(void **state) {
     (void)state;
-    pc_encode_opts pad = {1, 0, 0, 0, 0};
+    pc_encode_opts pad = {1, 0, 0, 0, 0, 0};
     pc_error e;
     float row[NF], y[NF], y2[NF];
     float d[2] = {4, 256}, m[2] = {1, 0};
@@ -168,7 +175,7 @@ static void test_node_dims_and_categories(void **state) {
     float zeros[PC_ENCODE_LAYOUT_COLS] = {0};
     assert_floats(b + PC_ENCODE_NODE_DIM_COLS, zeros, PC_ENCODE_LAYOUT_COLS);
     /* only the category block: it starts right after the input */
-    pc_encode_opts cats = {0, 0, 1, 0, 0};
+    pc_encode_opts cats = {0, 0, 1, 0, 0, 0};
     node_row(row, d, 3, m);
     assert_int_equal(pc_encode_node(&cats, row, 1, NF, y, &e), PC_OK);
     assert_floats(y + NF, cat, PC_ENCODE_LAYOUT_COLS);
@@ -280,6 +287,71 @@ static uint64_t next(uint64_t *s) {
 }
 
 /* Many rows take the threaded path; each must equal its single-row encoding. */
+/* The steps block (encode.h) on a hand-made kernel: golden values worked out
+   by hand (tests/scripts/test_encode_numpy.py checks many more against numpy). */
+static void test_tile_steps(void **state) {
+    (void)state;
+    enum { N = 4, C = 5, W = PC_TILE_CONFIG_DIM + PC_ENCODE_STEPS_COLS };
+    float feat[N * NF];
+    float inner[1] = {999}, root[3] = {100, 384, 7}, after[1] = {5};
+    node_row(feat, inner, 1, NULL);
+    node_row(feat + NF, inner, 1, NULL);
+    node_row(feat + 2 * NF, root, 3, NULL);
+    node_row(feat + 3 * NF, after, 1, NULL);
+    feat[NF] = 1.0f;     /* the root of an inner computation */
+    feat[2 * NF] = 1.0f; /* the kernel's root: the last node marked as a root */
+    pc_encode_graph g = {N, feat, NF, NULL, NULL, 0, NULL, 0};
+    float ext[6];
+    pc_encode_tile_root(&g, ext);
+    float want_ext[6] = {100, 384, 7, -1, -1, -1};
+    for (int i = 0; i < 6; i++) assert_float_equal(ext[i], want_ext[i], 0);
+    static const float ob[C][6] = {
+        {32, 128, 7}, {256, 512, 8}, {50}, {-1, -1, -1}, {10, 128, 7, 2}};
+    float cf[C * PC_TILE_CONFIG_DIM] = {0}, y[C * W];
+    for (int c = 0; c < C; c++)
+        for (int i = 0; i < 6; i++) cf[c * PC_TILE_CONFIG_DIM + 8 + i] = ob[c][i];
+    static const float want[C][PC_ENCODE_STEPS_COLS] = {
+        {4, 3, 1, -1, -1, -1, 12, 0.125f},   /* 100/32 -> 4 steps, the last 4/32 full */
+        {1, 1, 1, -1, -1, -1, 1, 0.390625f}, /* tiles beyond the extent: 100/256 */
+        {2, -1, -1, -1, -1, -1, 2, 1},       /* a rank-1 tile: one dim counts */
+        {-1, -1, -1, -1, -1, -1, -1, -1},    /* -1 tiles: nothing counts */
+        {10, 3, 1, -1, -1, -1, 30, 1}};      /* a 4th tile dim beyond the root's rank */
+    pc_encode_opts o = pc_encode_opts_none();
+    o.steps = 1;
+    pc_error e;
+    pc_encode_mm mm;
+    assert_int_equal(pc_encode_plan_build(&o, PC_KIND_TILE, &g, &mm, &e), PC_OK);
+    assert_int_equal(mm.tile, 1);
+    assert_int_equal(pc_encode_configs_mm(&o, PC_KIND_TILE, &mm, cf, C, 24, y, &e), PC_OK);
+    for (int c = 0; c < C; c++) {
+        for (int j = 0; j < PC_TILE_CONFIG_DIM; j++)
+            assert_float_equal(y[c * W + j], cf[c * PC_TILE_CONFIG_DIM + j], 0);
+        for (int j = 0; j < PC_ENCODE_STEPS_COLS; j++)
+            assert_float_equal(y[c * W + PC_TILE_CONFIG_DIM + j], want[c][j], 1e-7);
+    }
+    pc_encode_mm_free(&mm);
+    /* without a root mark: the last node; a zero extent gives 0 steps, fill 1 */
+    float zero[2] = {0, 64};
+    node_row(feat + 3 * NF, zero, 2, NULL);
+    feat[NF] = feat[2 * NF] = 0.0f;
+    assert_int_equal(pc_encode_plan_build(&o, PC_KIND_TILE, &g, &mm, &e), PC_OK);
+    float t2[PC_TILE_CONFIG_DIM] = {0};
+    t2[8] = 8, t2[9] = 48;
+    assert_int_equal(pc_encode_configs_mm(&o, PC_KIND_TILE, &mm, t2, 1, 24, y, &e), PC_OK);
+    float w2[PC_ENCODE_STEPS_COLS] = {0, 2, -1, -1, -1, -1, 0, 1.0f / 3.0f};
+    for (int j = 0; j < PC_ENCODE_STEPS_COLS; j++)
+        assert_float_equal(y[PC_TILE_CONFIG_DIM + j], w2[j], 1e-7);
+    /* the steps encoding without the graph's plan, and a graph without nodes */
+    assert_int_equal(pc_encode_configs(&o, PC_KIND_TILE, t2, 1, 24, y, &e), PC_ERR_ARG);
+    assert_non_null(strstr(e.msg, "needs the kernel root"));
+    g.n = 0;
+    assert_int_equal(pc_encode_plan_build(&o, PC_KIND_TILE, &g, &mm, &e), PC_ERR_ARG);
+    /* on layout configs and without the bit the plan is empty */
+    g.n = N;
+    assert_int_equal(pc_encode_plan_build(&o, PC_KIND_LAYOUT, &g, &mm, &e), PC_OK);
+    assert_int_equal(mm.tile, 0);
+}
+
 static void test_many_rows(void **state) {
     (void)state;
     enum { ROWS = 5000, IN = NF + 1 };
@@ -324,6 +396,7 @@ int main(void) {
         cmocka_unit_test(test_layout_cols),
         cmocka_unit_test(test_layout_category),
         cmocka_unit_test(test_configs),
+        cmocka_unit_test(test_tile_steps),
         cmocka_unit_test(test_many_rows),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
