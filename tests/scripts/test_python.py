@@ -258,6 +258,42 @@ def test_model():
     raises(perfcast.model, {"config": "gpt2", "sq": 8}, "did you mean 'seq'", "model")
 
 
+def test_plan_serve():
+    for name, kw in (("llama3-8b", {"chip": "v5e", "chips": 8, "context": "8Ki"}),
+                     ("llama3-70b", {"chip": "v5e", "chips": 16, "context": "2Ki,8Ki,32Ki",
+                                     "replicas": 2, "concurrency": 64}),
+                     ("mixtral-8x7b", {"chip": "h100", "chips": 8, "context": 4096, "ep": 8,
+                                       "attention_dp": True, "weight_dtype": "fp8",
+                                       "kv_dtype": "int8"}),
+                     ("llama3-8b", {"chip": "v5e", "slice": "2x4", "context": 8192,
+                                    "batch": 16, "book": True, "attention": "full",
+                                    "efficiency": 0.5, "price_per_chip_hour": 1.2,
+                                    "calibration": "none", "prefill_tokens": 1000,
+                                    "decode_tokens": 200}),
+                     ("llama3-8b", {"chip": "v5e", "chips": 8, "context": 8192, "batch": 100000}),
+                     ("llama3-405b", {"chip": "v5e", "chips": 8, "context": 8192})):
+        p = run("plan", "serve", "--config", name, *flags(kw), "--json")
+        fits = p.returncode == 0
+        expect(p.returncode in (0, 1), "plan serve %s %s: rc %d %s" % (name, kw, p.returncode,
+                                                                      p.stderr[-500:]))
+        cli = json.loads(p.stdout) if p.stdout.strip() else None
+        py = perfcast.plan_serve(name, **kw)
+        same(py, cli, "plan serve %s %s" % (name, kw))
+        expect(py["fits"] == fits, "plan serve %s: fits %s, exit %d" % (name, py["fits"],
+                                                                       p.returncode))
+    py = perfcast.plan_serve(preset="llama3-8b", chip="v5e", chips=8, context=["2Ki", 8192])
+    expect([c["context"] for c in py["contexts"]] == [2048, 8192], "a list of contexts")
+    raises(perfcast.plan_serve, {"config": "llama9", "chip": "v5e", "chips": 8, "context": 1},
+           "unknown preset 'llama9'", "plan_serve")
+    raises(perfcast.plan_serve, {"config": "gpt2", "chip": "v5e", "chips": 8, "context": 1,
+                                 "tp": 5}, "'tp' 5", "plan_serve")
+    raises(perfcast.plan_serve, {"config": "gpt2", "chip": "v5e", "chips": 8}, "'context'",
+           "plan_serve")
+    raises(perfcast.plan_serve, {"config": "gpt2", "chip": "v5e", "chips": 8, "context": 1,
+                                 "contxt": 1}, "did you mean 'context'", "plan_serve")
+
+
 if __name__ == "__main__":
-    run_checks([test_version_units, test_load_graph, test_rank, test_roofline, test_model])
+    run_checks([test_version_units, test_load_graph, test_rank, test_roofline, test_model,
+                test_plan_serve])
     sys.exit(report("python package: ok"))
