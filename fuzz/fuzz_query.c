@@ -6,7 +6,8 @@
  * message and no result; a result is a JSON object (the roofline's with a
  * finite, non-negative total time and an ops list; the model's with finite,
  * non-negative parameter counts; plan serve's with a context or more, each with
- * finite, positive weight bytes).
+ * finite, positive weight bytes; plan train's with a plans list, each with a finite,
+ * positive step time).
  */
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -55,6 +56,13 @@ PC_FUZZ_TARGET(query) {
             for (const cJSON *x = p ? p->child : NULL; x; x = x->next)
                 check(cJSON_IsNumber(x) && isfinite(x->valuedouble) && x->valuedouble >= 0);
             check(cJSON_IsObject(p));
+        } else if (which == PC_QUERY_PLAN_TRAIN) {
+            const cJSON *pl = cJSON_GetObjectItemCaseSensitive(doc, "plans");
+            check(cJSON_IsArray(pl));
+            for (const cJSON *x = pl ? pl->child : NULL; x; x = x->next) {
+                const cJSON *t = cJSON_GetObjectItemCaseSensitive(x, "step_time");
+                check(cJSON_IsNumber(t) && isfinite(t->valuedouble) && t->valuedouble > 0);
+            }
         } else if (which == PC_QUERY_PLAN_SERVE) {
             const cJSON *c = cJSON_GetObjectItemCaseSensitive(doc, "contexts");
             check(cJSON_GetArraySize(c) >= 1);

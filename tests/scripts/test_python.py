@@ -293,7 +293,39 @@ def test_plan_serve():
                                  "contxt": 1}, "did you mean 'context'", "plan_serve")
 
 
+def test_plan_train():
+    for name, kw in (("llama3-8b", {"chip": "v5e", "chips": 256, "batch_tokens": "4M",
+                                    "top": 3}),
+                     ("llama3-70b", {"chip": "v5p", "chips": 1024, "batch_tokens": "4Mi",
+                                     "tokens": "15T", "remat": "full,none", "zero": "1,3"}),
+                     ("mixtral-8x7b", {"chip": "h100", "chips": 64, "batch_tokens": "2Mi",
+                                       "ep": 8, "top": 4, "calibration": "none",
+                                       "optimizer": "momentum", "book": True}),
+                     ("llama3-8b", {"chip": "v5p", "slice": "4x4x8", "batch_tokens": "4Mi",
+                                    "pp": 4, "vp": 2, "micro": 16, "top": 2}),
+                     ("llama3-70b", {"chip": "v5e", "chips": 1, "batch_tokens": "4M"})):
+        p = run("plan", "train", "--config", name, *flags(kw), "--json")
+        expect(p.returncode in (0, 1), "plan train %s %s: rc %d %s" % (name, kw, p.returncode,
+                                                                      p.stderr[-500:]))
+        cli = json.loads(p.stdout) if p.stdout.strip() else None
+        py = perfcast.plan_train(name, **kw)
+        if cli:  # the search's wall time differs between runs
+            py["search"]["seconds"] = cli["search"]["seconds"]
+        same(py, cli, "plan train %s %s" % (name, kw))
+        expect((len(py["plans"]) > 0) == (p.returncode == 0),
+               "plan train %s: %d plans, exit %d" % (name, len(py["plans"]), p.returncode))
+    py = perfcast.plan_train("gpt2", chip="v5e", chips=4, batch_tokens="64Ki", seq=1024,
+                             remat=["none", "full"], top=2)
+    expect(len(py["plans"]) == 2, "remat as a list: %d plans" % len(py["plans"]))
+    raises(perfcast.plan_train, {"config": "gpt2", "chip": "v5e", "chips": 4},
+           "'batch_tokens'", "plan_train")
+    raises(perfcast.plan_train, {"config": "gpt2", "chip": "v5e", "chips": 4,
+                                 "batch_tokens": "1M", "tp": 3}, "do not divide", "plan_train")
+    raises(perfcast.plan_train, {"config": "gpt2", "chip": "v5e", "chips": 4,
+                                 "batch_tokens": "1M", "remat": "most"}, "'remat'", "plan_train")
+
+
 if __name__ == "__main__":
     run_checks([test_version_units, test_load_graph, test_rank, test_roofline, test_model,
-                test_plan_serve])
+                test_plan_serve, test_plan_train])
     sys.exit(report("python package: ok"))

@@ -211,6 +211,58 @@ static void test_plan_serve(void **state) {
     assert_int_equal(pc_query_parse("plan_serve"), PC_QUERY_PLAN_SERVE);
 }
 
+/* LLaMA-3 8B on 256 TPU v5e (16 GB, 197 TFLOP/s bf16), 4M tokens a step, ideal roofline only:
+ * every plan splits the 256 chips, fits in 16 GB, is ranked by its step time, and takes at
+ * least the matmuls' 6 N B FLOPs (N = 7.50e9 parameters in matmuls) at 0.95 x peak over the
+ * chips (scaling_book.md §4). */
+static void test_plan_train(void **state) {
+    (void)state;
+    cJSON *d = run_query(PC_QUERY_PLAN_TRAIN, "{\"config\": \"llama3-8b\", \"chip\": \"v5e\", "
+                                              "\"chips\": 256, \"batch_tokens\": \"4M\", "
+                                              "\"calibration\": \"none\", \"top\": 5}");
+    assert_true(num(d, "params") == 8030261248.0);
+    assert_true(num(d, "chips") == 256);
+    const cJSON *plans = cJSON_GetObjectItemCaseSensitive(d, "plans");
+    assert_int_equal(cJSON_GetArraySize(plans), 5);
+    double prev = 0, lower = 6 * 7504658432.0 * 4e6 / (256 * 197e12 * 0.95);
+    for (const cJSON *p = plans->child; p; p = p->next) {
+        double prod = 1;
+        for (const cJSON *a = cJSON_GetObjectItemCaseSensitive(p, "axes")->child; a; a = a->next)
+            prod *= a->valuedouble;
+        assert_true(prod == 256);
+        assert_true(num(p, "memory_per_chip.total") <= 16e9);
+        assert_true(num(p, "tokens_per_chip") == 4e6 / 256);
+        assert_true(num(p, "step_time") >= prev && num(p, "step_time") >= lower);
+        prev = num(p, "step_time");
+    }
+    assert_true(cJSON_IsString(cJSON_GetObjectItemCaseSensitive(plans->child, "jax")));
+    assert_true(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(d, "least_memory_plan")));
+    cJSON_Delete(d);
+    /* 70B on one 16 GB chip: no plan, the least-memory one instead */
+    d = run_query(PC_QUERY_PLAN_TRAIN, "{\"config\": \"llama3-70b\", \"chip\": \"v5e\", "
+                                       "\"chips\": 1, \"batch_tokens\": 4096}");
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(d, "plans")), 0);
+    assert_true(num(d, "least_memory_plan.memory_per_chip.total") > 16e9);
+    cJSON_Delete(d);
+    fails_q(PC_QUERY_PLAN_TRAIN, "{\"config\": \"gpt2\", \"chip\": \"v5e\", \"chips\": 4}",
+            "'batch_tokens'");
+    fails_q(PC_QUERY_PLAN_TRAIN,
+            "{\"config\": \"gpt2\", \"chip\": \"v5e\", \"chips\": 4, \"batch_tokens\": 1e6, "
+            "\"pp\": 1, \"vp\": 2}",
+            "'vp' 2");
+    fails_q(PC_QUERY_PLAN_TRAIN,
+            "{\"config\": \"gpt2\", \"chip\": \"v5e\", \"chips\": 4, \"batch_tokens\": 1e6, "
+            "\"remat\": [\"none\", \"most\"]}",
+            "'remat'");
+    fails_q(PC_QUERY_PLAN_TRAIN, "{\"config\": \"gpt2\", \"batch_tokns\": 1}",
+            "did you mean 'batch_tokens'");
+    fails_q(PC_QUERY_PLAN_TRAIN,
+            "{\"config\": \"gpt2\", \"chip\": \"v5e\", \"chips\": 4, \"batch_tokens\": 1e6, "
+            "\"top\": 101}",
+            "'top'");
+    assert_int_equal(pc_query_parse("plan_train"), PC_QUERY_PLAN_TRAIN);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_matmul),
@@ -218,6 +270,7 @@ int main(void) {
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_model),
         cmocka_unit_test(test_plan_serve),
+        cmocka_unit_test(test_plan_train),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
