@@ -116,7 +116,6 @@ static int parse_remat_list(const char *v, unsigned *mask, double *k) {
 /* What the command line asks plan train for. */
 typedef struct train_args {
     const char *model, *preset, *chip, *slice, *chips_file, *calibration, *svg;
-    const char *remat, *zero; /* --remat, --zero as given */
     long long chips;
     int64_t top; /* plans listed */
     int json, have_batch;
@@ -256,14 +255,13 @@ static int train_opt(train_args *a, int c, const char *v, char **argv) {
     case PC_PO_EFF: return pc_pcli_parse_efficiency(CMD_TRAIN, v, &o->efficiency);
     case PC_PO_ATTN: return pc_pcli_parse_attention(CMD_TRAIN, v, &o->attention);
     case PC_PO_REMAT:
-        a->remat = v;
         if (parse_remat_list(v, &o->remat_mask, &o->remat_tensors))
             return pc_cli_usage_error(CMD_TRAIN,
                                       "--remat '%s': give a list of none, big_matmuls, full, "
                                       "tensors:K, or all",
                                       v);
         return -1;
-    case PC_PO_ZERO: a->zero = v; return parse_zero(v, &o->zero_mask);
+    case PC_PO_ZERO: return parse_zero(v, &o->zero_mask);
     case PC_PO_DP:
     case PC_PO_FSDP:
     case PC_PO_TP:
@@ -400,8 +398,23 @@ static cJSON *train_request(const train_args *a) {
     if (o->price_per_hour >= 0) cJSON_AddNumberToObject(q, "price_per_chip_hour", o->price_per_hour);
     if (o->efficiency > 0) cJSON_AddNumberToObject(q, "efficiency", o->efficiency);
     cJSON_AddStringToObject(q, "attention", pc_attn_flops_name(o->attention));
-    if (a->remat) cJSON_AddStringToObject(q, "remat", a->remat);
-    if (a->zero) cJSON_AddStringToObject(q, "zero", a->zero);
+    if (o->remat_mask) { /* the policies of every --remat, as a list */
+        cJSON *rl = cJSON_AddArrayToObject(q, "remat");
+        char k[48];
+        for (int r = 0; r < PC_REMAT_COUNT; r++) {
+            if (!(o->remat_mask & (1u << r))) continue;
+            if (r == PC_REMAT_TENSORS)
+                snprintf(k, sizeof k, "tensors:%.17g", o->remat_tensors);
+            else
+                snprintf(k, sizeof k, "%s", pc_remat_name((pc_remat)r));
+            cJSON_AddItemToArray(rl, cJSON_CreateString(k));
+        }
+    }
+    if (o->zero_mask) {
+        cJSON *zl = cJSON_AddArrayToObject(q, "zero");
+        for (int z = 1; z <= 3; z++)
+            if (o->zero_mask & (1u << z)) cJSON_AddItemToArray(zl, cJSON_CreateNumber(z));
+    }
     for (int x = 0; x < PC_PAR_COUNT; x++)
         if (o->fixed[x] > 0 && ax[x]) cJSON_AddNumberToObject(q, ax[x], (double)o->fixed[x]);
     if (o->max_micro > 0) cJSON_AddNumberToObject(q, "max_micro", (double)o->max_micro);
