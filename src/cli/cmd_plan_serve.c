@@ -388,9 +388,11 @@ static cJSON *serve_request(const serve_args *a) {
     if (o->prefill_tokens > 0) cJSON_AddNumberToObject(q, "prefill_tokens", o->prefill_tokens);
     if (o->decode_tokens > 0) cJSON_AddNumberToObject(q, "decode_tokens", o->decode_tokens);
     cJSON_AddStringToObject(q, "weight_dtype", pc_prec_name(o->weight_prec));
-    if (o->kv_prec != PC_PREC_COUNT) cJSON_AddStringToObject(q, "kv_dtype", pc_prec_name(o->kv_prec));
+    if (o->kv_prec != PC_PREC_COUNT)
+        cJSON_AddStringToObject(q, "kv_dtype", pc_prec_name(o->kv_prec));
     if (o->efficiency > 0) cJSON_AddNumberToObject(q, "efficiency", o->efficiency);
-    if (o->price_per_hour >= 0) cJSON_AddNumberToObject(q, "price_per_chip_hour", o->price_per_hour);
+    if (o->price_per_hour >= 0)
+        cJSON_AddNumberToObject(q, "price_per_chip_hour", o->price_per_hour);
     cJSON_AddStringToObject(q, "attention", pc_attn_flops_name(o->attention));
     if (o->convention == PC_CONV_BOOK) cJSON_AddTrueToObject(q, "book");
     cJSON_AddStringToObject(q, "calibration", a->calibration);
@@ -460,9 +462,9 @@ static void serve_print_header(const cJSON *doc, const cJSON *c) {
     long long minw = LL(c, "min_chips_for_weights"), minv = LL(c, "min_chips_valid");
     printf("%s on %lld %s chip%s (slice %s), %lld-way model parallel: weights %s (%s), "
            "%s per chip of %s\n",
-           S(doc, "model"), chips, S(doc, "chip"), chips == 1 ? "" : "s",
-           S(doc, "replica_slice"), chips, pc_pcli_gb(N(c, "weight_bytes"), a1, sizeof a1),
-           S(doc, "weight_dtype"), pc_pcli_gb(N(c, "weight_bytes") / (double)chips, a2, sizeof a2),
+           S(doc, "model"), chips, S(doc, "chip"), chips == 1 ? "" : "s", S(doc, "replica_slice"),
+           chips, pc_pcli_gb(N(c, "weight_bytes"), a1, sizeof a1), S(doc, "weight_dtype"),
+           pc_pcli_gb(N(c, "weight_bytes") / (double)chips, a2, sizeof a2),
            pc_pcli_gb(N(doc, "chip_hbm_bytes"), a3, sizeof a3));
     printf("KV cache %s bytes/token (%s), split over %lld KV head group%s%s; weights "
            "alone need >= %lld chips",
@@ -519,13 +521,13 @@ static void serve_print_row(const cJSON *p) {
     char a1[64], a4[64], t1[32], t2[32], c1[24] = "-", c2[24] = "-";
     if (N(d, "usd_per_mtok") > 0) snprintf(c1, sizeof c1, "%.3g", N(d, "usd_per_mtok"));
     if (N(f, "usd_per_mtok") > 0) snprintf(c2, sizeof c2, "%.3g", N(f, "usd_per_mtok"));
-    printf("%7.0f %9s %9s %12s  %-8s %9.4g %11.4g %9.3g %7s %9s  %-7s %7s %7.0f%s\n",
-           N(p, "batch"), pc_pcli_gb(N(p, "kv_per_chip"), a1, sizeof a1),
+    printf("%7.0f %9s %9s %12s  %-8s %9.4g %11.4g %9.3g %7s %9s  %-7s %7s %7.0f%s\n", N(p, "batch"),
+           pc_pcli_gb(N(p, "kv_per_chip"), a1, sizeof a1),
            pc_pcli_gb(N(p, "mem_per_chip"), a4, sizeof a4),
            pc_acli_time(N(d, "step"), t1, sizeof t1), S(d, "bound"), N(d, "tokens_per_s"),
            N(d, "tokens_per_s_per_chip"), N(d, "qps_per_chip"), c1,
-           pc_acli_time(N(f, "time"), t2, sizeof t2), S(f, "bound"), c2,
-           N(p, "tp_limit_decode"), cJSON_IsTrue(G(p, "fits")) ? "" : "  does not fit");
+           pc_acli_time(N(f, "time"), t2, sizeof t2), S(f, "bound"), c2, N(p, "tp_limit_decode"),
+           cJSON_IsTrue(G(p, "fits")) ? "" : "  does not fit");
 }
 
 static void serve_cal_print(const cJSON *doc, const cJSON *c, const cJSON *k) {
@@ -534,8 +536,8 @@ static void serve_cal_print(const cJSON *doc, const cJSON *c, const cJSON *k) {
     double chips = N(doc, "chips");
     printf("calibrated (continuous batching; --calibration %s): tp %lld x %lld replica%s, %.0f "
            "prompt + %.0f generated tokens per request\n",
-           S(k, "calibration"), LL(k, "tp"), repl, repl == 1 ? "" : "s",
-           N(c, "prefill_tokens"), N(c, "decode_tokens"));
+           S(k, "calibration"), LL(k, "tp"), repl, repl == 1 ? "" : "s", N(c, "prefill_tokens"),
+           N(c, "decode_tokens"));
     if (cJSON_IsString(G(k, "error"))) {
         printf("  not expressible: %s\n", S(k, "error"));
         return;
@@ -552,7 +554,8 @@ static void serve_cal_print(const cJSON *doc, const cJSON *c, const cJSON *k) {
     printf("  output %s tokens/s (%s per chip), TTFT %s, TPOT %s\n",
            pc_pcli_commas(N(k, "output_tokens_per_s"), a1, sizeof a1),
            pc_pcli_commas(N(k, "output_tokens_per_s") / chips, a2, sizeof a2),
-           pc_acli_time(N(k, "ttft_s"), t1, sizeof t1), pc_acli_time(N(k, "tpot_s"), t2, sizeof t2));
+           pc_acli_time(N(k, "ttft_s"), t1, sizeof t1),
+           pc_acli_time(N(k, "tpot_s"), t2, sizeof t2));
     const cJSON *i = G(k, "ideal");
     if (cJSON_IsObject(i))
         printf("  ideal bound: %s tokens/s (%s per chip), TTFT %s, TPOT %s at batch %.0f "
@@ -658,13 +661,15 @@ int pc_pcli_serve(int argc, char **argv) {
         free(out);
     } else {
         int i = 0;
-        for (const cJSON *c = G(doc, "contexts")->child; c; c = c->next) serve_print_context(doc, c, !i++);
+        for (const cJSON *c = G(doc, "contexts")->child; c; c = c->next)
+            serve_print_context(doc, c, !i++);
     }
     rc = cJSON_IsTrue(G(doc, "fits")) ? PC_EXIT_OK : PC_EXIT_FAIL;
     if (a.svg) {
         a.plot = calloc(1, sizeof *a.plot);
-        int src = a.plot ? serve_svg(&a, doc)
-                         : (fputs("perfcast plan serve: error: out of memory\n", stderr), PC_EXIT_FAIL);
+        int src =
+            a.plot ? serve_svg(&a, doc)
+                   : (fputs("perfcast plan serve: error: out of memory\n", stderr), PC_EXIT_FAIL);
         if (src >= 0) rc = src;
         free(a.plot);
     }

@@ -381,8 +381,10 @@ static int train_setup(train_args *a, train_job *j) {
 
 /* The flags as a plan train query (perfcast/query.h). */
 static cJSON *train_request(const train_args *a) {
-    static const char *const ax[PC_PAR_COUNT] = {[PC_PAR_PP] = "pp", [PC_PAR_DP] = "dp",
-                                                 [PC_PAR_FSDP] = "fsdp", [PC_PAR_EP] = "ep",
+    static const char *const ax[PC_PAR_COUNT] = {[PC_PAR_PP] = "pp",
+                                                 [PC_PAR_DP] = "dp",
+                                                 [PC_PAR_FSDP] = "fsdp",
+                                                 [PC_PAR_EP] = "ep",
                                                  [PC_PAR_TP] = "tp"};
     const pc_plan_train_opts *o = &a->o;
     cJSON *q = cJSON_CreateObject();
@@ -395,7 +397,8 @@ static cJSON *train_request(const train_args *a) {
     if (a->have_batch) cJSON_AddNumberToObject(q, "batch_tokens", o->batch_tokens);
     if (o->seq > 0) cJSON_AddNumberToObject(q, "seq", o->seq);
     if (o->total_tokens > 0) cJSON_AddNumberToObject(q, "tokens", o->total_tokens);
-    if (o->price_per_hour >= 0) cJSON_AddNumberToObject(q, "price_per_chip_hour", o->price_per_hour);
+    if (o->price_per_hour >= 0)
+        cJSON_AddNumberToObject(q, "price_per_chip_hour", o->price_per_hour);
     if (o->efficiency > 0) cJSON_AddNumberToObject(q, "efficiency", o->efficiency);
     cJSON_AddStringToObject(q, "attention", pc_attn_flops_name(o->attention));
     if (o->remat_mask) { /* the policies of every --remat, as a list */
@@ -569,7 +572,8 @@ static void train_print_header(const train_args *a, const cJSON *doc) {
            "in %s; %s fit in %s of HBM\n",
            pc_pcli_commas(N(s, "layouts"), a1, sizeof a1),
            pc_pcli_commas(N(s, "layouts_not_fitting_model"), a2, sizeof a2),
-           train_pinned(&a->o) ? " or the pins" : "", N(s, "not_priced") > 0 ? " or cannot be priced" : "",
+           train_pinned(&a->o) ? " or the pins" : "",
+           N(s, "not_priced") > 0 ? " or cannot be priced" : "",
            pc_pcli_commas(N(s, "plans_evaluated"), a3, sizeof a3),
            pc_acli_time(N(s, "seconds"), t, sizeof t),
            pc_pcli_commas(N(s, "plans_fitting"), a4, sizeof a4),
@@ -586,8 +590,8 @@ static void train_print_how_to_fit(const train_args *a, const cJSON *doc) {
     fprintf(stderr,
             "  smallest footprint found: %s per chip (%s, remat %s, %lld micro-batch%s): "
             "weights %s, grads %s, optimizer %s, activations %s, transient %s\n",
-            pc_pcli_gb(N(m, "total"), a1, sizeof a1), layout_str(l, lay, sizeof lay),
-            S(l, "remat"), micro, micro > 1 ? "es" : "", pc_pcli_gb(N(m, "weights"), a2, sizeof a2),
+            pc_pcli_gb(N(m, "total"), a1, sizeof a1), layout_str(l, lay, sizeof lay), S(l, "remat"),
+            micro, micro > 1 ? "es" : "", pc_pcli_gb(N(m, "weights"), a2, sizeof a2),
             pc_pcli_gb(N(m, "grads"), a3, sizeof a3), pc_pcli_gb(N(m, "optimizer"), a4, sizeof a4),
             pc_pcli_gb(N(m, "activations"), a5, sizeof a5),
             pc_pcli_gb(N(m, "transient"), a6, sizeof a6));
@@ -747,9 +751,12 @@ static void train_print_top(const cJSON *plans) {
            "mem/chip  bottleneck\n");
     for (const cJSON *p = plans->child; p; p = p->next) {
         long long z = LL(p, "zero");
-        printf("%4d %5lld %5lld %5lld %4s %6lld %6lld %-11s %5lld %11s %7s %5.1f%% %8s  %s\n",
-               ++i, axis(p, PC_PAR_PP), axis(p, PC_PAR_DP), axis(p, PC_PAR_FSDP),
-               axis(p, PC_PAR_FSDP) > 1 ? (z == 1 ? "1" : z == 2 ? "2" : "3") : "-",
+        printf("%4d %5lld %5lld %5lld %4s %6lld %6lld %-11s %5lld %11s %7s %5.1f%% %8s  %s\n", ++i,
+               axis(p, PC_PAR_PP), axis(p, PC_PAR_DP), axis(p, PC_PAR_FSDP),
+               axis(p, PC_PAR_FSDP) > 1 ? (z == 1   ? "1"
+                                           : z == 2 ? "2"
+                                                    : "3")
+                                        : "-",
                axis(p, PC_PAR_EP), axis(p, PC_PAR_TP), S(p, "remat"), LL(p, "micro_batches"),
                priced(p) ? pc_acli_time(N(p, "calibrated_step_time"), tc, sizeof tc) : "-",
                pc_acli_time(N(p, "step_time"), t, sizeof t),
@@ -784,8 +791,9 @@ static int train_print_json(const train_args *a, const cJSON *doc) {
                 nbest ? "warning: some layouts not priced" : "no plan could be priced",
                 S(s, "not_priced_reason"));
     if (!nbest && !(N(s, "plans_evaluated") > 0) && train_pinned(&a->o))
-        fprintf(stderr, "perfcast plan train: no layout of %lld chips fits the model and the "
-                        "pins (--micro, --micro-batch-size, --vp, --cp)\n",
+        fprintf(stderr,
+                "perfcast plan train: no layout of %lld chips fits the model and the "
+                "pins (--micro, --micro-batch-size, --vp, --cp)\n",
                 LL(doc, "chips"));
     else if (!nbest)
         fprintf(stderr, "perfcast plan train: no plan fits in %s of HBM per chip\n",
@@ -829,8 +837,10 @@ int pc_pcli_train(int argc, char **argv) {
     rc = -1;
     if (wrote) wrote = (rc = train_svg(&a, doc)) < 0;
     if (rc < 0) rc = a.json ? train_print_json(&a, doc) : train_print_text(&a, doc);
-    if (wrote && !a.json) printf("\nwrote %s\n", a.svg);
-    else if (a.svg && nbest == 0) fprintf(stderr, "no plan fits: %s not written\n", a.svg);
+    if (wrote && !a.json)
+        printf("\nwrote %s\n", a.svg);
+    else if (a.svg && nbest == 0)
+        fprintf(stderr, "no plan fits: %s not written\n", a.svg);
     cJSON_Delete(doc);
     return rc;
 }

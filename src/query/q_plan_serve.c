@@ -199,8 +199,7 @@ static pc_status resolve_slice(const serve_req *r, serve_job *j, pc_error *err) 
                            r->slice, n, r->chips);
         return PC_OK;
     }
-    if (r->chips <= 0)
-        return pc_fail(err, PC_ERR_ARG, "give 'chips' or 'slice' (e.g. 'chips': 8)");
+    if (r->chips <= 0) return pc_fail(err, PC_ERR_ARG, "give 'chips' or 'slice' (e.g. 'chips': 8)");
     pc_slice_note note;
     if (pc_plan_slice_for_chips_note(j->chip, r->chips, &j->slice, &note, err) != PC_OK) {
         char m[sizeof err->msg];
@@ -215,8 +214,9 @@ static pc_status resolve_slice(const serve_req *r, serve_job *j, pc_error *err) 
 static pc_status resolve_tp(const serve_req *r, serve_job *j, pc_error *err) {
     int64_t chips = j->chips = pc_mesh_devices(&j->slice);
     if (r->tp > 0 && r->replicas > 0 && r->tp * r->replicas != chips)
-        return pc_fail(err, PC_ERR_ARG, "'tp' %lld x 'replicas' %lld = %lld, but there are %lld chips",
-                       r->tp, r->replicas, r->tp * r->replicas, (long long)chips);
+        return pc_fail(err, PC_ERR_ARG,
+                       "'tp' %lld x 'replicas' %lld = %lld, but there are %lld chips", r->tp,
+                       r->replicas, r->tp * r->replicas, (long long)chips);
     long long given = r->tp > 0 ? r->tp : r->replicas;
     if (given > 0 && chips % given)
         return pc_fail(err, PC_ERR_ARG, "'%s' %lld does not divide the %lld chips",
@@ -277,7 +277,7 @@ static void cal_run(const serve_req *q, const serve_job *j, const pc_serve_opts 
     r->kv_prec = o->kv_prec; /* not given: the engine's own KV type (docs/analytic.md) */
     /* matmuls run in the weights' type when the chip has fp8 / fp4 units */
     r->prec = o->weight_prec == PC_PREC_FP8 || o->weight_prec == PC_PREC_FP4 ? o->weight_prec
-                                                                            : PC_PREC_BF16;
+                                                                             : PC_PREC_BF16;
     r->concurrency = q->concurrency;
 }
 
@@ -293,8 +293,8 @@ static cJSON *detail_json(const pc_serve_detail *d, int64_t chips) {
 }
 
 /* The "calibrated" object of one context (null without a calibration). */
-static void cal_context(const serve_req *q, const serve_job *j, const pc_serve_opts *so,
-                        double P, double G, cJSON *jc) {
+static void cal_context(const serve_req *q, const serve_job *j, const pc_serve_opts *so, double P,
+                        double G, cJSON *jc) {
     if (!j->calq) {
         cJSON_AddNullToObject(jc, "calibrated");
         return;
@@ -383,8 +383,7 @@ static cJSON *point_json(const pc_serve_point *p) {
     return o;
 }
 
-static cJSON *summary_json(const pc_serve_opts *o, const pc_serve_summary *s, double P,
-                           double G) {
+static cJSON *summary_json(const pc_serve_opts *o, const pc_serve_summary *s, double P, double G) {
     cJSON *jc = cJSON_CreateObject();
     cJSON_AddNumberToObject(jc, "context", o->context);
     cJSON_AddNumberToObject(jc, "prefill_tokens", P);
@@ -488,9 +487,8 @@ static cJSON *root_json(const serve_req *q, const serve_job *j, cJSON **jctx) {
     cJSON_AddNumberToObject(root, "replicas", (double)j->replicas);
     cJSON_AddStringToObject(root, "calibration", pc_calib_origin(j->cal));
     cJSON_AddStringToObject(root, "weight_dtype", pc_prec_name(o->weight_prec));
-    cJSON_AddStringToObject(root, "kv_dtype", pc_prec_name(o->kv_prec == PC_PREC_COUNT
-                                                               ? o->weight_prec
-                                                               : o->kv_prec));
+    cJSON_AddStringToObject(
+        root, "kv_dtype", pc_prec_name(o->kv_prec == PC_PREC_COUNT ? o->weight_prec : o->kv_prec));
     cJSON_AddStringToObject(root, "attention", pc_attn_flops_name(o->attention));
     cJSON_AddStringToObject(root, "convention", pc_coll_conv_name(o->convention));
     *jctx = cJSON_AddArrayToObject(root, "contexts");

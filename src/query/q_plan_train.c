@@ -13,11 +13,39 @@
 #include "query/q_internal.h"
 #include "query/request.h"
 
-static const char *const TRAIN_KEYS[] = {
-    "config", "preset", "chip", "chips_file", "chips", "slice", "batch_tokens", "seq", "tokens",
-    "price_per_chip_hour", "efficiency", "attention", "remat", "zero", "dp", "fsdp", "tp", "pp",
-    "ep", "max_micro", "micro", "micro_batch_size", "vp", "cp", "optimizer", "master_weights",
-    "weight_dtype", "grad_dtype", "act_dtype", "top", "book", "calibration", NULL};
+static const char *const TRAIN_KEYS[] = {"config",
+                                         "preset",
+                                         "chip",
+                                         "chips_file",
+                                         "chips",
+                                         "slice",
+                                         "batch_tokens",
+                                         "seq",
+                                         "tokens",
+                                         "price_per_chip_hour",
+                                         "efficiency",
+                                         "attention",
+                                         "remat",
+                                         "zero",
+                                         "dp",
+                                         "fsdp",
+                                         "tp",
+                                         "pp",
+                                         "ep",
+                                         "max_micro",
+                                         "micro",
+                                         "micro_batch_size",
+                                         "vp",
+                                         "cp",
+                                         "optimizer",
+                                         "master_weights",
+                                         "weight_dtype",
+                                         "grad_dtype",
+                                         "act_dtype",
+                                         "top",
+                                         "book",
+                                         "calibration",
+                                         NULL};
 
 /* What the request asks for. */
 typedef struct train_req {
@@ -250,7 +278,6 @@ static int parse_remat_list(const char *v, unsigned *mask, double *k) {
     return *mask ? 0 : -1;
 }
 
-
 static cJSON *search_json(const pc_train_search *s, double secs) {
     cJSON *js = cJSON_CreateObject();
     cJSON_AddNumberToObject(js, "layouts", (double)s->layouts);
@@ -279,7 +306,6 @@ static cJSON *thresholds_json(const pc_train_thresholds *th) {
     cJSON_AddNumberToObject(jt, "min_chips_by_memory", th->min_chips_memory);
     return jt;
 }
-
 
 /* ---- the request ---------------------------------------------------------------------- */
 
@@ -349,11 +375,16 @@ static pc_status read_ints(const cJSON *o, train_req *r, pc_error *err) {
         long long hi;
         int64_t *dst;
     } t[] = {
-        {"dp", 1LL << 30, &to->fixed[PC_PAR_DP]},    {"fsdp", 1LL << 30, &to->fixed[PC_PAR_FSDP]},
-        {"tp", 1LL << 30, &to->fixed[PC_PAR_TP]},    {"pp", 1LL << 30, &to->fixed[PC_PAR_PP]},
-        {"ep", 1LL << 30, &to->fixed[PC_PAR_EP]},    {"max_micro", 1 << 20, &to->max_micro},
-        {"micro", 1 << 20, &to->micro},              {"micro_batch_size", 1 << 20, &to->micro_batch_size},
-        {"vp", 1 << 20, &to->vp},                    {"cp", 1LL << 30, &to->cp},
+        {"dp", 1LL << 30, &to->fixed[PC_PAR_DP]},
+        {"fsdp", 1LL << 30, &to->fixed[PC_PAR_FSDP]},
+        {"tp", 1LL << 30, &to->fixed[PC_PAR_TP]},
+        {"pp", 1LL << 30, &to->fixed[PC_PAR_PP]},
+        {"ep", 1LL << 30, &to->fixed[PC_PAR_EP]},
+        {"max_micro", 1 << 20, &to->max_micro},
+        {"micro", 1 << 20, &to->micro},
+        {"micro_batch_size", 1 << 20, &to->micro_batch_size},
+        {"vp", 1 << 20, &to->vp},
+        {"cp", 1LL << 30, &to->cp},
     };
     for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
         long long v = (long long)*t[i].dst;
@@ -518,8 +549,8 @@ static pc_status train_setup(train_req *r, train_job *j, pc_error *err) {
 static pc_status train_search(const train_req *r, train_job *j, pc_error *err) {
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    pc_status st = pc_plan_train(j->chip, &j->m, &j->slice, &r->o, j->best, (int)r->top, &j->s,
-                                 err);
+    pc_status st =
+        pc_plan_train(j->chip, &j->m, &j->slice, &r->o, j->best, (int)r->top, &j->s, err);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     j->secs = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
     return st;
@@ -567,7 +598,8 @@ static cJSON *train_doc(const train_req *r, const train_job *j) {
         cJSON_AddItemToArray(jp, pj);
     }
     if (!s->nbest && s->evaluated)
-        cJSON_AddItemToObject(d, "least_memory_plan", plan_json(&s->least_memory, o->remat_tensors));
+        cJSON_AddItemToObject(d, "least_memory_plan",
+                              plan_json(&s->least_memory, o->remat_tensors));
     else
         cJSON_AddNullToObject(d, "least_memory_plan"); /* one shape (docs/json.md) */
     /* what the text needs beside the numbers above (docs/json.md) */
@@ -578,8 +610,8 @@ static cJSON *train_doc(const train_req *r, const train_job *j) {
     cJSON_AddStringToObject(d, "act_dtype", pc_prec_name(o->act_prec));
     cJSON_AddStringToObject(d, "links", wrap_str(j->chip, &j->slice));
     cJSON_AddBoolToObject(d, "calibrated", o->calibration != NULL);
-    cJSON_AddBoolToObject(d, "pinned", o->micro > 0 || o->micro_batch_size > 0 || o->vp > 1 ||
-                                           o->cp > 1);
+    cJSON_AddBoolToObject(d, "pinned",
+                          o->micro > 0 || o->micro_batch_size > 0 || o->vp > 1 || o->cp > 1);
     cJSON *w = cJSON_AddArrayToObject(d, "warnings");
     if (j->warning[0]) cJSON_AddItemToArray(w, cJSON_CreateString(j->warning));
     return d;

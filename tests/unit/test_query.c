@@ -265,12 +265,9 @@ static void test_plan_train(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_matmul),
-        cmocka_unit_test(test_hlo_text),
-        cmocka_unit_test(test_errors),
-        cmocka_unit_test(test_model),
-        cmocka_unit_test(test_plan_serve),
-        cmocka_unit_test(test_plan_train),
+        cmocka_unit_test(test_matmul),     cmocka_unit_test(test_hlo_text),
+        cmocka_unit_test(test_errors),     cmocka_unit_test(test_model),
+        cmocka_unit_test(test_plan_serve), cmocka_unit_test(test_plan_train),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
