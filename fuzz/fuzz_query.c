@@ -5,7 +5,9 @@
  * are dropped (the target reads no file). Promises: a failure comes with a
  * message and no result; a result is a JSON object (the roofline's with a
  * finite, non-negative total time and an ops list; the model's with finite,
- * non-negative parameter counts).
+ * non-negative parameter counts; plan serve's with a context or more, each with
+ * finite, positive weight bytes; plan train's with a plans list, each with a finite,
+ * positive step time).
  */
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -23,7 +25,7 @@ PC_FUZZ_TARGET(query) {
     char *q = text;
     int which = PC_QUERY_ROOFLINE;
     if (cJSON_IsObject(req)) {
-        static const char *const files[] = {"hlo", "ops", "chips_file", "stage"};
+        static const char *const files[] = {"hlo", "ops", "chips_file", "stage", "calibration"};
         for (size_t i = 0; i < sizeof files / sizeof files[0]; i++)
             cJSON_DeleteItemFromObjectCaseSensitive(req, files[i]);
         const cJSON *name = cJSON_GetObjectItemCaseSensitive(req, "query");
@@ -54,6 +56,20 @@ PC_FUZZ_TARGET(query) {
             for (const cJSON *x = p ? p->child : NULL; x; x = x->next)
                 check(cJSON_IsNumber(x) && isfinite(x->valuedouble) && x->valuedouble >= 0);
             check(cJSON_IsObject(p));
+        } else if (which == PC_QUERY_PLAN_TRAIN) {
+            const cJSON *pl = cJSON_GetObjectItemCaseSensitive(doc, "plans");
+            check(cJSON_IsArray(pl));
+            for (const cJSON *x = pl ? pl->child : NULL; x; x = x->next) {
+                const cJSON *t = cJSON_GetObjectItemCaseSensitive(x, "step_time");
+                check(cJSON_IsNumber(t) && isfinite(t->valuedouble) && t->valuedouble > 0);
+            }
+        } else if (which == PC_QUERY_PLAN_SERVE) {
+            const cJSON *c = cJSON_GetObjectItemCaseSensitive(doc, "contexts");
+            check(cJSON_GetArraySize(c) >= 1);
+            for (const cJSON *x = c ? c->child : NULL; x; x = x->next) {
+                const cJSON *w = cJSON_GetObjectItemCaseSensitive(x, "weight_bytes");
+                check(cJSON_IsNumber(w) && isfinite(w->valuedouble) && w->valuedouble > 0);
+            }
         }
         cJSON_Delete(doc);
     }

@@ -26,9 +26,11 @@ extern "C" {
 typedef enum pc_query {
     PC_QUERY_ROOFLINE = 0, /* perfcast roofline: ops, an op file or HLO on one chip */
     PC_QUERY_MODEL,        /* perfcast model: a transformer's parameters, FLOPs, memory */
+    PC_QUERY_PLAN_SERVE,   /* perfcast plan serve: serving tables and the calibrated model */
+    PC_QUERY_PLAN_TRAIN,   /* perfcast plan train: the search over parallelism plans */
     PC_QUERY_COUNT
 } pc_query;
-/* "roofline", "model"; pc_query_parse: -1 when unknown */
+/* "roofline", "model", "plan_serve", "plan_train"; pc_query_parse: -1 when unknown */
 PC_API const char *pc_query_name(pc_query q);
 PC_API int pc_query_parse(const char *s);
 

@@ -6,6 +6,8 @@
     perfcast.parse_count("8Ki")                                 # 8192 (docs/units.md)
     r = perfcast.roofline(hlo_text, chip="v5e", top=5)          # as `perfcast roofline --json`
     m = perfcast.model("llama3-8b", seq="8Ki", chip="v5e")      # as `perfcast model --json`
+    s = perfcast.plan_serve("llama3-70b", chip="v5e", chips=16, context="8Ki")  # plan serve
+    t = perfcast.plan_train("llama3-8b", chip="v5e", chips=256, batch_tokens="4M")  # plan train
 
 Results are plain dicts (and numpy arrays) with the fields of the matching
 `perfcast ... --json` output; failures raise perfcast.Error carrying the
@@ -21,7 +23,7 @@ import numpy as np
 from ._lib import Error, PcArray, PcError, check, enc, lib
 
 __all__ = ["Error", "version", "parse_count", "parse_bytes", "load_graph", "rank", "query",
-           "roofline", "model"]
+           "roofline", "model", "plan_serve", "plan_train"]
 
 # pc_dtype (perfcast/npz.h) -> numpy; F16 is converted to F32 by the reader
 _DTYPES = {0: np.bool_, 1: np.uint8, 2: np.int8, 3: np.uint16, 4: np.int16, 5: np.uint32,
@@ -233,3 +235,55 @@ def model(config=None, **kw):
     if "chips_file" in kw:
         kw["chips_file"] = _path(kw["chips_file"])
     return query("model", kw, config=_config(config))
+
+
+def plan_serve(config=None, **kw):
+    """Serving tables and the calibrated continuous-batching model, as `perfcast
+    plan serve --json` (docs/json.md): {"model", "chip", "slice", "tp",
+    "replicas", ..., "contexts": [{"context", "max_batch", "batches": [...],
+    "calibrated", ...}], "fits"}. "fits" is False when the weights or a
+    requested batch do not fit (the command's exit status 1).
+
+    config: a built-in config name ("llama3-70b"), the path of a config.json
+    or a config.json as a dict (preset= also names a built-in one). Keywords
+    are the command's flags with '_' for '-': chip="v5e", chips=16 or
+    slice="4x4", context=8192 / "8Ki" / [2048, "8Ki"] / "2Ki,8Ki", batch=N
+    (default: the doubling table), prefill_tokens, decode_tokens,
+    weight_dtype, kv_dtype, efficiency, price_per_chip_hour, attention,
+    book=True, calibration="builtin"|"none"|PATH, concurrency, replicas, tp,
+    ep, attention_dp=True, chips_file. A calibrated block that cannot be
+    evaluated carries the library's wording in its "error" (the command says
+    it in flag names)."""
+    for k in ("chips_file", "calibration"):
+        if k in kw:
+            kw[k] = _path(kw[k])
+    ctx = kw.get("context")
+    if isinstance(ctx, str) and "," in ctx:
+        kw["context"] = [c for c in ctx.split(",") if c]
+    return query("plan_serve", kw, config=_config(config))
+
+
+def plan_train(config=None, **kw):
+    """Parallelism plans for training, as `perfcast plan train --json`
+    (docs/json.md): {"model", "params", "chip", "chips", "slice", ...,
+    "search", "thresholds", "plans": [{"axes", "zero", "remat",
+    "micro_batches", "memory_per_chip", "step_parts", "step_time", "mfu",
+    "calibrated_step_time", ...}], "least_memory_plan"}. No plan fitting is
+    not an error: "plans" is empty and "least_memory_plan" says how close the
+    search came (the command exits 1 then).
+
+    config: a built-in config name, the path of a config.json or its fields
+    as a dict (preset= also names a built-in one). Keywords are the command's
+    flags with '_' for '-': chip="v5p", chips=1024 or slice="4x4x8",
+    batch_tokens="4Mi" (required), seq, tokens="15T", top (1..100, default
+    10), remat="none,full" (or a list), zero="1,3" (or a list), dp, fsdp, tp,
+    pp, ep, max_micro, micro, micro_batch_size, vp, cp, optimizer,
+    master_weights=True, weight_dtype, grad_dtype, act_dtype, efficiency,
+    price_per_chip_hour, attention, book=True, calibration="builtin"|"none"|PATH,
+    chips_file. search["seconds"] is the search's wall time; a
+    search["not_priced_reason"] carries the library's wording (the command
+    says it in flag names)."""
+    for k in ("chips_file", "calibration"):
+        if k in kw:
+            kw[k] = _path(kw[k])
+    return query("plan_train", kw, config=_config(config))

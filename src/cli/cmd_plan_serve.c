@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "plan_cli.h"
+#include "perfcast/query.h"
 #include "plots.h"
 
 #define CMD_SERVE PC_PCLI_SERVE
@@ -74,161 +75,6 @@ typedef struct serve_cal_req {
     double concurrency; /* --concurrency N: requests in flight over all replicas; 0: not pinned */
 } serve_cal_req;
 
-/* The serving run plan serve's inputs stand for: model parallel over tp
- * chips, chips / tp replicas, prompt P and generated G tokens per request. */
-static void serve_cal_run(const serve_cal_req *q, const pc_tfm_cfg *m, const pc_chip *chip,
-                          const pc_serve_opts *o, double P, double G, pc_run *r) {
-    pc_run_serve_init(r);
-    snprintf(r->id, sizeof r->id, "plan-serve");
-    r->model = *m;
-    snprintf(r->chip_name, sizeof r->chip_name, "%s", chip->name);
-    r->chips = q->chips;
-    r->tp = q->tp;
-    r->ep = q->ep > 1 ? q->ep : 1;
-    r->attention_dp = q->attention_dp;
-    r->input_len = P;
-    r->output_len = G;
-    r->weight_prec = o->weight_prec;
-    /* not given: the engine's own KV type (docs/analytic.md) */
-    r->kv_prec = o->kv_prec;
-    /* matmuls run in the weights' type when the chip has fp8 / fp4 units */
-    r->prec = o->weight_prec == PC_PREC_FP8 || o->weight_prec == PC_PREC_FP4 ? o->weight_prec
-                                                                            : PC_PREC_BF16;
-    r->concurrency = q->concurrency;
-}
-
-typedef struct serve_cal_out {
-    int ok;
-    char why[sizeof(((pc_error *)0)->msg)];
-    pc_serve_detail d, ideal;
-    int ideal_ok;
-    double pinned; /* sequences per replica asked for (0: the throughput-optimal batch) */
-} serve_cal_out;
-
-static void serve_cal_eval(const serve_cal_req *q, const pc_run *r, const pc_chip *chip,
-                           serve_cal_out *out) {
-    memset(out, 0, sizeof *out);
-    pc_error e;
-    pc_error_clear(&e);
-    out->pinned = q->batch > 0 ? q->batch
-                  : q->concurrency > 0 ? q->concurrency / (double)q->replicas
-                                       : 0;
-    if (pc_serve_explain(r, chip, q->cal, q->batch, &out->d, &e) != PC_OK) {
-        snprintf(out->why, sizeof out->why, "%s", e.msg);
-        pc_cli_flags(out->why, sizeof out->why);
-        return;
-    }
-    out->ok = isfinite(out->d.tokens_per_s) && out->d.tokens_per_s > 0 &&
-              isfinite(out->d.ttft_s) && isfinite(out->d.tpot_s);
-    if (!out->ok) snprintf(out->why, sizeof out->why, "no finite throughput for this run");
-    /* the ideal bound: the same run with no fitted losses */
-    out->ideal_ok = pc_serve_explain(r, chip, NULL, q->batch, &out->ideal, &e) == PC_OK &&
-                    isfinite(out->ideal.tokens_per_s);
-}
-
-static const char *serve_batch_how(const serve_cal_out *c, char *buf, size_t cap) {
-    if (!(c->pinned > 0))
-        snprintf(buf, cap, "throughput-optimal that fits");
-    else if (c->pinned > c->d.batch)
-        snprintf(buf, cap, "pinned at %.6g, capped at the largest that fits", c->pinned);
-    else
-        snprintf(buf, cap, "pinned");
-    return buf;
-}
-
-static void serve_cal_print(const serve_cal_req *q, const serve_cal_out *c, const char *origin,
-                            const pc_run *r) {
-    char a1[48], a2[48], t1[32], t2[32], how[96];
-    printf("calibrated (continuous batching; --calibration %s): tp %lld x %lld replica%s, %.0f "
-           "prompt + %.0f generated tokens per request\n",
-           origin, (long long)q->tp, (long long)q->replicas, q->replicas == 1 ? "" : "s",
-           r->input_len, r->output_len);
-    if (!c->ok) {
-        printf("  not expressible: %s\n", c->why);
-        return;
-    }
-    const pc_serve_detail *d = &c->d;
-    printf("  batch %.0f per replica (%s; largest that fits %.0f), KV %s\n", d->batch,
-           serve_batch_how(c, how, sizeof how), d->max_batch, pc_prec_name(d->kv_prec));
-    printf("  output %s tokens/s (%s per chip), TTFT %s, TPOT %s\n",
-           pc_pcli_commas(d->tokens_per_s, a1, sizeof a1),
-           pc_pcli_commas(d->tokens_per_s / (double)q->chips, a2, sizeof a2),
-           pc_acli_time(d->ttft_s, t1, sizeof t1), pc_acli_time(d->tpot_s, t2, sizeof t2));
-    if (c->ideal_ok)
-        printf("  ideal bound: %s tokens/s (%s per chip), TTFT %s, TPOT %s at batch %.0f "
-               "(largest that fits %.0f)\n",
-               pc_pcli_commas(c->ideal.tokens_per_s, a1, sizeof a1),
-               pc_pcli_commas(c->ideal.tokens_per_s / (double)q->chips, a2, sizeof a2),
-               pc_acli_time(c->ideal.ttft_s, t1, sizeof t1),
-               pc_acli_time(c->ideal.tpot_s, t2, sizeof t2), c->ideal.batch,
-               c->ideal.max_batch);
-}
-
-static cJSON *serve_detail_json(const pc_serve_detail *d, int64_t chips) {
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddNumberToObject(o, "batch", d->batch);
-    cJSON_AddNumberToObject(o, "max_batch", d->max_batch);
-    cJSON_AddNumberToObject(o, "output_tokens_per_s", d->tokens_per_s);
-    cJSON_AddNumberToObject(o, "output_tokens_per_s_per_chip", d->tokens_per_s / (double)chips);
-    cJSON_AddNumberToObject(o, "ttft_s", d->ttft_s);
-    cJSON_AddNumberToObject(o, "tpot_s", d->tpot_s);
-    return o;
-}
-
-static cJSON *serve_cal_json(const serve_cal_req *q, const serve_cal_out *c, const char *origin) {
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "calibration", origin);
-    cJSON_AddNumberToObject(o, "tp", (double)q->tp);
-    cJSON_AddNumberToObject(o, "replicas", (double)q->replicas);
-    cJSON_AddNumberToObject(o, "ep", (double)(q->ep > 1 ? q->ep : 1));
-    cJSON_AddBoolToObject(o, "attention_dp", q->attention_dp);
-    if (!c->ok) {
-        cJSON_AddStringToObject(o, "error", c->why);
-        return o;
-    }
-    const pc_serve_detail *d = &c->d;
-    cJSON_AddNumberToObject(o, "batch", d->batch);
-    cJSON_AddBoolToObject(o, "batch_chosen", !(c->pinned > 0));
-    if (c->pinned > 0)
-        cJSON_AddNumberToObject(o, "batch_pinned", c->pinned);
-    else
-        cJSON_AddNullToObject(o, "batch_pinned");
-    cJSON_AddNumberToObject(o, "max_batch", d->max_batch);
-    cJSON_AddStringToObject(o, "kv_dtype", pc_prec_name(d->kv_prec));
-    cJSON_AddNumberToObject(o, "output_tokens_per_s", d->tokens_per_s);
-    cJSON_AddNumberToObject(o, "output_tokens_per_s_per_chip", d->tokens_per_s / (double)q->chips);
-    cJSON_AddNumberToObject(o, "ttft_s", d->ttft_s);
-    cJSON_AddNumberToObject(o, "tpot_s", d->tpot_s);
-    cJSON_AddNumberToObject(o, "step_s", d->t_step);
-    if (c->ideal_ok)
-        cJSON_AddItemToObject(o, "ideal", serve_detail_json(&c->ideal, q->chips));
-    else
-        cJSON_AddNullToObject(o, "ideal");
-    return o;
-}
-
-/* The calibrated block of one context: printed, or a "calibrated" object in
- * jc (JSON); nothing but a note under --calibration none. */
-static void serve_cal_context(const serve_cal_req *q, const pc_tfm_cfg *m, const pc_chip *chip,
-                              const pc_serve_opts *o, double P, double G, const char *origin,
-                              cJSON *jc) {
-    if (!q->cal) {
-        if (jc)
-            cJSON_AddNullToObject(jc, "calibrated");
-        else
-            printf("(ideal roofline only: --calibration none)\n");
-        return;
-    }
-    pc_run r;
-    serve_cal_out c;
-    serve_cal_run(q, m, chip, o, P, G, &r);
-    serve_cal_eval(q, &r, chip, &c);
-    if (jc)
-        cJSON_AddItemToObject(jc, "calibrated", serve_cal_json(q, &c, origin));
-    else
-        serve_cal_print(q, &c, origin, &r);
-}
-
 /* One replica's slice: the whole slice, or tp chips cut as
  * pc_plan_slice_for_chips would. Returns -1 or an exit code. */
 static int serve_replica_slice(const pc_chip *chip, const pc_mesh *slice, const serve_cal_req *q,
@@ -277,45 +123,6 @@ static int serve_resolve_tp(const pc_tfm_cfg *m, int64_t chips, long long tp_fla
                                   "it divides (%s has %lld)",
                                   (long long)q->ep, m->name, (long long)m->experts);
     return -1;
-}
-
-/* ---------------- the ideal tables ---------------- */
-
-static const char *bound_str(const pc_serve_point *p, int decode) {
-    if (decode && p->dec_kv_bound) return "KV load";
-    pc_bound b = decode ? p->dec_bound : p->pre_bound;
-    if (b == PC_BOUND_MEMORY) return decode ? "weights" : "HBM";
-    return b == PC_BOUND_COMPUTE ? "compute" : "comm";
-}
-
-static cJSON *point_json(const pc_serve_point *p) {
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddNumberToObject(o, "batch", p->batch);
-    cJSON_AddBoolToObject(o, "fits", p->fits);
-    cJSON_AddNumberToObject(o, "mem_per_chip", p->mem_total);
-    cJSON_AddNumberToObject(o, "kv_per_chip", p->mem_kv);
-    cJSON_AddNumberToObject(o, "kv_bytes", p->kv_bytes);
-    cJSON_AddNumberToObject(o, "tp_limit_decode", p->tp_limit_decode);
-    cJSON *d = cJSON_AddObjectToObject(o, "decode");
-    cJSON_AddNumberToObject(d, "step", p->dec_step);
-    cJSON_AddNumberToObject(d, "kv_load", p->dec_kv);
-    cJSON_AddNumberToObject(d, "weight_load", p->dec_weights);
-    cJSON_AddNumberToObject(d, "math", p->dec_math);
-    cJSON_AddNumberToObject(d, "comm", p->dec_comm);
-    cJSON_AddStringToObject(d, "bound", bound_str(p, 1));
-    cJSON_AddNumberToObject(d, "tokens_per_s", p->dec_tok_s);
-    cJSON_AddNumberToObject(d, "tokens_per_s_per_chip", p->dec_tok_s_chip);
-    cJSON_AddNumberToObject(d, "qps_per_chip", p->qps_per_chip);
-    cJSON_AddNumberToObject(d, "usd_per_mtok", p->cost_per_mtok_decode);
-    cJSON *f = cJSON_AddObjectToObject(o, "prefill");
-    cJSON_AddNumberToObject(f, "time", p->pre_time);
-    cJSON_AddNumberToObject(f, "math", p->pre_math);
-    cJSON_AddNumberToObject(f, "hbm", p->pre_hbm);
-    cJSON_AddNumberToObject(f, "comm", p->pre_comm);
-    cJSON_AddStringToObject(f, "bound", bound_str(p, 0));
-    cJSON_AddNumberToObject(f, "tokens_per_s", p->pre_tok_s);
-    cJSON_AddNumberToObject(f, "usd_per_mtok", p->cost_per_mtok_prefill);
-    return o;
 }
 
 
@@ -549,320 +356,323 @@ static int serve_setup(serve_args *a, serve_job *j) {
     return -1;
 }
 
-/* ---------------- one context ---------------- */
+/* ---------------- the request ---------------- */
 
-/* The weights' precision, and the KV cache's (the weights' unless given). */
-static pc_prec serve_kv_prec(const pc_serve_opts *o) {
-    return o->kv_prec == PC_PREC_COUNT ? o->weight_prec : o->kv_prec;
-}
-
-/* The lines above the first table: weights, KV cache, model-parallel limits,
- * MoE, the request shape and the replicas. */
-static void serve_print_header(const serve_args *a, const serve_job *j, const pc_serve_opts *o,
-                               const pc_serve_summary *s, double P, double G) {
-    const pc_chip *chip = j->chip;
-    const serve_cal_req *q = &a->q;
-    char sl[96], fsl[96], a1[64], a2[64], a3[64];
-    pc_pcli_mesh_str(&j->rslice, sl, sizeof sl);
-    pc_pcli_mesh_str(&j->slice, fsl, sizeof fsl);
-    printf("%s on %lld %s chip%s (slice %s), %lld-way model parallel: weights %s (%s), "
-           "%s per chip of %s\n",
-           j->m.name, (long long)s->chips, chip->name, s->chips == 1 ? "" : "s", sl,
-           (long long)s->chips, pc_pcli_gb(s->weight_bytes, a1, sizeof a1),
-           pc_prec_name(o->weight_prec),
-           pc_pcli_gb(s->weight_bytes / (double)s->chips, a2, sizeof a2),
-           pc_pcli_gb(chip->hbm_bytes, a3, sizeof a3));
-    printf("KV cache %s bytes/token (%s), split over %lld KV head group%s%s; weights "
-           "alone need >= %lld chips",
-           pc_pcli_commas(s->kv_bytes_per_token, a1, sizeof a1), pc_prec_name(serve_kv_prec(o)),
-           (long long)s->kv_head_shards, s->kv_head_shards > 1 ? "s" : "",
-           s->chips > s->kv_head_shards ? " then over the batch" : "",
-           (long long)s->min_chips_weights);
-    if (s->min_chips_valid > s->min_chips_weights)
-        printf(" (%lld for a valid model-parallel degree)", (long long)s->min_chips_valid);
-    printf("\n");
-    printf("model-parallel limits: TP comms exceed compute beyond %.0f-way in prefill "
-           "(M_Y F W_ici/C)",
-           s->tp_limit_prefill);
-    if (s->max_batch > 0)
-        printf(", beyond %.0f-way in decode at batch %lld (M_Y F/(B beta))", s->tp_limit_decode,
-               (long long)s->max_batch);
-    printf("\n");
-    if (s->moe_batch > 0)
-        printf("MoE: the experts are compute-bound above a decode batch of B_crit E/k = "
-               "%.0f tokens (%lld experts, %lld per token)\n",
-               s->moe_batch, (long long)j->m.experts, (long long)j->m.experts_per_token);
-    printf("prefill %.0f tokens/request, %.0f generated tokens/request (QPS), "
-           "efficiency %.2f",
-           P, G, s->efficiency);
-    if (s->price_per_hour > 0) printf(", $%.2f/chip-hour", s->price_per_hour);
-    if (o->convention == PC_CONV_BOOK)
-        printf("; book convention: collectives V/W, no decode TP AllReduces");
-    printf("\n");
-    if (q->replicas > 1)
-        printf("data parallel: %lld replicas of %lld-way tensor parallel over the %lld "
-               "chips (slice %s); the tables are per replica\n",
-               (long long)q->replicas, (long long)q->tp, (long long)q->chips, fsl);
-}
-
-static cJSON *serve_summary_json(const pc_serve_opts *o, const pc_serve_summary *s, double P,
-                                 double G) {
-    cJSON *jc = cJSON_CreateObject();
-    cJSON_AddNumberToObject(jc, "context", o->context);
-    cJSON_AddNumberToObject(jc, "prefill_tokens", P);
-    cJSON_AddNumberToObject(jc, "decode_tokens", G);
-    cJSON_AddNumberToObject(jc, "chips", (double)s->chips);
-    cJSON_AddNumberToObject(jc, "kv_head_shards", (double)s->kv_head_shards);
-    cJSON_AddNumberToObject(jc, "weight_bytes", s->weight_bytes);
-    cJSON_AddNumberToObject(jc, "kv_bytes_per_token", s->kv_bytes_per_token);
-    cJSON_AddNumberToObject(jc, "kv_bytes_per_seq", s->kv_bytes_per_seq);
-    cJSON_AddNumberToObject(jc, "hbm_total", s->hbm_total);
-    cJSON_AddNumberToObject(jc, "max_batch", (double)s->max_batch);
-    cJSON_AddNumberToObject(jc, "min_chips_for_weights", (double)s->min_chips_weights);
-    cJSON_AddNumberToObject(jc, "min_chips_valid", (double)s->min_chips_valid);
-    cJSON_AddNumberToObject(jc, "tp_limit_prefill", s->tp_limit_prefill);
-    cJSON_AddNumberToObject(jc, "tp_limit_decode", s->tp_limit_decode);
-    cJSON_AddNumberToObject(jc, "moe_critical_batch", s->moe_batch);
-    cJSON_AddNumberToObject(jc, "efficiency", s->efficiency);
-    cJSON_AddNumberToObject(jc, "price_per_chip_hour", s->price_per_hour);
-    return jc;
-}
-
-/* The weights alone do not fit: how many chips or what precision would. */
-static void serve_print_no_fit(const serve_job *j, const pc_serve_summary *s) {
-    char a1[64], a2[64], a3[64];
-    fflush(stdout);
-    char valid[160] = "";
-    if (s->min_chips_valid > s->min_chips_weights)
-        snprintf(valid, sizeof valid, "; %lld for a model-parallel degree that divides the %lld "
-                 "heads", (long long)s->min_chips_valid, (long long)j->m.heads);
-    else if (s->min_chips_valid <= 0)
-        snprintf(valid, sizeof valid, "; no model-parallel degree in range divides the %lld "
-                 "heads", (long long)j->m.heads);
-    fprintf(stderr,
-            "perfcast plan serve: error: the weights (%s, %s per chip) do not fit in %s of HBM "
-            "per chip; use at least %lld chips%s, or smaller weights (--weight-dtype "
-            "int8 / int4)\n",
-            pc_pcli_gb(s->weight_bytes, a1, sizeof a1),
-            pc_pcli_gb(s->weight_bytes / (double)s->chips, a2, sizeof a2),
-            pc_pcli_gb(j->chip->hbm_bytes, a3, sizeof a3), (long long)s->min_chips_weights,
-            valid);
-}
-
-static void serve_print_row(const pc_serve_point *p) {
-    char a1[64], a4[64], t1[32], t2[32], c1[24] = "-", c2[24] = "-";
-    if (p->cost_per_mtok_decode > 0) snprintf(c1, sizeof c1, "%.3g", p->cost_per_mtok_decode);
-    if (p->cost_per_mtok_prefill > 0) snprintf(c2, sizeof c2, "%.3g", p->cost_per_mtok_prefill);
-    printf("%7.0f %9s %9s %12s  %-8s %9.4g %11.4g %9.3g %7s %9s  %-7s %7s %7.0f%s\n", p->batch,
-           pc_pcli_gb(p->mem_kv, a1, sizeof a1), pc_pcli_gb(p->mem_total, a4, sizeof a4),
-           pc_acli_time(p->dec_step, t1, sizeof t1), bound_str(p, 1), p->dec_tok_s,
-           p->dec_tok_s_chip, p->qps_per_chip, c1, pc_acli_time(p->pre_time, t2, sizeof t2),
-           bound_str(p, 0), c2, p->tp_limit_decode, p->fits ? "" : "  does not fit");
-}
-
-/* The batch sizes of the table: the one pinned, or 1, 2, 4, ... and the
- * largest that fits. */
-static int serve_batches(double batch, int64_t max_batch, double *bl) {
-    int nb = 0;
-    if (batch > 0) {
-        bl[nb++] = batch;
-    } else {
-        for (double b = 1; b < (double)max_batch && nb < 62; b *= 2) bl[nb++] = b;
-        bl[nb++] = (double)max_batch;
+/* The flags as a plan serve query (perfcast/query.h); NULL when --context does not parse
+ * (the checks of serve_setup then name the flag). */
+static cJSON *serve_request(const serve_args *a) {
+    double ctxs[16];
+    int nctx = 0;
+    if (!a->context) return NULL;
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", a->context);
+    char *save = NULL;
+    for (char *tk = strtok_r(buf, ",", &save); tk; tk = strtok_r(NULL, ",", &save)) {
+        double d;
+        if (nctx == 16 || pc_pcli_parse_count(tk, &d) || d < 1 || d > 1e9 || d != floor(d))
+            return NULL;
+        ctxs[nctx++] = d;
     }
-    return nb;
+    if (!nctx) return NULL;
+    const pc_serve_opts *o = &a->o;
+    cJSON *q = cJSON_CreateObject();
+    if (a->model) cJSON_AddStringToObject(q, "config", a->model);
+    if (a->preset) cJSON_AddStringToObject(q, "preset", a->preset);
+    if (a->chip) cJSON_AddStringToObject(q, "chip", a->chip);
+    if (a->chips_file) cJSON_AddStringToObject(q, "chips_file", a->chips_file);
+    if (a->chips > 0) cJSON_AddNumberToObject(q, "chips", (double)a->chips);
+    if (a->slice) cJSON_AddStringToObject(q, "slice", a->slice);
+    cJSON *jc = cJSON_AddArrayToObject(q, "context");
+    for (int i = 0; i < nctx; i++) cJSON_AddItemToArray(jc, cJSON_CreateNumber(ctxs[i]));
+    if (a->batch > 0) cJSON_AddNumberToObject(q, "batch", a->batch);
+    if (o->prefill_tokens > 0) cJSON_AddNumberToObject(q, "prefill_tokens", o->prefill_tokens);
+    if (o->decode_tokens > 0) cJSON_AddNumberToObject(q, "decode_tokens", o->decode_tokens);
+    cJSON_AddStringToObject(q, "weight_dtype", pc_prec_name(o->weight_prec));
+    if (o->kv_prec != PC_PREC_COUNT)
+        cJSON_AddStringToObject(q, "kv_dtype", pc_prec_name(o->kv_prec));
+    if (o->efficiency > 0) cJSON_AddNumberToObject(q, "efficiency", o->efficiency);
+    if (o->price_per_hour >= 0)
+        cJSON_AddNumberToObject(q, "price_per_chip_hour", o->price_per_hour);
+    cJSON_AddStringToObject(q, "attention", pc_attn_flops_name(o->attention));
+    if (o->convention == PC_CONV_BOOK) cJSON_AddTrueToObject(q, "book");
+    cJSON_AddStringToObject(q, "calibration", a->calibration);
+    if (a->q.concurrency > 0) cJSON_AddNumberToObject(q, "concurrency", a->q.concurrency);
+    if (a->replicas > 0) cJSON_AddNumberToObject(q, "replicas", (double)a->replicas);
+    if (a->tp > 0) cJSON_AddNumberToObject(q, "tp", (double)a->tp);
+    if (a->q.ep > 0) cJSON_AddNumberToObject(q, "ep", (double)a->q.ep);
+    if (a->q.attention_dp) cJSON_AddTrueToObject(q, "attention_dp");
+    return q;
 }
 
-/* --svg: one point of the current context's curve. */
-static void serve_plot_add(serve_plot *sp, const pc_serve_point *p) {
-    pc_plot_serve_ctx *c = &sp->c[sp->n - 1];
-    if (c->n == 64 || !p->fits) return;
-    c->batch[c->n] = p->batch;
-    c->latency[c->n] = p->dec_step;
-    c->tok_s_chip[c->n++] = p->dec_tok_s_chip;
-}
-
-/* --svg: where the KV cache per chip grows as large as the weights (linear in the batch). */
-static void serve_plot_cross(const serve_job *j, const pc_serve_opts *o, pc_plot_serve_ctx *c) {
-    pc_serve_point p;
-    pc_error e;
-    c->cross_latency = c->cross_tok_s_chip = NAN;
-    if (pc_plan_serve_eval(j->chip, &j->m, &j->rslice, o, 1, &p, &e) != PC_OK ||
-        !(p.mem_kv > 0))
-        return;
-    c->cross_batch = ceil(p.mem_weights / p.mem_kv);
-    if (c->cross_batch > (double)c->max_batch ||
-        pc_plan_serve_eval(j->chip, &j->m, &j->rslice, o, c->cross_batch, &p, &e) != PC_OK)
-        return;
-    c->cross_latency = p.dec_step;
-    c->cross_tok_s_chip = p.dec_tok_s_chip;
-}
-
-/* The ideal table of one context (printed, or "batches" in jc); *status
- * becomes 1 when a batch does not fit. Returns -1 or an exit code. */
-static int serve_table(const serve_args *a, const serve_job *j, const pc_serve_opts *o,
-                       const pc_serve_summary *s, cJSON *jc, int *status) {
-    double bl[64];
-    int nb = serve_batches(a->batch, s->max_batch, bl);
-    if (a->plot && a->plot->n < 16) {
-        pc_plot_serve_ctx *c = &a->plot->c[a->plot->n++];
-        c->context = o->context;
-        c->max_batch = s->max_batch;
-        serve_plot_cross(j, o, c);
-    }
-    if (!a->json)
-        printf("  batch   KV/chip  mem/chip  decode step  bound     tokens/s  tok/s/chip  "
-               "QPS/chip  $/Mtok   prefill  bound    $/Mtok  TP lim\n");
-    cJSON *jrows = jc ? cJSON_AddArrayToObject(jc, "batches") : NULL;
-    pc_error e;
-    pc_error_clear(&e);
-    for (int i = 0; i < nb; i++) {
-        pc_serve_point p;
-        if (pc_plan_serve_eval(j->chip, &j->m, &j->rslice, o, bl[i], &p, &e) != PC_OK)
-            return pc_cli_fail(&e);
-        if (jrows) cJSON_AddItemToArray(jrows, point_json(&p));
-        if (a->plot) serve_plot_add(a->plot, &p);
-        if (!p.fits) *status = PC_EXIT_FAIL;
-        if (!a->json) serve_print_row(&p);
-    }
-    if (!a->json && a->batch > (double)s->max_batch) {
-        fflush(stdout);
-        fprintf(stderr,
-                "perfcast plan serve: batch %.0f does not fit at context %.0f: the largest "
-                "that fits is %lld (more chips, int8 KV cache, or a shorter context)\n",
-                a->batch, o->context, (long long)s->max_batch);
-    }
-    return -1;
-}
-
-/* pc_plan_serve_setup failed: a usage error (with the --replicas hint when
- * there is one replica) or a failure. */
-static int serve_setup_error(pc_status st, const pc_error *e, int64_t replicas) {
-    if (st == PC_ERR_INVALID && replicas == 1)
+/* A failure of the query as the command reports it: the command's own checks (serve_setup)
+ * name the flag at fault; past them, the library's message (pc_plan_serve_setup: with the
+ * --replicas hint when there is one replica). */
+static int serve_error(serve_args *a, const pc_error *e) {
+    serve_job j;
+    int rc = serve_setup(a, &j);
+    if (rc >= 0) return rc;
+    int64_t replicas = a->q.replicas;
+    serve_job_free(&j);
+    if (e->code == PC_ERR_INVALID && replicas == 1)
         return pc_cli_usage_error(CMD_SERVE,
                                   "%s; or split the chips into replicas (--replicas R: "
                                   "chips / R must divide the heads)",
                                   e->msg);
-    return st == PC_ERR_INVALID || st == PC_ERR_ARG ? pc_cli_usage_error(CMD_SERVE, "%s", e->msg)
-                                                    : pc_cli_fail(e);
+    return e->code == PC_ERR_INVALID || e->code == PC_ERR_ARG
+               ? pc_cli_usage_error(CMD_SERVE, "%s", e->msg)
+               : pc_cli_fail(e);
 }
 
-/* One context: the header (before the first), its summary, table and
- * calibrated block, printed or added to jctx. *status becomes 1 when
- * something does not fit. Returns -1 to go on, else the exit code. */
-static int serve_context(const serve_args *a, const serve_job *j, const pc_serve_opts *o,
-                         int first, cJSON *jctx, int *status) {
+/* Runs the query; the document in *doc, or the exit code. */
+static int serve_query(serve_args *a, cJSON **doc) {
     pc_error e;
     pc_error_clear(&e);
-    pc_serve_summary s;
-    pc_status st = pc_plan_serve_setup(j->chip, &j->m, &j->rslice, o, &s, &e);
-    if (st) return serve_setup_error(st, &e, a->q.replicas);
-    double P = o->prefill_tokens > 0 ? o->prefill_tokens : o->context;
-    double G = o->decode_tokens > 0 ? o->decode_tokens : 512;
-    if (!a->json && first) serve_print_header(a, j, o, &s, P, G);
-    cJSON *jc = NULL;
-    if (jctx) {
-        jc = serve_summary_json(o, &s, P, G);
-        cJSON_AddItemToArray(jctx, jc);
+    cJSON *req = serve_request(a);
+    if (!req) {
+        serve_job j;
+        int rc = serve_setup(a, &j);
+        if (rc >= 0) return rc;
+        serve_job_free(&j);
+        return pc_cli_usage_error(CMD_SERVE, "give --context (e.g. --context 8192)");
     }
-    const char *origin = pc_calib_origin(j->cal);
-    if (s.max_batch < 1) {
-        serve_print_no_fit(j, &s);
-        *status = PC_EXIT_FAIL;
-        serve_cal_context(&a->q, &j->m, j->chip, o, P, G, origin, jc);
-        return -1;
-    }
-    char a1[64], a2[64];
-    if (!a->json)
-        printf("\ncontext %.0f: KV %s per sequence; HBM %s: largest batch %lld\n", o->context,
-               pc_pcli_gb(s.kv_bytes_per_seq, a1, sizeof a1),
-               pc_pcli_gb(s.hbm_total, a2, sizeof a2), (long long)s.max_batch);
-    int rc = serve_table(a, j, o, &s, jc, status);
-    if (rc >= 0) return rc;
-    serve_cal_context(&a->q, &j->m, j->chip, o, P, G, origin, jc);
+    char *q = cJSON_PrintUnformatted(req), *res = NULL;
+    cJSON_Delete(req);
+    if (!q) return fputs("perfcast plan serve: error: out of memory\n", stderr), PC_EXIT_FAIL;
+    pc_status st = pc_query_json(PC_QUERY_PLAN_SERVE, q, &res, &e);
+    cJSON_free(q);
+    if (st != PC_OK) return serve_error(a, &e);
+    *doc = cJSON_Parse(res);
+    pc_query_free(res);
+    if (!*doc) return fputs("perfcast plan serve: error: out of memory\n", stderr), PC_EXIT_FAIL;
     return -1;
 }
 
-/* The --json document's top level; its "contexts" array comes back in *jctx. */
-static cJSON *serve_root_json(const serve_args *a, const serve_job *j, cJSON **jctx) {
-    const pc_serve_opts *o = &a->o;
-    char sl[96], fsl[96];
-    pc_pcli_mesh_str(&j->rslice, sl, sizeof sl);
-    pc_pcli_mesh_str(&j->slice, fsl, sizeof fsl);
-    cJSON *jroot = cJSON_CreateObject();
-    cJSON_AddStringToObject(jroot, "model", j->m.name);
-    cJSON_AddStringToObject(jroot, "chip", j->chip->name);
-    cJSON_AddStringToObject(jroot, "slice", fsl);
-    cJSON_AddStringToObject(jroot, "replica_slice", sl);
-    cJSON_AddNumberToObject(jroot, "tp", (double)a->q.tp);
-    cJSON_AddNumberToObject(jroot, "replicas", (double)a->q.replicas);
-    cJSON_AddStringToObject(jroot, "calibration", pc_calib_origin(j->cal));
-    cJSON_AddStringToObject(jroot, "weight_dtype", pc_prec_name(o->weight_prec));
-    cJSON_AddStringToObject(jroot, "kv_dtype", pc_prec_name(serve_kv_prec(o)));
-    cJSON_AddStringToObject(jroot, "attention", pc_attn_flops_name(o->attention));
-    cJSON_AddStringToObject(jroot, "convention", pc_coll_conv_name(o->convention));
-    *jctx = cJSON_AddArrayToObject(jroot, "contexts");
-    return jroot;
+/* ---------------- text, from the document ---------------- */
+
+#define N(o, k) pc_acli_jnum(o, k)
+#define S(o, k) pc_acli_jstr(o, k)
+#define LL(o, k) pc_acli_jint(o, k)
+#define G(o, k) cJSON_GetObjectItemCaseSensitive(o, k)
+
+/* The lines above the first table: weights, KV cache, model-parallel limits, MoE, the
+ * request shape and the replicas. */
+static void serve_print_header(const cJSON *doc, const cJSON *c) {
+    char a1[64], a2[64], a3[64];
+    long long chips = LL(c, "chips"), shards = LL(c, "kv_head_shards");
+    long long minw = LL(c, "min_chips_for_weights"), minv = LL(c, "min_chips_valid");
+    printf("%s on %lld %s chip%s (slice %s), %lld-way model parallel: weights %s (%s), "
+           "%s per chip of %s\n",
+           S(doc, "model"), chips, S(doc, "chip"), chips == 1 ? "" : "s", S(doc, "replica_slice"),
+           chips, pc_pcli_gb(N(c, "weight_bytes"), a1, sizeof a1), S(doc, "weight_dtype"),
+           pc_pcli_gb(N(c, "weight_bytes") / (double)chips, a2, sizeof a2),
+           pc_pcli_gb(N(doc, "chip_hbm_bytes"), a3, sizeof a3));
+    printf("KV cache %s bytes/token (%s), split over %lld KV head group%s%s; weights "
+           "alone need >= %lld chips",
+           pc_pcli_commas(N(c, "kv_bytes_per_token"), a1, sizeof a1), S(doc, "kv_dtype"), shards,
+           shards > 1 ? "s" : "", chips > shards ? " then over the batch" : "", minw);
+    if (minv > minw) printf(" (%lld for a valid model-parallel degree)", minv);
+    printf("\n");
+    printf("model-parallel limits: TP comms exceed compute beyond %.0f-way in prefill "
+           "(M_Y F W_ici/C)",
+           N(c, "tp_limit_prefill"));
+    if (LL(c, "max_batch") > 0)
+        printf(", beyond %.0f-way in decode at batch %lld (M_Y F/(B beta))",
+               N(c, "tp_limit_decode"), LL(c, "max_batch"));
+    printf("\n");
+    if (N(c, "moe_critical_batch") > 0)
+        printf("MoE: the experts are compute-bound above a decode batch of B_crit E/k = "
+               "%.0f tokens (%lld experts, %lld per token)\n",
+               N(c, "moe_critical_batch"), LL(doc, "experts"), LL(doc, "experts_per_token"));
+    printf("prefill %.0f tokens/request, %.0f generated tokens/request (QPS), efficiency %.2f",
+           N(c, "prefill_tokens"), N(c, "decode_tokens"), N(c, "efficiency"));
+    if (N(c, "price_per_chip_hour") > 0) printf(", $%.2f/chip-hour", N(c, "price_per_chip_hour"));
+    if (!strcmp(S(doc, "convention"), "book"))
+        printf("; book convention: collectives V/W, no decode TP AllReduces");
+    printf("\n");
+    if (LL(doc, "replicas") > 1)
+        printf("data parallel: %lld replicas of %lld-way tensor parallel over the %lld "
+               "chips (slice %s); the tables are per replica\n",
+               LL(doc, "replicas"), LL(doc, "tp"), LL(doc, "chips"), S(doc, "slice"));
 }
 
-/* The tables and calibrated blocks of every context; returns the exit code. */
-static int serve_contexts(const serve_args *a, const serve_job *j) {
-    pc_serve_opts o = a->o;
-    cJSON *jctx = NULL;
-    cJSON *jroot = a->json ? serve_root_json(a, j, &jctx) : NULL;
-    int status = PC_EXIT_OK;
-    for (int ci = 0; ci < j->nctx; ci++) {
-        o.context = j->ctxs[ci];
-        int rc = serve_context(a, j, &o, ci == 0, jctx, &status);
-        if (rc >= 0) {
-            cJSON_Delete(jroot);
-            return rc;
+/* The weights alone do not fit: how many chips or what precision would. */
+static void serve_print_no_fit(const cJSON *doc, const cJSON *c) {
+    char a1[64], a2[64], a3[64], valid[160] = "";
+    long long minw = LL(c, "min_chips_for_weights"), minv = LL(c, "min_chips_valid");
+    fflush(stdout);
+    if (minv > minw)
+        snprintf(valid, sizeof valid,
+                 "; %lld for a model-parallel degree that divides the %lld heads", minv,
+                 LL(doc, "heads"));
+    else if (minv <= 0)
+        snprintf(valid, sizeof valid, "; no model-parallel degree in range divides the %lld heads",
+                 LL(doc, "heads"));
+    fprintf(stderr,
+            "perfcast plan serve: error: the weights (%s, %s per chip) do not fit in %s of HBM "
+            "per chip; use at least %lld chips%s, or smaller weights (--weight-dtype "
+            "int8 / int4)\n",
+            pc_pcli_gb(N(c, "weight_bytes"), a1, sizeof a1),
+            pc_pcli_gb(N(c, "weight_bytes") / N(c, "chips"), a2, sizeof a2),
+            pc_pcli_gb(N(doc, "chip_hbm_bytes"), a3, sizeof a3), minw, valid);
+}
+
+static void serve_print_row(const cJSON *p) {
+    const cJSON *d = G(p, "decode"), *f = G(p, "prefill");
+    char a1[64], a4[64], t1[32], t2[32], c1[24] = "-", c2[24] = "-";
+    if (N(d, "usd_per_mtok") > 0) snprintf(c1, sizeof c1, "%.3g", N(d, "usd_per_mtok"));
+    if (N(f, "usd_per_mtok") > 0) snprintf(c2, sizeof c2, "%.3g", N(f, "usd_per_mtok"));
+    printf("%7.0f %9s %9s %12s  %-8s %9.4g %11.4g %9.3g %7s %9s  %-7s %7s %7.0f%s\n", N(p, "batch"),
+           pc_pcli_gb(N(p, "kv_per_chip"), a1, sizeof a1),
+           pc_pcli_gb(N(p, "mem_per_chip"), a4, sizeof a4),
+           pc_acli_time(N(d, "step"), t1, sizeof t1), S(d, "bound"), N(d, "tokens_per_s"),
+           N(d, "tokens_per_s_per_chip"), N(d, "qps_per_chip"), c1,
+           pc_acli_time(N(f, "time"), t2, sizeof t2), S(f, "bound"), c2, N(p, "tp_limit_decode"),
+           cJSON_IsTrue(G(p, "fits")) ? "" : "  does not fit");
+}
+
+static void serve_cal_print(const cJSON *doc, const cJSON *c, const cJSON *k) {
+    char a1[48], a2[48], t1[32], t2[32], how[96];
+    long long repl = LL(k, "replicas");
+    double chips = N(doc, "chips");
+    printf("calibrated (continuous batching; --calibration %s): tp %lld x %lld replica%s, %.0f "
+           "prompt + %.0f generated tokens per request\n",
+           S(k, "calibration"), LL(k, "tp"), repl, repl == 1 ? "" : "s", N(c, "prefill_tokens"),
+           N(c, "decode_tokens"));
+    if (cJSON_IsString(G(k, "error"))) {
+        printf("  not expressible: %s\n", S(k, "error"));
+        return;
+    }
+    double pinned = N(k, "batch_pinned");
+    if (!cJSON_IsNumber(G(k, "batch_pinned")))
+        snprintf(how, sizeof how, "throughput-optimal that fits");
+    else if (pinned > N(k, "batch"))
+        snprintf(how, sizeof how, "pinned at %.6g, capped at the largest that fits", pinned);
+    else
+        snprintf(how, sizeof how, "pinned");
+    printf("  batch %.0f per replica (%s; largest that fits %.0f), KV %s\n", N(k, "batch"), how,
+           N(k, "max_batch"), S(k, "kv_dtype"));
+    printf("  output %s tokens/s (%s per chip), TTFT %s, TPOT %s\n",
+           pc_pcli_commas(N(k, "output_tokens_per_s"), a1, sizeof a1),
+           pc_pcli_commas(N(k, "output_tokens_per_s") / chips, a2, sizeof a2),
+           pc_acli_time(N(k, "ttft_s"), t1, sizeof t1),
+           pc_acli_time(N(k, "tpot_s"), t2, sizeof t2));
+    const cJSON *i = G(k, "ideal");
+    if (cJSON_IsObject(i))
+        printf("  ideal bound: %s tokens/s (%s per chip), TTFT %s, TPOT %s at batch %.0f "
+               "(largest that fits %.0f)\n",
+               pc_pcli_commas(N(i, "output_tokens_per_s"), a1, sizeof a1),
+               pc_pcli_commas(N(i, "output_tokens_per_s") / chips, a2, sizeof a2),
+               pc_acli_time(N(i, "ttft_s"), t1, sizeof t1),
+               pc_acli_time(N(i, "tpot_s"), t2, sizeof t2), N(i, "batch"), N(i, "max_batch"));
+}
+
+/* One context: the header (before the first), its table and calibrated block. */
+static void serve_print_context(const cJSON *doc, const cJSON *c, int first) {
+    char a1[64], a2[64];
+    if (first) serve_print_header(doc, c);
+    const cJSON *rows = G(c, "batches"), *k = G(c, "calibrated");
+    if (!cJSON_IsArray(rows)) {
+        serve_print_no_fit(doc, c);
+    } else {
+        printf("\ncontext %.0f: KV %s per sequence; HBM %s: largest batch %lld\n", N(c, "context"),
+               pc_pcli_gb(N(c, "kv_bytes_per_seq"), a1, sizeof a1),
+               pc_pcli_gb(N(c, "hbm_total"), a2, sizeof a2), LL(c, "max_batch"));
+        printf("  batch   KV/chip  mem/chip  decode step  bound     tokens/s  tok/s/chip  "
+               "QPS/chip  $/Mtok   prefill  bound    $/Mtok  TP lim\n");
+        for (const cJSON *p = rows->child; p; p = p->next) serve_print_row(p);
+        double batch = N(doc, "batch");
+        if (batch > N(c, "max_batch")) {
+            fflush(stdout);
+            fprintf(stderr,
+                    "perfcast plan serve: batch %.0f does not fit at context %.0f: the largest "
+                    "that fits is %lld (more chips, int8 KV cache, or a shorter context)\n",
+                    batch, N(c, "context"), LL(c, "max_batch"));
         }
     }
-    if (jroot) {
-        char *out = cJSON_Print(jroot);
-        if (out) puts(out);
-        free(out);
-        cJSON_Delete(jroot);
-    }
-    return status;
+    if (cJSON_IsObject(k))
+        serve_cal_print(doc, c, k);
+    else
+        printf("(ideal roofline only: --calibration none)\n");
 }
 
-/* --svg after the tables: -1 or an exit code. */
-static int serve_svg(const serve_args *a, const serve_job *j) {
-    char title[300], sl[96];
+/* --svg: a curve per context with a table, its fitting batches and the KV/weights crossover. */
+static int serve_svg(const serve_args *a, const cJSON *doc) {
+    char title[300];
     int n = 0;
-    for (int k = 0; k < a->plot->n; k++)
-        if (a->plot->c[k].n > 0) a->plot->c[n++] = a->plot->c[k];
+    for (const cJSON *c = G(doc, "contexts")->child; c && n < 16; c = c->next) {
+        const cJSON *rows = G(c, "batches"), *x = G(c, "kv_weights_crossover");
+        if (!cJSON_IsArray(rows)) continue;
+        pc_plot_serve_ctx *pc = &a->plot->c[n];
+        memset(pc, 0, sizeof *pc);
+        pc->context = N(c, "context");
+        pc->max_batch = LL(c, "max_batch");
+        pc->cross_latency = pc->cross_tok_s_chip = NAN;
+        if (cJSON_IsObject(x)) {
+            pc->cross_batch = N(x, "batch");
+            if (cJSON_IsNumber(G(x, "decode_step"))) {
+                pc->cross_latency = N(x, "decode_step");
+                pc->cross_tok_s_chip = N(x, "tokens_per_s_per_chip");
+            }
+        }
+        for (const cJSON *p = rows->child; p && pc->n < 64; p = p->next) {
+            if (!cJSON_IsTrue(G(p, "fits"))) continue;
+            pc->batch[pc->n] = N(p, "batch");
+            pc->latency[pc->n] = N(G(p, "decode"), "step");
+            pc->tok_s_chip[pc->n++] = N(G(p, "decode"), "tokens_per_s_per_chip");
+        }
+        if (pc->n > 0) n++;
+    }
     if (!n) {
         fprintf(stderr, "perfcast plan serve: no batch fits: %s not written\n", a->svg);
         return -1;
     }
-    pc_pcli_mesh_str(&j->rslice, sl, sizeof sl);
-    snprintf(title, sizeof title, "plan serve: %s on %s %s (%s weights), decode", j->m.name,
-             j->chip->name, sl, pc_prec_name(a->o.weight_prec));
+    snprintf(title, sizeof title, "plan serve: %s on %s %s (%s weights), decode", S(doc, "model"),
+             S(doc, "chip"), S(doc, "replica_slice"), S(doc, "weight_dtype"));
     int rc = pc_plot_serve(a->svg, title, a->plot->c, n);
     if (rc < 0 && !a->json) printf("\nwrote %s\n", a->svg);
     return rc;
 }
 
+/* The library's wording of a calibrated block's error in flag names, as the command says it. */
+static void serve_flag_words(cJSON *doc) {
+    for (cJSON *c = G(doc, "contexts")->child; c; c = c->next) {
+        cJSON *e = G(G(c, "calibrated"), "error");
+        if (!cJSON_IsString(e)) continue;
+        char m[sizeof(((pc_error *)0)->msg)];
+        snprintf(m, sizeof m, "%s", e->valuestring);
+        pc_cli_flags(m, sizeof m);
+        cJSON_SetValuestring(e, m);
+    }
+}
+
 int pc_pcli_serve(int argc, char **argv) {
     serve_args a;
-    serve_job j;
+    cJSON *doc = NULL;
     int rc;
-    if ((rc = serve_parse(argc, argv, &a)) >= 0 || (rc = serve_setup(&a, &j)) >= 0) return rc;
-    serve_plot *plot = a.svg ? calloc(1, sizeof *plot) : NULL;
-    if (a.svg && !plot) {
-        serve_job_free(&j);
-        return fputs("perfcast plan serve: error: out of memory\n", stderr), PC_EXIT_FAIL;
+    if ((rc = serve_parse(argc, argv, &a)) >= 0 || (rc = serve_query(&a, &doc)) >= 0) return rc;
+    for (const cJSON *w = G(doc, "warnings")->child; w; w = w->next)
+        fprintf(stderr, "perfcast %s: warning: %s\n", CMD_SERVE, w->valuestring);
+    serve_flag_words(doc);
+    if (a.json) {
+        for (const cJSON *c = G(doc, "contexts")->child; c; c = c->next)
+            if (!cJSON_IsArray(G(c, "batches"))) serve_print_no_fit(doc, c);
+        char *out = cJSON_Print(doc);
+        if (out) puts(out);
+        free(out);
+    } else {
+        int i = 0;
+        for (const cJSON *c = G(doc, "contexts")->child; c; c = c->next)
+            serve_print_context(doc, c, !i++);
     }
-    a.plot = plot;
-    rc = serve_contexts(&a, &j);
-    if (plot && rc != PC_EXIT_USAGE) {
-        int src = serve_svg(&a, &j);
+    rc = cJSON_IsTrue(G(doc, "fits")) ? PC_EXIT_OK : PC_EXIT_FAIL;
+    if (a.svg) {
+        a.plot = calloc(1, sizeof *a.plot);
+        int src =
+            a.plot ? serve_svg(&a, doc)
+                   : (fputs("perfcast plan serve: error: out of memory\n", stderr), PC_EXIT_FAIL);
         if (src >= 0) rc = src;
+        free(a.plot);
     }
-    free(plot);
-    serve_job_free(&j);
+    cJSON_Delete(doc);
     return rc;
 }

@@ -5,9 +5,9 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "plan_cli.h"
+#include "perfcast/query.h"
 #include "plots.h"
 
 #define CMD_TRAIN PC_PCLI_TRAIN
@@ -74,18 +74,7 @@ static void train_help(FILE *f) {
         "2 bad usage (unknown chip/model, mesh not matching the chips, ...).\n");
 }
 
-/* ---------------- one plan: strings, JSON, parts and rates ---------------- */
-
-static const char *wrap_str(const pc_chip *c, const pc_mesh *m) {
-    if (c->kind == PC_CHIP_GPU) return "NVLink + InfiniBand";
-    int any = 0, all = 1;
-    for (int i = 0; i < m->ndims; i++) {
-        if ((m->dcn_mask >> i) & 1 || m->size[i] <= 1) continue;
-        any |= m->wrap[i] == 1;
-        all &= m->wrap[i] == 1;
-    }
-    return all && any ? "wraparound" : any ? "wraparound on some axes" : "no wraparound";
-}
+/* ---------------- formatting ---------------- */
 
 static const char *money(double usd, char *buf, size_t cap) {
     if (usd >= 1e6)
@@ -97,247 +86,7 @@ static const char *money(double usd, char *buf, size_t cap) {
     return buf;
 }
 
-static const char *remat_str(pc_remat r, double k, char *buf, size_t cap) {
-    if (r == PC_REMAT_TENSORS)
-        snprintf(buf, cap, "tensors:%g", k);
-    else
-        snprintf(buf, cap, "%s", pc_remat_name(r));
-    return buf;
-}
-
-/* "fsdp 2240 (ZeRO-3) x tensor 4" */
-static const char *layout_str(const pc_train_plan *p, char *buf, size_t cap) {
-    size_t used = 0;
-    buf[0] = '\0';
-    for (int x = 0; x < PC_PAR_COUNT && used + 40 < cap; x++) {
-        if (p->axis[x] <= 1) continue;
-        used += (size_t)snprintf(buf + used, cap - used, "%s%s %lld", used ? " x " : "",
-                                 pc_par_axis_name((pc_par_axis)x), (long long)p->axis[x]);
-        if (x == PC_PAR_FSDP)
-            used += (size_t)snprintf(buf + used, cap - used, " (ZeRO-%d)", p->zero);
-    }
-    if (!used) snprintf(buf, cap, "one chip");
-    return buf;
-}
-
-/* The chosen mesh as a JAX snippet. */
-static void jax_snippet(const pc_train_plan *p, const pc_tfm_cfg *m, double seqs, double rk,
-                        char *buf, size_t cap) {
-    size_t u = 0;
-#define OUT(...)                                                                                   \
-    do {                                                                                           \
-        if (u < cap) u += (size_t)snprintf(buf + u, cap - u, __VA_ARGS__);                         \
-    } while (0)
-    char shape[128] = "", names[128] = "";
-    size_t a = 0, b = 0;
-    int n = 0;
-    for (int x = 0; x < PC_PAR_COUNT; x++) {
-        if (p->axis[x] <= 1) continue;
-        a += (size_t)snprintf(shape + a, sizeof shape - a, "%s%lld", n ? ", " : "",
-                              (long long)p->axis[x]);
-        b += (size_t)snprintf(names + b, sizeof names - b, "%s'%s'", n ? ", " : "",
-                              pc_par_axis_name((pc_par_axis)x));
-        n++;
-    }
-    if (!n) snprintf(shape, sizeof shape, "1"), snprintf(names, sizeof names, "'data'");
-    const char *S = p->axis[PC_PAR_PP] > 1 ? "'stage'" : "None";
-    const char *Fw = p->axis[PC_PAR_FSDP] > 1 && p->zero == 3 ? "'fsdp'" : "None";
-    const char *Fo = p->axis[PC_PAR_FSDP] > 1 ? "'fsdp'" : "None";
-    const char *T = p->axis[PC_PAR_TP] > 1 ? "'tensor'" : "None";
-    const char *E = p->axis[PC_PAR_EP] > 1 ? "'expert'" : "None";
-    int64_t K = m->kv_heads ? m->kv_heads : m->heads;
-    const char *Tk = p->axis[PC_PAR_TP] > 1 && K % p->axis[PC_PAR_TP] == 0 ? T : "None";
-    /* batch axes while they fit the sequences, the rest shard the sequence */
-    char bax[96] = "", sax[96] = "";
-    size_t ba = 0, sa = 0;
-    int nb = 0, ns = 0;
-    double prod = 1;
-    static const int data_axes[3] = {PC_PAR_DP, PC_PAR_FSDP, PC_PAR_EP};
-    for (int i = 0; i < 3; i++) {
-        int x = data_axes[i];
-        if (p->axis[x] <= 1) continue;
-        const char *nm = pc_par_axis_name((pc_par_axis)x);
-        if (prod * (double)p->axis[x] <= seqs + 1e-9 && !ns) {
-            prod *= (double)p->axis[x];
-            ba += (size_t)snprintf(bax + ba, sizeof bax - ba, "%s'%s'", nb++ ? ", " : "", nm);
-        } else {
-            sa += (size_t)snprintf(sax + sa, sizeof sax - sa, "%s'%s'", ns++ ? ", " : "", nm);
-        }
-    }
-    double shards = (double)(p->axis[PC_PAR_DP] * p->axis[PC_PAR_FSDP] * p->axis[PC_PAR_EP]);
-    int chunked = shards > seqs + 1e-9 && ns && nb == 0;
-    char bspec[100], sspec[100];
-    snprintf(bspec, sizeof bspec, "%s%s%s", nb > 1 ? "(" : "", nb ? bax : "None",
-             nb > 1 ? ")" : "");
-    snprintf(sspec, sizeof sspec, "%s%s%s", ns > 1 ? "(" : "", ns ? sax : "None",
-             ns > 1 ? ")" : "");
-    OUT("import jax\nfrom jax.sharding import NamedSharding, PartitionSpec as P\n");
-    OUT("mesh = jax.make_mesh((%s%s), (%s%s))\n", shape, n == 1 || !n ? "," : "", names,
-        n == 1 || !n ? "," : "");
-    OUT("# weights, layers stacked on a leading [L] axis%s\n",
-        p->axis[PC_PAR_PP] > 1 ? " split over 'stage'" : "");
-    OUT("w_q   = P(%s, %s, %s, None)   # [L, D, N, H]\n", S, Fw, T);
-    OUT("w_kv  = P(%s, %s, %s, None)   # [L, D, K, H]%s\n", S, Fw, Tk,
-        strcmp(Tk, T) ? "  (K < tensor: KV heads replicated)" : "");
-    OUT("w_o   = P(%s, %s, None, %s)   # [L, N, H, D]\n", S, T, Fw);
-    if (m->experts > 0) {
-        OUT("w_in  = P(%s, %s, %s, %s)   # [L, E, D, F] experts\n", S, E, Fw, T);
-        OUT("w_out = P(%s, %s, %s, %s)   # [L, E, F, D]\n", S, E, T, Fw);
-    } else {
-        OUT("w_in  = P(%s, %s, %s)   # [L, D, F]%s\n", S, Fw, T, m->gated ? " (gate and up)" : "");
-        OUT("w_out = P(%s, %s, %s)   # [L, F, D]\n", S, T, Fw);
-    }
-    OUT("embed = P(%s, %s)   # [V, D]\n", T, Fw);
-    if (p->axis[PC_PAR_FSDP] > 1 && p->zero < 3)
-        OUT("# ZeRO-%d: Adam moments%s use the same specs with %s in place of None on D\n", p->zero,
-            p->zero == 2 ? " and gradients" : "", Fo);
-    if (chunked) /* one data axis larger than the batch's sequences */
-        OUT("x     = P(%s, None, %s)   # activations [%.0f chunks of %.0f tokens, D]: each "
-            "sequence split over %.3g shards (ring attention)\n",
-            sspec, T, shards, p->tokens_per_shard, shards / seqs);
-    else
-        OUT("x     = P(%s, %s, %s)   # activations [batch, seq, D]\n", bspec, sspec, T);
-    switch (p->remat) {
-    case PC_REMAT_NONE: OUT("# remat: none (save every activation)\n"); break;
-    case PC_REMAT_BIG_MATMULS:
-        OUT("layer = jax.checkpoint(layer, policy=jax.checkpoint_policies."
-            "dots_with_no_batch_dims_saveable)\n");
-        break;
-    case PC_REMAT_FULL:
-        OUT("layer = jax.checkpoint(layer, policy=jax.checkpoint_policies.nothing_saveable)\n");
-        break;
-    default:
-        OUT("layer = jax.checkpoint(layer, policy=jax.checkpoint_policies.save_only_these_names("
-            "...))  # %g [tokens, D] tensors per layer\n",
-            rk);
-    }
-    if (p->axis[PC_PAR_PP] > 1)
-        OUT("# pipeline: %lld stages, %lld micro-batches per step\n", (long long)p->axis[PC_PAR_PP],
-            (long long)p->micro);
-    else if (p->micro > 1)
-        OUT("# gradient accumulation over %lld micro-batches\n", (long long)p->micro);
-#undef OUT
-}
-
-static cJSON *plan_json(const pc_train_plan *p, double rk) {
-    cJSON *o = cJSON_CreateObject();
-    cJSON *ax = cJSON_AddObjectToObject(o, "axes");
-    for (int x = 0; x < PC_PAR_COUNT; x++)
-        cJSON_AddNumberToObject(ax, pc_par_axis_name((pc_par_axis)x), (double)p->axis[x]);
-    cJSON *sp = cJSON_AddObjectToObject(o, "physical_axes");
-    for (int x = 0; x < PC_PAR_COUNT; x++)
-        cJSON_AddNumberToObject(sp, pc_par_axis_name((pc_par_axis)x), p->span[x]);
-    cJSON *dc = cJSON_AddArrayToObject(o, "dcn_axes");
-    for (int x = 0; x < PC_PAR_COUNT; x++)
-        if (p->dcn[x])
-            cJSON_AddItemToArray(dc, cJSON_CreateString(pc_par_axis_name((pc_par_axis)x)));
-    cJSON_AddNumberToObject(o, "zero", p->zero);
-    char r[32];
-    cJSON_AddStringToObject(o, "remat", remat_str(p->remat, rk, r, sizeof r));
-    cJSON_AddNumberToObject(o, "micro_batches", (double)p->micro);
-    cJSON_AddNumberToObject(o, "micro_batch_size", (double)p->micro_batch_size);
-    cJSON_AddNumberToObject(o, "virtual_stages", (double)p->vp);
-    cJSON_AddNumberToObject(o, "context_parallel", (double)p->cp);
-    cJSON_AddNumberToObject(o, "tokens_per_chip", p->tokens_per_chip);
-    cJSON_AddNumberToObject(o, "tokens_per_data_shard", p->tokens_per_shard);
-    cJSON *m = cJSON_AddObjectToObject(o, "memory_per_chip");
-    cJSON_AddNumberToObject(m, "weights", p->mem_weights);
-    cJSON_AddNumberToObject(m, "grads", p->mem_grads);
-    cJSON_AddNumberToObject(m, "optimizer", p->mem_opt);
-    cJSON_AddNumberToObject(m, "activations", p->mem_act);
-    cJSON_AddNumberToObject(m, "transient", p->mem_transient);
-    cJSON_AddNumberToObject(m, "total", p->mem_total);
-    cJSON_AddBoolToObject(o, "fits", p->fits);
-    cJSON *c = cJSON_AddObjectToObject(o, "per_micro_batch");
-    cJSON_AddNumberToObject(c, "math", p->t_math);
-    cJSON_AddNumberToObject(c, "hbm", p->t_hbm);
-    cJSON_AddNumberToObject(c, "fsdp", p->t_fsdp);
-    cJSON_AddNumberToObject(c, "tp", p->t_tp);
-    cJSON_AddNumberToObject(c, "sp", p->t_sp);
-    cJSON_AddNumberToObject(c, "ep", p->t_ep);
-    cJSON_AddNumberToObject(c, "pp", p->t_pp);
-    cJSON_AddNumberToObject(o, "end_of_step_collectives", p->t_dp);
-    static const char *const keys[PC_PART_COUNT] = {
-        "compute", "hbm", "fsdp", "tp", "sp", "ep", "pp_p2p", "bubble", "dp", "optimizer"};
-    cJSON *pt = cJSON_AddObjectToObject(o, "step_parts");
-    for (int i = 0; i < PC_PART_COUNT; i++) cJSON_AddNumberToObject(pt, keys[i], p->part[i]);
-    cJSON_AddNumberToObject(o, "step_time", p->step_time);
-    cJSON_AddNumberToObject(o, "step_time_no_overlap", p->step_time_upper);
-    cJSON_AddNumberToObject(o, "mfu", p->mfu);
-    cJSON_AddNumberToObject(o, "tokens_per_s", p->tokens_per_s);
-    cJSON_AddNumberToObject(o, "days", p->days);
-    cJSON_AddNumberToObject(o, "cost_usd", p->cost);
-    cJSON_AddStringToObject(o, "bottleneck", pc_plan_part_name(p->bottleneck));
-    return o;
-}
-
-static void print_parts(const pc_train_plan *p) {
-    char t[32];
-    printf("  step %s =", pc_acli_time(p->step_time, t, sizeof t));
-    int first = 1;
-    for (int i = 0; i < PC_PART_COUNT; i++) {
-        if (!(p->part[i] > 0) || p->part[i] < 1e-4 * p->step_time) continue;
-        printf("%s %s %s", first ? "" : " +", pc_plan_part_name((pc_plan_part)i),
-               pc_acli_time(p->part[i], t, sizeof t));
-        first = 0;
-    }
-    printf("\n  bottleneck: %s (%.0f%% of the step)\n", pc_plan_part_name(p->bottleneck),
-           p->step_time > 0 ? 100 * p->part[p->bottleneck] / p->step_time : 0.0);
-}
-
-/* The calibrated prediction beside the ideal bound (docs/analytic.md
- * "Calibrated planning"). */
-static void print_calibrated(const pc_train_plan *p, const pc_plan_train_opts *o) {
-    char t[32], t2[32];
-    if (!o->calibration) {
-        printf("  (ideal roofline only: --calibration none)\n");
-        return;
-    }
-    if (!(p->calibrated_step > 0)) {
-        printf("  calibrated: not priced for this plan (the batch does not split into whole "
-               "sequences per data shard or whole shards per sequence, or the calibrated step is "
-               "not finite); ranked by the ideal roofline\n");
-        return;
-    }
-    printf("  calibrated step %s (MFU %.1f%%) against the ideal bound %s: %.2fx; largest exposed "
-           "part: %s\n",
-           pc_acli_time(p->calibrated_step, t, sizeof t), 100 * p->calibrated_mfu,
-           pc_acli_time(p->step_time, t2, sizeof t2), p->calibrated_step / p->step_time,
-           pc_step_part_name((pc_step_part)p->calibrated_bottleneck));
-}
-
-static void calibrated_json(cJSON *o, const pc_train_plan *p) {
-    if (p->calibrated_step > 0) {
-        cJSON_AddNumberToObject(o, "calibrated_step_time", p->calibrated_step);
-        cJSON_AddNumberToObject(o, "calibrated_mfu", p->calibrated_mfu);
-        /* tokens/s, days and cost follow the step time */
-        double r = p->step_time / p->calibrated_step;
-        cJSON_AddNumberToObject(o, "calibrated_tokens_per_s", p->tokens_per_s * r);
-        cJSON_AddNumberToObject(o, "calibrated_days", p->days / r);
-        cJSON_AddNumberToObject(o, "calibrated_cost_usd", p->cost / r);
-        cJSON_AddStringToObject(o, "calibrated_bottleneck",
-                                pc_step_part_name((pc_step_part)p->calibrated_bottleneck));
-    } else {
-        cJSON_AddNullToObject(o, "calibrated_step_time");
-    }
-}
-
-/* "  MFU 40.0%, 3.94 M tokens/s, 44 days for 15e12 tokens, $39.8M at $4.20/chip-hour" */
-static void print_rates(const char *label, double mfu, double tps, double days, double cost,
-                        const pc_plan_train_opts *o, const pc_train_search *s,
-                        const pc_chip *chip) {
-    char a1[64], a2[64], a3[64];
-    printf("  %sMFU %.1f%%, %s tokens/s", label, 100 * mfu, pc_acli_si(tps, "", a1, sizeof a1));
-    if (o->total_tokens > 0) {
-        printf(", %.3g days for %s tokens", days, pc_acli_count(o->total_tokens, a3, sizeof a3));
-        if (s->price_per_hour > 0)
-            printf(", %s at $%.2f/chip-hour", money(cost, a2, sizeof a2), s->price_per_hour);
-        else
-            printf(" (no price known for %s: --price-per-chip-hour)", chip->name);
-    }
-    printf("\n");
-}
-
+/* --remat LIST (the query reads the same list: 'remat') */
 static int parse_remat_list(const char *v, unsigned *mask, double *k) {
     if (!strcmp(v, "all")) {
         *mask = (1u << PC_REMAT_NONE) | (1u << PC_REMAT_BIG_MATMULS) | (1u << PC_REMAT_FULL);
@@ -628,241 +377,292 @@ static int train_setup(train_args *a, train_job *j) {
     return -1;
 }
 
-/* The search's answer. */
-typedef struct train_result {
-    pc_train_plan best[100];
-    pc_train_search s;
-    double secs;   /* the search's wall time */
-    double params; /* the model's parameters */
-    double seqs;   /* sequences per batch */
-    char slice[96];
-} train_result;
+/* ---------------- the request ---------------- */
 
-/* Runs the search; -1 to go on, else the exit code. */
-static int train_search(const train_args *a, const train_job *j, train_result *r) {
+/* The flags as a plan train query (perfcast/query.h). */
+static cJSON *train_request(const train_args *a) {
+    static const char *const ax[PC_PAR_COUNT] = {[PC_PAR_PP] = "pp",
+                                                 [PC_PAR_DP] = "dp",
+                                                 [PC_PAR_FSDP] = "fsdp",
+                                                 [PC_PAR_EP] = "ep",
+                                                 [PC_PAR_TP] = "tp"};
+    const pc_plan_train_opts *o = &a->o;
+    cJSON *q = cJSON_CreateObject();
+    if (a->model) cJSON_AddStringToObject(q, "config", a->model);
+    if (a->preset) cJSON_AddStringToObject(q, "preset", a->preset);
+    if (a->chip) cJSON_AddStringToObject(q, "chip", a->chip);
+    if (a->chips_file) cJSON_AddStringToObject(q, "chips_file", a->chips_file);
+    if (a->chips > 0) cJSON_AddNumberToObject(q, "chips", (double)a->chips);
+    if (a->slice) cJSON_AddStringToObject(q, "slice", a->slice);
+    if (a->have_batch) cJSON_AddNumberToObject(q, "batch_tokens", o->batch_tokens);
+    if (o->seq > 0) cJSON_AddNumberToObject(q, "seq", o->seq);
+    if (o->total_tokens > 0) cJSON_AddNumberToObject(q, "tokens", o->total_tokens);
+    if (o->price_per_hour >= 0)
+        cJSON_AddNumberToObject(q, "price_per_chip_hour", o->price_per_hour);
+    if (o->efficiency > 0) cJSON_AddNumberToObject(q, "efficiency", o->efficiency);
+    cJSON_AddStringToObject(q, "attention", pc_attn_flops_name(o->attention));
+    if (o->remat_mask) { /* the policies of every --remat, as a list */
+        cJSON *rl = cJSON_AddArrayToObject(q, "remat");
+        char k[48];
+        for (int r = 0; r < PC_REMAT_COUNT; r++) {
+            if (!(o->remat_mask & (1u << r))) continue;
+            if (r == PC_REMAT_TENSORS)
+                snprintf(k, sizeof k, "tensors:%.17g", o->remat_tensors);
+            else
+                snprintf(k, sizeof k, "%s", pc_remat_name((pc_remat)r));
+            cJSON_AddItemToArray(rl, cJSON_CreateString(k));
+        }
+    }
+    if (o->zero_mask) {
+        cJSON *zl = cJSON_AddArrayToObject(q, "zero");
+        for (int z = 1; z <= 3; z++)
+            if (o->zero_mask & (1u << z)) cJSON_AddItemToArray(zl, cJSON_CreateNumber(z));
+    }
+    for (int x = 0; x < PC_PAR_COUNT; x++)
+        if (o->fixed[x] > 0 && ax[x]) cJSON_AddNumberToObject(q, ax[x], (double)o->fixed[x]);
+    if (o->max_micro > 0) cJSON_AddNumberToObject(q, "max_micro", (double)o->max_micro);
+    if (o->micro > 0) cJSON_AddNumberToObject(q, "micro", (double)o->micro);
+    if (o->micro_batch_size > 0)
+        cJSON_AddNumberToObject(q, "micro_batch_size", (double)o->micro_batch_size);
+    if (o->vp > 0) cJSON_AddNumberToObject(q, "vp", (double)o->vp);
+    if (o->cp > 0) cJSON_AddNumberToObject(q, "cp", (double)o->cp);
+    cJSON_AddStringToObject(q, "optimizer",
+                            o->optimizer == PC_OPT_ADAM           ? "adam"
+                            : o->optimizer == PC_OPT_SGD_MOMENTUM ? "momentum"
+                                                                  : "sgd");
+    if (o->master_weights) cJSON_AddTrueToObject(q, "master_weights");
+    cJSON_AddStringToObject(q, "weight_dtype", pc_prec_name(o->weight_prec));
+    cJSON_AddStringToObject(q, "grad_dtype", pc_prec_name(o->grad_prec));
+    cJSON_AddStringToObject(q, "act_dtype", pc_prec_name(o->act_prec));
+    cJSON_AddNumberToObject(q, "top", (double)a->top);
+    if (o->convention == PC_CONV_BOOK) cJSON_AddTrueToObject(q, "book");
+    cJSON_AddStringToObject(q, "calibration", a->calibration);
+    return q;
+}
+
+/* Runs the query; the document in *doc, or the exit code. A failure is worded by the
+ * command's own checks (train_setup) when they catch it, else the library's message. */
+static int train_query(train_args *a, cJSON **doc) {
     pc_error e;
     pc_error_clear(&e);
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    pc_status st =
-        pc_plan_train(j->chip, &j->m, &j->slice, &a->o, r->best, (int)a->top, &r->s, &e);
-    clock_gettime(CLOCK_MONOTONIC, &t1);
-    r->secs = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
-    if (st) return st == PC_ERR_ARG ? pc_cli_usage_error(CMD_TRAIN, "%s", e.msg) : pc_cli_fail(&e);
-    pc_cli_flags(r->s.unpriced_reason, sizeof r->s.unpriced_reason);
-    pc_param_counts pcnt;
-    pc_tfm_params(&j->m, &pcnt);
-    r->params = pcnt.total;
-    r->seqs = a->o.batch_tokens / a->o.seq;
-    pc_pcli_mesh_str(&j->slice, r->slice, sizeof r->slice);
+    cJSON *req = train_request(a);
+    char *q = req ? cJSON_PrintUnformatted(req) : NULL, *res = NULL;
+    cJSON_Delete(req);
+    if (!q) return fputs("perfcast plan train: error: out of memory\n", stderr), PC_EXIT_FAIL;
+    pc_status st = pc_query_json(PC_QUERY_PLAN_TRAIN, q, &res, &e);
+    cJSON_free(q);
+    if (st != PC_OK) {
+        train_job j;
+        int rc = train_setup(a, &j);
+        if (rc >= 0) return rc;
+        train_job_free(&j);
+        return st == PC_ERR_ARG ? pc_cli_usage_error(CMD_TRAIN, "%s", e.msg) : pc_cli_fail(&e);
+    }
+    *doc = cJSON_Parse(res);
+    pc_query_free(res);
+    if (!*doc) return fputs("perfcast plan train: error: out of memory\n", stderr), PC_EXIT_FAIL;
     return -1;
 }
 
-/* ---------------- JSON ---------------- */
+/* ---------------- text, from the document ---------------- */
 
-static cJSON *search_json(const pc_train_search *s, double secs) {
-    cJSON *js = cJSON_CreateObject();
-    cJSON_AddNumberToObject(js, "layouts", (double)s->layouts);
-    cJSON_AddNumberToObject(js, "layouts_not_fitting_model", (double)s->unmapped);
-    cJSON_AddNumberToObject(js, "plans_evaluated", (double)s->evaluated);
-    cJSON_AddNumberToObject(js, "plans_fitting", (double)s->fitting);
-    cJSON_AddNumberToObject(js, "not_priced", (double)s->unpriced);
-    if (s->unpriced) cJSON_AddStringToObject(js, "not_priced_reason", s->unpriced_reason);
-    cJSON_AddNumberToObject(js, "seconds", secs);
-    return js;
+#define N(o, k) pc_acli_jnum(o, k)
+#define S(o, k) pc_acli_jstr(o, k)
+#define LL(o, k) pc_acli_jint(o, k)
+#define G(o, k) cJSON_GetObjectItemCaseSensitive(o, k)
+
+static const char *const PART_KEYS[PC_PART_COUNT] = {
+    "compute", "hbm", "fsdp", "tp", "sp", "ep", "pp_p2p", "bubble", "dp", "optimizer"};
+
+static long long axis(const cJSON *p, int x) {
+    return LL(G(p, "axes"), pc_par_axis_name((pc_par_axis)x));
 }
 
-static cJSON *thresholds_json(const pc_train_thresholds *th) {
-    cJSON *jt = cJSON_CreateObject();
-    cJSON_AddNumberToObject(jt, "alpha", th->alpha);
-    cJSON_AddNumberToObject(jt, "slice_axes", th->slice_axes);
-    cJSON_AddNumberToObject(jt, "m_x", th->m_x);
-    cJSON_AddNumberToObject(jt, "m_y", th->m_y);
-    cJSON_AddNumberToObject(jt, "fsdp_critical_tokens_per_chip", th->fsdp_per_chip);
-    cJSON_AddNumberToObject(jt, "fsdp_critical_batch", th->fsdp_pod_batch);
-    cJSON_AddNumberToObject(jt, "fsdp_tp_critical_tokens_per_chip", th->mixed_per_chip);
-    cJSON_AddNumberToObject(jt, "tp_limit", th->tp_limit);
-    cJSON_AddNumberToObject(jt, "fsdp_optimal", th->fsdp_opt);
-    cJSON_AddNumberToObject(jt, "dcn_critical_tokens_per_slice", th->dcn_per_slice);
-    cJSON_AddNumberToObject(jt, "job_memory", th->job_memory);
-    cJSON_AddNumberToObject(jt, "min_chips_by_memory", th->min_chips_memory);
-    return jt;
-}
-
-/* The plans found (the best with its JAX snippet), or the least-memory one. */
-static void plans_json(cJSON *j, const train_args *a, const train_job *jb,
-                       const train_result *r) {
-    cJSON *jp = cJSON_AddArrayToObject(j, "plans");
-    for (int i = 0; i < r->s.nbest; i++) {
-        cJSON *pj = plan_json(&r->best[i], a->o.remat_tensors);
-        calibrated_json(pj, &r->best[i]);
-        if (i == 0) {
-            char snip[4096];
-            jax_snippet(&r->best[0], &jb->m, r->seqs, a->o.remat_tensors, snip, sizeof snip);
-            cJSON_AddStringToObject(pj, "jax", snip);
-        }
-        cJSON_AddItemToArray(jp, pj);
+/* "fsdp 2240 (ZeRO-3) x tensor 4" */
+static const char *layout_str(const cJSON *p, char *buf, size_t cap) {
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int x = 0; x < PC_PAR_COUNT && used + 40 < cap; x++) {
+        if (axis(p, x) <= 1) continue;
+        used += (size_t)snprintf(buf + used, cap - used, "%s%s %lld", used ? " x " : "",
+                                 pc_par_axis_name((pc_par_axis)x), axis(p, x));
+        if (x == PC_PAR_FSDP)
+            used += (size_t)snprintf(buf + used, cap - used, " (ZeRO-%lld)", LL(p, "zero"));
     }
-    if (!r->s.nbest && r->s.evaluated)
-        cJSON_AddItemToObject(j, "least_memory_plan",
-                              plan_json(&r->s.least_memory, a->o.remat_tensors));
-    else
-        cJSON_AddNullToObject(j, "least_memory_plan"); /* one shape (docs/json.md) */
+    if (!used) snprintf(buf, cap, "one chip");
+    return buf;
 }
 
-/* --json: the whole answer on stdout, what went wrong on stderr; returns the
- * exit code. */
-static int train_print_json(const train_args *a, const train_job *jb, const train_result *r) {
-    const pc_plan_train_opts *o = &a->o;
-    const pc_train_search *s = &r->s;
-    cJSON *j = cJSON_CreateObject();
-    cJSON_AddStringToObject(j, "model", jb->m.name);
-    cJSON_AddNumberToObject(j, "params", r->params);
-    cJSON_AddStringToObject(j, "chip", jb->chip->name);
-    cJSON_AddNumberToObject(j, "chips", (double)s->chips);
-    cJSON_AddStringToObject(j, "slice", r->slice);
-    cJSON_AddNumberToObject(j, "batch_tokens", o->batch_tokens);
-    cJSON_AddNumberToObject(j, "seq", o->seq);
-    cJSON_AddNumberToObject(j, "total_tokens", o->total_tokens);
-    cJSON_AddNumberToObject(j, "efficiency", s->efficiency);
-    cJSON_AddStringToObject(j, "calibration", pc_calib_origin(jb->cal));
-    cJSON_AddNumberToObject(j, "price_per_chip_hour", s->price_per_hour);
-    cJSON_AddStringToObject(j, "attention", pc_attn_flops_name(o->attention));
-    cJSON_AddStringToObject(j, "convention", pc_coll_conv_name(o->convention));
-    cJSON_AddItemToObject(j, "search", search_json(s, r->secs));
-    cJSON_AddItemToObject(j, "thresholds", thresholds_json(&s->thr));
-    plans_json(j, a, jb, r);
-    char *out = cJSON_Print(j);
-    if (out) puts(out);
-    free(out);
-    cJSON_Delete(j);
-    char a1[64];
-    if (s->unpriced)
-        fprintf(stderr, "perfcast plan train: %s: %s\n",
-                s->nbest ? "warning: some layouts not priced" : "no plan could be priced",
-                s->unpriced_reason);
-    if (!s->nbest && !s->evaluated && train_pinned(o))
-        fprintf(stderr, "perfcast plan train: no layout of %lld chips fits the model and the "
-                        "pins (--micro, --micro-batch-size, --vp, --cp)\n",
-                (long long)s->chips);
-    else if (!s->nbest)
-        fprintf(stderr, "perfcast plan train: no plan fits in %s of HBM per chip\n",
-                pc_pcli_gb(jb->chip->hbm_bytes, a1, sizeof a1));
-    return s->nbest ? PC_EXIT_OK : PC_EXIT_FAIL;
+static void print_parts(const cJSON *p) {
+    char t[32];
+    const cJSON *pt = G(p, "step_parts");
+    double step = N(p, "step_time"), bn = 0;
+    printf("  step %s =", pc_acli_time(step, t, sizeof t));
+    int first = 1;
+    for (int i = 0; i < PC_PART_COUNT; i++) {
+        double v = N(pt, PART_KEYS[i]);
+        if (!strcmp(pc_plan_part_name((pc_plan_part)i), S(p, "bottleneck"))) bn = v;
+        if (!(v > 0) || v < 1e-4 * step) continue;
+        printf("%s %s %s", first ? "" : " +", pc_plan_part_name((pc_plan_part)i),
+               pc_acli_time(v, t, sizeof t));
+        first = 0;
+    }
+    printf("\n  bottleneck: %s (%.0f%% of the step)\n", S(p, "bottleneck"),
+           step > 0 ? 100 * bn / step : 0.0);
 }
 
-/* ---------------- text ---------------- */
+static int priced(const cJSON *p) { return N(p, "calibrated_step_time") > 0; }
+
+/* The calibrated prediction beside the ideal bound (docs/analytic.md "Calibrated planning"). */
+static void print_calibrated(const cJSON *doc, const cJSON *p) {
+    char t[32], t2[32];
+    if (!cJSON_IsTrue(G(doc, "calibrated"))) {
+        printf("  (ideal roofline only: --calibration none)\n");
+        return;
+    }
+    if (!priced(p)) {
+        printf("  calibrated: not priced for this plan (the batch does not split into whole "
+               "sequences per data shard or whole shards per sequence, or the calibrated step is "
+               "not finite); ranked by the ideal roofline\n");
+        return;
+    }
+    printf("  calibrated step %s (MFU %.1f%%) against the ideal bound %s: %.2fx; largest exposed "
+           "part: %s\n",
+           pc_acli_time(N(p, "calibrated_step_time"), t, sizeof t), 100 * N(p, "calibrated_mfu"),
+           pc_acli_time(N(p, "step_time"), t2, sizeof t2),
+           N(p, "calibrated_step_time") / N(p, "step_time"), S(p, "calibrated_bottleneck"));
+}
+
+/* "  MFU 40.0%, 3.94 M tokens/s, 44 days for 15e12 tokens, $39.8M at $4.20/chip-hour" */
+static void print_rates(const cJSON *doc, const char *label, double mfu, double tps, double days,
+                        double cost) {
+    char a1[64], a2[64], a3[64];
+    double total = N(doc, "total_tokens"), price = N(doc, "price_per_chip_hour");
+    printf("  %sMFU %.1f%%, %s tokens/s", label, 100 * mfu, pc_acli_si(tps, "", a1, sizeof a1));
+    if (total > 0) {
+        printf(", %.3g days for %s tokens", days, pc_acli_count(total, a3, sizeof a3));
+        if (price > 0)
+            printf(", %s at $%.2f/chip-hour", money(cost, a2, sizeof a2), price);
+        else
+            printf(" (no price known for %s: --price-per-chip-hour)", S(doc, "chip"));
+    }
+    printf("\n");
+}
 
 /* Model, slice, batch and the search's size. */
-static void train_print_header(const train_args *a, const train_job *j, const train_result *r) {
-    const pc_plan_train_opts *o = &a->o;
-    const pc_train_search *s = &r->s;
-    const pc_chip *chip = j->chip;
+static void train_print_header(const train_args *a, const cJSON *doc) {
+    const cJSON *s = G(doc, "search");
     char a1[64], a2[64], a3[64], a4[64], a5[64], t[32];
-    printf("%s (%s params) on %lld %s chip%s: slice %s (%s)\n", j->m.name,
-           pc_acli_count(r->params, a1, sizeof a1), (long long)s->chips, chip->name,
-           s->chips == 1 ? "" : "s", r->slice, wrap_str(chip, &j->slice));
-    if (r->seqs == floor(r->seqs))
-        printf("batch %s tokens = %s x %.0f", pc_pcli_commas(o->batch_tokens, a1, sizeof a1),
-               pc_pcli_commas(r->seqs, a2, sizeof a2), o->seq);
+    double bt = N(doc, "batch_tokens"), seq = N(doc, "seq"), seqs = bt / seq;
+    long long chips = LL(doc, "chips");
+    printf("%s (%s params) on %lld %s chip%s: slice %s (%s)\n", S(doc, "model"),
+           pc_acli_count(N(doc, "params"), a1, sizeof a1), chips, S(doc, "chip"),
+           chips == 1 ? "" : "s", S(doc, "slice"), S(doc, "links"));
+    if (seqs == floor(seqs))
+        printf("batch %s tokens = %s x %.0f", pc_pcli_commas(bt, a1, sizeof a1),
+               pc_pcli_commas(seqs, a2, sizeof a2), seq);
     else
-        printf("batch %s tokens = %.4g x %.0f", pc_pcli_commas(o->batch_tokens, a1, sizeof a1),
-               r->seqs, o->seq);
-    if (o->total_tokens > 0)
-        printf("; %s tokens to train", pc_acli_count(o->total_tokens, a4, sizeof a4));
-    printf("; attention FLOPs %s; compute at %.2f x %s%s\n", pc_attn_flops_name(o->attention),
-           s->efficiency, pc_acli_si(pc_chip_flops(chip, o->act_prec), "FLOP/s", a3, sizeof a3),
-           o->convention == PC_CONV_BOOK ? "; book collectives (V/W)" : "");
+        printf("batch %s tokens = %.4g x %.0f", pc_pcli_commas(bt, a1, sizeof a1), seqs, seq);
+    if (N(doc, "total_tokens") > 0)
+        printf("; %s tokens to train", pc_acli_count(N(doc, "total_tokens"), a4, sizeof a4));
+    printf("; attention FLOPs %s; compute at %.2f x %s%s\n", S(doc, "attention"),
+           N(doc, "efficiency"), pc_acli_si(N(doc, "peak_flops"), "FLOP/s", a3, sizeof a3),
+           !strcmp(S(doc, "convention"), "book") ? "; book collectives (V/W)" : "");
     printf("searched %s layouts (%s do not fit the model's heads/layers/experts%s%s), %s plans "
            "in %s; %s fit in %s of HBM\n",
-           pc_pcli_commas((double)s->layouts, a1, sizeof a1),
-           pc_pcli_commas((double)s->unmapped, a2, sizeof a2),
-           train_pinned(o) ? " or the pins" : "", s->unpriced ? " or cannot be priced" : "",
-           pc_pcli_commas((double)s->evaluated, a3, sizeof a3),
-           pc_acli_time(r->secs, t, sizeof t), pc_pcli_commas((double)s->fitting, a4, sizeof a4),
-           pc_pcli_gb(chip->hbm_bytes, a5, sizeof a5));
+           pc_pcli_commas(N(s, "layouts"), a1, sizeof a1),
+           pc_pcli_commas(N(s, "layouts_not_fitting_model"), a2, sizeof a2),
+           train_pinned(&a->o) ? " or the pins" : "",
+           N(s, "not_priced") > 0 ? " or cannot be priced" : "",
+           pc_pcli_commas(N(s, "plans_evaluated"), a3, sizeof a3),
+           pc_acli_time(N(s, "seconds"), t, sizeof t),
+           pc_pcli_commas(N(s, "plans_fitting"), a4, sizeof a4),
+           pc_pcli_gb(N(doc, "chip_hbm_bytes"), a5, sizeof a5));
 }
 
 /* Nothing fits: the smallest footprint found and what to change to fit it. */
-static void train_print_how_to_fit(const train_args *a, const train_job *j,
-                                   const train_result *r) {
+static void train_print_how_to_fit(const train_args *a, const cJSON *doc) {
     const pc_plan_train_opts *o = &a->o;
-    const pc_train_plan *l = &r->s.least_memory;
-    const pc_chip *chip = j->chip;
-    char a1[64], a2[64], a3[64], a4[64], a5[64], a6[64], lay[160], rm[32];
+    const cJSON *l = G(doc, "least_memory_plan"), *m = G(l, "memory_per_chip");
+    double hbm = N(doc, "chip_hbm_bytes");
+    long long micro = LL(l, "micro_batches");
+    char a1[64], a2[64], a3[64], a4[64], a5[64], a6[64], lay[160];
     fprintf(stderr,
             "  smallest footprint found: %s per chip (%s, remat %s, %lld micro-batch%s): "
             "weights %s, grads %s, optimizer %s, activations %s, transient %s\n",
-            pc_pcli_gb(l->mem_total, a1, sizeof a1), layout_str(l, lay, sizeof lay),
-            remat_str(l->remat, o->remat_tensors, rm, sizeof rm), (long long)l->micro,
-            l->micro > 1 ? "es" : "", pc_pcli_gb(l->mem_weights, a2, sizeof a2),
-            pc_pcli_gb(l->mem_grads, a3, sizeof a3), pc_pcli_gb(l->mem_opt, a4, sizeof a4),
-            pc_pcli_gb(l->mem_act, a5, sizeof a5), pc_pcli_gb(l->mem_transient, a6, sizeof a6));
+            pc_pcli_gb(N(m, "total"), a1, sizeof a1), layout_str(l, lay, sizeof lay), S(l, "remat"),
+            micro, micro > 1 ? "es" : "", pc_pcli_gb(N(m, "weights"), a2, sizeof a2),
+            pc_pcli_gb(N(m, "grads"), a3, sizeof a3), pc_pcli_gb(N(m, "optimizer"), a4, sizeof a4),
+            pc_pcli_gb(N(m, "activations"), a5, sizeof a5),
+            pc_pcli_gb(N(m, "transient"), a6, sizeof a6));
     int fixed = 0;
     for (int x = 0; x < PC_PAR_COUNT; x++) fixed |= o->fixed[x] > 0;
-    int sharded = l->axis[PC_PAR_TP] * l->axis[PC_PAR_PP] * l->axis[PC_PAR_EP] > 1 ||
-                  (l->axis[PC_PAR_FSDP] > 1 && l->zero >= 1);
+    int sharded = axis(l, PC_PAR_TP) * axis(l, PC_PAR_PP) * axis(l, PC_PAR_EP) > 1 ||
+                  (axis(l, PC_PAR_FSDP) > 1 && LL(l, "zero") >= 1);
     fprintf(stderr, "  to fit, change one of:\n");
     if (fixed)
         fprintf(stderr, "  - drop or change the fixed --dp/--fsdp/--tp/--pp/--ep sizes "
                         "(replicated weights and optimizer state do not shrink with "
                         "more chips)\n");
     if (sharded) {
-        const pc_train_thresholds *th = &r->s.thr;
-        double need = ceil((double)r->s.chips * l->mem_total / chip->hbm_bytes);
+        const cJSON *th = G(doc, "thresholds");
+        double need = ceil(N(doc, "chips") * N(m, "total") / hbm);
         fprintf(stderr,
                 "  - more chips: about %.0f (this layout's sharded state scaled; the "
                 "whole batch at once would need %s = %.0f chips' HBM with remat %s)\n",
-                need, pc_pcli_gb(th->job_memory, a1, sizeof a1), ceil(th->min_chips_memory),
-                remat_str(l->remat, o->remat_tensors, rm, sizeof rm));
+                need, pc_pcli_gb(N(th, "job_memory"), a1, sizeof a1),
+                ceil(N(th, "min_chips_by_memory")), S(l, "remat"));
     }
-    double state = l->mem_weights + l->mem_grads + l->mem_opt;
-    if (l->mem_act + l->mem_transient > 0.2 * l->mem_total && state < chip->hbm_bytes)
+    double state = N(m, "weights") + N(m, "grads") + N(m, "optimizer");
+    double act = N(m, "activations") + N(m, "transient");
+    if (act > 0.2 * N(m, "total") && state < hbm)
         fprintf(stderr,
                 "  - a smaller --batch-tokens or --seq: activations and transients take "
                 "%s per chip\n",
-                pc_pcli_gb(l->mem_act + l->mem_transient, a1, sizeof a1));
+                pc_pcli_gb(act, a1, sizeof a1));
     if (o->remat_mask && !(o->remat_mask & (1u << PC_REMAT_FULL)))
         fprintf(stderr, "  - allow --remat full (save only each layer's input)\n");
     if (o->zero_mask && !(o->zero_mask & (1u << 3)))
         fprintf(stderr, "  - allow --zero 3 (shard weights, gradients and optimizer)\n");
     if (o->max_micro > 0 && o->max_micro < 256)
         fprintf(stderr, "  - allow more micro-batches (--max-micro)\n");
-    if (o->optimizer == PC_OPT_ADAM && l->mem_opt > 0.3 * l->mem_total)
+    if (o->optimizer == PC_OPT_ADAM && N(m, "optimizer") > 0.3 * N(m, "total"))
         fprintf(stderr, "  - a lighter optimizer (--optimizer momentum: 4 B/param "
                         "instead of Adam's 8)\n");
 }
 
-/* Unpriced layouts and no plan at all, on stderr; returns -1 when there is a
- * best plan to print, else the exit code. */
-static int train_print_problems(const train_args *a, const train_job *j, const train_result *r) {
-    const pc_train_search *s = &r->s;
+/* Unpriced layouts and no plan at all, on stderr; returns -1 when there is a best plan to
+ * print, else the exit code. */
+static int train_print_problems(const train_args *a, const cJSON *doc) {
+    const cJSON *s = G(doc, "search");
+    int nbest = cJSON_GetArraySize(G(doc, "plans"));
+    double unpriced = N(s, "not_priced"), evaluated = N(s, "plans_evaluated");
     int pinned = train_pinned(&a->o);
     char a1[64];
-    if (s->unpriced && (s->nbest || s->evaluated)) {
+    if (unpriced > 0 && (nbest || evaluated > 0)) {
         fflush(stdout);
         fprintf(stderr, "perfcast plan train: warning: %s layout%s or plan%s not priced: %s\n",
-                pc_pcli_commas((double)s->unpriced, a1, sizeof a1), s->unpriced == 1 ? "" : "s",
-                s->unpriced == 1 ? "" : "s", s->unpriced_reason);
+                pc_pcli_commas(unpriced, a1, sizeof a1), unpriced == 1 ? "" : "s",
+                unpriced == 1 ? "" : "s", S(s, "not_priced_reason"));
     }
-    if (!s->nbest && !s->evaluated && s->unpriced) {
+    if (!nbest && !(evaluated > 0) && unpriced > 0) {
         fflush(stdout);
         fprintf(stderr, "perfcast plan train: no layout of %lld chips can be priced: %s\n",
-                (long long)s->chips, s->unpriced_reason);
+                LL(doc, "chips"), S(s, "not_priced_reason"));
         return PC_EXIT_FAIL;
     }
-    if (s->nbest) return -1;
+    if (nbest) return -1;
     fflush(stdout);
     fprintf(stderr, "perfcast plan train: no plan fits in %s of HBM per chip.\n",
-            pc_pcli_gb(j->chip->hbm_bytes, a1, sizeof a1));
-    if (s->evaluated)
-        train_print_how_to_fit(a, j, r);
+            pc_pcli_gb(N(doc, "chip_hbm_bytes"), a1, sizeof a1));
+    if (evaluated > 0)
+        train_print_how_to_fit(a, doc);
     else
         fprintf(stderr,
                 "  no layout of %lld chips fits the model (tensor must divide the "
                 "heads, stage the layers, expert the experts)%s: change --chips or "
                 "the fixed axes%s\n",
-                (long long)s->chips,
+                LL(doc, "chips"),
                 pinned ? " and the pins (whole micro-batches of the data shards' sequences; "
                          "--vp needs stage > 1, stage x vp <= layers; --cp must divide the "
                          "data shards)"
@@ -871,153 +671,176 @@ static int train_print_problems(const train_args *a, const train_job *j, const t
     return PC_EXIT_FAIL;
 }
 
-/* "best: ...": the layout, the step's parts, calibrated and ideal rates,
- * memory per chip, and a note when the batch does not split evenly. */
-static void train_print_best(const train_args *a, const train_job *j, const train_result *r) {
-    const pc_plan_train_opts *o = &a->o;
-    const pc_train_plan *b = &r->best[0];
-    const pc_chip *chip = j->chip;
-    char a1[64], a2[64], a3[64], a4[64], a5[64], a6[64], lay[160], rm[32];
+/* "best: ...": the layout, the step's parts, calibrated and ideal rates, memory per chip,
+ * and a note when the batch does not split evenly. */
+static void train_print_best(const cJSON *doc, const cJSON *b) {
+    const cJSON *m = G(b, "memory_per_chip");
+    char a1[64], a2[64], a3[64], a4[64], a5[64], a6[64], lay[160];
+    long long micro = LL(b, "micro_batches"), mbs = LL(b, "micro_batch_size");
+    long long vp = LL(b, "virtual_stages"), cp = LL(b, "context_parallel");
     printf("\nbest: %s, remat %s, %lld micro-batch%s%s", layout_str(b, lay, sizeof lay),
-           remat_str(b->remat, o->remat_tensors, rm, sizeof rm), (long long)b->micro,
-           b->micro > 1 ? "es" : "",
-           b->axis[PC_PAR_PP] > 1 ? " (pipeline)"
-           : b->micro > 1         ? " (gradient accumulation)"
+           S(b, "remat"), micro, micro > 1 ? "es" : "",
+           axis(b, PC_PAR_PP) > 1 ? " (pipeline)"
+           : micro > 1            ? " (gradient accumulation)"
                                   : "");
-    if (b->micro_batch_size > 0)
-        printf(" of %lld sequence%s", (long long)b->micro_batch_size,
-               b->micro_batch_size > 1 ? "s" : "");
-    if (b->vp > 1) printf(", interleaved: %lld virtual stages per stage", (long long)b->vp);
-    if (b->cp > 1) printf(", context parallel %lld (of the data shards)", (long long)b->cp);
+    if (mbs > 0) printf(" of %lld sequence%s", mbs, mbs > 1 ? "s" : "");
+    if (vp > 1) printf(", interleaved: %lld virtual stages per stage", vp);
+    if (cp > 1) printf(", context parallel %lld (of the data shards)", cp);
     printf("\n");
     print_parts(b);
-    print_calibrated(b, o);
-    if (b->calibrated_step > 0) {
-        double k = b->calibrated_step / b->step_time;
-        print_rates("calibrated: ", b->calibrated_mfu, b->tokens_per_s / k, b->days * k,
-                    b->cost * k, o, &r->s, chip);
-        print_rates("ideal bound: ", b->mfu, b->tokens_per_s, b->days, b->cost, o, &r->s, chip);
+    print_calibrated(doc, b);
+    double tps = N(b, "tokens_per_s"), days = N(b, "days"), cost = N(b, "cost_usd");
+    if (priced(b)) {
+        double k = N(b, "calibrated_step_time") / N(b, "step_time");
+        print_rates(doc, "calibrated: ", N(b, "calibrated_mfu"), tps / k, days * k, cost * k);
+        print_rates(doc, "ideal bound: ", N(b, "mfu"), tps, days, cost);
     } else {
-        print_rates("", b->mfu, b->tokens_per_s, b->days, b->cost, o, &r->s, chip);
+        print_rates(doc, "", N(b, "mfu"), tps, days, cost);
     }
+    double shard = N(b, "tokens_per_data_shard"), bt = N(doc, "batch_tokens");
     printf("  per chip: %.0f tokens of the batch (%s per data shard); memory %s of %s:",
-           b->tokens_per_chip, pc_pcli_commas(b->tokens_per_shard, a1, sizeof a1),
-           pc_pcli_gb(b->mem_total, a2, sizeof a2), pc_pcli_gb(chip->hbm_bytes, a3, sizeof a3));
-    printf(" weights %s, grads %s, optimizer %s,", pc_pcli_gb(b->mem_weights, a4, sizeof a4),
-           pc_pcli_gb(b->mem_grads, a5, sizeof a5), pc_pcli_gb(b->mem_opt, a6, sizeof a6));
-    printf(" activations %s, transient %s\n", pc_pcli_gb(b->mem_act, a1, sizeof a1),
-           pc_pcli_gb(b->mem_transient, a3, sizeof a3));
-    double shards = (double)(b->axis[PC_PAR_DP] * b->axis[PC_PAR_FSDP] * b->axis[PC_PAR_EP]);
-    if (b->tokens_per_shard * shards != o->batch_tokens)
+           N(b, "tokens_per_chip"), pc_pcli_commas(shard, a1, sizeof a1),
+           pc_pcli_gb(N(m, "total"), a2, sizeof a2),
+           pc_pcli_gb(N(doc, "chip_hbm_bytes"), a3, sizeof a3));
+    printf(" weights %s, grads %s, optimizer %s,", pc_pcli_gb(N(m, "weights"), a4, sizeof a4),
+           pc_pcli_gb(N(m, "grads"), a5, sizeof a5), pc_pcli_gb(N(m, "optimizer"), a6, sizeof a6));
+    printf(" activations %s, transient %s\n", pc_pcli_gb(N(m, "activations"), a1, sizeof a1),
+           pc_pcli_gb(N(m, "transient"), a3, sizeof a3));
+    double shards = (double)(axis(b, PC_PAR_DP) * axis(b, PC_PAR_FSDP) * axis(b, PC_PAR_EP));
+    if (shard * shards != bt)
         printf("  note: %s tokens do not split evenly over %.0f data shards: each is padded "
                "to %s tokens (%.2g%% extra work); JAX needs a batch that divides, e.g. %s "
                "tokens\n",
-               pc_pcli_commas(o->batch_tokens, a1, sizeof a1), shards,
-               pc_pcli_commas(b->tokens_per_shard, a2, sizeof a2),
-               100 * (b->tokens_per_shard * shards / o->batch_tokens - 1),
-               pc_pcli_commas(b->tokens_per_shard * shards, a3, sizeof a3));
+               pc_pcli_commas(bt, a1, sizeof a1), shards, pc_pcli_commas(shard, a2, sizeof a2),
+               100 * (shard * shards / bt - 1), pc_pcli_commas(shard * shards, a3, sizeof a3));
 }
 
 /* The book's thresholds (scaling_book.md §5, §6) against the best plan. */
-static void train_print_thresholds(const train_args *a, const train_job *j,
-                                   const train_result *r) {
-    const pc_train_thresholds *th = &r->s.thr;
-    const pc_train_plan *b = &r->best[0];
-    const pc_chip *chip = j->chip;
-    char a1[64], rm[32];
+static void train_print_thresholds(const cJSON *doc, const cJSON *b) {
+    const cJSON *th = G(doc, "thresholds");
+    char a1[64];
+    long long chips = LL(doc, "chips");
+    int axes = (int)LL(th, "slice_axes");
     printf("thresholds (scaling_book.md §5, §6):\n");
-    const char *link = chip->kind == PC_CHIP_GPU
-                           ? (r->s.chips > chip->nvlink_domain ? "W_node (IB)" : "W_nvlink")
+    const char *link = !strcmp(S(doc, "chip_kind"), "gpu")
+                           ? (chips > LL(doc, "nvlink_domain") ? "W_node (IB)" : "W_nvlink")
                            : "W_ici";
     printf("  alpha = C/%s = %.0f tokens; pure FSDP over all %lld chips (%d %s) is "
            "compute-bound above %.0f tokens/chip, a %s-token batch; this batch has %.0f/chip\n",
-           link, th->alpha, (long long)r->s.chips, th->slice_axes,
-           th->slice_axes == 1 ? "axis" : "axes", th->fsdp_per_chip,
-           pc_acli_si(th->fsdp_pod_batch, "", a1, sizeof a1), b->tokens_per_chip);
+           link, N(th, "alpha"), chips, axes, axes == 1 ? "axis" : "axes",
+           N(th, "fsdp_critical_tokens_per_chip"),
+           pc_acli_si(N(th, "fsdp_critical_batch"), "", a1, sizeof a1), N(b, "tokens_per_chip"));
     printf("  FSDP + TP (M_X=%d, M_Y=%d): above alpha^2/(M_X M_Y F) = %.0f tokens/chip; TP "
            "beyond %.1f-way (M_Y F/alpha) is comms-bound\n",
-           th->m_x, th->m_y, th->mixed_per_chip, th->tp_limit);
-    printf("  X_opt = sqrt((B/F)(M_X/M_Y) N) = %.0f-way FSDP", th->fsdp_opt);
-    if (th->dcn_per_slice > 0)
-        printf("; DP over DCN needs %.0f tokens per slice", th->dcn_per_slice);
+           (int)LL(th, "m_x"), (int)LL(th, "m_y"), N(th, "fsdp_tp_critical_tokens_per_chip"),
+           N(th, "tp_limit"));
+    printf("  X_opt = sqrt((B/F)(M_X/M_Y) N) = %.0f-way FSDP", N(th, "fsdp_optimal"));
+    if (N(th, "dcn_critical_tokens_per_slice") > 0)
+        printf("; DP over DCN needs %.0f tokens per slice", N(th, "dcn_critical_tokens_per_slice"));
     printf("\n  the job needs %s (remat %s) = at least %.0f chips' HBM\n",
-           pc_pcli_gb(th->job_memory, a1, sizeof a1),
-           remat_str(b->remat, a->o.remat_tensors, rm, sizeof rm), ceil(th->min_chips_memory));
+           pc_pcli_gb(N(th, "job_memory"), a1, sizeof a1), S(b, "remat"),
+           ceil(N(th, "min_chips_by_memory")));
 }
 
 /* "top N plans:" and one row per plan. */
-static void train_print_top(const train_args *a, const train_result *r) {
-    char a1[64], rm[32], t[32], tc[32];
-    printf("\ntop %d plans:\n", r->s.nbest);
+static void train_print_top(const cJSON *plans) {
+    char a1[64], t[32], tc[32];
+    int i = 0;
+    printf("\ntop %d plans:\n", cJSON_GetArraySize(plans));
     printf("   # stage  data  fsdp ZeRO expert tensor remat       micro  calibrated   ideal   MFU "
            "mem/chip  bottleneck\n");
-    for (int i = 0; i < r->s.nbest; i++) {
-        const pc_train_plan *p = &r->best[i];
-        printf("%4d %5lld %5lld %5lld %4s %6lld %6lld %-11s %5lld %11s %7s %5.1f%% %8s  %s\n",
-               i + 1,
-               (long long)p->axis[PC_PAR_PP], (long long)p->axis[PC_PAR_DP],
-               (long long)p->axis[PC_PAR_FSDP],
-               p->axis[PC_PAR_FSDP] > 1 ? (p->zero == 1   ? "1"
-                                           : p->zero == 2 ? "2"
-                                                          : "3")
+    for (const cJSON *p = plans->child; p; p = p->next) {
+        long long z = LL(p, "zero");
+        printf("%4d %5lld %5lld %5lld %4s %6lld %6lld %-11s %5lld %11s %7s %5.1f%% %8s  %s\n", ++i,
+               axis(p, PC_PAR_PP), axis(p, PC_PAR_DP), axis(p, PC_PAR_FSDP),
+               axis(p, PC_PAR_FSDP) > 1 ? (z == 1   ? "1"
+                                           : z == 2 ? "2"
+                                                    : "3")
                                         : "-",
-               (long long)p->axis[PC_PAR_EP], (long long)p->axis[PC_PAR_TP],
-               remat_str(p->remat, a->o.remat_tensors, rm, sizeof rm), (long long)p->micro,
-               p->calibrated_step > 0 ? pc_acli_time(p->calibrated_step, tc, sizeof tc) : "-",
-               pc_acli_time(p->step_time, t, sizeof t),
-               100 * (p->calibrated_step > 0 ? p->calibrated_mfu : p->mfu),
-               pc_pcli_gb(p->mem_total, a1, sizeof a1),
-               p->calibrated_step > 0 ? pc_step_part_name((pc_step_part)p->calibrated_bottleneck)
-                                      : pc_plan_part_name(p->bottleneck));
+               axis(p, PC_PAR_EP), axis(p, PC_PAR_TP), S(p, "remat"), LL(p, "micro_batches"),
+               priced(p) ? pc_acli_time(N(p, "calibrated_step_time"), tc, sizeof tc) : "-",
+               pc_acli_time(N(p, "step_time"), t, sizeof t),
+               100 * (priced(p) ? N(p, "calibrated_mfu") : N(p, "mfu")),
+               pc_pcli_gb(N(G(p, "memory_per_chip"), "total"), a1, sizeof a1),
+               priced(p) ? S(p, "calibrated_bottleneck") : S(p, "bottleneck"));
     }
 }
 
 /* The text answer; returns the exit code. */
-static int train_print_text(const train_args *a, const train_job *j, const train_result *r) {
-    train_print_header(a, j, r);
-    int rc = train_print_problems(a, j, r);
+static int train_print_text(const train_args *a, const cJSON *doc) {
+    train_print_header(a, doc);
+    int rc = train_print_problems(a, doc);
     if (rc >= 0) return rc;
-    train_print_best(a, j, r);
-    train_print_thresholds(a, j, r);
-    train_print_top(a, r);
-    char snip[4096];
-    jax_snippet(&r->best[0], &j->m, r->seqs, a->o.remat_tensors, snip, sizeof snip);
-    printf("\nJAX mesh and shardings of the best plan:\n%s", snip);
+    const cJSON *plans = G(doc, "plans"), *b = plans->child;
+    train_print_best(doc, b);
+    train_print_thresholds(doc, b);
+    train_print_top(plans);
+    printf("\nJAX mesh and shardings of the best plan:\n%s", S(b, "jax"));
     return PC_EXIT_OK;
 }
 
+/* --json: the whole answer on stdout, what went wrong on stderr; returns the exit code. */
+static int train_print_json(const train_args *a, const cJSON *doc) {
+    const cJSON *s = G(doc, "search");
+    int nbest = cJSON_GetArraySize(G(doc, "plans"));
+    char *out = cJSON_Print(doc), a1[64];
+    if (out) puts(out);
+    free(out);
+    if (N(s, "not_priced") > 0)
+        fprintf(stderr, "perfcast plan train: %s: %s\n",
+                nbest ? "warning: some layouts not priced" : "no plan could be priced",
+                S(s, "not_priced_reason"));
+    if (!nbest && !(N(s, "plans_evaluated") > 0) && train_pinned(&a->o))
+        fprintf(stderr,
+                "perfcast plan train: no layout of %lld chips fits the model and the "
+                "pins (--micro, --micro-batch-size, --vp, --cp)\n",
+                LL(doc, "chips"));
+    else if (!nbest)
+        fprintf(stderr, "perfcast plan train: no plan fits in %s of HBM per chip\n",
+                pc_pcli_gb(N(doc, "chip_hbm_bytes"), a1, sizeof a1));
+    return nbest ? PC_EXIT_OK : PC_EXIT_FAIL;
+}
+
 /* --svg: the top plans' step breakdown. -1 or an exit code. */
-static int train_svg(const train_args *a, const train_job *j, const train_result *r) {
+static int train_svg(const train_args *a, const cJSON *doc) {
     pc_plot_plan pl[100];
-    char rm[32], lay[160], title[300];
-    int n = r->s.nbest < 100 ? r->s.nbest : 100;
-    for (int i = 0; i < n; i++) {
-        const pc_train_plan *p = &r->best[i];
-        snprintf(pl[i].label, sizeof pl[i].label, "%.50s, %s, m %lld",
-                 layout_str(p, lay, sizeof lay), remat_str(p->remat, a->o.remat_tensors, rm,
-                                                           sizeof rm),
-                 (long long)p->micro);
-        memcpy(pl[i].part, p->part, sizeof pl[i].part);
-        pl[i].step = p->step_time;
-        pl[i].calibrated = p->calibrated_step > 0 ? p->calibrated_step : 0;
+    char lay[160], title[300];
+    int n = 0;
+    for (const cJSON *p = G(doc, "plans")->child; p && n < 100; p = p->next, n++) {
+        snprintf(pl[n].label, sizeof pl[n].label, "%.50s, %s, m %lld",
+                 layout_str(p, lay, sizeof lay), S(p, "remat"), LL(p, "micro_batches"));
+        for (int i = 0; i < PC_PART_COUNT; i++) pl[n].part[i] = N(G(p, "step_parts"), PART_KEYS[i]);
+        pl[n].step = N(p, "step_time");
+        pl[n].calibrated = priced(p) ? N(p, "calibrated_step_time") : 0;
     }
     snprintf(title, sizeof title, "plan train: %s on %s %s, the top %d plans' step time",
-             j->m.name, j->chip->name, r->slice, n);
+             S(doc, "model"), S(doc, "chip"), S(doc, "slice"), n);
     return pc_plot_train_plans(a->svg, title, pl, n);
 }
 
 int pc_pcli_train(int argc, char **argv) {
     train_args a;
-    train_job j;
-    train_result r;
+    cJSON *doc = NULL;
     int rc;
-    if ((rc = train_parse(argc, argv, &a)) >= 0 || (rc = train_setup(&a, &j)) >= 0) return rc;
-    rc = train_search(&a, &j, &r);
-    int wrote = rc < 0 && a.svg && r.s.nbest > 0;
-    if (wrote) wrote = (rc = train_svg(&a, &j, &r)) < 0;
-    if (rc < 0) rc = a.json ? train_print_json(&a, &j, &r) : train_print_text(&a, &j, &r);
-    if (wrote && !a.json) printf("\nwrote %s\n", a.svg);
-    else if (a.svg && r.s.nbest == 0) fprintf(stderr, "no plan fits: %s not written\n", a.svg);
-    train_job_free(&j);
+    if ((rc = train_parse(argc, argv, &a)) >= 0 || (rc = train_query(&a, &doc)) >= 0) return rc;
+    for (const cJSON *w = G(doc, "warnings")->child; w; w = w->next)
+        fprintf(stderr, "perfcast %s: warning: %s\n", CMD_TRAIN, w->valuestring);
+    cJSON *reason = G(G(doc, "search"), "not_priced_reason");
+    if (cJSON_IsString(reason)) { /* the library's wording in flag names */
+        char m[256];
+        snprintf(m, sizeof m, "%s", reason->valuestring);
+        pc_cli_flags(m, sizeof m);
+        cJSON_SetValuestring(reason, m);
+    }
+    int nbest = cJSON_GetArraySize(G(doc, "plans"));
+    int wrote = a.svg && nbest > 0;
+    rc = -1;
+    if (wrote) wrote = (rc = train_svg(&a, doc)) < 0;
+    if (rc < 0) rc = a.json ? train_print_json(&a, doc) : train_print_text(&a, doc);
+    if (wrote && !a.json)
+        printf("\nwrote %s\n", a.svg);
+    else if (a.svg && nbest == 0)
+        fprintf(stderr, "no plan fits: %s not written\n", a.svg);
+    cJSON_Delete(doc);
     return rc;
 }

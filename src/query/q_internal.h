@@ -9,10 +9,17 @@
 /* Each runs its query on the request text and sets *out to the document. */
 pc_status pc_q_roofline(const char *request, cJSON **out, pc_error *err);
 pc_status pc_q_model(const char *request, cJSON **out, pc_error *err);
+pc_status pc_q_plan_serve(const char *request, cJSON **out, pc_error *err);
+pc_status pc_q_plan_train(const char *request, cJSON **out, pc_error *err);
 
 /* request.c: the chip database (built-ins plus chips_file when not NULL) and the chip
  * called name in it; messages name the request keys 'chip' and 'chips_file'. */
 pc_status pc_q_open_chip(const char *chips_file, const char *name, pc_chipdb **db,
                          const pc_chip **chip, pc_error *err);
+
+/* request.c: the transformer of 'config' (a config.json path, a preset name or a config
+ * object) or 'preset'. */
+pc_status pc_q_load_config(const cJSON *config, const char *preset, pc_tfm_cfg *m,
+                           pc_error *err);
 
 #endif

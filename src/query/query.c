@@ -9,7 +9,7 @@
 #include "query/q_internal.h"
 #include "query/request.h"
 
-static const char *const NAMES[PC_QUERY_COUNT] = {"roofline", "model"};
+static const char *const NAMES[PC_QUERY_COUNT] = {"roofline", "model", "plan_serve", "plan_train"};
 
 const char *pc_query_name(pc_query q) { return (unsigned)q < PC_QUERY_COUNT ? NAMES[q] : "?"; }
 
@@ -28,6 +28,8 @@ pc_status pc_query_json(pc_query q, const char *request, char **result, pc_error
     switch (q) {
     case PC_QUERY_ROOFLINE: st = pc_q_roofline(request, &doc, err); break;
     case PC_QUERY_MODEL: st = pc_q_model(request, &doc, err); break;
+    case PC_QUERY_PLAN_SERVE: st = pc_q_plan_serve(request, &doc, err); break;
+    case PC_QUERY_PLAN_TRAIN: st = pc_q_plan_train(request, &doc, err); break;
     default: return pc_fail(err, PC_ERR_ARG, "pc_query_json: unknown query %d", (int)q);
     }
     if (st != PC_OK) {

@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "common/util.h"
 #include "query/q_internal.h"
@@ -175,4 +176,34 @@ pc_status pc_q_open_chip(const char *chips_file, const char *name, pc_chipdb **d
         *db = NULL;
     }
     return st;
+}
+
+/* A config.json path (it exists, or has a '/' or ".json"), a preset name, or a config object. */
+static int q_is_path(const char *s) {
+    struct stat sb;
+    return stat(s, &sb) == 0 || strchr(s, '/') || strstr(s, ".json");
+}
+
+pc_status pc_q_load_config(const cJSON *config, const char *preset, pc_tfm_cfg *m,
+                           pc_error *err) {
+    memset(m, 0, sizeof *m);
+    if (cJSON_IsNull(config)) config = NULL;
+    if (config && preset) return pc_fail(err, PC_ERR_ARG, "give 'config' or 'preset', not both");
+    if (!config && !preset)
+        return pc_fail(err, PC_ERR_ARG,
+                       "no model: give 'config' (a config.json path, a preset name or a config "
+                       "object) or 'preset'");
+    if (cJSON_IsObject(config)) {
+        char *text = cJSON_PrintUnformatted(config);
+        if (!text) return pc_fail(err, PC_ERR_NOMEM, "out of memory");
+        pc_status st = pc_tfm_from_hf_json(text, strlen(text), "config", m, err);
+        cJSON_free(text);
+        return st;
+    }
+    if (config && !cJSON_IsString(config))
+        return pc_fail(err, PC_ERR_ARG,
+                       "'config' expects a config.json path, a preset name or a config object");
+    const char *c = config ? config->valuestring : NULL;
+    if (c && q_is_path(c)) return pc_tfm_load_hf(c, m, err);
+    return pc_tfm_preset(c ? c : preset, m, err);
 }

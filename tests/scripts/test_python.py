@@ -258,6 +258,74 @@ def test_model():
     raises(perfcast.model, {"config": "gpt2", "sq": 8}, "did you mean 'seq'", "model")
 
 
+def test_plan_serve():
+    for name, kw in (("llama3-8b", {"chip": "v5e", "chips": 8, "context": "8Ki"}),
+                     ("llama3-70b", {"chip": "v5e", "chips": 16, "context": "2Ki,8Ki,32Ki",
+                                     "replicas": 2, "concurrency": 64}),
+                     ("mixtral-8x7b", {"chip": "h100", "chips": 8, "context": 4096, "ep": 8,
+                                       "attention_dp": True, "weight_dtype": "fp8",
+                                       "kv_dtype": "int8"}),
+                     ("llama3-8b", {"chip": "v5e", "slice": "2x4", "context": 8192,
+                                    "batch": 16, "book": True, "attention": "full",
+                                    "efficiency": 0.5, "price_per_chip_hour": 1.2,
+                                    "calibration": "none", "prefill_tokens": 1000,
+                                    "decode_tokens": 200}),
+                     ("llama3-8b", {"chip": "v5e", "chips": 8, "context": 8192, "batch": 100000}),
+                     ("llama3-405b", {"chip": "v5e", "chips": 8, "context": 8192})):
+        p = run("plan", "serve", "--config", name, *flags(kw), "--json")
+        fits = p.returncode == 0
+        expect(p.returncode in (0, 1), "plan serve %s %s: rc %d %s" % (name, kw, p.returncode,
+                                                                      p.stderr[-500:]))
+        cli = json.loads(p.stdout) if p.stdout.strip() else None
+        py = perfcast.plan_serve(name, **kw)
+        same(py, cli, "plan serve %s %s" % (name, kw))
+        expect(py["fits"] == fits, "plan serve %s: fits %s, exit %d" % (name, py["fits"],
+                                                                       p.returncode))
+    py = perfcast.plan_serve(preset="llama3-8b", chip="v5e", chips=8, context=["2Ki", 8192])
+    expect([c["context"] for c in py["contexts"]] == [2048, 8192], "a list of contexts")
+    raises(perfcast.plan_serve, {"config": "llama9", "chip": "v5e", "chips": 8, "context": 1},
+           "unknown preset 'llama9'", "plan_serve")
+    raises(perfcast.plan_serve, {"config": "gpt2", "chip": "v5e", "chips": 8, "context": 1,
+                                 "tp": 5}, "'tp' 5", "plan_serve")
+    raises(perfcast.plan_serve, {"config": "gpt2", "chip": "v5e", "chips": 8}, "'context'",
+           "plan_serve")
+    raises(perfcast.plan_serve, {"config": "gpt2", "chip": "v5e", "chips": 8, "context": 1,
+                                 "contxt": 1}, "did you mean 'context'", "plan_serve")
+
+
+def test_plan_train():
+    for name, kw in (("llama3-8b", {"chip": "v5e", "chips": 256, "batch_tokens": "4M",
+                                    "top": 3}),
+                     ("llama3-70b", {"chip": "v5p", "chips": 1024, "batch_tokens": "4Mi",
+                                     "tokens": "15T", "remat": "full,none", "zero": "1,3"}),
+                     ("mixtral-8x7b", {"chip": "h100", "chips": 64, "batch_tokens": "2Mi",
+                                       "ep": 8, "top": 4, "calibration": "none",
+                                       "optimizer": "momentum", "book": True}),
+                     ("llama3-8b", {"chip": "v5p", "slice": "4x4x8", "batch_tokens": "4Mi",
+                                    "pp": 4, "vp": 2, "micro": 16, "top": 2}),
+                     ("llama3-70b", {"chip": "v5e", "chips": 1, "batch_tokens": "4M"})):
+        p = run("plan", "train", "--config", name, *flags(kw), "--json")
+        expect(p.returncode in (0, 1), "plan train %s %s: rc %d %s" % (name, kw, p.returncode,
+                                                                      p.stderr[-500:]))
+        cli = json.loads(p.stdout) if p.stdout.strip() else None
+        py = perfcast.plan_train(name, **kw)
+        if cli:  # the search's wall time differs between runs
+            py["search"]["seconds"] = cli["search"]["seconds"]
+        same(py, cli, "plan train %s %s" % (name, kw))
+        expect((len(py["plans"]) > 0) == (p.returncode == 0),
+               "plan train %s: %d plans, exit %d" % (name, len(py["plans"]), p.returncode))
+    py = perfcast.plan_train("gpt2", chip="v5e", chips=4, batch_tokens="64Ki", seq=1024,
+                             remat=["none", "full"], top=2)
+    expect(len(py["plans"]) == 2, "remat as a list: %d plans" % len(py["plans"]))
+    raises(perfcast.plan_train, {"config": "gpt2", "chip": "v5e", "chips": 4},
+           "'batch_tokens'", "plan_train")
+    raises(perfcast.plan_train, {"config": "gpt2", "chip": "v5e", "chips": 4,
+                                 "batch_tokens": "1M", "tp": 3}, "do not divide", "plan_train")
+    raises(perfcast.plan_train, {"config": "gpt2", "chip": "v5e", "chips": 4,
+                                 "batch_tokens": "1M", "remat": "most"}, "'remat'", "plan_train")
+
+
 if __name__ == "__main__":
-    run_checks([test_version_units, test_load_graph, test_rank, test_roofline, test_model])
+    run_checks([test_version_units, test_load_graph, test_rank, test_roofline, test_model,
+                test_plan_serve, test_plan_train])
     sys.exit(report("python package: ok"))

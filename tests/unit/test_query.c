@@ -161,12 +161,113 @@ static void test_model(void **state) {
     assert_int_equal(pc_query_parse("model"), PC_QUERY_MODEL);
 }
 
+/* LLaMA-3 8B on 8 TPU v5e (16 GB, 820 GB/s each) at context 8192, bf16: the weights (2 bytes x
+ * 8,030,261,248 parameters) and the KV cache (K and V, 32 layers, 8 KV heads of 128) by hand;
+ * the largest batch is what HBM holds beside the weights, and a decode step at batch 1 loads
+ * the weights and the KV cache per chip at the HBM bandwidth (scaling_book.md §7). */
+static void test_plan_serve(void **state) {
+    (void)state;
+    cJSON *d = run_query(PC_QUERY_PLAN_SERVE, "{\"config\": \"llama3-8b\", \"chip\": \"v5e\", "
+                                              "\"chips\": 8, \"context\": \"8Ki\"}");
+    const cJSON *c = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(d, "contexts"), 0);
+    double w = 2.0 * 8030261248.0, kvt = 2.0 * 32 * 8 * 128 * 2, kvs = kvt * 8192;
+    assert_true(num(c, "weight_bytes") == w);
+    assert_true(num(c, "kv_bytes_per_token") == kvt);
+    assert_true(num(c, "kv_bytes_per_seq") == kvs);
+    assert_true(num(c, "max_batch") == floor((8 * 16e9 - w) / kvs));
+    const cJSON *b1 = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(c, "batches"), 0);
+    assert_true(num(b1, "batch") == 1);
+    double wl = w / 8 / 820e9, kl = kvs / 8 / 820e9;
+    assert_true(fabs(num(b1, "decode.weight_load") - wl) <= 1e-12 * wl);
+    assert_true(fabs(num(b1, "decode.kv_load") - kl) <= 1e-12 * kl);
+    double step = kl + fmax(fmax(num(b1, "decode.math"), wl), num(b1, "decode.comm"));
+    assert_true(fabs(num(b1, "decode.step") - step) <= 1e-12 * step);
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(d, "fits")));
+    assert_true(cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(c, "calibrated")));
+    cJSON_Delete(d);
+    /* 405B in bf16 on 8 v5e: no batch fits; a document with no table, 'fits' false */
+    d = run_query(PC_QUERY_PLAN_SERVE, "{\"config\": \"llama3-405b\", \"chip\": \"v5e\", "
+                                       "\"chips\": 8, \"context\": [2048, 8192], "
+                                       "\"calibration\": \"none\"}");
+    c = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(d, "contexts"), 1);
+    assert_true(num(c, "context") == 8192 && num(c, "max_batch") == 0);
+    assert_null(cJSON_GetObjectItemCaseSensitive(c, "batches"));
+    assert_true(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(c, "calibrated")));
+    assert_true(cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(d, "fits")));
+    cJSON_Delete(d);
+    fails_q(PC_QUERY_PLAN_SERVE, "{\"config\": \"gpt2\", \"chip\": \"v5e\", \"chips\": 8}",
+            "'context'");
+    fails_q(PC_QUERY_PLAN_SERVE, "{\"config\": \"gpt2\", \"chip\": \"v5e\", \"context\": 1}",
+            "'chips' or 'slice'");
+    fails_q(PC_QUERY_PLAN_SERVE, "{\"config\": \"gpt2\", \"chips\": 1, \"context\": 1}", "'chip'");
+    fails_q(PC_QUERY_PLAN_SERVE,
+            "{\"config\": \"gpt2\", \"chip\": \"v5e\", \"chips\": 8, \"context\": 1, \"tp\": 5}",
+            "'tp' 5 does not divide");
+    fails_q(PC_QUERY_PLAN_SERVE, "{\"config\": \"gpt2\", \"contxt\": 1}", "did you mean 'context'");
+    fails_q(PC_QUERY_PLAN_SERVE, "{\"chip\": \"v5e\", \"chips\": 8, \"context\": 1}", "no model");
+    fails_q(PC_QUERY_PLAN_SERVE,
+            "{\"config\": \"gpt2\", \"chip\": \"v5e\", \"chips\": 8, \"context\": [1, 0]}",
+            "'context'");
+    assert_int_equal(pc_query_parse("plan_serve"), PC_QUERY_PLAN_SERVE);
+}
+
+/* LLaMA-3 8B on 256 TPU v5e (16 GB, 197 TFLOP/s bf16), 4M tokens a step, ideal roofline only:
+ * every plan splits the 256 chips, fits in 16 GB, is ranked by its step time, and takes at
+ * least the matmuls' 6 N B FLOPs (N = 7.50e9 parameters in matmuls) at 0.95 x peak over the
+ * chips (scaling_book.md §4). */
+static void test_plan_train(void **state) {
+    (void)state;
+    cJSON *d = run_query(PC_QUERY_PLAN_TRAIN, "{\"config\": \"llama3-8b\", \"chip\": \"v5e\", "
+                                              "\"chips\": 256, \"batch_tokens\": \"4M\", "
+                                              "\"calibration\": \"none\", \"top\": 5}");
+    assert_true(num(d, "params") == 8030261248.0);
+    assert_true(num(d, "chips") == 256);
+    const cJSON *plans = cJSON_GetObjectItemCaseSensitive(d, "plans");
+    assert_int_equal(cJSON_GetArraySize(plans), 5);
+    double prev = 0, lower = 6 * 7504658432.0 * 4e6 / (256 * 197e12 * 0.95);
+    for (const cJSON *p = plans->child; p; p = p->next) {
+        double prod = 1;
+        for (const cJSON *a = cJSON_GetObjectItemCaseSensitive(p, "axes")->child; a; a = a->next)
+            prod *= a->valuedouble;
+        assert_true(prod == 256);
+        assert_true(num(p, "memory_per_chip.total") <= 16e9);
+        assert_true(num(p, "tokens_per_chip") == 4e6 / 256);
+        assert_true(num(p, "step_time") >= prev && num(p, "step_time") >= lower);
+        prev = num(p, "step_time");
+    }
+    assert_true(cJSON_IsString(cJSON_GetObjectItemCaseSensitive(plans->child, "jax")));
+    assert_true(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(d, "least_memory_plan")));
+    cJSON_Delete(d);
+    /* 70B on one 16 GB chip: no plan, the least-memory one instead */
+    d = run_query(PC_QUERY_PLAN_TRAIN, "{\"config\": \"llama3-70b\", \"chip\": \"v5e\", "
+                                       "\"chips\": 1, \"batch_tokens\": 4096}");
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(d, "plans")), 0);
+    assert_true(num(d, "least_memory_plan.memory_per_chip.total") > 16e9);
+    cJSON_Delete(d);
+    fails_q(PC_QUERY_PLAN_TRAIN, "{\"config\": \"gpt2\", \"chip\": \"v5e\", \"chips\": 4}",
+            "'batch_tokens'");
+    fails_q(PC_QUERY_PLAN_TRAIN,
+            "{\"config\": \"gpt2\", \"chip\": \"v5e\", \"chips\": 4, \"batch_tokens\": 1e6, "
+            "\"pp\": 1, \"vp\": 2}",
+            "'vp' 2");
+    fails_q(PC_QUERY_PLAN_TRAIN,
+            "{\"config\": \"gpt2\", \"chip\": \"v5e\", \"chips\": 4, \"batch_tokens\": 1e6, "
+            "\"remat\": [\"none\", \"most\"]}",
+            "'remat'");
+    fails_q(PC_QUERY_PLAN_TRAIN, "{\"config\": \"gpt2\", \"batch_tokns\": 1}",
+            "did you mean 'batch_tokens'");
+    fails_q(PC_QUERY_PLAN_TRAIN,
+            "{\"config\": \"gpt2\", \"chip\": \"v5e\", \"chips\": 4, \"batch_tokens\": 1e6, "
+            "\"top\": 101}",
+            "'top'");
+    assert_int_equal(pc_query_parse("plan_train"), PC_QUERY_PLAN_TRAIN);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_matmul),
-        cmocka_unit_test(test_hlo_text),
-        cmocka_unit_test(test_errors),
-        cmocka_unit_test(test_model),
+        cmocka_unit_test(test_matmul),     cmocka_unit_test(test_hlo_text),
+        cmocka_unit_test(test_errors),     cmocka_unit_test(test_model),
+        cmocka_unit_test(test_plan_serve), cmocka_unit_test(test_plan_train),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
