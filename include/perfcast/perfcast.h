@@ -167,6 +167,13 @@ PC_API int pc_same_file(const char *a, const char *b);
 PC_API pc_status pc_parse_bytes(const char *s, double *out, pc_error *err);
 PC_API pc_status pc_parse_count(const char *s, double *out, pc_error *err);
 
+/*
+ * "Did you mean": the name of names[0..n) closest to word by edit distance
+ * (an adjacent transposition counts one edit), if within a third of word's
+ * length (at least 1, at most 3 edits); NULL otherwise. NULL entries skipped.
+ */
+PC_API const char *pc_closest_name(const char *word, const char *const *names, size_t n);
+
 #ifdef __cplusplus
 }
 #endif

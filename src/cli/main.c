@@ -145,39 +145,6 @@ int pc_cli_getopt(int argc, char *const argv[], const char *shortopts, const str
     return getopt_long(argc, argv, shortopts, opts, longindex);
 }
 
-/* Edit distance of a and b (adjacent transpositions count 1), capped at 9. */
-static int distance(const char *a, const char *b) {
-    size_t n = strlen(a), m = strlen(b);
-    if (n > 40 || m > 40) return 9;
-    int d[41][41];
-    for (size_t i = 0; i <= n; i++) d[i][0] = (int)i;
-    for (size_t j = 0; j <= m; j++) d[0][j] = (int)j;
-    for (size_t i = 1; i <= n; i++)
-        for (size_t j = 1; j <= m; j++) {
-            int c = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
-            if (d[i - 1][j] + 1 < c) c = d[i - 1][j] + 1;
-            if (d[i][j - 1] + 1 < c) c = d[i][j - 1] + 1;
-            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
-                d[i - 2][j - 2] + 1 < c)
-                c = d[i - 2][j - 2] + 1;
-            d[i][j] = c;
-        }
-    return d[n][m] < 9 ? d[n][m] : 9;
-}
-
-/* The closest of names[0..n) to word if close enough (a third of its length, at most 3). */
-static const char *closest(const char *word, const char *const *names, size_t n) {
-    const char *best = NULL;
-    int bd = 9, lim = (int)strlen(word) / 3;
-    if (lim < 1) lim = 1;
-    if (lim > 3) lim = 3;
-    for (size_t i = 0; i < n; i++) {
-        int d = distance(word, names[i]);
-        if (d < bd) bd = d, best = names[i];
-    }
-    return bd <= lim ? best : NULL;
-}
-
 /* " (did you mean '--flag'?)" for "unknown option '--flg'" from the last option table. */
 static void suggest_flag(const char *msg, char *out, size_t cap) {
     out[0] = 0;
@@ -191,7 +158,7 @@ static void suggest_flag(const char *msg, char *out, size_t cap) {
     const char *names[256];
     size_t n = 0;
     for (const struct option *o = g_opts; o->name && n < 256; o++) names[n++] = o->name;
-    const char *best = closest(word, names, n);
+    const char *best = pc_closest_name(word, names, n);
     if (best && strcmp(best, word)) snprintf(out, cap, " (did you mean '--%s'?)", best);
 }
 
@@ -500,7 +467,7 @@ int main(int argc, char **argv) {
         }
     const char *names[NUM_COMMANDS];
     for (size_t i = 0; i < NUM_COMMANDS; i++) names[i] = commands[i].name;
-    const char *best = closest(cmd, names, NUM_COMMANDS);
+    const char *best = pc_closest_name(cmd, names, NUM_COMMANDS);
     if (best) {
         fprintf(stderr, "perfcast: error: unknown command '%s' (did you mean '%s'?)\n", cmd, best);
         return PC_EXIT_USAGE;

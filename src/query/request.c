@@ -9,35 +9,14 @@
 #include "common/util.h"
 #include "query/q_internal.h"
 
-/* Edit distance (insert, delete, substitute), capped. */
-static int edits(const char *a, const char *b) {
-    size_t n = strlen(a), m = strlen(b);
-    if (n > 40 || m > 40) return 99;
-    int d[41][41];
-    for (size_t i = 0; i <= n; i++) d[i][0] = (int)i;
-    for (size_t j = 0; j <= m; j++) d[0][j] = (int)j;
-    for (size_t i = 1; i <= n; i++)
-        for (size_t j = 1; j <= m; j++) {
-            int c = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
-            if (d[i - 1][j] + 1 < c) c = d[i - 1][j] + 1;
-            if (d[i][j - 1] + 1 < c) c = d[i][j - 1] + 1;
-            d[i][j] = c;
-        }
-    return d[n][m];
-}
-
 static pc_status unknown_key(const char *query, const char *key, const char *const *keys,
                              pc_error *err) {
-    const char *best = NULL;
-    int bd = 3;
-    size_t len = 0;
+    size_t len = 0, nkeys = 0;
     char list[1024] = "";
-    for (const char *const *k = keys; *k; k++) {
-        int d = edits(key, *k);
-        if (d < bd) bd = d, best = *k;
+    for (const char *const *k = keys; *k; k++, nkeys++)
         if (len < sizeof list)
             len += (size_t)snprintf(list + len, sizeof list - len, "%s%s", len ? ", " : "", *k);
-    }
+    const char *best = pc_closest_name(key, keys, nkeys);
     if (best)
         return pc_fail(err, PC_ERR_ARG, "%s request: unknown key '%s' (did you mean '%s'?)", query,
                        key, best);

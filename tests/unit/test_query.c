@@ -93,6 +93,8 @@ static void fails(const char *request, const char *needle) {
 static void test_errors(void **state) {
     (void)state;
     fails("{\"chip\": \"v5e\", \"matmul\": \"1,2,3\", \"tpo\": 1}", "unknown key 'tpo'");
+    /* a transposition is one edit: the suggestion is 'top', not 'op' */
+    fails("{\"chip\": \"v5e\", \"matmul\": \"1,2,3\", \"tpo\": 1}", "did you mean 'top'");
     fails("{\"matmul\": \"1,2,3\"}", "'chip' is required");
     fails("{\"chip\": \"v5x\", \"matmul\": \"1,2,3\"}", "unknown chip 'v5x'");
     fails("{\"chip\": \"v5e\"}", "give ops");
@@ -110,6 +112,11 @@ static void test_errors(void **state) {
     assert_int_equal(pc_query_parse("nope"), -1);
     assert_string_equal(pc_query_name(PC_QUERY_ROOFLINE), "roofline");
     pc_query_free(NULL);
+    const char *names[] = {"train", NULL, "roofline", "rank"};
+    assert_string_equal(pc_closest_name("trian", names, 4), "train");
+    assert_string_equal(pc_closest_name("rooflin", names, 4), "roofline");
+    assert_null(pc_closest_name("xyzzy", names, 4));
+    assert_null(pc_closest_name("x", NULL, 0));
 }
 
 /* LLaMA-3 8B (its config.json: L 32, D 4096, F 14336, 32 heads, 8 KV heads of 128, vocab
