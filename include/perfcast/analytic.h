@@ -480,6 +480,11 @@ typedef enum pc_remat {
 PC_API const char *pc_remat_name(pc_remat r);
 /* "none", "big_matmuls"/"dots", "full"/"block", "tensors" */
 PC_API int pc_remat_parse(const char *s);
+/* A comma-separated list of policies ("none,full", "tensors:K" or
+ * "tensors=K" with 0 < K <= 1e6, or "all" = none, big_matmuls and full)
+ * OR-ed into *mask as 1u << pc_remat; *tensors gets K. -1 on anything else
+ * or an empty list. */
+PC_API int pc_remat_parse_list(const char *list, unsigned *mask, double *tensors);
 
 typedef struct pc_flop_counts {
     double matmul;        /* 2 * matmul_active: forward matmul FLOPs per token */

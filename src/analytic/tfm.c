@@ -408,6 +408,30 @@ int pc_remat_parse(const char *s) {
     return -1;
 }
 
+int pc_remat_parse_list(const char *v, unsigned *mask, double *k) {
+    if (!v || !mask || !k) return -1;
+    if (!strcmp(v, "all")) {
+        *mask = (1u << PC_REMAT_NONE) | (1u << PC_REMAT_BIG_MATMULS) | (1u << PC_REMAT_FULL);
+        return 0;
+    }
+    char buf[256];
+    if (snprintf(buf, sizeof buf, "%s", v) >= (int)sizeof buf) return -1;
+    char *save = NULL;
+    for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        if (!strncmp(t, "tensors:", 8) || !strncmp(t, "tensors=", 8)) {
+            char *end;
+            *k = strtod(t + 8, &end);
+            if (*end || !(*k > 0) || *k > 1e6) return -1;
+            *mask |= 1u << PC_REMAT_TENSORS;
+            continue;
+        }
+        int r = pc_remat_parse(t);
+        if (r < 0 || r == PC_REMAT_TENSORS) return -1;
+        *mask |= 1u << r;
+    }
+    return *mask ? 0 : -1;
+}
+
 /* Average keys one token attends at sequence length T (see pc_flop_counts). */
 static double keys_window(double T, double W, int causal) {
     if (!causal) return T < W ? T : W;

@@ -86,30 +86,6 @@ static const char *money(double usd, char *buf, size_t cap) {
     return buf;
 }
 
-/* --remat LIST (the query reads the same list: 'remat') */
-static int parse_remat_list(const char *v, unsigned *mask, double *k) {
-    if (!strcmp(v, "all")) {
-        *mask = (1u << PC_REMAT_NONE) | (1u << PC_REMAT_BIG_MATMULS) | (1u << PC_REMAT_FULL);
-        return 0;
-    }
-    char buf[256];
-    snprintf(buf, sizeof buf, "%s", v);
-    char *save = NULL;
-    for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-        if (!strncmp(t, "tensors:", 8) || !strncmp(t, "tensors=", 8)) {
-            char *end;
-            *k = strtod(t + 8, &end);
-            if (*end || !(*k > 0) || *k > 1e6) return -1;
-            *mask |= 1u << PC_REMAT_TENSORS;
-            continue;
-        }
-        int r = pc_remat_parse(t);
-        if (r < 0 || r == PC_REMAT_TENSORS) return -1;
-        *mask |= 1u << r;
-    }
-    return *mask ? 0 : -1;
-}
-
 
 /* ---------------- options ---------------- */
 
@@ -255,7 +231,7 @@ static int train_opt(train_args *a, int c, const char *v, char **argv) {
     case PC_PO_EFF: return pc_pcli_parse_efficiency(CMD_TRAIN, v, &o->efficiency);
     case PC_PO_ATTN: return pc_pcli_parse_attention(CMD_TRAIN, v, &o->attention);
     case PC_PO_REMAT:
-        if (parse_remat_list(v, &o->remat_mask, &o->remat_tensors))
+        if (pc_remat_parse_list(v, &o->remat_mask, &o->remat_tensors))
             return pc_cli_usage_error(CMD_TRAIN,
                                       "--remat '%s': give a list of none, big_matmuls, full, "
                                       "tensors:K, or all",

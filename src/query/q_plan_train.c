@@ -255,29 +255,6 @@ static void calibrated_json(cJSON *o, const pc_train_plan *p) {
     }
 }
 
-static int parse_remat_list(const char *v, unsigned *mask, double *k) {
-    if (!strcmp(v, "all")) {
-        *mask = (1u << PC_REMAT_NONE) | (1u << PC_REMAT_BIG_MATMULS) | (1u << PC_REMAT_FULL);
-        return 0;
-    }
-    char buf[256];
-    snprintf(buf, sizeof buf, "%s", v);
-    char *save = NULL;
-    for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-        if (!strncmp(t, "tensors:", 8) || !strncmp(t, "tensors=", 8)) {
-            char *end;
-            *k = strtod(t + 8, &end);
-            if (*end || !(*k > 0) || *k > 1e6) return -1;
-            *mask |= 1u << PC_REMAT_TENSORS;
-            continue;
-        }
-        int r = pc_remat_parse(t);
-        if (r < 0 || r == PC_REMAT_TENSORS) return -1;
-        *mask |= 1u << r;
-    }
-    return *mask ? 0 : -1;
-}
-
 static cJSON *search_json(const pc_train_search *s, double secs) {
     cJSON *js = cJSON_CreateObject();
     cJSON_AddNumberToObject(js, "layouts", (double)s->layouts);
@@ -349,7 +326,7 @@ static pc_status read_masks(const cJSON *o, pc_plan_train_opts *to, pc_error *er
     char buf[256];
     pc_status st = read_list_str(o, "remat", buf, sizeof buf, err);
     if (st != PC_OK) return st;
-    if (buf[0] && parse_remat_list(buf, &to->remat_mask, &to->remat_tensors))
+    if (buf[0] && pc_remat_parse_list(buf, &to->remat_mask, &to->remat_tensors))
         return pc_fail(err, PC_ERR_ARG,
                        "'remat' '%s': give a list of none, big_matmuls, full, tensors:K, or all",
                        buf);

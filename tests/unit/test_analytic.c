@@ -1154,6 +1154,21 @@ static void test_parse_helpers(void **state) {
     assert_int_equal(pc_coll_parse("broadcast"), -1);
     assert_int_equal(pc_remat_parse("block"), PC_REMAT_FULL);
     assert_int_equal(pc_remat_parse("dots"), PC_REMAT_BIG_MATMULS);
+    unsigned mask = 0;
+    double k = 0;
+    assert_int_equal(pc_remat_parse_list("none,tensors:3", &mask, &k), 0);
+    assert_int_equal(mask, (1u << PC_REMAT_NONE) | (1u << PC_REMAT_TENSORS));
+    assert_true(k == 3);
+    mask = 0;
+    assert_int_equal(pc_remat_parse_list("all", &mask, &k), 0);
+    assert_int_equal(mask,
+                     (1u << PC_REMAT_NONE) | (1u << PC_REMAT_BIG_MATMULS) | (1u << PC_REMAT_FULL));
+    mask = 0;
+    assert_int_equal(pc_remat_parse_list("full,tensors:0", &mask, &k), -1);
+    mask = 0;
+    assert_int_equal(pc_remat_parse_list("tensors", &mask, &k), -1);
+    mask = 0;
+    assert_int_equal(pc_remat_parse_list("", &mask, &k), -1);
 }
 
 int main(void) {
