@@ -107,3 +107,22 @@ const char *pc_acli_jstr(const cJSON *o, const char *key) {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
     return cJSON_IsString(v) ? v->valuestring : "";
 }
+
+static pc_status nomem(pc_error *err) {
+    err->code = PC_ERR_NOMEM;
+    snprintf(err->msg, sizeof err->msg, "out of memory");
+    return PC_ERR_NOMEM;
+}
+
+pc_status pc_acli_query(pc_query q, cJSON *req, cJSON **doc, pc_error *err) {
+    *doc = NULL;
+    char *text = req ? cJSON_PrintUnformatted(req) : NULL, *res = NULL;
+    cJSON_Delete(req);
+    if (!text) return nomem(err);
+    pc_status st = pc_query_json(q, text, &res, err);
+    cJSON_free(text);
+    if (st != PC_OK) return st;
+    *doc = cJSON_Parse(res);
+    pc_query_free(res);
+    return *doc ? PC_OK : nomem(err);
+}

@@ -6,6 +6,7 @@
 
 #include "cli.h"
 #include "perfcast/analytic.h"
+#include "perfcast/query.h"
 
 /*
  * Opens the chip database (built-ins plus --chips-file when given) and, when
@@ -33,5 +34,10 @@ struct cJSON;
 double pc_acli_jnum(const struct cJSON *o, const char *key);
 long long pc_acli_jint(const struct cJSON *o, const char *key);
 const char *pc_acli_jstr(const struct cJSON *o, const char *key);
+
+/* Runs query q on req (deleted here) and parses its document into *doc. PC_OK, or
+ * the query's error in *err (PC_ERR_NOMEM with "out of memory" when the request
+ * could not be printed or the document parsed). */
+pc_status pc_acli_query(pc_query q, struct cJSON *req, struct cJSON **doc, pc_error *err);
 
 #endif

@@ -410,23 +410,8 @@ static int model_error(const model_args *a, const pc_error *e) {
 /* Runs the query; the document in *doc, or the exit code. */
 static int model_query(const model_args *a, cJSON **doc) {
     pc_error e;
-    char *res = NULL;
     cJSON *req = model_request(a);
-    char *q = req ? cJSON_PrintUnformatted(req) : NULL;
-    cJSON_Delete(req);
-    if (!q) {
-        fprintf(stderr, "perfcast model: error: out of memory\n");
-        return PC_EXIT_FAIL;
-    }
-    pc_status st = pc_query_json(PC_QUERY_MODEL, q, &res, &e);
-    cJSON_free(q);
-    if (st != PC_OK) return model_error(a, &e);
-    *doc = cJSON_Parse(res);
-    pc_query_free(res);
-    if (!*doc) {
-        fprintf(stderr, "perfcast model: error: out of memory\n");
-        return PC_EXIT_FAIL;
-    }
+    if (pc_acli_query(PC_QUERY_MODEL, req, doc, &e) != PC_OK) return model_error(a, &e);
     return -1;
 }
 

@@ -435,15 +435,7 @@ static int serve_query(serve_args *a, cJSON **doc) {
         serve_job_free(&j);
         return pc_cli_usage_error(CMD_SERVE, "give --context (e.g. --context 8192)");
     }
-    char *q = cJSON_PrintUnformatted(req), *res = NULL;
-    cJSON_Delete(req);
-    if (!q) return fputs("perfcast plan serve: error: out of memory\n", stderr), PC_EXIT_FAIL;
-    pc_status st = pc_query_json(PC_QUERY_PLAN_SERVE, q, &res, &e);
-    cJSON_free(q);
-    if (st != PC_OK) return serve_error(a, &e);
-    *doc = cJSON_Parse(res);
-    pc_query_free(res);
-    if (!*doc) return fputs("perfcast plan serve: error: out of memory\n", stderr), PC_EXIT_FAIL;
+    if (pc_acli_query(PC_QUERY_PLAN_SERVE, req, doc, &e) != PC_OK) return serve_error(a, &e);
     return -1;
 }
 

@@ -422,11 +422,7 @@ static int train_query(train_args *a, cJSON **doc) {
     pc_error e;
     pc_error_clear(&e);
     cJSON *req = train_request(a);
-    char *q = req ? cJSON_PrintUnformatted(req) : NULL, *res = NULL;
-    cJSON_Delete(req);
-    if (!q) return fputs("perfcast plan train: error: out of memory\n", stderr), PC_EXIT_FAIL;
-    pc_status st = pc_query_json(PC_QUERY_PLAN_TRAIN, q, &res, &e);
-    cJSON_free(q);
+    pc_status st = pc_acli_query(PC_QUERY_PLAN_TRAIN, req, doc, &e);
     if (st != PC_OK) {
         train_job j;
         int rc = train_setup(a, &j);
@@ -434,9 +430,6 @@ static int train_query(train_args *a, cJSON **doc) {
         train_job_free(&j);
         return st == PC_ERR_ARG ? pc_cli_usage_error(CMD_TRAIN, "%s", e.msg) : pc_cli_fail(&e);
     }
-    *doc = cJSON_Parse(res);
-    pc_query_free(res);
-    if (!*doc) return fputs("perfcast plan train: error: out of memory\n", stderr), PC_EXIT_FAIL;
     return -1;
 }
 

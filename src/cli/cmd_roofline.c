@@ -243,23 +243,8 @@ static int query_error(const pc_error *e) {
 /* Runs the query; the document in *doc, or the exit code. */
 static int run_query(const roof_args *a, long long top, cJSON **doc) {
     pc_error e;
-    char *q = NULL, *res = NULL;
     cJSON *req = request(a, top);
-    q = req ? cJSON_PrintUnformatted(req) : NULL;
-    cJSON_Delete(req);
-    if (!q) {
-        fprintf(stderr, "perfcast roofline: error: out of memory\n");
-        return PC_EXIT_FAIL;
-    }
-    pc_status st = pc_query_json(PC_QUERY_ROOFLINE, q, &res, &e);
-    cJSON_free(q);
-    if (st != PC_OK) return query_error(&e);
-    *doc = cJSON_Parse(res);
-    pc_query_free(res);
-    if (!*doc) {
-        fprintf(stderr, "perfcast roofline: error: out of memory\n");
-        return PC_EXIT_FAIL;
-    }
+    if (pc_acli_query(PC_QUERY_ROOFLINE, req, doc, &e) != PC_OK) return query_error(&e);
     return -1;
 }
 
