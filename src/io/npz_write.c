@@ -5,6 +5,7 @@
  * switches to ZIP64 by itself when a member or the archive needs it.
  */
 #define _POSIX_C_SOURCE 200809L
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -23,8 +24,30 @@ struct pc_npz_writer {
     int64_t count; /* members added */
 };
 
+/* libzip 1.7 (Debian 12) fills two function-local statics lazily on the first
+   zip_open_from_source() of a process, unsynchronized: a thread that sees the first set and
+   the second still -1 takes a writable file for read-only and fails with "Read-only archive"
+   (seen about once in 1,200 `synth` runs, whose jobs open archives in parallel). Opening one
+   empty in-memory archive once, before any concurrent open, fills them. The only
+   process-wide state here, and it is libzip's, not ours. */
+static pthread_once_t zip_statics_once = PTHREAD_ONCE_INIT;
+
+static void zip_statics_init(void) {
+    zip_source_t *src = zip_source_buffer_create(NULL, 0, 0, NULL);
+    if (!src) return;
+    zip_error_t ze;
+    zip_error_init(&ze);
+    zip_t *za = zip_open_from_source(src, ZIP_CREATE, &ze);
+    if (za)
+        zip_discard(za); /* frees src too */
+    else
+        zip_source_free(src);
+    zip_error_fini(&ze);
+}
+
 pc_status pc_npz_writer_open(const char *path, pc_npz_compress mode, pc_npz_writer **out,
                              pc_error *err) {
+    pthread_once(&zip_statics_once, zip_statics_init);
     *out = NULL;
     pc_npz_writer *w = calloc(1, sizeof *w);
     if (!w || !(w->path = strdup(path))) {
