@@ -152,6 +152,19 @@ typedef struct pc_rank_opts {
     const char *kernel;  /* tile: only the kernel with this fusion (or computation) name */
     int64_t candidates;  /* enumerated: at most this many, config 0 included (default 64) */
     uint64_t seed;       /* enumerated layouts / sampled tiles (default 1) */
+    /*
+     * The memory budget (bytes, or PC_MEMORY_AUTO: half the available memory,
+     * perfcast/npz.h) of reading the program and building its sets, checked
+     * before each allocation it bounds: the text (its size, then up to 1 KiB
+     * per '(' and 24 bytes per byte of text for parsing it), each module's or
+     * kernel's graph (1130 bytes per node, 32 per edge) with its candidates
+     * (layout: 9 bytes per configurable node and each of its 18 slots, tile:
+     * about 600 bytes each), added to what the parsed modules and the sets
+     * built before it hold. Over it: PC_ERR_NOMEM naming the file (and
+     * module or kernel), the count of candidates and both sizes. Default
+     * PC_MEMORY_AUTO.
+     */
+    uint64_t max_memory;
 } pc_rank_opts;
 
 PC_API pc_rank_opts pc_rank_opts_default(void);

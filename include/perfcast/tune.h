@@ -119,6 +119,15 @@ typedef struct pc_tune_opts {
     int64_t max_changes;
     int64_t tile_max_changes;
     double tile_risk;
+    /*
+     * The memory budget of the search's batches (bytes, or PC_MEMORY_AUTO:
+     * half the available memory, perfcast/npz.h), checked before they are
+     * allocated: per candidate of `batch`, 8 bytes per variable and 12 per
+     * float of a config row (the candidates, their rows, the model's
+     * preprocessed copy). Over it: PC_ERR_NOMEM naming the graph, the batch
+     * and both sizes. Default PC_MEMORY_AUTO.
+     */
+    uint64_t max_memory;
 } pc_tune_opts;
 
 #define PC_TUNE_DEFAULT_RISK 1.0

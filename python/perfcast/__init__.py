@@ -54,14 +54,40 @@ def parse_bytes(s):
     return _parse(lib().pc_parse_bytes, s)
 
 
-def load_graph(path):
+# PC_MEMORY_AUTO (perfcast/npz.h): half the memory available at each load
+MEMORY_AUTO = 2 ** 64 - 1
+
+
+def _max_memory(max_memory):
+    """The max_memory= keyword as the library's budget in bytes: None (the
+    default) = half the available memory, as the CLI without --max-memory; an
+    int is bytes; a str a size with a unit ("512MiB", "2GB") as
+    perfcast.parse_bytes reads it."""
+    if max_memory is None:
+        return MEMORY_AUTO
+    if isinstance(max_memory, str):
+        max_memory = parse_bytes(max_memory)
+    if isinstance(max_memory, bool) or not isinstance(max_memory, (int, float)):
+        raise Error("max_memory expects None, a number of bytes or a size such as '512MiB', "
+                    "got %r" % (max_memory,), "arg")
+    if not max_memory >= 1 or max_memory >= MEMORY_AUTO:
+        raise Error("max_memory expects a size of at least 1 byte, got %r" % (max_memory,),
+                    "arg")
+    return int(max_memory)
+
+
+def load_graph(path, max_memory=None):
     """Every array of a TpuGraphs .npz file (or any .npz) as {key: numpy array},
     read by the library's reader (the checks of `perfcast info`/`check` on
-    shapes and sizes apply)."""
+    shapes and sizes apply). max_memory: the memory budget of each array's
+    read (see _max_memory; default half the available memory); over it,
+    perfcast.Error (status "nomem") names the file, the member and the sizes."""
     L = lib()
+    budget = _max_memory(max_memory)
     err = PcError()
     z = ctypes.c_void_p()
     check(L.pc_npz_open(enc(path), ctypes.byref(z), ctypes.byref(err)), err)
+    L.pc_npz_set_max_memory(z, budget)
     out = {}
     try:
         for i in range(L.pc_npz_count(z)):
@@ -85,22 +111,27 @@ def load_graph(path):
     return out
 
 
-def rank(model, path, top=10, threads=0, tta=1, tta_seed=1):
+def rank(model, path, top=10, threads=0, tta=1, tta_seed=1, max_memory=None):
     """The configs of one dataset graph (.npz or cache folder) best first by a
     checkpoint of `perfcast train`, as `perfcast rank --model MODEL FILE --json`
     (docs/json.md): {"file", "collection", "input": "npz", "graphs": [{"name",
     "kind", "configs", "configurable_nodes", "top": [{"rank", "config", "score",
     "spread", "runtime", "spelled", "value"}], "true_best"}]}, None where a
-    field does not apply. top=0: every config."""
+    field does not apply. top=0: every config. max_memory: the memory budget of
+    the checkpoint's and the graph's load, as `rank --max-memory` (None: half
+    the available memory; bytes; or "512MiB")."""
     L = lib()
+    budget = _max_memory(max_memory)
     err = PcError()
     p = ctypes.c_void_p()
     g = ctypes.c_void_p()
-    check(L.pc_predictor_load(enc(model), int(threads), ctypes.byref(p), ctypes.byref(err)), err)
+    check(L.pc_predictor_load_max(enc(model), int(threads), budget, ctypes.byref(p),
+                                  ctypes.byref(err)), err)
     try:
         check(L.pc_predictor_set_tta(p, int(tta), int(tta_seed), ctypes.byref(err)), err)
         opts = L.pc_load_opts_default()
         opts.threads = int(threads)
+        opts.max_memory = budget
         check(L.pc_graph_load(enc(path), ctypes.byref(opts), ctypes.byref(g), ctypes.byref(err)),
               err)
         n = L.pc_graph_num_configs(g)

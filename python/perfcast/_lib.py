@@ -89,6 +89,8 @@ def _declare(lib):
         "pc_graph_config_runtime": (ctypes.POINTER(I64), [P]),
         "pc_graph_path": (S, [P]),
         "pc_predictor_load": (I, [S, I, ctypes.POINTER(P), E]),
+        "pc_predictor_load_max": (I, [S, I, ctypes.c_uint64, ctypes.POINTER(P), E]),
+        "pc_npz_set_max_memory": (V, [P, ctypes.c_uint64]),
         "pc_predictor_free": (V, [P]),
         "pc_predictor_collection": (I, [P]),
         "pc_predictor_members": (I, [P]),

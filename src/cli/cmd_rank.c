@@ -20,7 +20,8 @@ static void rank_help(FILE *f) {
     fprintf(f,
             "usage: perfcast rank --model MODEL FILE.npz [--top N] [--json] [--svg OUT.svg]\n"
             "       perfcast rank --model MODEL PROGRAM.hlo [--configs FILE] [--kernel NAME]\n"
-            "                     [--candidates N] [--seed S] [--top N] [--json]\n\n"
+            "                     [--candidates N] [--seed S] [--top N] [--max-memory SIZE]\n"
+            "                     [--json]\n\n"
             "FILE.npz (or a .pcc cache): scores every config of one graph (of the model's\n"
             "kind) and prints the best N config indices, best first, with their scores\n"
             "(lower = predicted faster) and measured runtimes when the file has them, plus\n"
@@ -47,7 +48,8 @@ static void rank_help(FILE *f) {
             "  --candidates N    enumerated candidates, config 0 included (default 64)\n"
             "  --seed S          seed of the enumeration (default 1)\n"
             "  --threads N       worker threads (0 = all cores)\n"
-            "  --max-memory SIZE the memory budget of the model's and the .npz's load: GiB,\n"
+            "  --max-memory SIZE the memory budget of the model's and the .npz's load, and\n"
+            "                    of reading PROGRAM.hlo and building its candidates: GiB,\n"
             "                    or with a unit (512MiB); default half the available memory\n"
             "  --tta M           models with --cfg-attention: average each config's score\n"
             "                    over M orderings of the configs (the given one and M-1\n"
@@ -404,6 +406,7 @@ static int parse_args(int argc, char **argv, rank_args *a) {
     if (optind + 1 != argc)
         return pc_cli_usage_error("rank", "unexpected argument '%s'", argv[optind + 1]);
     a->path = argv[optind];
+    a->ro.max_memory = a->max_memory;
     return PC_EXIT_OK;
 }
 

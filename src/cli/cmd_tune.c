@@ -17,7 +17,7 @@
 
 static void tune_help(FILE *f) {
     fprintf(f, "usage: perfcast tune --model MODEL FILE.npz|PROGRAM.hlo [--out OUT.npz] [--top K]\n"
-               "                     [--budget-s S] [--seed N] [--json]\n"
+               "                     [--budget-s S] [--seed N] [--max-memory SIZE] [--json]\n"
                "       perfcast tune --model MODEL --data DIR [--split test] --out OUTDIR\n"
                "       perfcast tune --oracle [--synth-seed N ...] FILE.npz [--out OUT.npz]\n\n"
                "Searches the graph's configuration space for the configs the model predicts\n"
@@ -49,6 +49,9 @@ static void tune_help(FILE *f) {
                "                      (default 256)\n"
                "  --kernel NAME       HLO, tile: only this kernel\n"
                "  --threads N         model threads (0 = all cores)\n"
+               "  --max-memory SIZE   the memory budget of the model's and each graph's load,\n"
+               "                      of reading PROGRAM.hlo and of the search's batches: GiB,\n"
+               "                      or with a unit (512MiB); default half the available memory\n"
                "  --risk K            rank by the conservative score mean + K x spread of an\n"
                "                      ensemble model (train --ensemble N), the spread of its\n"
                "                      predicted difference from the default: a layout proposal\n"
@@ -175,6 +178,7 @@ static int tune_npz(const tune_args *a) {
     pc_error e;
     pc_load_opts lo = pc_load_opts_default();
     lo.threads = a->threads;
+    lo.max_memory = a->o.max_memory;
     pc_graph *g = NULL;
     if (pc_graph_load(a->path, &lo, &g, &e) != PC_OK) return pc_cli_fail(&e);
     tuned t;
@@ -218,6 +222,7 @@ static int tune_hlo(const tune_args *a) {
     ro.kernel = a->kernel;
     ro.candidates = a->candidates;
     ro.seed = a->o.seed;
+    ro.max_memory = a->o.max_memory;
     pc_rank_set **sets = NULL;
     int n = 0, rc = PC_EXIT_OK;
     if (pc_rank_sets_from_hlo(a->path, &ro, &sets, &n, NULL, &e) != PC_OK) return pc_cli_fail(&e);
@@ -296,7 +301,10 @@ static int tune_split(tune_args *a) {
         pc_graph *g = NULL;
         tuned t;
         memset(&t, 0, sizeof t);
-        if (pc_graph_load(path, NULL, &g, &e) != PC_OK || tune_graph(a, g, path, &t, &e) != PC_OK)
+        pc_load_opts lo = pc_load_opts_default();
+        lo.threads = a->threads;
+        lo.max_memory = a->o.max_memory;
+        if (pc_graph_load(path, &lo, &g, &e) != PC_OK || tune_graph(a, g, path, &t, &e) != PC_OK)
             rc = pc_cli_fail(&e);
         if (!rc) {
             if (a->json && i) printf(", ");
@@ -413,6 +421,7 @@ int pc_cmd_tune(int argc, char **argv) {
                                          {"max-changes", required_argument, 0, 269},
                                          {"tile-max-changes", required_argument, 0, 270},
                                          {"tile-risk", required_argument, 0, 271},
+                                         {"max-memory", required_argument, 0, 272},
                                          {"tile-new-sizes", no_argument, 0, 'N'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
@@ -446,6 +455,9 @@ int pc_cmd_tune(int argc, char **argv) {
             a.o.seed = (uint64_t)v;
             break;
         case 'h': tune_help(stdout); return PC_EXIT_OK;
+        case 272:
+            if (pc_cli_max_memory("tune", optarg, &a.o.max_memory)) return PC_EXIT_USAGE;
+            break;
         default:
             if (c >= 256 && c <= 271) {
                 char flag[64];
@@ -472,7 +484,7 @@ int pc_cmd_tune(int argc, char **argv) {
     else
         a.path = argv[optind];
     pc_error e;
-    if (a.model && pc_predictor_load(a.model, a.threads, &a.p, &e) != PC_OK) return pc_cli_fail(&e);
+    if (a.model && pc_predictor_load_max(a.model, a.threads, a.o.max_memory, &a.p, &e) != PC_OK) return pc_cli_fail(&e);
     struct stat stt;
     int npz = a.path && strlen(a.path) > 4 &&
               (!strcmp(a.path + strlen(a.path) - 4, ".npz") ||

@@ -71,6 +71,8 @@ static const char *const flag_phrases[][2] = {
     {"(pc_train_opts.attn_heads > 0)", "(perfcast train --cfg-attention N)"},
     {"memory budget of", "--max-memory budget of"},
     {" (max_memory)", ""},
+    {"(pc_tune_opts.batch)", "(--batch)"},
+    {"(pc_rank_opts.candidates)", "(--candidates)"},
 };
 
 #define NUM_FLAG_PHRASES (sizeof flag_phrases / sizeof flag_phrases[0])

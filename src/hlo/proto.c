@@ -596,13 +596,41 @@ static int cmp_ref(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
+static const id_ref *find_ref(const id_index *ix, int64_t id) {
+    const id_ref key = {id, 0, 0};
+    return ix->n ? bsearch(&key, ix->v, ix->n, sizeof *ix->v, cmp_ref) : NULL;
+}
+
+/* An operand of computation c: an instruction of c (one of another computation is none). */
 static const pc_hlo_instruction *id_operand(void *user, const pc_hlo_computation *c,
                                             int64_t id) {
-    (void)c;
     const id_index *ix = user;
-    const id_ref key = {id, 0, 0};
-    const id_ref *r = ix->n ? bsearch(&key, ix->v, ix->n, sizeof *ix->v, cmp_ref) : NULL;
-    return r ? &ix->m->comp[r->comp].inst[r->inst] : NULL;
+    const id_ref *r = find_ref(ix, id);
+    return r && &ix->m->comp[r->comp] == c ? &ix->m->comp[r->comp].inst[r->inst] : NULL;
+}
+
+/* An operand naming an instruction of another computation (XLA's operands are its own). */
+static pc_status foreign_operands(conv_ctx *cx, const id_index *ix, int32_t c) {
+    const pc_hlo_computation *comp = &ix->m->comp[c];
+    for (int32_t i = 0; i < comp->n_inst; i++) {
+        const pc_hlo_instruction *in = &comp->inst[i];
+        for (int32_t k = 0; k < in->operand_ids.n; k++) {
+            const id_ref *r = find_ref(ix, in->operand_ids.v[k]);
+            if (!r || r->comp == c) continue;
+            char nb1[PC_HLO_NAME_BUF], nb2[PC_HLO_NAME_BUF], nb3[PC_HLO_NAME_BUF],
+                nb4[PC_HLO_NAME_BUF];
+            const pc_hlo_computation *other = &ix->m->comp[r->comp];
+            return conv_fail(cx, PC_ERR_FORMAT,
+                             "computation '%s': instruction '%s' (id %lld): operand %d names id "
+                             "%lld, instruction '%s' of computation '%s' (expected an "
+                             "instruction of the same computation)",
+                             pc_hlo_printable(comp->name, nb1), pc_hlo_printable(in->name, nb2),
+                             (long long)in->id, (int)k, (long long)in->operand_ids.v[k],
+                             pc_hlo_printable(other->inst[r->inst].name, nb3),
+                             pc_hlo_printable(other->name, nb4));
+        }
+    }
+    return PC_OK;
 }
 
 /* Every computation of m under the rules the text reader applies; the first
@@ -619,6 +647,7 @@ static pc_status verify_module(conv_ctx *cx, const pc_hlo_module *m) {
     pc_status st = PC_OK;
     for (int32_t c = 0; c < m->n_comp && !st; c++) {
         const pc_hlo_computation *comp = &m->comp[c];
+        if ((st = foreign_operands(cx, &ix, c))) break;
         pc_hlo_fault f;
         int rc = pc_hlo_verify_computation(comp, id_operand, &ix, &f);
         char nb1[PC_HLO_NAME_BUF], nb2[PC_HLO_NAME_BUF];

@@ -18,6 +18,7 @@
 #include "hlo/candidates.h"
 #include "hlo/import.h"
 #include "hlo/text.h"
+#include "io/io_internal.h"
 #include "tpugraphs/features.h"
 #include "tpugraphs/opcode.h"
 
@@ -59,6 +60,7 @@ pc_rank_opts pc_rank_opts_default(void) {
     o.kind = PC_KIND_LAYOUT;
     o.candidates = 64;
     o.seed = 1;
+    o.max_memory = PC_MEMORY_AUTO;
     return o;
 }
 
@@ -757,7 +759,68 @@ typedef struct build_ctx {
     int n;
     size_t cap;
     pc_import_report *rep;
+    uint64_t held; /* what the modules and the sets built so far hold (pc_rank_opts.max_memory) */
 } build_ctx;
+
+/* ---- the memory budget (pc_rank_opts.max_memory) ---------------------------------- */
+
+#define BYTES_PER_NODE 1130 /* node_feat and node_opcode, featurized then copied */
+#define BYTES_PER_EDGE 32
+#define BYTES_PER_LAYOUT_SLOT 9 /* int8 candidate, its float row, the graph's copy */
+#define BYTES_PER_TILE (sizeof(tcfg) + 2 * PC_TILE_CONFIG_DIM * sizeof(float) + 16)
+
+static uint64_t sat_add(uint64_t a, uint64_t b) { return a > UINT64_MAX - b ? UINT64_MAX : a + b; }
+static uint64_t sat_mul(uint64_t a, uint64_t b) {
+    return b && a > UINT64_MAX / b ? UINT64_MAX : a * b;
+}
+
+/* What the parsed modules hold: their instructions, lists and names. */
+static uint64_t modules_bytes(pc_hlo_module *const *mods, int nmods) {
+    uint64_t t = 0;
+    for (int i = 0; i < nmods; i++)
+        for (int32_t c = 0; c < mods[i]->n_comp; c++)
+            for (int32_t k = 0; k < mods[i]->comp[c].n_inst; k++) {
+                const pc_hlo_instruction *in = &mods[i]->comp[c].inst[k];
+                uint64_t lists = (uint64_t)in->shape.dims.n + (uint64_t)in->shape.minor_to_major.n +
+                                 (uint64_t)in->operand_ids.n + (uint64_t)in->dimensions.n +
+                                 7 * (uint64_t)in->window.n;
+                t = sat_add(t, sizeof *in + 8 * lists + 64 + (in->name ? strlen(in->name) : 0));
+            }
+    return t;
+}
+
+/* The featurized graph of m: its nodes and (at most) edges. */
+static uint64_t graph_bytes(const pc_hlo_module *m) {
+    uint64_t nodes = 0, edges = 0;
+    for (int32_t c = 0; c < m->n_comp; c++)
+        for (int32_t k = 0; k < m->comp[c].n_inst; k++) {
+            const pc_hlo_instruction *in = &m->comp[c].inst[k];
+            nodes++;
+            edges += (uint64_t)in->operand_ids.n + (uint64_t)in->called_computation_ids.n;
+        }
+    return sat_add(sat_mul(nodes, BYTES_PER_NODE), sat_mul(edges, BYTES_PER_EDGE));
+}
+
+/*
+ * A set of `c` candidates of `per` bytes each with the graph of m, on top of
+ * what b holds, within pc_rank_opts.max_memory; on success b->held counts it.
+ */
+static pc_status set_budget(build_ctx *b, const char *label, const pc_hlo_module *m, int64_t c,
+                            uint64_t per, int64_t nc, pc_error *err) {
+    const uint64_t own = sat_add(graph_bytes(m), sat_mul((uint64_t)c, per));
+    const uint64_t need = sat_add(b->held, own);
+    char how[300];
+    if (nc >= 0)
+        snprintf(how, sizeof how, " for its graph and %lld candidates of %lld configurable nodes "
+                 "(pc_rank_opts.candidates)%s", (long long)c, (long long)nc,
+                 b->n ? ", with the sets before it" : "");
+    else
+        snprintf(how, sizeof how, " for its graph and %lld candidates (pc_rank_opts.candidates)%s",
+                 (long long)c, b->n ? ", with the sets before it" : "");
+    pc_status st = pc_io_budget_check(need, b->o->max_memory, label, how, err);
+    if (!st) b->held = need;
+    return st;
+}
 
 static pc_status push_set(build_ctx *b, pc_rank_set *s, pc_error *err) {
     if ((size_t)b->n == b->cap) {
@@ -808,6 +871,12 @@ static pc_status layout_set(build_ctx *b, const pc_hlo_module *m, pc_error *err)
     if (nc == 0)
         return pc_fail(err, PC_ERR_INVALID, "%s has no configurable nodes (no convolution, dot "
                        "or reshape instruction): nothing for a layout model to rank", label);
+    const int64_t c = b->cfg ? b->cfg->n : b->o->candidates;
+    st = set_budget(b, label, m, c, (uint64_t)nc * LSLOTS * BYTES_PER_LAYOUT_SLOT + 24, nc, err);
+    if (st) {
+        free(cn);
+        return st;
+    }
     pc_rank_set *s = new_set(m->name, PC_KIND_LAYOUT);
     st = s ? copy_nodes(s, cn, nc, err) : pc_fail(err, PC_ERR_NOMEM, "out of memory");
     free(cn);
@@ -833,8 +902,11 @@ static pc_status tile_set(build_ctx *b, const pc_hlo_module *m, const pc_hlo_ker
     snprintf(label, sizeof label, "%s: module '%s', kernel '%s'", b->path, nb, nk);
     if (nmods > 1) snprintf(name, sizeof name, "%s/%s", m->name ? m->name : "", k->name);
     else snprintf(name, sizeof name, "%s", k->name);
+    pc_status st = set_budget(b, label, &k->view, b->cfg ? b->cfg->n : b->o->candidates,
+                              BYTES_PER_TILE, -1, err);
+    if (st) return st;
     pc_rank_set *s = new_set(name, PC_KIND_TILE);
-    pc_status st = s ? PC_OK : pc_fail(err, PC_ERR_NOMEM, "out of memory");
+    st = s ? PC_OK : pc_fail(err, PC_ERR_NOMEM, "out of memory");
     if (!st) st = b->cfg ? tiles_from_file(s, b->cfg, err) : enumerate_tiles(s, k, b->o, err);
     if (!st) st = featurized(&k->view, s, label, b, err);
     if (st) {
@@ -891,7 +963,7 @@ static void note_text(pc_import_report *rep, int nmods, const pc_hlo_text_stats 
 static pc_status build_sets(const char *path, const pc_rank_opts *o, const cfg_file *cfg,
                             pc_hlo_module *const *mods, int nmods, pc_import_report *rep,
                             pc_rank_set ***sets, int *n, pc_error *err) {
-    build_ctx b = {path, o, cfg, NULL, 0, 0, rep};
+    build_ctx b = {path, o, cfg, NULL, 0, 0, rep, modules_bytes(mods, nmods)};
     pc_status st = PC_OK;
     if (o->kind == PC_KIND_TILE) st = tile_sets(&b, mods, nmods, err);
     for (int i = 0; i < nmods && !st && o->kind == PC_KIND_LAYOUT; i++)
@@ -928,7 +1000,7 @@ pc_status pc_rank_sets_from_hlo(const char *path, const pc_rank_opts *opts, pc_r
     memset(&ts, 0, sizeof ts);
     cfg_file cfg;
     memset(&cfg, 0, sizeof cfg);
-    st = pc_hlo_read_text_file(path, &mods, &nmods, &ts, err);
+    st = pc_hlo_read_text_file_max(path, o.max_memory, &mods, &nmods, &ts, err);
     if (!st) note_text(rep, nmods, &ts);
     if (!st && o.configs) st = cfg_file_read(o.configs, &cfg, err);
     if (!st) st = build_sets(path, &o, o.configs ? &cfg : NULL, mods, nmods, rep, sets, n, err);

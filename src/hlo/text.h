@@ -95,6 +95,32 @@ pc_status pc_hlo_parse_text(const char *buf, size_t len, const char *path, pc_hl
 pc_status pc_hlo_read_text_file(const char *path, pc_hlo_module ***mods, int *nmods,
                                 pc_hlo_text_stats *stats, pc_error *err);
 
+/*
+ * pc_hlo_read_text_file within a memory budget (bytes, or PC_MEMORY_AUTO as
+ * perfcast/npz.h defines it), per file: a file whose size alone needs more
+ * (pc_hlo_text_parse_bound counts 1 + PC_HLO_TEXT_BYTES_PER_BYTE bytes per
+ * byte) is refused before it is read, then its text's bound is checked
+ * before it is parsed. Over: PC_ERR_NOMEM "PATH needs N in memory to read and
+ * parse it (...), more than the memory budget of B (max_memory)".
+ * pc_hlo_read_text_file is this with PC_MEMORY_AUTO.
+ */
+pc_status pc_hlo_read_text_file_max(const char *path, uint64_t max_memory, pc_hlo_module ***mods,
+                                    int *nmods, pc_hlo_text_stats *stats, pc_error *err);
+
+/*
+ * The memory parsing `len` bytes of HLO text may take at its peak, the text
+ * included: PC_HLO_TEXT_BYTES_PER_PAREN per '(' (every instruction, nested
+ * ones too, has one: its struct, names, tables, growth slack) and
+ * PC_HLO_TEXT_BYTES_PER_BYTE per byte (lists: a dimension of 2 bytes of text
+ * becomes a dimension and a layout entry; a window size 7 lists). Measured
+ * worst cases (bench/RESULTS.md, issue #18): 300k one-line instructions
+ * 229 MiB for 7.1 MB of text (bound 477 MiB), 60-dimension windows 25 MiB
+ * for 1.5 MB (bound 46 MiB).
+ */
+#define PC_HLO_TEXT_BYTES_PER_PAREN 1024
+#define PC_HLO_TEXT_BYTES_PER_BYTE 24
+uint64_t pc_hlo_text_parse_bound(const char *buf, size_t len);
+
 /* What pc_hlo_read_text_file makes of a path (a missing file is a FILE). */
 enum { PC_HLO_PATH_FILE, PC_HLO_PATH_DIR, PC_HLO_PATH_PATTERN };
 int pc_hlo_text_path_kind(const char *path);

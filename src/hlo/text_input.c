@@ -15,14 +15,49 @@
 
 #include "common/util.h"
 #include "hlo/text.h"
+#include "io/io_internal.h"
 
-static pc_status read_one(const char *path, pc_hlo_module ***mods, int *nmods, pc_hlo_text_stats *stats,
-                          pc_error *err) {
+uint64_t pc_hlo_text_parse_bound(const char *buf, size_t len) {
+    uint64_t parens = 0;
+    for (const char *p = buf, *e = buf + len; p < e;) {
+        const char *q = memchr(p, '(', (size_t)(e - p));
+        if (!q) break;
+        parens++;
+        p = q + 1;
+    }
+    return (uint64_t)len * (1 + PC_HLO_TEXT_BYTES_PER_BYTE) + parens * PC_HLO_TEXT_BYTES_PER_PAREN;
+}
+
+/* "PATH needs N in memory to read and parse it (...), more than the memory budget of B". */
+static pc_status text_budget(const char *path, uint64_t need, uint64_t max_memory, int read,
+                             pc_error *err) {
+    char how[160];
+    if (read)
+        snprintf(how, sizeof how, " to read and parse it (up to %d bytes per '(' and %d per byte "
+                 "of HLO text)", PC_HLO_TEXT_BYTES_PER_PAREN, 1 + PC_HLO_TEXT_BYTES_PER_BYTE);
+    else
+        snprintf(how, sizeof how, " to read and parse it (%d bytes per byte of HLO text at least)",
+                 1 + PC_HLO_TEXT_BYTES_PER_BYTE);
+    return pc_io_budget_check(need, max_memory, path, how, err);
+}
+
+static pc_status read_one(const char *path, uint64_t max_memory, pc_hlo_module ***mods, int *nmods,
+                          pc_hlo_text_stats *stats, pc_error *err) {
     char *buf;
     size_t len;
+    struct stat sb; /* a file too large to parse is refused before it is read */
+    if (stat(path, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size > 0) {
+        uint64_t size = (uint64_t)sb.st_size;
+        uint64_t least = size > UINT64_MAX / (1 + PC_HLO_TEXT_BYTES_PER_BYTE)
+                             ? UINT64_MAX
+                             : size * (1 + PC_HLO_TEXT_BYTES_PER_BYTE);
+        pc_status bst = text_budget(path, least, max_memory, 0, err);
+        if (bst) return bst;
+    }
     pc_status rd = pc_read_file(path, SIZE_MAX - 1, &buf, &len, err);
     if (rd) return rd;
-    pc_status st = pc_hlo_parse_text(buf, len, path, mods, nmods, stats, err);
+    pc_status st = text_budget(path, pc_hlo_text_parse_bound(buf, len), max_memory, 1, err);
+    if (!st) st = pc_hlo_parse_text(buf, len, path, mods, nmods, stats, err);
     free(buf);
     return st;
 }
@@ -87,8 +122,9 @@ static pc_status list_matching(const char *dir, const char *pat, char ***out, si
     return PC_OK;
 }
 
-static pc_status read_matching(const char *dir, const char *pat, pc_hlo_module ***mods, int *nmods,
-                               pc_hlo_text_stats *stats, pc_error *err) {
+static pc_status read_matching(const char *dir, const char *pat, uint64_t max_memory,
+                               pc_hlo_module ***mods, int *nmods, pc_hlo_text_stats *stats,
+                               pc_error *err) {
     char **files = NULL;
     size_t nf = 0, other[3] = {0, 0, 0};
     pc_status st = list_matching(dir, pat, &files, &nf, other, err);
@@ -110,7 +146,7 @@ static pc_status read_matching(const char *dir, const char *pat, pc_hlo_module *
         int k = 0;
         pc_hlo_text_stats ts;
         memset(&ts, 0, sizeof ts);
-        st = read_one(files[i], &m, &k, &ts, err);
+        st = read_one(files[i], max_memory, &m, &k, &ts, err);
         if (st) break;
         if (n + (size_t)k > INT32_MAX) {
             pc_hlo_modules_free(m, k);
@@ -154,13 +190,19 @@ int pc_hlo_text_path_kind(const char *path) {
 
 pc_status pc_hlo_read_text_file(const char *path, pc_hlo_module ***mods, int *nmods, pc_hlo_text_stats *stats,
                                 pc_error *err) {
+    return pc_hlo_read_text_file_max(path, PC_MEMORY_AUTO, mods, nmods, stats, err);
+}
+
+pc_status pc_hlo_read_text_file_max(const char *path, uint64_t max_memory, pc_hlo_module ***mods,
+                                    int *nmods, pc_hlo_text_stats *stats, pc_error *err) {
     if (mods) *mods = NULL;
     if (nmods) *nmods = 0;
     if (!path || !mods || !nmods) return pc_fail(err, PC_ERR_ARG, "pc_hlo_read_text_file: NULL argument");
     if (stats) memset(stats, 0, sizeof *stats);
     int kind = pc_hlo_text_path_kind(path);
-    if (kind == PC_HLO_PATH_FILE) return read_one(path, mods, nmods, stats, err);
-    if (kind == PC_HLO_PATH_DIR) return read_matching(path, "*after_optimizations.txt", mods, nmods, stats, err);
+    if (kind == PC_HLO_PATH_FILE) return read_one(path, max_memory, mods, nmods, stats, err);
+    if (kind == PC_HLO_PATH_DIR)
+        return read_matching(path, "*after_optimizations.txt", max_memory, mods, nmods, stats, err);
     const char *slash = strrchr(path, '/');
     char *dir = NULL;
     if (slash) {
@@ -169,7 +211,8 @@ pc_status pc_hlo_read_text_file(const char *path, pc_hlo_module ***mods, int *nm
         memcpy(dir, path, dn);
         dir[dn] = '\0';
     }
-    pc_status st = read_matching(dir ? dir : ".", slash ? slash + 1 : path, mods, nmods, stats, err);
+    pc_status st = read_matching(dir ? dir : ".", slash ? slash + 1 : path, max_memory, mods, nmods,
+                                 stats, err);
     free(dir);
     return st;
 }

@@ -84,6 +84,34 @@ static int check_dot(const pc_hlo_instruction *in, const pc_hlo_instruction *lhs
     return 0;
 }
 
+/*
+ * One operand's convolution roles (XLA's ShapeInference::InferConvolveShape):
+ * its two single dimensions (input: batch and feature; kernel: input and
+ * output feature; output: batch and feature) and its spatial ones, each of
+ * its `rank` dimensions exactly once. Ranges were checked before.
+ */
+static int conv_roles(pc_hlo_fault *f, int32_t i, const char *of, int32_t rank,
+                      const char *const name[2], const int64_t one[2], const char *sp_name,
+                      const pc_i64s *sp) {
+    const int32_t n = 2 + sp->n;
+    for (int32_t a = 0; a < n; a++)
+        for (int32_t b = a + 1; b < n; b++) {
+            int64_t x = a < 2 ? one[a] : sp->v[a - 2], y = b < 2 ? one[b] : sp->v[b - 2];
+            if (x != y) continue;
+            if (a >= 2)
+                return fault(f, i, "%s names dimension %lld of the %s twice (expected distinct "
+                             "dimensions)", sp_name, (long long)x, of);
+            return fault(f, i, "%s and %s both name dimension %lld of the %s (expected "
+                         "distinct dimensions)", name[a], b < 2 ? name[b] : sp_name,
+                         (long long)x, of);
+        }
+    if (n != rank)
+        return fault(f, i, "its convolution dimension numbers give the %s %d dimensions (%s, %s "
+                     "and %d spatial), but it has rank %d (expected each dimension once)", of,
+                     (int)n, name[0], name[1], (int)sp->n, (int)rank);
+    return 0;
+}
+
 static int check_conv(const pc_hlo_instruction *in, const pc_hlo_instruction *x,
                       const pc_hlo_instruction *w, int32_t i, pc_hlo_fault *f) {
     const pc_hlo_conv_dims *d = &in->conv;
@@ -108,6 +136,17 @@ static int check_conv(const pc_hlo_instruction *in, const pc_hlo_instruction *x,
                      "its convolution dimension numbers list %d input, %d kernel and %d output "
                      "spatial dimensions",
                      (int)d->input_spatial.n, (int)d->kernel_spatial.n, (int)d->output_spatial.n);
+    static const char *const nin[2] = {"input_batch_dimension", "input_feature_dimension"};
+    static const char *const nk[2] = {"kernel_input_feature_dimension",
+                                      "kernel_output_feature_dimension"};
+    static const char *const nout[2] = {"output_batch_dimension", "output_feature_dimension"};
+    if (conv_roles(f, i, "input", rx, nin, &one[0], "input_spatial_dimensions",
+                   &d->input_spatial) ||
+        conv_roles(f, i, "kernel", rw, nk, &one[2], "kernel_spatial_dimensions",
+                   &d->kernel_spatial) ||
+        conv_roles(f, i, "output", ro, nout, &one[4], "output_spatial_dimensions",
+                   &d->output_spatial))
+        return 1;
     return 0;
 }
 

@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "common/util.h"
+#include "io/io_internal.h"
 #include "tune/tune_internal.h"
 
 #define ELITES_MIN 16
@@ -48,6 +49,7 @@ pc_tune_opts pc_tune_opts_default(void) {
     o.max_changes = PC_TUNE_DEFAULT_MAX_CHANGES;
     o.tile_max_changes = PC_TUNE_DEFAULT_TILE_MAX_CHANGES;
     o.tile_risk = PC_TUNE_DEFAULT_TILE_RISK;
+    o.max_memory = PC_MEMORY_AUTO;
     return o;
 }
 
@@ -437,8 +439,25 @@ static pc_status check_opts(const pc_tune_opts *o, pc_error *err) {
     return PC_OK;
 }
 
+/* The batches within pc_tune_opts.max_memory: per candidate its variables
+ * twice (the batch, the inputs' encodings), its row three times (the batch,
+ * the inputs' rows, the model's preprocessed copy) and five scalars. */
+static pc_status check_batch_memory(const search *s, pc_graph *g, pc_error *err) {
+    const uint64_t per = 8 * (uint64_t)s->nv + 12 * (uint64_t)s->sp->width + 40;
+    const uint64_t B = (uint64_t)s->B;
+    const uint64_t need = per > UINT64_MAX / B ? UINT64_MAX : per * B;
+    char what[600], how[160];
+    snprintf(what, sizeof what, "%s: the search", pc_graph_path(g));
+    snprintf(how, sizeof how, " for batches of %llu candidates of %llu variables and %llu "
+             "features (pc_tune_opts.batch)", (unsigned long long)B,
+             (unsigned long long)s->nv, (unsigned long long)s->sp->width);
+    return pc_io_budget_check(need, s->o->max_memory, what, how, err);
+}
+
 static pc_status run(search *s, pc_graph *g, pc_tune_result *res, pc_error *err) {
     int64_t B = s->B, nv = s->nv, w = s->sp->width;
+    pc_status bst = check_batch_memory(s, g, err);
+    if (bst) return bst;
     s->ecap = s->o->top_k > ELITES_MIN ? s->o->top_k : ELITES_MIN;
     s->cand = pc_malloc_array((uint64_t)B, (uint64_t)nv * sizeof(int32_t));
     s->rows = pc_malloc_array((uint64_t)B, (uint64_t)w * sizeof(float));

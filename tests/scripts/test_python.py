@@ -325,7 +325,37 @@ def test_plan_train():
                                  "batch_tokens": "1M", "remat": "most"}, "'remat'", "plan_train")
 
 
+def test_max_memory():
+    """max_memory= of load_graph and rank: the CLI's --max-memory (issue #18)."""
+    for coll, model in MODELS.items():
+        path = files(coll)[0]
+        for mm in (None, "1GiB", 2 ** 30):  # the default and a roomy budget: the same arrays
+            g = perfcast.load_graph(path, max_memory=mm)
+            expect(sorted(g) == sorted(np.load(path).files), "load_graph(max_memory=%r)" % (mm,))
+        cases = ((perfcast.load_graph, (path,), 1024, [path, "member '", "budget of 1 KiB"]),
+                 (perfcast.rank, (model, path), "1KiB", [model, "budget of 1 KiB"]))
+        for fn, args, mm, needles in cases:
+            try:
+                fn(*args, max_memory=mm)
+                FAILS.append("%s(max_memory=%r) did not raise" % (fn.__name__, mm))
+            except perfcast.Error as e:
+                expect(e.status == "nomem" and all(n in e.message for n in needles),
+                       "%s(max_memory=%r): %s %s (want %s)" % (fn.__name__, mm, e.status,
+                                                               e.message, needles))
+        py = perfcast.rank(model, path, top=3, threads=1, max_memory="64MiB")
+        cli = json.loads(run("rank", "--model", model, path, "--json", "--top", "3",
+                             "--threads", "1", "--max-memory", "64MiB").stdout)
+        expect([r["config"] for r in py["graphs"][0]["top"]] ==
+               [r["config"] for r in cli["graphs"][0]["top"]], "rank max_memory=64MiB vs CLI")
+    for bad in ("lots", 0, -5, True):
+        try:
+            perfcast.load_graph(files("tile:xla")[0], max_memory=bad)
+            FAILS.append("load_graph(max_memory=%r) did not raise" % (bad,))
+        except perfcast.Error as e:
+            expect(e.status == "arg", "max_memory=%r: %s %s" % (bad, e.status, e.message))
+
+
 if __name__ == "__main__":
     run_checks([test_version_units, test_load_graph, test_rank, test_roofline, test_model,
-                test_plan_serve, test_plan_train])
+                test_plan_serve, test_plan_train, test_max_memory])
     sys.exit(report("python package: ok"))

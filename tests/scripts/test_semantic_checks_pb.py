@@ -4,7 +4,9 @@
 Hand-encoded HloModuleProto / ModuleTuningData files (hloproto.py) that parse
 but that XLA's verifier refuses: dot dimension numbers naming a dimension the
 operand lacks, lhs and rhs with different numbers of contracting dims,
-convolution dimension numbers out of range, a parameter number of 1e14, a
+convolution dimension numbers out of range or repeated (two roles on one
+dimension, a spatial dimension twice) or not covering the operand's rank, an
+operand naming an instruction of another computation, a parameter number of 1e14, a
 repeated parameter number, a layout naming a dimension the shape lacks, a
 layout of the wrong rank, an operand id that names no instruction. `import`,
 `rank` and `roofline` each fail naming the file, the computation and the
@@ -45,14 +47,26 @@ def dot_module(lhs_contracting=(1,), rhs_contracting=(0,), p1=1, layout_a=(1, 0)
     return module("m", [comp("e", 7, 3, insts)], 7)
 
 
-def conv_module(input_feature=3):
-    cd = msg((7, 0), (8, input_feature), (11, [1, 2]), (3, 2), (4, 3), (6, [0, 1]), (9, 0),
-             (10, 3), (12, [1, 2]))
+def conv_module(input_feature=3, input_spatial=(1, 2), kernel_dims=(3, 3, 3, 4)):
+    cd = msg((7, 0), (8, input_feature), (11, list(input_spatial)), (3, 2), (4, 3), (6, [0, 1]),
+             (9, 0), (10, 3), (12, [1, 2]))
     insts = [inst("x", "parameter", 1, F32, (8, 16, 16, 3), extra=((9, 0),)),
-             inst("w", "parameter", 2, F32, (3, 3, 3, 4), extra=((9, 1),)),
+             inst("w", "parameter", 2, F32, kernel_dims, extra=((9, 1),)),
              inst("conv", "convolution", 3, F32, (8, 16, 16, 4), operands=(1, 2),
                   extra=((16, cd),))]
     return module("c", [comp("e", 7, 3, insts)], 7)
+
+
+def foreign_module():
+    """The entry's dot names an instruction of the reducer computation as its rhs."""
+    red = comp("add", 5, 12, [inst("p", "parameter", 10, F32, (16, 4), extra=((9, 0),)),
+                              inst("q", "parameter", 11, F32, (16, 4), extra=((9, 1),)),
+                              inst("s", "add", 12, F32, (16, 4), operands=(10, 11))])
+    dd = msg((1, [1]), (2, [0]))
+    insts = [inst("a", "parameter", 1, F32, (8, 16), extra=((9, 0),)),
+             inst("b", "parameter", 2, F32, (16, 4), extra=((9, 1),)),
+             inst("d", "dot", 3, F32, (8, 4), operands=(1, 11), extra=((30, dd),))]
+    return module("m", [red, comp("e", 7, 3, insts)], 7)
 
 
 BAD = {
@@ -71,6 +85,17 @@ BAD = {
                     "its layout lists a different number of dimensions"),
     "operand": (dot_module(operand_b=999), "'d' (id 3)",
                 "names operand id 999, which is not an instruction of the module"),
+    "operand_foreign": (foreign_module(), "'d' (id 3)",
+                        "operand 1 names id 11, instruction 'q' of computation 'add' (expected an "
+                        "instruction of the same computation)"),
+    "conv_same_dim": (conv_module(input_feature=0), "'conv' (id 3)",
+                      "input_batch_dimension and input_feature_dimension both name dimension 0 "
+                      "of the input"),
+    "conv_spatial_twice": (conv_module(input_spatial=(1, 1)), "'conv' (id 3)",
+                           "input_spatial_dimensions names dimension 1 of the input twice"),
+    "conv_rank": (conv_module(kernel_dims=(3, 3, 3, 4, 1)), "'conv' (id 3)",
+                  "give the kernel 4 dimensions (kernel_input_feature_dimension, "
+                  "kernel_output_feature_dimension and 2 spatial), but it has rank 5"),
 }
 
 
@@ -124,8 +149,29 @@ ENTRY e {
 """
 
 
+CONV_TEXT_BAD = {  # the roles of each operand a permutation of its dimensions, in text too
+    "rank": (CONV_TEXT.replace("f32[8,16,16]{2,1,0}", "f32[8,16,16,3,1]{4,3,2,1,0}"),
+             "give the input 4 dimensions (input_batch_dimension, input_feature_dimension and "
+             "2 spatial), but it has rank 5"),
+    "out_rank": (CONV_TEXT.replace("f32[8,16,16]{2,1,0}", "f32[8,16,16,3]{3,2,1,0}")
+                 .replace("ROOT conv = f32[8,16,16,4]{3,2,1,0}", "ROOT conv = f32[8,16,16,4,1]"),
+                 "give the output 4 dimensions"),
+}
+
+
 def check_text_conv():
     """The convolution rule is the text reader's too (one verifier for both)."""
+    for name, (text, needle) in CONV_TEXT_BAD.items():
+        path = write("conv_text_%s.hlo" % name, text.encode())
+        out = os.path.join(TMP, "conv_text_%s_out" % name)
+        for args in (["roofline", "--chip", "tpu-v5e", "--hlo", path],
+                     ["import", path, "--out", out]):
+            p = run(*args)
+            expect(p.returncode == 1 and "%s:5:" % path in p.stderr and
+                   "instruction 'conv'" in p.stderr and needle in p.stderr,
+                   "%s text convolution %s: exit %d %r (want %s)"
+                   % (args[0], name, p.returncode, p.stderr, needle))
+        expect(not os.path.exists(out) or not os.listdir(out), "import wrote files: " + name)
     path = os.path.join(TMP, "conv_rank.hlo")
     open(path, "w").write(CONV_TEXT)
     p = run("roofline", "--chip", "tpu-v5e", "--hlo", path)
@@ -157,6 +203,9 @@ def main():
                 f.write(tuned(mod))
         with open(os.path.join(sys.argv[2], "bad_sem_conv_dims.hlo"), "w") as f:
             f.write(CONV_TEXT)
+        for name, (text, _) in CONV_TEXT_BAD.items():
+            with open(os.path.join(sys.argv[2], "bad_sem_conv_%s.hlo" % name), "w") as f:
+                f.write(text)
         return 0
     shutil.rmtree(TMP, ignore_errors=True)
     os.makedirs(TMP)
