@@ -28,9 +28,11 @@ typedef enum pc_query {
     PC_QUERY_MODEL,        /* perfcast model: a transformer's parameters, FLOPs, memory */
     PC_QUERY_PLAN_SERVE,   /* perfcast plan serve: serving tables and the calibrated model */
     PC_QUERY_PLAN_TRAIN,   /* perfcast plan train: the search over parallelism plans */
+    PC_QUERY_VALIDATE,     /* perfcast validate: measured runs against their predictions */
+    PC_QUERY_TUNE,         /* perfcast tune: a graph's config space searched with a model */
     PC_QUERY_COUNT
 } pc_query;
-/* "roofline", "model", "plan_serve", "plan_train"; pc_query_parse: -1 when unknown */
+/* "roofline", "model", "plan_serve", "plan_train", "validate", "tune"; pc_query_parse: -1 when unknown */
 PC_API const char *pc_query_name(pc_query q);
 PC_API int pc_query_parse(const char *s);
 
@@ -42,6 +44,14 @@ PC_API int pc_query_parse(const char *s);
  */
 PC_API pc_status pc_query_json(pc_query q, const char *request, char **result, pc_error *err);
 PC_API void pc_query_free(char *result); /* NULL ok */
+/*
+ * pc_query_json with progress (perfcast/perfcast.h, pc_progress_fn): tune calls
+ * fn with "candidates scored" after each batch the scorer rates (total: its
+ * max_scored, 0 when none); the other queries are quick and never call it.
+ * fn NULL: pc_query_json.
+ */
+PC_API pc_status pc_query_json_progress(pc_query q, const char *request, pc_progress_fn fn,
+                                        void *user, char **result, pc_error *err);
 
 #ifdef __cplusplus
 }

@@ -8,6 +8,8 @@
     m = perfcast.model("llama3-8b", seq="8Ki", chip="v5e")      # as `perfcast model --json`
     s = perfcast.plan_serve("llama3-70b", chip="v5e", chips=16, context="8Ki")  # plan serve
     t = perfcast.plan_train("llama3-8b", chip="v5e", chips=256, batch_tokens="4M")  # plan train
+    p = perfcast.tune("tile.safetensors", "x.npz", top=3, max_scored=512)  # as `perfcast tune --json`
+    v = perfcast.validate("data/calibration/training_runs.json")         # as `perfcast validate --json`
 
 Results are plain dicts (and numpy arrays) with the fields of the matching
 `perfcast ... --json` output; failures raise perfcast.Error carrying the
@@ -23,7 +25,7 @@ import numpy as np
 from ._lib import Error, PcArray, PcError, check, enc, lib
 
 __all__ = ["Error", "version", "parse_count", "parse_bytes", "load_graph", "rank", "query",
-           "roofline", "model", "plan_serve", "plan_train"]
+           "roofline", "model", "plan_serve", "plan_train", "tune", "validate"]
 
 # pc_dtype (perfcast/npz.h) -> numpy; F16 is converted to F32 by the reader
 _DTYPES = {0: np.bool_, 1: np.uint8, 2: np.int8, 3: np.uint16, 4: np.int16, 5: np.uint32,
@@ -318,3 +320,65 @@ def plan_train(config=None, **kw):
         if k in kw:
             kw[k] = _path(kw[k])
     return query("plan_train", kw, config=_config(config))
+
+
+def _tune_configs(entry):
+    if "configs" in entry:
+        rows = entry["configs"]
+        entry["configs"] = np.asarray(rows, dtype=np.float32).reshape(len(rows), -1)
+    return entry
+
+
+def tune(model=None, path=None, *, out=None, top=None, budget_s=None, seed=None, batch=None,
+         patience=None, max_scored=None, candidates=None, kernel=None, threads=None, risk=None,
+         max_changes=None, tile_max_changes=None, tile_risk=None, tile_new_sizes=None,
+         oracle=None, synth_seed=None, synth_scale=None, synth_graphs=None,
+         synth_layout_nodes=None, synth_tile_configs=None, configs=True, max_memory=None):
+    """Searches one graph's configuration space for the configs a checkpoint of
+    `perfcast train` (or, oracle=True and no model, synth's simulator) rates
+    fastest, as `perfcast tune --model MODEL PATH --json` (docs/json.md).
+
+    path: a TpuGraphs .npz (or cache folder) -> {"graph", "kind", "vars",
+    "log10_space", "scored", "rounds", "seconds", "stop", "risk", ...,
+    "default_score", "input_best", "input_best_score", "scores", "out"}; an
+    HLO program -> a list of those, one per module (layout) or kernel (tile),
+    each with "proposals" in rank's notation. With configs=True (the default)
+    each also carries "configs": the proposals themselves as a numpy float32
+    array (k, width), best first (tile: 24 floats, layout: config nodes x 18,
+    as config_feat / node_config_feat). out=PATH writes them as a .npz too.
+    Keywords are the command's flags with '_' for '-'; budget_s stops on
+    time, max_scored reproducibly; max_memory as load_graph's."""
+    budget = _max_memory(max_memory)
+    req = {"model": _path(model), "file": _path(path), "out": _path(out), "top": top,
+           "budget_s": budget_s, "seed": seed, "batch": batch, "patience": patience,
+           "max_scored": max_scored, "candidates": candidates, "kernel": kernel,
+           "threads": threads, "risk": risk, "max_changes": max_changes,
+           "tile_max_changes": tile_max_changes, "tile_risk": tile_risk,
+           "tile_new_sizes": tile_new_sizes, "oracle": oracle, "synth_seed": synth_seed,
+           "synth_scale": synth_scale, "synth_graphs": synth_graphs,
+           "synth_layout_nodes": synth_layout_nodes, "synth_tile_configs": synth_tile_configs,
+           "configs": bool(configs) or None,
+           "max_memory": None if budget == MEMORY_AUTO else budget}
+    doc = query("tune", req)
+    if isinstance(doc, list):
+        return [_tune_configs(e) for e in doc]
+    return _tune_configs(doc)
+
+
+def validate(runs, calibration=None, *, loso=None, kind=None, huber=None, prior_weight=None):
+    """Every measured run of the runs files (a path or a list of up to 8;
+    schema: data/calibration/SOURCE_README.md) predicted and compared with
+    its measurement, as `perfcast validate RUNS... --json` (docs/json.md):
+    {"calibration", "runs": [{"id", "kind", "source", "chip", "chips",
+    "metric", "measured", "expressed", "predicted", "error", "ideal", ...}],
+    "summary": {"median_abs_error", ..., "train": {..., "by_source",
+    "by_chip"}, "serve": {...}}, "invalid_runs": [messages]}.
+
+    calibration: "builtin" (default), "none" or the path of a `perfcast
+    calibrate` file; loso=True: leave one source out instead (huber and
+    prior_weight tune its fits); kind: "train", "serve" or "all"."""
+    if isinstance(runs, (str, bytes, os.PathLike)):
+        runs = [runs]
+    runs = [os.fsdecode(r) for r in runs]
+    return query("validate", {"runs": runs, "calibration": _path(calibration), "loso": loso,
+                              "kind": kind, "huber": huber, "prior_weight": prior_weight})

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analytic_cli.h"
 #include "calib_cli.h"
 
 static void calibrate_help(FILE *f) {
@@ -32,11 +33,12 @@ static int parse_pos(const char *s, double *v) {
 
 /* Fits file by file (each file's runs move only the coefficients they
  * depend on), starting from the priors. */
-static int fit_all(pc_ccli_runset *s, const pc_calib_fit_opts *fo, pc_calib **out, pc_error *err) {
+static int fit_all(pc_runs **runs, char **paths, int nfiles, const pc_calib_fit_opts *fo,
+                   pc_calib **out, pc_error *err) {
     pc_calib *cal = NULL;
-    for (int f = 0; f < s->nfiles; f++) {
+    for (int f = 0; f < nfiles; f++) {
         pc_calib *next = NULL;
-        pc_status st = pc_calib_fit(s->runs[f], NULL, cal, fo, &next, err);
+        pc_status st = pc_calib_fit(runs[f], NULL, cal, fo, &next, err);
         if (st == PC_ERR_INVALID)
             continue; /* nothing expressible in this file */
         if (st) {
@@ -52,11 +54,50 @@ static int fit_all(pc_ccli_runset *s, const pc_calib_fit_opts *fo, pc_calib **ou
     }
     char origin[256];
     int off = snprintf(origin, sizeof origin, "perfcast calibrate");
-    for (int f = 0; f < s->nfiles && off > 0 && (size_t)off < sizeof origin; f++)
-        off += snprintf(origin + off, sizeof origin - (size_t)off, " %s", s->paths[f]);
+    for (int f = 0; f < nfiles && off > 0 && (size_t)off < sizeof origin; f++)
+        off += snprintf(origin + off, sizeof origin - (size_t)off, " %s", paths[f]);
     pc_calib_set_origin(cal, origin);
     *out = cal;
     return 0;
+}
+
+/* The runs files, their invalid runs said on stderr (*bad: how many); -1 or the exit code. */
+static int load_runs(pc_runs **runs, char **paths, int nfiles, int *bad) {
+    pc_error err;
+    memset(&err, 0, sizeof err);
+    *bad = 0;
+    for (int f = 0; f < nfiles; f++)
+        if (pc_runs_load(paths[f], &runs[f], &err)) {
+            for (int q = 0; q < f; q++)
+                pc_runs_free(runs[q]);
+            return pc_cli_fail(&err);
+        }
+    for (int f = 0; f < nfiles; f++)
+        for (int i = 0; i < pc_runs_count(runs[f]); i++)
+            if (pc_runs_problem(runs[f], i)) {
+                fprintf(stderr, "perfcast: invalid run: %s\n", pc_runs_problem(runs[f], i));
+                (*bad)++;
+            }
+    return -1;
+}
+
+/* The validate query's summary of the runs files (under calibration `out`, or leave one
+ * source out with the fit options), detached from its document into *sum. */
+static pc_status summary_of(char **paths, int nfiles, const char *out, const pc_calib_fit_opts *fo,
+                            cJSON **sum, pc_error *err) {
+    cJSON *req = pc_ccli_runs_request(nfiles, paths), *doc = NULL;
+    if (out) {
+        cJSON_AddStringToObject(req, "calibration", out);
+    } else {
+        cJSON_AddTrueToObject(req, "loso");
+        cJSON_AddNumberToObject(req, "huber", fo->huber);
+        cJSON_AddNumberToObject(req, "prior_weight", fo->prior_weight);
+    }
+    pc_status st = pc_ccli_validate(req, &doc, err);
+    if (!st)
+        *sum = cJSON_DetachItemFromObjectCaseSensitive(doc, "summary");
+    cJSON_Delete(doc);
+    return st;
 }
 
 int pc_cmd_calibrate(int argc, char **argv) {
@@ -108,21 +149,24 @@ int pc_cmd_calibrate(int argc, char **argv) {
                                     nfiles);
     if (rc < 0) rc = pc_cli_check_out_file("calibrate", "--out", out);
     if (rc >= 0) return rc;
-    pc_ccli_runset s;
-    rc = pc_ccli_load_or_fail(&s, nfiles, argv + optind);
+    pc_runs *runs[8] = {0};
+    int bad = 0;
+    char **paths = argv + optind;
+    rc = load_runs(runs, paths, nfiles, &bad);
     if (rc >= 0)
         return rc;
-    pc_ccli_print_problems(&s);
     pc_error err;
     memset(&err, 0, sizeof err);
     pc_calib *cal = NULL, *prior = NULL;
-    if (fit_all(&s, &fo, &cal, &err) || pc_calib_prior(&prior, &err) ||
-        pc_calib_save(cal, out, &err)) {
+    cJSON *sum = NULL;
+    int st = fit_all(runs, paths, nfiles, &fo, &cal, &err) || pc_calib_prior(&prior, &err) ||
+             pc_calib_save(cal, out, &err) || summary_of(paths, nfiles, out, &fo, &sum, &err);
+    for (int f = 0; f < nfiles; f++)
+        pc_runs_free(runs[f]);
+    if (st) {
         pc_calib_free(cal), pc_calib_free(prior);
-        pc_ccli_runset_free(&s);
         return pc_cli_fail(&err);
     }
-    pc_ccli_predict_all(&s, cal, 3);
     cJSON *root = json ? cJSON_CreateObject() : NULL;
     if (json) {
         cJSON_AddStringToObject(root, "out", out);
@@ -130,35 +174,34 @@ int pc_cmd_calibrate(int argc, char **argv) {
         for (int i = 0; i < pc_calib_coef_count(); i++)
             cJSON_AddNumberToObject(co, pc_calib_coef_name(i), pc_calib_get(cal, i));
         cJSON *fit = cJSON_AddObjectToObject(root, "in_sample");
-        cJSON_AddItemToObject(fit, "summary", pc_ccli_summaries_json(&s, 3));
+        cJSON_AddItemToObject(fit, "summary", sum);
     } else {
         printf("%-32s %12s %12s  %s\n", "coefficient", "prior", "fitted", "meaning");
         for (int i = 0; i < pc_calib_coef_count(); i++)
             printf("%-32s %12.4g %12.4g  %s\n", pc_calib_coef_name(i), pc_calib_get(prior, i),
                    pc_calib_get(cal, i), pc_calib_coef_doc(i));
         printf("\nwrote %s\n", out);
-        pc_ccli_print_summaries(&s, 3, "in-sample absolute error (fitted on these runs)");
+        pc_ccli_print_summaries(sum, "in-sample absolute error (fitted on these runs)");
+        cJSON_Delete(sum);
     }
+    pc_calib_free(cal), pc_calib_free(prior);
     if (loso) {
-        int in_sample = 0;
-        if (pc_ccli_predict_loso(&s, 3, &fo, &in_sample, &err)) {
+        if (summary_of(paths, nfiles, NULL, &fo, &sum, &err)) {
             cJSON_Delete(root);
-            pc_calib_free(cal), pc_calib_free(prior);
-            pc_ccli_runset_free(&s);
             return pc_cli_fail(&err);
         }
+        long long in_sample = pc_acli_jint(sum, "held_out_by_chip_runs");
         if (json) {
             cJSON *lo = cJSON_AddObjectToObject(root, "leave_one_source_out");
-            cJSON *sum = pc_ccli_summaries_json(&s, 3);
-            cJSON_AddNumberToObject(sum, "held_out_by_chip_runs", in_sample);
             cJSON_AddItemToObject(lo, "summary", sum);
         } else {
-            pc_ccli_print_summaries(&s, 3,
+            pc_ccli_print_summaries(sum,
                                     "leave-one-source-out absolute error (fit without the source, "
                                     "predict it)");
             if (in_sample)
-                printf("  (%d runs of a kind with a single source: held out chip by chip)\n",
+                printf("  (%lld runs of a kind with a single source: held out chip by chip)\n",
                        in_sample);
+            cJSON_Delete(sum);
         }
     }
     if (json) {
@@ -168,10 +211,5 @@ int pc_cmd_calibrate(int argc, char **argv) {
         free(txt);
         cJSON_Delete(root);
     }
-    pc_calib_free(cal), pc_calib_free(prior);
-    int bad = 0;
-    for (int i = 0; i < s.n; i++)
-        bad |= s.problem[i] != NULL;
-    pc_ccli_runset_free(&s);
     return bad ? PC_EXIT_FAIL : PC_EXIT_OK;
 }

@@ -11,8 +11,10 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "cli.h"
-#include "perfcast/hlo.h"
+#include <cjson/cJSON.h>
+
+#include "analytic_cli.h"
+#include "perfcast/synth.h"
 #include "perfcast/tune.h"
 
 static void tune_help(FILE *f) {
@@ -81,183 +83,127 @@ typedef struct tune_args {
     long long candidates;
     pc_tune_opts o;
     pc_synth_opts so;
-    pc_predictor *p;
+    pc_predictor *p; /* --data: the model, for its collection */
 } tune_args;
 
-/* ---- scoring ---------------------------------------------------------------- */
+/* ---- the request: the flags as the tune query's keys (perfcast/query.h) ----------- */
 
-static pc_status sim_score(void *ctx, const float *configs, int64_t n, double *scores,
-                           pc_error *err) {
-    return pc_synth_sim_run(ctx, configs, n, scores, err);
-}
-
-typedef struct tuned {
-    pc_tune_space *space;
-    pc_tune_result res;
-} tuned;
-
-static void tuned_free(tuned *t) {
-    pc_tune_space_free(t->space);
-    pc_tune_result_clear(&t->res);
-}
-
-/* Space, scorer and search for one graph (path names a synth file for --oracle). */
-static pc_status tune_graph(const tune_args *a, pc_graph *g, const char *path, tuned *t,
-                            pc_error *e) {
-    memset(t, 0, sizeof *t);
-    t->res.struct_size = sizeof t->res;
-    pc_tune_model *m = NULL;
-    pc_synth_sim *sim = NULL;
-    pc_status st = PC_OK;
+static cJSON *request_of(const tune_args *a, const char *file, const char *out) {
+    cJSON *r = cJSON_CreateObject();
+    if (a->model) cJSON_AddStringToObject(r, "model", a->model);
+    cJSON_AddStringToObject(r, "file", file);
+    if (out) cJSON_AddStringToObject(r, "out", out);
+    if (a->kernel) cJSON_AddStringToObject(r, "kernel", a->kernel);
+    if (a->oracle) cJSON_AddTrueToObject(r, "oracle");
+    if (a->o.tile_new_sizes) cJSON_AddTrueToObject(r, "tile_new_sizes");
+    cJSON_AddNumberToObject(r, "top", a->o.top_k);
+    cJSON_AddNumberToObject(r, "budget_s", a->o.budget_s);
+    cJSON_AddNumberToObject(r, "seed", (double)a->o.seed);
+    cJSON_AddNumberToObject(r, "batch", (double)a->o.batch);
+    cJSON_AddNumberToObject(r, "patience", a->o.patience);
+    cJSON_AddNumberToObject(r, "max_scored", (double)a->o.max_scored);
+    cJSON_AddNumberToObject(r, "candidates", (double)a->candidates);
+    cJSON_AddNumberToObject(r, "threads", a->threads);
+    if (a->o.max_memory != PC_MEMORY_AUTO)
+        cJSON_AddNumberToObject(r, "max_memory", (double)a->o.max_memory);
+    cJSON_AddNumberToObject(r, "risk", a->o.risk);
+    cJSON_AddNumberToObject(r, "tile_risk", a->o.tile_risk);
+    cJSON_AddNumberToObject(r, "max_changes", (double)a->o.max_changes);
+    cJSON_AddNumberToObject(r, "tile_max_changes", (double)a->o.tile_max_changes);
     if (a->oracle) {
-        st = pc_synth_sim_load(path, &a->so, &sim, e);
-        if (!st && pc_synth_sim_is_tile(sim) != (pc_graph_kind(g) == PC_KIND_TILE)) {
-            st = e->code = PC_ERR_ARG;
-            snprintf(e->msg, sizeof e->msg, "%s: the simulator's graph is not of its kind", path);
-        }
-    } else
-        st = pc_tune_model_new(a->p, g, &a->o, &m, e);
-    if (!st) st = pc_tune_space_from_graph(g, &a->o, &t->space, e);
-    if (!st)
-        st = pc_tune_search(t->space, g, &a->o, a->oracle ? sim_score : pc_tune_model_score,
-                            a->oracle ? (void *)sim : (void *)m, &t->res, e);
-    pc_tune_model_free(m);
-    pc_synth_sim_free(sim);
-    return st;
+        cJSON_AddNumberToObject(r, "synth_seed", (double)a->so.seed);
+        cJSON_AddStringToObject(r, "synth_scale", pc_synth_scale_name(a->so.scale));
+        if (a->so.graphs_per_split)
+            cJSON_AddNumberToObject(r, "synth_graphs", (double)a->so.graphs_per_split);
+        if (a->so.layout_nodes)
+            cJSON_AddNumberToObject(r, "synth_layout_nodes", (double)a->so.layout_nodes);
+        if (a->so.tile_configs)
+            cJSON_AddNumberToObject(r, "synth_tile_configs", (double)a->so.tile_configs);
+    }
+    if (!a->json) cJSON_AddTrueToObject(r, "spelled");
+    return r;
+}
+
+static pc_status nomem(pc_error *e) {
+    e->code = PC_ERR_NOMEM;
+    snprintf(e->msg, sizeof e->msg, "out of memory");
+    return PC_ERR_NOMEM;
+}
+
+static double num(const cJSON *v) { return cJSON_IsNumber(v) ? v->valuedouble : NAN; }
+
+/* Runs the tune query on file (progress on a terminal): its document, or NULL after
+ * printing the error (*rc: the exit code). */
+static cJSON *run_query(const tune_args *a, const char *file, const char *out, int *rc) {
+    cJSON *req = request_of(a, file, out), *doc = NULL;
+    char *text = cJSON_PrintUnformatted(req), *res = NULL;
+    cJSON_Delete(req);
+    pc_error e;
+    pc_error_clear(&e);
+    pc_cli_progress *pr = pc_cli_progress_new("tune", pc_cli_progress_wanted());
+    pc_status st = text ? pc_query_json_progress(PC_QUERY_TUNE, text, pr ? pc_cli_progress_cb : NULL,
+                                                 pr, &res, &e)
+                        : nomem(&e);
+    pc_cli_progress_end(pr);
+    cJSON_free(text);
+    if (!st && !(doc = cJSON_Parse(res))) st = nomem(&e);
+    pc_query_free(res);
+    if (st) *rc = pc_cli_fail(&e);
+    return doc;
 }
 
 /* ---- printing ----------------------------------------------------------------- */
 
-static void print_summary(const tune_args *a, const char *name, const tuned *t) {
-    const pc_tune_result *r = &t->res;
-    if (a->json) {
-        printf("{\"graph\": \"%s\", \"kind\": \"%s\", \"vars\": %lld, \"log10_space\": %.3f, "
-               "\"scored\": %lld, \"rounds\": %lld, \"seconds\": %.3f, \"stop\": \"%s\"",
-               name, pc_kind_name(pc_tune_space_kind(t->space)),
-               (long long)pc_tune_space_vars(t->space), pc_tune_space_log10_size(t->space),
-               (long long)r->scored, (long long)r->rounds, r->seconds, pc_tune_stop_name(r->stop));
-        if (!a->oracle)
-            printf(", \"risk\": %g, \"max_changes\": %lld, \"tile_max_changes\": %lld, "
-                   "\"tile_risk\": %g",
-                   a->o.risk, (long long)a->o.max_changes, (long long)a->o.tile_max_changes,
-                   a->o.tile_risk);
-        if (r->has_default) printf(", \"default_score\": %.9g", r->default_score);
-        if (r->input_best >= 0)
-            printf(", \"input_best\": %lld, \"input_best_score\": %.9g", (long long)r->input_best,
-                   r->input_best_score);
-        printf(", \"scores\": [");
-        for (int64_t i = 0; i < r->k; i++) printf("%s%.9g", i ? ", " : "", r->scores[i]);
-        printf("]");
-        return;
-    }
-    printf("%s: %s, %lld searched %s, space 10^%.1f\n", name,
-           pc_kind_name(pc_tune_space_kind(t->space)), (long long)pc_tune_space_vars(t->space),
-           pc_tune_space_kind(t->space) == PC_KIND_TILE ? "tile bounds" : "tensors",
-           pc_tune_space_log10_size(t->space));
-    printf("  scored %lld candidates in %lld rounds, %.2f s (stopped: %s)\n", (long long)r->scored,
-           (long long)r->rounds, r->seconds, pc_tune_stop_name(r->stop));
+static void print_summary(const tune_args *a, const cJSON *o) {
+    int tile = !strcmp(pc_acli_jstr(o, "kind"), "tile");
+    const cJSON *scores = cJSON_GetObjectItemCaseSensitive(o, "scores");
+    double best = num(cJSON_GetArrayItem(scores, 0));
+    int k = cJSON_GetArraySize(scores);
+    printf("%s: %s, %lld searched %s, space 10^%.1f\n", pc_acli_jstr(o, "graph"),
+           pc_acli_jstr(o, "kind"), pc_acli_jint(o, "vars"), tile ? "tile bounds" : "tensors",
+           pc_acli_jnum(o, "log10_space"));
+    printf("  scored %lld candidates in %lld rounds, %.2f s (stopped: %s)\n",
+           pc_acli_jint(o, "scored"), pc_acli_jint(o, "rounds"), pc_acli_jnum(o, "seconds"),
+           pc_acli_jstr(o, "stop"));
     const char *unit = a->oracle ? "ns (simulated)" : "(model score, lower = faster)";
-    if (r->k > 0 && r->has_default)
-        printf("  best %.6g vs compiler default %.6g %s: predicted gain %.6g%s\n", r->scores[0],
-               r->default_score, unit, r->default_score - r->scores[0],
-               a->oracle ? "" : " score units");
-    if (r->k > 0 && r->input_best >= 0)
-        printf("  best %.6g vs the file's best-scored config %lld: %.6g\n", r->scores[0],
-               (long long)r->input_best, r->input_best_score);
+    if (k > 0 && cJSON_GetObjectItemCaseSensitive(o, "default_score")) {
+        double d = pc_acli_jnum(o, "default_score");
+        printf("  best %.6g vs compiler default %.6g %s: predicted gain %.6g%s\n", best, d, unit,
+               d - best, a->oracle ? "" : " score units");
+    }
+    if (k > 0 && cJSON_GetObjectItemCaseSensitive(o, "input_best"))
+        printf("  best %.6g vs the file's best-scored config %lld: %.6g\n", best,
+               pc_acli_jint(o, "input_best"), pc_acli_jnum(o, "input_best_score"));
 }
 
-static int write_out(const char *out, const pc_graph *g, const tuned *t) {
-    pc_error e;
-    if (pc_tune_write(out, g, t->res.configs, t->res.k, &e) != PC_OK) return pc_cli_fail(&e);
-    return PC_EXIT_OK;
-}
-
-/* ---- one .npz ------------------------------------------------------------------ */
-
-static int tune_npz(const tune_args *a) {
-    pc_error e;
-    pc_load_opts lo = pc_load_opts_default();
-    lo.threads = a->threads;
-    lo.max_memory = a->o.max_memory;
-    pc_graph *g = NULL;
-    if (pc_graph_load(a->path, &lo, &g, &e) != PC_OK) return pc_cli_fail(&e);
-    tuned t;
+/* One file (.npz, cache folder or HLO program): the query's document as text or JSON. */
+static int tune_file(const tune_args *a) {
     int rc = PC_EXIT_OK;
-    if (tune_graph(a, g, a->path, &t, &e) != PC_OK) {
-        rc = pc_cli_fail(&e);
-    } else {
-        print_summary(a, a->path, &t);
-        if (a->out) rc = write_out(a->out, g, &t);
-        if (a->json)
-            printf(", \"out\": %s%s%s}\n", a->out ? "\"" : "", a->out ? a->out : "null",
-                   a->out ? "\"" : "");
-        else
-            for (int64_t i = 0; i < t.res.k; i++)
-                printf("  %lld  score %.6g\n", (long long)i + 1, t.res.scores[i]);
-        if (!a->json && a->out && rc == PC_EXIT_OK)
-            printf("wrote %s (%lld proposals)\n", a->out, (long long)t.res.k);
+    cJSON *doc = run_query(a, a->path, a->out, &rc);
+    if (!doc) return rc;
+    if (a->json) return pc_cli_json_print(doc);
+    int hlo = cJSON_IsArray(doc);
+    const cJSON *o;
+    const cJSON *list = hlo ? doc : NULL;
+    cJSON_ArrayForEach(o, list) {
+        print_summary(a, o);
+        const cJSON *sp = cJSON_GetObjectItemCaseSensitive(o, "spelled");
+        const cJSON *sc = cJSON_GetObjectItemCaseSensitive(o, "scores");
+        for (int k = 0; k < cJSON_GetArraySize(sc); k++)
+            printf("  %d  score %.6g  %s\n", k + 1, num(cJSON_GetArrayItem(sc, k)),
+                   cJSON_IsString(cJSON_GetArrayItem(sp, k))
+                       ? cJSON_GetArrayItem(sp, k)->valuestring
+                       : "?");
+        if (a->out) printf("wrote %s\n", pc_acli_jstr(o, "out"));
     }
-    tuned_free(&t);
-    pc_graph_free(g);
-    return rc;
-}
-
-/* ---- an HLO program ------------------------------------------------------------ */
-
-/* OUT for one set, OUT.<i>.npz (before .npz) for several. */
-static void set_out(const char *out, int i, int n, char *buf, size_t cap) {
-    if (n == 1) {
-        snprintf(buf, cap, "%s", out);
-        return;
+    if (!hlo) {
+        print_summary(a, doc);
+        const cJSON *sc = cJSON_GetObjectItemCaseSensitive(doc, "scores");
+        for (int k = 0; k < cJSON_GetArraySize(sc); k++)
+            printf("  %d  score %.6g\n", k + 1, num(cJSON_GetArrayItem(sc, k)));
+        if (a->out) printf("wrote %s (%d proposals)\n", a->out, cJSON_GetArraySize(sc));
     }
-    size_t len = strlen(out);
-    int ext = len > 4 && !strcmp(out + len - 4, ".npz");
-    snprintf(buf, cap, "%.*s.%d.npz", (int)(ext ? len - 4 : len), out, i);
-}
-
-static int tune_hlo(const tune_args *a) {
-    pc_error e;
-    pc_rank_opts ro = pc_rank_opts_default();
-    ro.kind = pc_collection_kind(pc_predictor_collection(a->p));
-    ro.kernel = a->kernel;
-    ro.candidates = a->candidates;
-    ro.seed = a->o.seed;
-    ro.max_memory = a->o.max_memory;
-    pc_rank_set **sets = NULL;
-    int n = 0, rc = PC_EXIT_OK;
-    if (pc_rank_sets_from_hlo(a->path, &ro, &sets, &n, NULL, &e) != PC_OK) return pc_cli_fail(&e);
-    if (a->json) printf("[");
-    for (int i = 0; i < n && rc == PC_EXIT_OK; i++) {
-        pc_graph *g = pc_rank_set_graph(sets[i]);
-        tuned t;
-        if (tune_graph(a, g, a->path, &t, &e) != PC_OK) {
-            rc = pc_cli_fail(&e);
-            tuned_free(&t);
-            break;
-        }
-        if (a->json && i) printf(", ");
-        print_summary(a, pc_rank_set_name(sets[i]), &t);
-        if (a->json) printf(", \"proposals\": [");
-        for (int64_t k = 0; k < t.res.k; k++) {
-            char *d =
-                pc_rank_set_describe_config(sets[i], t.res.configs + k * t.res.width, a->json);
-            if (a->json)
-                printf("%s%s", k ? ", " : "", d ? d : "null");
-            else
-                printf("  %lld  score %.6g  %s\n", (long long)k + 1, t.res.scores[k], d ? d : "?");
-            free(d);
-        }
-        if (a->json) printf("]}");
-        if (a->out) {
-            char path[4096];
-            set_out(a->out, i, n, path, sizeof path);
-            rc = write_out(path, g, &t);
-            if (!a->json && rc == PC_EXIT_OK) printf("wrote %s\n", path);
-        }
-        tuned_free(&t);
-    }
-    if (a->json) printf("]\n");
-    pc_rank_sets_free(sets, n);
+    cJSON_Delete(doc);
     return rc;
 }
 
@@ -292,33 +238,22 @@ static int tune_split(tune_args *a) {
         fprintf(stderr, "perfcast tune: error: cannot create %s\n", a->out);
         rc = PC_EXIT_FAIL;
     }
-    if (a->json) printf("[");
+    cJSON *all = cJSON_CreateArray();
     for (size_t i = 0; i < n && rc == PC_EXIT_OK; i++) {
         char stem[1024], out[4096];
         const char *path = pc_dataset_file(ds, coll, split, i);
         stem_of(path, stem, sizeof stem);
         snprintf(out, sizeof out, "%s/%s.npz", a->out, stem);
-        pc_graph *g = NULL;
-        tuned t;
-        memset(&t, 0, sizeof t);
-        pc_load_opts lo = pc_load_opts_default();
-        lo.threads = a->threads;
-        lo.max_memory = a->o.max_memory;
-        if (pc_graph_load(path, &lo, &g, &e) != PC_OK || tune_graph(a, g, path, &t, &e) != PC_OK)
-            rc = pc_cli_fail(&e);
-        if (!rc) {
-            if (a->json && i) printf(", ");
-            print_summary(a, path, &t);
-            rc = write_out(out, g, &t);
-            if (a->json) printf(", \"out\": \"%s\"}", out);
-        }
-        tuned_free(&t);
-        pc_graph_free(g);
+        cJSON *doc = run_query(a, path, out, &rc);
+        if (!doc) break;
+        if (!a->json) print_summary(a, doc);
+        cJSON_AddItemToArray(all, doc);
     }
-    if (a->json)
-        printf("]\n");
-    else if (!rc)
-        printf("wrote %zu files to %s\n", n, a->out);
+    if (a->json && rc == PC_EXIT_OK)
+        rc = pc_cli_json_print(all);
+    else
+        cJSON_Delete(all);
+    if (!a->json && !rc) printf("wrote %zu files to %s\n", n, a->out);
     pc_dataset_close(ds);
     return rc;
 }
@@ -484,17 +419,12 @@ int pc_cmd_tune(int argc, char **argv) {
     else
         a.path = argv[optind];
     pc_error e;
-    if (a.model && pc_predictor_load_max(a.model, a.threads, a.o.max_memory, &a.p, &e) != PC_OK) return pc_cli_fail(&e);
-    struct stat stt;
-    int npz = a.path && strlen(a.path) > 4 &&
-              (!strcmp(a.path + strlen(a.path) - 4, ".npz") ||
-               (stat(a.path, &stt) == 0 && S_ISDIR(stt.st_mode)));
-    if (a.data)
+    if (a.data) { /* the model's collection says which files */
+        if (pc_predictor_load_max(a.model, a.threads, a.o.max_memory, &a.p, &e) != PC_OK)
+            return pc_cli_fail(&e);
         rc = tune_split(&a);
-    else if (npz || a.oracle)
-        rc = tune_npz(&a);
-    else
-        rc = tune_hlo(&a);
-    pc_predictor_free(a.p);
-    return rc;
+        pc_predictor_free(a.p);
+        return rc;
+    }
+    return tune_file(&a);
 }

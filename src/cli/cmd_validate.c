@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analytic_cli.h"
 #include "calib_cli.h"
 
 static void validate_help(FILE *f) {
@@ -69,56 +70,32 @@ int pc_cmd_validate(int argc, char **argv) {
                                               "--calibration");
     pc_error err;
     memset(&err, 0, sizeof err);
-    pc_calib *cal = NULL;
-    if (!loso && pc_calib_from_spec(calspec, &cal, &err))
+    cJSON *req = pc_ccli_runs_request(nfiles, argv + optind), *doc = NULL;
+    if (loso)
+        cJSON_AddTrueToObject(req, "loso");
+    else
+        cJSON_AddStringToObject(req, "calibration", calspec);
+    cJSON_AddStringToObject(req, "kind", kinds == 1 ? "train" : kinds == 2 ? "serve" : "all");
+    if (pc_ccli_validate(req, &doc, &err) != PC_OK)
         return pc_cli_fail(&err);
-    pc_ccli_runset s;
-    int rc = pc_ccli_load_or_fail(&s, nfiles, argv + optind);
-    if (rc >= 0) {
-        pc_calib_free(cal);
-        return rc;
-    }
-    int in_sample = 0;
-    if (loso) {
-        pc_calib_fit_opts fo = pc_calib_fit_opts_default();
-        if (pc_ccli_predict_loso(&s, kinds, &fo, &in_sample, &err)) {
-            pc_ccli_runset_free(&s);
-            return pc_cli_fail(&err);
-        }
-    } else {
-        pc_ccli_predict_all(&s, cal, kinds);
-    }
-    pc_ccli_print_problems(&s);
-    const char *label = loso ? "leave-one-source-out" : pc_calib_origin(cal);
+    int bad = pc_ccli_print_problems(doc);
     if (json) {
-        cJSON *root = cJSON_CreateObject();
-        cJSON_AddStringToObject(root, "calibration", label);
-        cJSON *arr = cJSON_AddArrayToObject(root, "runs");
-        for (int i = 0; i < s.n; i++)
-            if (pc_ccli_kind_ok(kinds, s.run[i]->kind))
-                cJSON_AddItemToArray(arr, pc_ccli_run_json(s.run[i], s.problem[i], &s.pred[i]));
-        cJSON *sum = pc_ccli_summaries_json(&s, kinds);
-        if (loso)
-            cJSON_AddNumberToObject(sum, "held_out_by_chip_runs", in_sample);
-        cJSON_AddItemToObject(root, "summary", sum);
-        char *txt = cJSON_Print(root);
+        char *txt = cJSON_Print(doc);
         if (txt)
             puts(txt);
         free(txt);
-        cJSON_Delete(root);
     } else {
-        pc_ccli_print_runs(&s, kinds);
+        const cJSON *sum = cJSON_GetObjectItemCaseSensitive(doc, "summary");
+        pc_ccli_print_runs(doc);
         char title[160];
-        snprintf(title, sizeof title, "absolute error (calibration: %s)", label);
-        pc_ccli_print_summaries(&s, kinds, title);
+        snprintf(title, sizeof title, "absolute error (calibration: %s)",
+                 pc_acli_jstr(doc, "calibration"));
+        pc_ccli_print_summaries(sum, title);
+        long long in_sample = pc_acli_jint(sum, "held_out_by_chip_runs");
         if (loso && in_sample)
-            printf("  (%d runs of a kind with a single source were held out chip by chip)\n",
+            printf("  (%lld runs of a kind with a single source were held out chip by chip)\n",
                    in_sample);
     }
-    int bad = 0;
-    for (int i = 0; i < s.n; i++)
-        bad |= s.problem[i] != NULL;
-    pc_ccli_runset_free(&s);
-    pc_calib_free(cal);
+    cJSON_Delete(doc);
     return bad ? PC_EXIT_FAIL : PC_EXIT_OK;
 }

@@ -9,7 +9,8 @@
 #include "query/q_internal.h"
 #include "query/request.h"
 
-static const char *const NAMES[PC_QUERY_COUNT] = {"roofline", "model", "plan_serve", "plan_train"};
+static const char *const NAMES[PC_QUERY_COUNT] = {"roofline", "model", "plan_serve", "plan_train", "validate",
+                                                          "tune"};
 
 const char *pc_query_name(pc_query q) { return (unsigned)q < PC_QUERY_COUNT ? NAMES[q] : "?"; }
 
@@ -20,6 +21,11 @@ int pc_query_parse(const char *s) {
 }
 
 pc_status pc_query_json(pc_query q, const char *request, char **result, pc_error *err) {
+    return pc_query_json_progress(q, request, NULL, NULL, result, err);
+}
+
+pc_status pc_query_json_progress(pc_query q, const char *request, pc_progress_fn fn, void *user,
+                                 char **result, pc_error *err) {
     cJSON *doc = NULL;
     pc_status st;
     pc_error_clear(err);
@@ -30,6 +36,8 @@ pc_status pc_query_json(pc_query q, const char *request, char **result, pc_error
     case PC_QUERY_MODEL: st = pc_q_model(request, &doc, err); break;
     case PC_QUERY_PLAN_SERVE: st = pc_q_plan_serve(request, &doc, err); break;
     case PC_QUERY_PLAN_TRAIN: st = pc_q_plan_train(request, &doc, err); break;
+    case PC_QUERY_VALIDATE: st = pc_q_validate(request, &doc, err); break;
+    case PC_QUERY_TUNE: st = pc_q_tune_progress(request, fn, user, &doc, err); break;
     default: return pc_fail(err, PC_ERR_ARG, "pc_query_json: unknown query %d", (int)q);
     }
     if (st != PC_OK) {

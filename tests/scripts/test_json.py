@@ -73,7 +73,7 @@ SCHEMA = {
                    "kv_dtype", "calibration", "attention", "convention", "contexts", "chips",
                    "chip_hbm_bytes", "heads", "experts", "experts_per_token", "batch",
                    "warnings", "fits"},
-    "validate": {"calibration", "runs", "summary"},
+    "validate": {"calibration", "runs", "summary", "invalid_runs"},
     "calibrate": {"out", "coefficients", "in_sample"},
     "plot_train": {"kind", "file", "out", "metric", "points", "series"},
 }

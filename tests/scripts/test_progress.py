@@ -1,10 +1,11 @@
 """The progress line of long commands (src/cli/progress.c): on a terminal,
-synth, cache, import, train (its data loading), eval and predict draw one
+synth, cache, import, train (its data loading), eval, predict and tune draw one
 self-overwriting stderr line with counts ("perfcast eval: 2/2 graphs scored,
 ...") ended by a newline; with stderr a pipe or a file, or under --json,
 nothing of it appears. The terminal is a pty (Python's pty module), stdout a
 pipe, so the two can be told apart.
 """
+import glob
 import os
 import pty
 import re
@@ -187,6 +188,19 @@ def check_train_eval_predict():
             os.path.join(TMP, "pipe.csv"))
     expect_rc(p, 0, "predict on a pipe")
     expect_quiet(p, "predict")
+    # tune: candidates scored (--max-scored gives the total), never on a pipe or under --json
+    tfile = sorted(glob.glob(os.path.join(DATA, "npz", "tile", "xla", "valid", "*.npz")))[0]
+    rc, out, err = run_tty("tune", "--model", MODEL, tfile, "--max-scored", "64", "--batch", "16")
+    expect(rc == 0, "tune on a terminal: exit %d\n%s" % (rc, err))
+    got = [g for g in lines_of(err, "tune") if g[2] == "candidates scored"]
+    expect(got and got[-1][3] is not None and got[-1][1] == 64,
+           "tune: no finished 'candidates scored' line of 64: %r" % err[-1000:])
+    rc, out, err = run_tty("tune", "--model", MODEL, tfile, "--max-scored", "64", "--json")
+    expect(rc == 0 and "candidates" not in err and "\r" not in err,
+           "tune --json on a terminal drew progress: %r" % err)
+    p = run("tune", "--model", MODEL, tfile, "--max-scored", "64")
+    expect_rc(p, 0, "tune on a pipe")
+    expect_quiet(p, "tune")
     # stderr a file: nothing either
     with open(os.path.join(TMP, "err.txt"), "w+") as f:
         q = subprocess.run([CLI, "eval", "--model", MODEL, "--data", DATA],

@@ -354,8 +354,84 @@ def test_max_memory():
         except perfcast.Error as e:
             expect(e.status == "arg", "max_memory=%r: %s %s" % (bad, e.status, e.message))
 
+CAL = os.path.join(SRC, "data", "calibration")
+
+
+def test_tune():
+    """tune == `perfcast tune --json` (tile and layout .npz, an HLO program, --oracle) with
+    max_scored for reproducible searches; configs as numpy; the proposals file the same."""
+    hlo = os.path.join(TMP, "tune.hlo")
+    with open(hlo, "w") as f:
+        f.write("HloModule m\n\nENTRY main {\n  a = f32[128,64]{1,0} parameter(0)\n"
+                "  b = f32[64,32]{1,0} parameter(1)\n  ROOT d = f32[128,32]{1,0} dot(a, b), "
+                "lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}\n")
+    cases = [(MODELS["tile:xla"], files("tile:xla")[0], {"top": 3, "max_scored": 300}),
+             (MODELS["layout:xla:random"], files("layout:xla:random")[0],
+              {"top": 2, "max_scored": 512, "seed": 5, "max_changes": 2}),
+             (MODELS["layout:xla:random"], hlo, {"top": 2, "max_scored": 256,
+                                                 "candidates": 16}),
+             (None, files("tile:xla", "train")[0], {"oracle": True, "synth_seed": 3,
+                                                    "synth_scale": "tiny", "top": 2,
+                                                    "max_scored": 200})]
+    for i, (model, path, kw) in enumerate(cases):
+        out_cli, out_py = (os.path.join(TMP, "tune_%s_%d.npz" % (w, i)) for w in ("cli", "py"))
+        args = ["tune", path, "--out", out_cli] + (["--model", model] if model else [])
+        args += [("--%s" % k.replace("_", "-")) if v is True else "--%s=%s" % (k.replace("_", "-"), v)
+                 for k, v in kw.items()]
+        cli = cli_json(*args)
+        py = perfcast.tune(model, path, out=out_py, **kw)
+        entries = py if isinstance(py, list) else [py]
+        for e in entries:
+            c = e.pop("configs")
+            expect(isinstance(c, np.ndarray) and c.dtype == np.float32 and
+                   c.shape[0] == len(e["scores"]), "tune configs: %r" % (c,))
+            e["out"] = e["out"].replace(out_py, out_cli) if e.get("out") else e.get("out")
+        if cli is None:
+            continue
+        clis = cli if isinstance(cli, list) else [cli]
+        expect(len(clis) == len(entries), "tune %s: %d vs %d graphs" % (path, len(entries),
+                                                                        len(clis)))
+        for e, c in zip(entries, clis):
+            e["seconds"] = c["seconds"]  # wall time
+            same(e, c, "tune %s %s" % (os.path.basename(path), kw))
+        a, b = np.load(out_cli), np.load(out_py)
+        expect(sorted(a.files) == sorted(b.files) and
+               all(np.array_equal(a[k], b[k]) for k in a.files),
+               "tune %s: the proposals files differ" % path)
+        if not isinstance(py, list):
+            key = "config_feat" if "config_feat" in b.files else "node_config_feat"
+            got = b[key].reshape(len(entries[0]["scores"]), -1)
+            expect(np.array_equal(got, perfcast.tune(model, path, **kw)["configs"]),
+                   "tune %s: configs are not the file's %s" % (path, key))
+    raises(perfcast.tune, {"model": MODELS["tile:xla"], "path": files("tile:xla")[0],
+                           "top": 0}, "'top'", "tune")
+    raises(perfcast.tune, {"path": files("tile:xla")[0]}, "'model'", "tune")
+    raises(perfcast.tune, {"model": os.path.join(SRC, "README.md"),
+                           "path": files("tile:xla")[0]}, "README.md", "tune")
+
+
+def test_validate():
+    """validate == `perfcast validate --json` on the built-in calibration runs."""
+    train, serve = (os.path.join(CAL, f) for f in ("training_runs.json", "serving_runs.json"))
+    for args, kw in (([train, serve], {}),
+                     ([train], {"calibration": "none", "kind": "train"}),
+                     ([train, serve], {"loso": True})):
+        flags_ = ["--calibration", kw["calibration"]] if "calibration" in kw else []
+        flags_ += ["--kind", kw["kind"]] if "kind" in kw else []
+        flags_ += ["--loso"] if kw.get("loso") else []
+        cli = cli_json("validate", *args, *flags_)
+        py = perfcast.validate(args if len(args) > 1 else args[0], **kw)
+        same(py, cli, "validate %s" % kw)
+    raises(perfcast.validate, {"runs": os.path.join(TMP, "missing.json")}, "missing.json",
+           "validate")
+    raises(perfcast.validate, {"runs": train, "kind": "both"}, "'kind'", "validate")
+    raises(perfcast.validate, {"runs": train, "loso": True, "calibration": "none"}, "'loso'",
+           "validate")
+
 
 if __name__ == "__main__":
     run_checks([test_version_units, test_load_graph, test_rank, test_roofline, test_model,
                 test_plan_serve, test_plan_train, test_max_memory])
+
+                test_plan_serve, test_plan_train, test_tune, test_validate])
     sys.exit(report("python package: ok"))
