@@ -57,13 +57,15 @@ CLI: second_sim.py FILE.npz... prints "file config ns" lines (--json: a list).
 """
 import json
 import math
+import os
 import sys
 
 import numpy as np
 
 HBM_BPS = 1.2e12
 DMA_RUN_BYTES = 128.0
-VMEM_BYTES = 16 << 20
+# SECOND_SIM_VMEM_MIB overrides the VMEM size (a sensitivity knob for the check)
+VMEM_BYTES = int(float(os.environ.get("SECOND_SIM_VMEM_MIB", "16")) * (1 << 20))
 MXU_FLOPS = 1.97e14
 VPU_OPS = 8 * 128 * 2 * 1e9
 STEP_NS = 350.0
@@ -211,6 +213,20 @@ def _tile_runtime(g, cfg, root, contr, params, vpu_ops):
         acc = 4.0 * tile_pad
     else:
         comp, step_mem, ksteps, steps, epi_ops, acc = 0.0, 0.0, 1, out_steps, vpu_ops, 0.0
+        out_e = g.elems(root)
+        big = [p for p in params if g.elems(p) > out_e]
+        kb = float(np.prod([x for x in cfg[r:6] if x > 0])) if r < 6 and cfg[r:6].max() > 0 else 0
+        if big and kb > 0:
+            # a reduction tiled by kernel_bounds' entries past the output's rank:
+            # the reduced operands stream in K slices, one grid step each
+            K = max(g.elems(p) for p in big) / out_e
+            kt = min(max(kb, 1.0), K)
+            ksteps = _ceil(int(round(K)), int(round(kt)))
+            params = [p for p in params if p not in big]
+            sl = sum(tile_pad * kt * g.bytes[p] / dma_eff(minor_run * g.bytes[p]) for p in big)
+            step_mem = sl / HBM_BPS * 1e9
+            comp = vpu_ops * tile_pad * kt / VPU_OPS * 1e9
+            acc = 4.0 * tile_pad
     # per output tile: other operands, the epilogue and the output write
     other = 0.0
     out_e = g.elems(root)

@@ -17,7 +17,9 @@ simulator:
 The compiler default: layout, every tensor -1 (second_sim times it directly);
 tile, the file's config whose perfcast runtime equals `simulate`'s default_ns
 (tile files do not mark it; tune_summary.py uses the same default_ns), timed
-by second_sim like any other config.
+by second_sim like any other config; where several different configs share
+that runtime, the geometric mean of their second_sim runtimes (the table
+counts such graphs).
 Then how different the two simulators are: Spearman and Kendall rank
 correlation over each file's configs (mean and min over graphs), and the share
 of graphs where both agree on whether the model's first proposal beats the
@@ -70,8 +72,9 @@ def graph_rows(work, coll):
                 print("warning: %s: no config at the default's runtime; skipped" % f,
                       file=sys.stderr)
                 continue
-            ambiguous = len(idx) > 1
-            s_def = float(s_src[idx[0]])
+            # several distinct configs at the default's runtime: their geometric mean
+            ambiguous = len({tuple(c) for c in np.load(f)["config_feat"][idx]}) > 1
+            s_def = float(np.exp(np.mean(np.log(s_src[idx]))))
         else:
             s_def = second_sim.layout_default_ns(f)
         row = {"tag": tag, "p_def": p_def, "s_def": s_def, "ambiguous": ambiguous,
