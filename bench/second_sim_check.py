@@ -13,7 +13,9 @@ simulator:
                       default (by more than 1% in brackets);
   oracle first / def. the oracle search's first proposal (driven by perfcast's
                       simulator: what it gains on the other one shows how much
-                      of its gain is simulator-specific).
+                      of its gain is simulator-specific);
+  file's best / def.  the fastest config in the input file under that simulator
+                      (the room the file's own configs leave).
 The compiler default: layout, every tensor -1 (second_sim times it directly);
 tile, the file's config whose perfcast runtime equals `simulate`'s default_ns
 (tile files do not mark it; tune_summary.py uses the same default_ns), timed
@@ -78,6 +80,7 @@ def graph_rows(work, coll):
         else:
             s_def = second_sim.layout_default_ns(f)
         row = {"tag": tag, "p_def": p_def, "s_def": s_def, "ambiguous": ambiguous,
+               "p_file": float(p_src.min()), "s_file": float(s_src.min()),
                "rho": spearmanr(p_src, s_src).correlation if len(p_src) > 2 else float("nan"),
                "tau": kendalltau(p_src, s_src).correlation if len(p_src) > 2 else float("nan")}
         for which in ("model", "oracle"):
@@ -93,9 +96,10 @@ def sim_stats(rows, s):
     first = [r[s + "_model"][0] / r[s + "_def"] for r in rows]
     best5 = [r[s + "_model"][:5].min() / r[s + "_def"] for r in rows]
     orac = [r[s + "_oracle"][0] / r[s + "_def"] for r in rows]
+    fbest = [r[s + "_file"] / r[s + "_def"] for r in rows]
     n = len(rows)
     return (gmean(first), gmean(best5), 100.0 * sum(x > 1 + 1e-9 for x in first) / n,
-            100.0 * sum(x > 1.01 for x in first) / n, gmean(orac))
+            100.0 * sum(x > 1.01 for x in first) / n, gmean(orac), gmean(fbest))
 
 
 def main():
@@ -105,15 +109,16 @@ def main():
     work, colls = sys.argv[1], sys.argv[2:]
     results = [(c, graph_rows(work, c)) for c in colls]
     print("| collection | graphs | simulator | first / default | best of 5 / default "
-          "| first slower than default (by > 1%) | oracle first / default |")
-    print("|---" * 7 + "|")
+          "| first slower than default (by > 1%) | oracle first / default "
+          "| file's best / default |")
+    print("|---" * 8 + "|")
     for coll, rows in results:
         if not rows:
             continue
         for s, label in (("p", "perfcast (synth)"), ("s", "second (bench/second_sim.py)")):
-            f1, b5, w, w1, o = sim_stats(rows, s)
-            print("| %s | %d | %s | %.3f | %.3f | %.0f%% (%.0f%%) | %.3f |" % (
-                coll, len(rows), label, f1, b5, w, w1, o))
+            f1, b5, w, w1, o, fb = sim_stats(rows, s)
+            print("| %s | %d | %s | %.3f | %.3f | %.0f%% (%.0f%%) | %.3f | %.3f |" % (
+                coll, len(rows), label, f1, b5, w, w1, o, fb))
     print()
     print("| collection | Spearman over the file's configs: mean (min) | Kendall: mean (min) "
           "| agree on first vs default | tile defaults ambiguous |")
