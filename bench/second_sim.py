@@ -209,10 +209,9 @@ def _tile_runtime(g, cfg, root, contr, params, vpu_ops):
         rhs = kt_pad * cols * ib / dma_eff(minor_run * ib)
         step_mem = (lhs + rhs) / HBM_BPS * 1e9
         epi_ops = vpu_ops
-        steps = out_steps * ksteps
         acc = 4.0 * tile_pad
     else:
-        comp, step_mem, ksteps, steps, epi_ops, acc = 0.0, 0.0, 1, out_steps, vpu_ops, 0.0
+        comp, step_mem, ksteps, epi_ops, acc = 0.0, 0.0, 1, vpu_ops, 0.0
         out_e = g.elems(root)
         big = [p for p in params if g.elems(p) > out_e]
         kb = float(np.prod([x for x in cfg[r:6] if x > 0])) if r < 6 and cfg[r:6].max() > 0 else 0
