@@ -27,7 +27,10 @@
 # defaults), KEEP (a folder to keep the work in instead of a temporary one),
 # TRAIN_SEEDS (default none: more synth seeds whose train splits join seed
 # SEED's in training, e.g. "12 13 14 15 16"; never SEED or a TEST_SEEDS seed),
-# TRAIN_FLAGS (more train flags, e.g. "--encode none"; default none).
+# TRAIN_FLAGS (more train flags, e.g. "--encode none"; default none),
+# SECOND_SIM (1: also check the proposals on bench/second_sim.py, a simulator
+# perfcast has never seen, with bench/second_sim_check.py; default 0),
+# SPEED (0: skip the speed checks; default 1).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD="${1:-build}"
@@ -106,6 +109,12 @@ for coll in $COLLS; do
     done
 done
 "$PY" bench/tune_summary.py "$WORK" $COLLS
+if [ "${SECOND_SIM:-0}" = 1 ]; then
+    echo
+    echo "second simulator (bench/second_sim.py) next to perfcast's:"
+    "$PY" bench/second_sim_check.py "$WORK" $COLLS
+fi
+[ "${SPEED:-1}" = 1 ] || exit 0
 
 echo
 # (each speed check only when its collection was run: COLLS=tile:xla has no layout model)
