@@ -347,6 +347,12 @@ def test_max_memory():
                              "--threads", "1", "--max-memory", "64MiB").stdout)
         expect([r["config"] for r in py["graphs"][0]["top"]] ==
                [r["config"] for r in cli["graphs"][0]["top"]], "rank max_memory=64MiB vs CLI")
+    try:  # tune: the query's 'max_memory' (the CLI's --max-memory)
+        perfcast.tune(MODELS["tile:xla"], files("tile:xla")[0], max_memory=1024, max_scored=10)
+        FAILS.append("tune(max_memory=1024) did not raise")
+    except perfcast.Error as e:
+        expect(e.status == "nomem" and "budget of 1 KiB" in e.message,
+               "tune(max_memory=1024): %s %s" % (e.status, e.message))
     for bad in ("lots", 0, -5, True):
         try:
             perfcast.load_graph(files("tile:xla")[0], max_memory=bad)
@@ -431,7 +437,5 @@ def test_validate():
 
 if __name__ == "__main__":
     run_checks([test_version_units, test_load_graph, test_rank, test_roofline, test_model,
-                test_plan_serve, test_plan_train, test_max_memory])
-
-                test_plan_serve, test_plan_train, test_tune, test_validate])
+                test_plan_serve, test_plan_train, test_max_memory, test_tune, test_validate])
     sys.exit(report("python package: ok"))
