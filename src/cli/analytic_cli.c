@@ -1,5 +1,6 @@
 /* Shared pieces of the analytic commands (public API only). */
 #include <cjson/cJSON.h>
+#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -125,4 +126,54 @@ pc_status pc_acli_query(pc_query q, cJSON *req, cJSON **doc, pc_error *err) {
     *doc = cJSON_Parse(res);
     pc_query_free(res);
     return *doc ? PC_OK : nomem(err);
+}
+
+/* The long option of opts spelled like key with '-' for '_', or NULL. */
+static const char *key_flag(const struct option *opts, const char *key, size_t n) {
+    char dashed[64];
+    if (!opts || n == 0 || n >= sizeof dashed) return NULL;
+    for (size_t i = 0; i < n; i++) dashed[i] = key[i] == '_' ? '-' : key[i];
+    dashed[n] = 0;
+    for (const struct option *o = opts; o->name; o++)
+        if (!strcmp(o->name, dashed)) return o->name;
+    return NULL;
+}
+
+/* msg with each 'key' that is a flag of opts as --flag ("'chips': 8" as "--chips 8"), and
+ * the library's "chips_file" phrase as the flag. */
+static void keys_as_flags(const struct option *opts, const char *msg, char *out, size_t cap) {
+    size_t w = 0;
+    for (const char *p = msg; *p && w + 1 < cap;) {
+        if (!strncmp(p, "a chips_file", 12) && key_flag(opts, "chips_file", 10)) {
+            w += (size_t)snprintf(out + w, cap - w, "a --chips-file");
+            p += 12;
+        } else {
+            size_t n = *p == '\'' ? strspn(p + 1, "abcdefghijklmnopqrstuvwxyz_0123456789") : 0;
+            const char *flag = n && p[n + 1] == '\'' ? key_flag(opts, p + 1, n) : NULL;
+            if (!flag) {
+                out[w++] = *p++;
+                continue;
+            }
+            w += (size_t)snprintf(out + w, cap - w, "--%s", flag);
+            p += n + 2;
+            if (p[0] == ':' && p[1] == ' ') p++; /* "'chips': 8" as "--chips 8" */
+        }
+        if (w >= cap) w = cap - 1;
+    }
+    out[w] = 0;
+}
+
+int pc_acli_query_fail(const char *cmd, const struct option *opts, const char *const *files,
+                       size_t nfiles, int invalid_is_usage, const char *hint, const pc_error *e) {
+    pc_error f = *e;
+    keys_as_flags(opts, e->msg, f.msg, sizeof f.msg);
+    for (size_t i = 0; i < nfiles; i++) {
+        size_t l = files[i] ? strlen(files[i]) : 0;
+        if (l && !strncmp(f.msg, files[i], l) && f.msg[l] == ':') return pc_cli_fail(&f);
+    }
+    if (f.code == PC_ERR_NOTFOUND && !strncmp(f.msg, "unknown preset", 14))
+        return pc_cli_usage_error(cmd, "%s (or give a config.json path)", f.msg);
+    if (f.code == PC_ERR_ARG || (invalid_is_usage && f.code == PC_ERR_INVALID))
+        return pc_cli_usage_error(cmd, "%s%s", f.msg, hint ? hint : "");
+    return pc_cli_fail(&f);
 }

@@ -40,4 +40,19 @@ const char *pc_acli_jstr(const struct cJSON *o, const char *key);
  * could not be printed or the document parsed). */
 pc_status pc_acli_query(pc_query q, struct cJSON *req, struct cJSON **doc, pc_error *err);
 
+/*
+ * A query's failure as the command reports it, from the query's one validation (the
+ * command never re-checks its flags nor re-opens its files to word it): the request
+ * keys the message names ('batch_tokens', 'chips': 8) are spelled as the command's
+ * flags (--batch-tokens, --chips 8), each key whose dashed name is a long option of
+ * opts. A message that starts with one of files ("PATH: ...", the --config,
+ * --chips-file, --calibration ... the command passed; NULL entries skipped) is a
+ * problem with that file: exit 1. Else a bad request (PC_ERR_ARG; PC_ERR_INVALID when
+ * invalid_is_usage; an unknown preset, with "(or give a config.json path)") is a usage
+ * error (exit 2); anything else exit 1. hint (or NULL) is appended to a usage error.
+ */
+struct option;
+int pc_acli_query_fail(const char *cmd, const struct option *opts, const char *const *files,
+                       size_t nfiles, int invalid_is_usage, const char *hint, const pc_error *e);
+
 #endif

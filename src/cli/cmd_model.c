@@ -133,32 +133,6 @@ static int parse_mfu_arg(int c, const char *v, mfu_args *a) {
     return -1;
 }
 
-/* Checks the MFU flags; *tokens and *chip_s get what pc_tfm_mfu needs (0: no MFU). */
-static int mfu_inputs(const mfu_args *a, double batch, const char *chip_s, double *tokens,
-                      double *chip_s_out) {
-    *tokens = 0;
-    *chip_s_out = 0;
-    if (a->step > 0 && a->hours > 0)
-        return pc_cli_usage_error("model", "give --mfu-step-time or --gpu-hours, not both");
-    if (a->step > 0) {
-        if (!chip_s || !(a->chips > 0) || !(batch > 0))
-            return pc_cli_usage_error("model", "--mfu-step-time needs --chip X, --chips N and "
-                                               "--batch-tokens B (tokens per step)");
-        *tokens = batch;
-        *chip_s_out = a->step * a->chips;
-    } else if (a->hours > 0) {
-        if (!chip_s || !(a->tokens > 0))
-            return pc_cli_usage_error("model", "--gpu-hours needs --chip X and --tokens TOTAL "
-                                               "(tokens trained in those hours)");
-        *tokens = a->tokens;
-        *chip_s_out = a->hours * 3600;
-    } else if (a->chips > 0 || a->tokens > 0) {
-        return pc_cli_usage_error("model", "--chips and --tokens go with --mfu-step-time or "
-                                           "--gpu-hours");
-    }
-    return -1;
-}
-
 /* ---------------- options ---------------- */
 
 static const struct option model_opts[] = {{"config", required_argument, 0, O_CONFIG},
@@ -386,33 +360,14 @@ static cJSON *model_request(const model_args *a) {
     return q;
 }
 
-/* A failure of the query as the command reported it: the request (flags) at fault is a usage
- * error, the MFU flags and the chip named by the command's own checks. */
-static int model_error(const model_args *a, const pc_error *e) {
-    static const char *const mine[] = {"'mfu_step_time'", "'gpu_hours'", "'chips'",
-                                       "unknown chip '"};
-    for (size_t k = 0; k < sizeof mine / sizeof mine[0]; k++) {
-        if (e->code != PC_ERR_ARG || strncmp(e->msg, mine[k], strlen(mine[k]))) continue;
-        double tokens, chip_s;
-        pc_chipdb *db = NULL;
-        const pc_chip *chip;
-        int rc = mfu_inputs(&a->mf, a->batch, a->chip, &tokens, &chip_s);
-        if (rc < 0) rc = pc_acli_open_chip("model", a->chips_file, a->chip, &db, &chip);
-        pc_chipdb_free(db);
-        if (rc >= 0) return rc;
-    }
-    if (e->code == PC_ERR_ARG ||
-        (e->code == PC_ERR_NOTFOUND && !strncmp(e->msg, "unknown preset", 14)))
-        return pc_cli_usage_error("model", "%s", e->msg);
-    return pc_cli_fail(e);
-}
-
-/* Runs the query; the document in *doc, or the exit code. */
+/* Runs the query; the document in *doc, or the exit code. The query's checks are the
+ * only ones: a failure is its message with the keys spelled as flags (pc_acli_query_fail). */
 static int model_query(const model_args *a, cJSON **doc) {
     pc_error e;
-    cJSON *req = model_request(a);
-    if (pc_acli_query(PC_QUERY_MODEL, req, doc, &e) != PC_OK) return model_error(a, &e);
-    return -1;
+    pc_error_clear(&e);
+    if (pc_acli_query(PC_QUERY_MODEL, model_request(a), doc, &e) == PC_OK) return -1;
+    const char *files[] = {a->config, a->chips_file};
+    return pc_acli_query_fail("model", model_opts, files, 2, 0, NULL, &e);
 }
 
 /* ---------------- text, from the document ---------------- */

@@ -63,78 +63,25 @@ static void serve_help(FILE *f) {
            "Exit status: 0 ok, 1 the weights (or the requested batch) do not fit, 2 bad usage.\n");
 }
 
-/* ---- plan serve: the calibrated continuous-batching block ---- */
-
-/* What plan serve's calibrated block is asked for (docs/analytic.md
+/* What plan serve's calibrated block is asked for beyond the layout (docs/analytic.md
  * "Calibrated serving in plan serve"). */
 typedef struct serve_cal_req {
-    const pc_calib *cal; /* NULL: --calibration none (no block) */
-    int64_t chips, tp, replicas, ep;
+    int64_t ep;
     int attention_dp;
-    double batch;       /* --batch N: sequences per replica; 0: not pinned */
     double concurrency; /* --concurrency N: requests in flight over all replicas; 0: not pinned */
 } serve_cal_req;
-
-/* One replica's slice: the whole slice, or tp chips cut as
- * pc_plan_slice_for_chips would. Returns -1 or an exit code. */
-static int serve_replica_slice(const pc_chip *chip, const pc_mesh *slice, const serve_cal_req *q,
-                               pc_mesh *out) {
-    if (q->replicas <= 1) {
-        *out = *slice;
-        return -1;
-    }
-    pc_error e;
-    pc_error_clear(&e);
-    if (pc_plan_slice_for_chips(chip, q->tp, out, &e) != PC_OK)
-        return pc_cli_usage_error(CMD_SERVE, "a replica of %lld chips: %s", (long long)q->tp,
-                                  e.msg);
-    return -1;
-}
-
-/* tp x replicas = chips (pipeline 1): --tp and --replicas, either or both;
- * default tp = all chips. tp must divide the query heads. Returns -1 or an
- * exit code. */
-static int serve_resolve_tp(const pc_tfm_cfg *m, int64_t chips, long long tp_flag,
-                            long long repl_flag, serve_cal_req *q) {
-    q->chips = chips;
-    if (tp_flag > 0 && repl_flag > 0 && tp_flag * repl_flag != chips)
-        return pc_cli_usage_error(CMD_SERVE,
-                                  "--tp %lld x --replicas %lld = %lld, but there are %lld chips",
-                                  tp_flag, repl_flag, tp_flag * repl_flag, (long long)chips);
-    const char *flag = tp_flag > 0 ? "--tp" : "--replicas";
-    long long given = tp_flag > 0 ? tp_flag : repl_flag;
-    if (given > 0 && chips % given)
-        return pc_cli_usage_error(CMD_SERVE, "%s %lld does not divide the %lld chips", flag,
-                                  given, (long long)chips);
-    q->tp = tp_flag > 0 ? tp_flag : repl_flag > 0 ? chips / repl_flag : chips;
-    q->replicas = chips / q->tp;
-    /* default (tp = all chips): pc_plan_serve_setup names the valid counts */
-    if ((tp_flag > 0 || repl_flag > 0) && m->heads % q->tp)
-        return pc_cli_usage_error(CMD_SERVE,
-                                  "tensor parallel %lld (%s) must divide the %lld query heads "
-                                  "of %s; use --replicas R with chips / R dividing them",
-                                  (long long)q->tp,
-                                  tp_flag > 0 ? "--tp" : repl_flag > 0 ? "chips / --replicas"
-                                                                      : "all chips",
-                                  (long long)m->heads, m->name);
-    if (q->ep > 1 && (m->experts <= 0 || m->experts % q->ep))
-        return pc_cli_usage_error(CMD_SERVE,
-                                  "--ep %lld: expert parallelism needs a MoE model whose experts "
-                                  "it divides (%s has %lld)",
-                                  (long long)q->ep, m->name, (long long)m->experts);
-    return -1;
-}
-
 
 /* ---------------- options ---------------- */
 
 /* What the command line asks plan serve for. */
 typedef struct serve_args {
-    const char *model, *preset, *chip, *slice, *chips_file, *context, *calibration, *svg;
+    const char *model, *preset, *chip, *slice, *chips_file, *calibration, *svg;
+    double ctxs[16]; /* --context */
+    int nctx;
     long long chips, tp, replicas; /* --tp, --replicas: 0 when not given */
     double batch;                  /* --batch N per replica; 0: sweep */
     int json;
-    serve_cal_req q; /* --ep, --attention-dp, --concurrency; the rest once resolved */
+    serve_cal_req q; /* --ep, --attention-dp, --concurrency */
     pc_serve_opts o;
     struct serve_plot *plot; /* --svg: the curves gathered */
 } serve_args;
@@ -223,6 +170,25 @@ static int parse_concurrency(const char *v, double *out) {
     return -1;
 }
 
+/* --context S[,S2,...]: up to 16 lengths (pc_pcli_parse_count). Returns -1 or an exit code. */
+static int parse_contexts(const char *ctx_s, double *ctxs, int *nctx) {
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", ctx_s);
+    char *save = NULL;
+    *nctx = 0;
+    for (char *tk = strtok_r(buf, ",", &save); tk; tk = strtok_r(NULL, ",", &save)) {
+        double d;
+        if (*nctx == 16 || pc_pcli_parse_count(tk, &d) || d < 1 || d > 1e9 || d != floor(d))
+            return pc_cli_usage_error(CMD_SERVE,
+                                      "--context expects up to 16 lengths like 8192 or "
+                                      "2Ki,8Ki,32Ki, got '%s'",
+                                      ctx_s);
+        ctxs[(*nctx)++] = d;
+    }
+    if (!*nctx) return pc_cli_usage_error(CMD_SERVE, "--context is empty");
+    return -1;
+}
+
 /* One option; -1 to go on, else the exit code (0 after --help). */
 static int serve_opt(serve_args *a, int c, const char *v, char **argv) {
     pc_serve_opts *o = &a->o;
@@ -236,7 +202,7 @@ static int serve_opt(serve_args *a, int c, const char *v, char **argv) {
     case PC_PO_CHIP: a->chip = v; return -1;
     case PC_PO_SLICE: a->slice = v; return -1;
     case PC_PO_CHIPSFILE: a->chips_file = v; return -1;
-    case PC_PO_CONTEXT: a->context = v; return -1;
+    case PC_PO_CONTEXT: return parse_contexts(v, a->ctxs, &a->nctx);
     case PC_PO_CHIPS: return pc_pcli_parse_chips(CMD_SERVE, v, "8", &a->chips);
     case PC_PO_SBATCH: return parse_batch(v, &a->batch);
     case PC_PO_PREFILL:
@@ -283,97 +249,10 @@ static int serve_parse(int argc, char **argv, serve_args *a) {
     return -1;
 }
 
-/* --context S[,S2,...]: up to 16 lengths (pc_pcli_parse_count). Returns -1 or an exit code. */
-static int parse_contexts(const char *ctx_s, double *ctxs, int *nctx) {
-    char buf[256];
-    snprintf(buf, sizeof buf, "%s", ctx_s);
-    char *save = NULL;
-    *nctx = 0;
-    for (char *tk = strtok_r(buf, ",", &save); tk; tk = strtok_r(NULL, ",", &save)) {
-        double d;
-        if (*nctx == 16 || pc_pcli_parse_count(tk, &d) || d < 1 || d > 1e9 || d != floor(d))
-            return pc_cli_usage_error(CMD_SERVE,
-                                      "--context expects up to 16 lengths like 8192 or "
-                                      "2Ki,8Ki,32Ki, got '%s'",
-                                      ctx_s);
-        ctxs[(*nctx)++] = d;
-    }
-    if (!*nctx) return pc_cli_usage_error(CMD_SERVE, "--context is empty");
-    return -1;
-}
-
-/* ---------------- setup ---------------- */
-
-/* What plan serve works on once the command line checks out. */
-typedef struct serve_job {
-    pc_tfm_cfg m;
-    double ctxs[16];
-    int nctx;
-    pc_chipdb *db;
-    const pc_chip *chip;
-    pc_mesh slice, rslice; /* all the chips; one replica's */
-    pc_calib *cal;
-} serve_job;
-
-static void serve_job_free(serve_job *j) {
-    pc_calib_free(j->cal);
-    pc_chipdb_free(j->db);
-}
-
-/* The slice, tp x replicas and one replica's slice; -1 or an exit code. */
-static int serve_resolve_layout(serve_args *a, serve_job *j) {
-    int rc;
-    if ((rc = pc_pcli_resolve_slice(CMD_SERVE, j->chip, a->chips, a->slice, &j->slice)) >= 0)
-        return rc;
-    int64_t chips = pc_mesh_devices(&j->slice);
-    if ((rc = serve_resolve_tp(&j->m, chips, a->tp, a->replicas, &a->q)) >= 0) return rc;
-    return serve_replica_slice(j->chip, &j->slice, &a->q, &j->rslice);
-}
-
-/* Model, contexts, chip, slice, tp x replicas, calibration; -1 to go on (free
- * j), else the exit code. */
-static int serve_setup(serve_args *a, serve_job *j) {
-    int rc;
-    memset(j, 0, sizeof *j);
-    if ((rc = pc_pcli_load_model(CMD_SERVE, a->model, a->preset, &j->m)) >= 0) return rc;
-    if (!a->chip) return pc_cli_usage_error(CMD_SERVE, "give --chip (e.g. --chip v5e)");
-    if (!a->context) return pc_cli_usage_error(CMD_SERVE, "give --context (e.g. --context 8192)");
-    if ((rc = parse_contexts(a->context, j->ctxs, &j->nctx)) >= 0) return rc;
-    if ((rc = pc_acli_open_chip(CMD_SERVE, a->chips_file, a->chip, &j->db, &j->chip)) >= 0)
-        return rc;
-    if ((rc = serve_resolve_layout(a, j)) >= 0) {
-        serve_job_free(j);
-        return rc;
-    }
-    pc_error e;
-    pc_error_clear(&e);
-    if (pc_calib_from_spec(a->calibration, &j->cal, &e)) {
-        serve_job_free(j);
-        return pc_cli_fail(&e);
-    }
-    a->q.cal = pc_calib_is_ideal(j->cal) ? NULL : j->cal;
-    a->q.batch = a->batch; /* --batch N pins the calibrated batch per replica too */
-    return -1;
-}
-
 /* ---------------- the request ---------------- */
 
-/* The flags as a plan serve query (perfcast/query.h); NULL when --context does not parse
- * (the checks of serve_setup then name the flag). */
+/* The flags as a plan serve query (perfcast/query.h). */
 static cJSON *serve_request(const serve_args *a) {
-    double ctxs[16];
-    int nctx = 0;
-    if (!a->context) return NULL;
-    char buf[256];
-    snprintf(buf, sizeof buf, "%s", a->context);
-    char *save = NULL;
-    for (char *tk = strtok_r(buf, ",", &save); tk; tk = strtok_r(NULL, ",", &save)) {
-        double d;
-        if (nctx == 16 || pc_pcli_parse_count(tk, &d) || d < 1 || d > 1e9 || d != floor(d))
-            return NULL;
-        ctxs[nctx++] = d;
-    }
-    if (!nctx) return NULL;
     const pc_serve_opts *o = &a->o;
     cJSON *q = cJSON_CreateObject();
     if (a->model) cJSON_AddStringToObject(q, "config", a->model);
@@ -382,8 +261,10 @@ static cJSON *serve_request(const serve_args *a) {
     if (a->chips_file) cJSON_AddStringToObject(q, "chips_file", a->chips_file);
     if (a->chips > 0) cJSON_AddNumberToObject(q, "chips", (double)a->chips);
     if (a->slice) cJSON_AddStringToObject(q, "slice", a->slice);
-    cJSON *jc = cJSON_AddArrayToObject(q, "context");
-    for (int i = 0; i < nctx; i++) cJSON_AddItemToArray(jc, cJSON_CreateNumber(ctxs[i]));
+    if (a->nctx) {
+        cJSON *jc = cJSON_AddArrayToObject(q, "context");
+        for (int i = 0; i < a->nctx; i++) cJSON_AddItemToArray(jc, cJSON_CreateNumber(a->ctxs[i]));
+    }
     if (a->batch > 0) cJSON_AddNumberToObject(q, "batch", a->batch);
     if (o->prefill_tokens > 0) cJSON_AddNumberToObject(q, "prefill_tokens", o->prefill_tokens);
     if (o->decode_tokens > 0) cJSON_AddNumberToObject(q, "decode_tokens", o->decode_tokens);
@@ -404,39 +285,22 @@ static cJSON *serve_request(const serve_args *a) {
     return q;
 }
 
-/* A failure of the query as the command reports it: the command's own checks (serve_setup)
- * name the flag at fault; past them, the library's message (pc_plan_serve_setup: with the
- * --replicas hint when there is one replica). */
-static int serve_error(serve_args *a, const pc_error *e) {
-    serve_job j;
-    int rc = serve_setup(a, &j);
-    if (rc >= 0) return rc;
-    int64_t replicas = a->q.replicas;
-    serve_job_free(&j);
-    if (e->code == PC_ERR_INVALID && replicas == 1)
-        return pc_cli_usage_error(CMD_SERVE,
-                                  "%s; or split the chips into replicas (--replicas R: "
-                                  "chips / R must divide the heads)",
-                                  e->msg);
-    return e->code == PC_ERR_INVALID || e->code == PC_ERR_ARG
-               ? pc_cli_usage_error(CMD_SERVE, "%s", e->msg)
-               : pc_cli_fail(e);
-}
-
-/* Runs the query; the document in *doc, or the exit code. */
+/* Runs the query; the document in *doc, or the exit code. The query's checks are the
+ * only ones: a failure is its message with the keys spelled as flags (pc_acli_query_fail),
+ * with the --replicas hint when pc_plan_serve_setup finds no valid model-parallel degree
+ * for one replica over all the chips. */
 static int serve_query(serve_args *a, cJSON **doc) {
     pc_error e;
     pc_error_clear(&e);
-    cJSON *req = serve_request(a);
-    if (!req) {
-        serve_job j;
-        int rc = serve_setup(a, &j);
-        if (rc >= 0) return rc;
-        serve_job_free(&j);
-        return pc_cli_usage_error(CMD_SERVE, "give --context (e.g. --context 8192)");
-    }
-    if (pc_acli_query(PC_QUERY_PLAN_SERVE, req, doc, &e) != PC_OK) return serve_error(a, &e);
-    return -1;
+    if (pc_acli_query(PC_QUERY_PLAN_SERVE, serve_request(a), doc, &e) == PC_OK) return -1;
+    const char *files[] = {a->model, a->chips_file, a->calibration};
+    int one = a->replicas <= 1 && (a->tp <= 0 || (a->chips > 0 && a->tp == a->chips));
+    return pc_acli_query_fail(CMD_SERVE, serve_opts, files, 3, 1,
+                              one && e.code == PC_ERR_INVALID
+                                  ? "; or split the chips into replicas (--replicas R: chips / "
+                                    "R must divide the heads)"
+                                  : NULL,
+                              &e);
 }
 
 /* ---------------- text, from the document ---------------- */

@@ -291,68 +291,6 @@ static int train_pinned(const pc_plan_train_opts *o) {
     return o->micro > 0 || o->micro_batch_size > 0 || o->vp > 1 || o->cp > 1;
 }
 
-/* ---------------- setup and search ---------------- */
-
-/* What plan train works on once the command line checks out. */
-typedef struct train_job {
-    pc_tfm_cfg m;
-    pc_calib *cal;
-    pc_chipdb *db;
-    const pc_chip *chip;
-    pc_mesh slice;
-} train_job;
-
-static void train_job_free(train_job *j) {
-    pc_chipdb_free(j->db);
-    pc_calib_free(j->cal);
-}
-
-/* The batch must split into the pinned micro-batches and hold a sequence. */
-static int train_check_batch(const pc_plan_train_opts *o) {
-    if (o->micro > 0 && o->micro_batch_size > 0) {
-        double seqs = o->batch_tokens / o->seq;
-        double per = (double)o->micro * (double)o->micro_batch_size;
-        if (seqs != floor(seqs) || fmod(seqs, per) != 0)
-            return pc_cli_usage_error(CMD_TRAIN,
-                                      "--micro %lld x --micro-batch-size %lld = %.0f sequences "
-                                      "per data shard does not divide the batch's %.6g sequences",
-                                      (long long)o->micro, (long long)o->micro_batch_size, per,
-                                      seqs);
-    }
-    if (o->batch_tokens < o->seq)
-        return pc_cli_usage_error(CMD_TRAIN,
-                                  "--batch-tokens %.0f is less than one %.0f-token sequence; "
-                                  "raise it or lower --seq",
-                                  o->batch_tokens, o->seq);
-    return -1;
-}
-
-/* Model, calibration, chip and slice; -1 to go on (free j), else the exit code. */
-static int train_setup(train_args *a, train_job *j) {
-    pc_plan_train_opts *o = &a->o;
-    int rc;
-    memset(j, 0, sizeof *j);
-    if (o->vp > 1 && o->fixed[PC_PAR_PP] == 1)
-        return pc_cli_usage_error(CMD_TRAIN,
-                                  "--vp %lld needs a pipeline: --pp 1 has no stages to interleave",
-                                  (long long)o->vp);
-    if ((rc = pc_pcli_load_model(CMD_TRAIN, a->model, a->preset, &j->m)) >= 0) return rc;
-    if (!a->chip) return pc_cli_usage_error(CMD_TRAIN, "give --chip (e.g. --chip v5p)");
-    if (!a->have_batch)
-        return pc_cli_usage_error(CMD_TRAIN, "give --batch-tokens (e.g. 4Mi = 1024 x 4096 tokens)");
-    pc_error ce;
-    pc_error_clear(&ce);
-    if (pc_calib_from_spec(a->calibration, &j->cal, &ce)) return pc_cli_fail(&ce);
-    o->calibration = pc_calib_is_ideal(j->cal) ? NULL : j->cal;
-    if ((rc = pc_acli_open_chip(CMD_TRAIN, a->chips_file, a->chip, &j->db, &j->chip)) >= 0 ||
-        (rc = pc_pcli_resolve_slice(CMD_TRAIN, j->chip, a->chips, a->slice, &j->slice)) >= 0 ||
-        (rc = train_check_batch(o)) >= 0) {
-        train_job_free(j);
-        return rc;
-    }
-    return -1;
-}
-
 /* ---------------- the request ---------------- */
 
 /* The flags as a plan train query (perfcast/query.h). */
@@ -416,21 +354,15 @@ static cJSON *train_request(const train_args *a) {
     return q;
 }
 
-/* Runs the query; the document in *doc, or the exit code. A failure is worded by the
- * command's own checks (train_setup) when they catch it, else the library's message. */
+/* Runs the query; the document in *doc, or the exit code. The query's checks are the
+ * only ones: a failure is its message with the keys spelled as flags (pc_acli_query_fail). */
 static int train_query(train_args *a, cJSON **doc) {
     pc_error e;
     pc_error_clear(&e);
     cJSON *req = train_request(a);
-    pc_status st = pc_acli_query(PC_QUERY_PLAN_TRAIN, req, doc, &e);
-    if (st != PC_OK) {
-        train_job j;
-        int rc = train_setup(a, &j);
-        if (rc >= 0) return rc;
-        train_job_free(&j);
-        return st == PC_ERR_ARG ? pc_cli_usage_error(CMD_TRAIN, "%s", e.msg) : pc_cli_fail(&e);
-    }
-    return -1;
+    if (pc_acli_query(PC_QUERY_PLAN_TRAIN, req, doc, &e) == PC_OK) return -1;
+    const char *files[] = {a->model, a->chips_file, a->calibration};
+    return pc_acli_query_fail(CMD_TRAIN, train_opts, files, 3, 0, NULL, &e);
 }
 
 /* ---------------- text, from the document ---------------- */

@@ -74,6 +74,22 @@ def main():
          f["calib.json"]),
         ("plot train FIFO", ["plot", "train", f["log.jsonl"], "--svg",
                              os.path.join(TMP, "log.svg")], f["log.jsonl"]),
+        # a FIFO --config with a bad flag value after it: the query's one validation
+        # refuses the FIFO once (the command does not re-open it to word the error)
+        ("plan train --config FIFO, bad chip", ["plan", "train", "--config", f["cfg.json"],
+                                                "--chip", "nochip", "--chips", "64",
+                                                "--batch-tokens", "4Mi"], f["cfg.json"]),
+        ("plan serve --config FIFO, bad tp", ["plan", "serve", "--config", f["cfg.json"],
+                                              "--chip", "v5e", "--chips", "8", "--tp", "3",
+                                              "--context", "8192"], f["cfg.json"]),
+        ("plan train --chips-file FIFO", ["plan", "train", "--preset", "llama3-8b", "--chip",
+                                          "v5p", "--chips", "7", "--batch-tokens", "1000",
+                                          "--chips-file", f["chips.json"]], f["chips.json"]),
+        ("plan serve --calibration FIFO", ["plan", "serve", "--preset", "llama3-8b", "--chip",
+                                           "v5e", "--chips", "8", "--context", "8192",
+                                           "--calibration", f["calib.json"]], f["calib.json"]),
+        ("model --config FIFO --mfu-step-time", ["model", "--config", f["cfg.json"],
+                                                 "--mfu-step-time", "1"], f["cfg.json"]),
         ("plot train FIFO --json", ["plot", "train", f["log.jsonl"], "--svg",
                                     os.path.join(TMP, "log.svg"), "--json"], f["log.jsonl"]),
     ]
