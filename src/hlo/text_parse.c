@@ -400,24 +400,56 @@ done:
     return rc;
 }
 
+static const char *opcode_key(const void *ctx, int32_t i, size_t *len) {
+    const char *s = ((const pc_hlo_instruction *)ctx)[i].opcode;
+    *len = strlen(s);
+    return s;
+}
+
 /* Names of nested instructions: "<opcode>.anon", made unique with ".N" as
- * XLA's name uniquer does; added to the name table. */
+ * XLA's name uniquer does; added to the name table. Each is the first free
+ * name in "<opcode>.anon", "<opcode>.anon.1", ...: as names are only added,
+ * the search for an opcode resumes where its last one stopped (next[], by the
+ * opcode's first nested instruction), so n nested instructions of one opcode
+ * take O(n) probes, not O(n^2) (issue #18). */
 static int name_nested(parser *p, int32_t comp, name_map *nm) {
     pc_hlo_computation *c = &p->m->comp[comp];
+    int32_t nnest = 0;
+    for (int32_t i = 0; i < c->n_inst; i++) nnest += !p->ci[comp].ix[i].name.len;
+    if (!nnest) return 0;
+    name_map ops;
+    int64_t *next = pc_calloc_array((uint64_t)c->n_inst, sizeof *next);
+    if (!next || tx_name_map_init(&ops, (size_t)nnest, opcode_key, c->inst)) {
+        free(next);
+        return tx_nomem(p);
+    }
+    int rc = 0;
     for (int32_t i = 0; i < c->n_inst; i++) {
         if (p->ci[comp].ix[i].name.len) continue;
         pc_hlo_instruction *in = &c->inst[i];
+        int32_t first = tx_name_map_add(&ops, i);
+        int64_t *k = &next[first >= 0 ? first : i];
         size_t n = strlen(in->opcode) + 32;
         char *nm0 = malloc(n);
-        if (!nm0) return tx_nomem(p);
-        snprintf(nm0, n, "%s.anon", in->opcode);
-        for (int64_t k = 1; tx_name_map_find(nm, nm0, strlen(nm0)) >= 0; k++)
-            snprintf(nm0, n, "%s.anon.%lld", in->opcode, (long long)k);
+        if (!nm0) {
+            rc = tx_nomem(p);
+            break;
+        }
+        for (;; ++*k) {
+            if (*k == 0)
+                snprintf(nm0, n, "%s.anon", in->opcode);
+            else
+                snprintf(nm0, n, "%s.anon.%lld", in->opcode, (long long)*k);
+            if (tx_name_map_find(nm, nm0, strlen(nm0)) < 0) break;
+        }
+        ++*k;
         free(in->name);
         in->name = nm0;
         tx_name_map_add(nm, i);
     }
-    return 0;
+    tx_name_map_free(&ops);
+    free(next);
+    return rc;
 }
 
 /* End of a computation: names, operands from oref0 on (to local indices),

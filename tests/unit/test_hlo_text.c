@@ -932,6 +932,51 @@ static void test_large_chain(void **state) {
     free(t);
 }
 
+/* Nested instructions are named "<opcode>.anon[.N]" in the order they are
+ * created (a user before its own nested operands), skipping names the text
+ * gives; 3000 nested negates of one opcode get .anon.1 ... .anon.2999 (the
+ * per-opcode search resumes where it stopped: linear, issue #18). */
+static void test_nested_names(void **state) {
+    (void)state;
+    const char *text = "ENTRY e {\n"
+                       "  p = f32[] parameter(0)\n"
+                       "  negate.anon.1 = f32[] negate(p)\n"
+                       "  a = f32[] add(f32[] negate(p), f32[] negate(f32[] negate(negate.anon.1)))\n"
+                       "  b = f32[] add(f32[] negate(p), f32[] abs(p))\n"
+                       "  negate.anon.4 = f32[] negate(b)\n"
+                       "  ROOT r = f32[] add(a, f32[] negate(negate.anon.4))\n"
+                       "}\n";
+    pc_hlo_module *m = parse_one(text, NULL);
+    check_invariants(m);
+    const pc_hlo_computation *c = &m->comp[0];
+    const char *want[] = {"p", "negate.anon.1", "a", "negate.anon", "negate.anon.2", "negate.anon.3", "b",
+                          "negate.anon.5", "abs.anon", "negate.anon.4", "r", "negate.anon.6"};
+    assert_int_equal(c->n_inst, (int)(sizeof want / sizeof *want));
+    for (int i = 0; i < c->n_inst; i++) assert_string_equal(c->inst[i].name, want[i]);
+    pc_hlo_module_free(m);
+    enum { N = 3000, D = 30 };
+    size_t cap = (size_t)N * 16 + 128, len = 0;
+    char *t = malloc(cap);
+    assert_non_null(t);
+    len += (size_t)snprintf(t + len, cap - len, "ENTRY e {\n  p = f32[] parameter(0)\n");
+    for (int i = 0; i < N / D; i++) {
+        len += (size_t)snprintf(t + len, cap - len, "  a%d = f32[] add(p, ", i);
+        for (int d = 0; d < D; d++) len += (size_t)snprintf(t + len, cap - len, "negate(");
+        len += (size_t)snprintf(t + len, cap - len, "p");
+        for (int d = 0; d < D; d++) t[len++] = ')';
+        len += (size_t)snprintf(t + len, cap - len, ")\n");
+    }
+    snprintf(t + len, cap - len, "}\n");
+    m = parse_one(t, NULL);
+    check_invariants(m);
+    c = &m->comp[0];
+    assert_int_equal(c->n_inst, 1 + N / D + N);
+    assert_string_equal(c->inst[2].name, "negate.anon");
+    assert_string_equal(c->inst[c->n_inst - 1].name, "negate.anon.2999");
+    pc_hlo_module_free(m);
+    free(t);
+}
+
 /* A module as the proto reader gives it: ids not 1..n, computations with
  * arbitrary ids, an unknown opcode. Print -> parse: the same IR up to ids. */
 static void test_print_constructed(void **state) {
@@ -1189,6 +1234,7 @@ int main(void) {
         cmocka_unit_test(test_attributes),
         cmocka_unit_test(test_forward_reference),
         cmocka_unit_test(test_large_chain),
+        cmocka_unit_test(test_nested_names),
         cmocka_unit_test(test_print_constructed),
         cmocka_unit_test(test_errors_syntax),
         cmocka_unit_test(test_errors_attributes),
