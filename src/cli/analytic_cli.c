@@ -177,3 +177,13 @@ int pc_acli_query_fail(const char *cmd, const struct option *opts, const char *c
         return pc_cli_usage_error(cmd, "%s%s", f.msg, hint ? hint : "");
     return pc_cli_fail(&f);
 }
+
+void pc_acli_request_hw(cJSON *q, const char *config, const char *preset, const char *chip,
+                        const char *chips_file, long long chips, const char *slice) {
+    if (config) cJSON_AddStringToObject(q, "config", config);
+    if (preset) cJSON_AddStringToObject(q, "preset", preset);
+    if (chip) cJSON_AddStringToObject(q, "chip", chip);
+    if (chips_file) cJSON_AddStringToObject(q, "chips_file", chips_file);
+    if (chips > 0) cJSON_AddNumberToObject(q, "chips", (double)chips);
+    if (slice) cJSON_AddStringToObject(q, "slice", slice);
+}

@@ -40,6 +40,12 @@ const char *pc_acli_jstr(const struct cJSON *o, const char *key);
  * could not be printed or the document parsed). */
 pc_status pc_acli_query(pc_query q, struct cJSON *req, struct cJSON **doc, pc_error *err);
 
+/* The plan requests' model and hardware keys (config, preset, chip, chips_file, chips,
+ * slice) from their flags; NULL / chips <= 0 leave a key out. */
+void pc_acli_request_hw(struct cJSON *q, const char *config, const char *preset,
+                        const char *chip, const char *chips_file, long long chips,
+                        const char *slice);
+
 /*
  * A query's failure as the command reports it, from the query's one validation (the
  * command never re-checks its flags nor re-opens its files to word it): the request

@@ -255,12 +255,8 @@ static int serve_parse(int argc, char **argv, serve_args *a) {
 static cJSON *serve_request(const serve_args *a) {
     const pc_serve_opts *o = &a->o;
     cJSON *q = cJSON_CreateObject();
-    if (a->model) cJSON_AddStringToObject(q, "config", a->model);
-    if (a->preset) cJSON_AddStringToObject(q, "preset", a->preset);
-    if (a->chip) cJSON_AddStringToObject(q, "chip", a->chip);
-    if (a->chips_file) cJSON_AddStringToObject(q, "chips_file", a->chips_file);
-    if (a->chips > 0) cJSON_AddNumberToObject(q, "chips", (double)a->chips);
-    if (a->slice) cJSON_AddStringToObject(q, "slice", a->slice);
+    pc_acli_request_hw(q, a->model, a->preset, a->chip, a->chips_file, a->chips,
+                       a->slice);
     if (a->nctx) {
         cJSON *jc = cJSON_AddArrayToObject(q, "context");
         for (int i = 0; i < a->nctx; i++) cJSON_AddItemToArray(jc, cJSON_CreateNumber(a->ctxs[i]));

@@ -302,12 +302,8 @@ static cJSON *train_request(const train_args *a) {
                                                  [PC_PAR_TP] = "tp"};
     const pc_plan_train_opts *o = &a->o;
     cJSON *q = cJSON_CreateObject();
-    if (a->model) cJSON_AddStringToObject(q, "config", a->model);
-    if (a->preset) cJSON_AddStringToObject(q, "preset", a->preset);
-    if (a->chip) cJSON_AddStringToObject(q, "chip", a->chip);
-    if (a->chips_file) cJSON_AddStringToObject(q, "chips_file", a->chips_file);
-    if (a->chips > 0) cJSON_AddNumberToObject(q, "chips", (double)a->chips);
-    if (a->slice) cJSON_AddStringToObject(q, "slice", a->slice);
+    pc_acli_request_hw(q, a->model, a->preset, a->chip, a->chips_file, a->chips,
+                       a->slice);
     if (a->have_batch) cJSON_AddNumberToObject(q, "batch_tokens", o->batch_tokens);
     if (o->seq > 0) cJSON_AddNumberToObject(q, "seq", o->seq);
     if (o->total_tokens > 0) cJSON_AddNumberToObject(q, "tokens", o->total_tokens);
