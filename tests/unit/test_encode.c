@@ -51,18 +51,18 @@ static void test_widths_and_bits(void **state) {
     assert_int_equal(pc_encode_tile_width(&all, 24), 78);
     assert_int_equal(pc_encode_layout_width(&all, 18), 51);
     assert_int_equal(pc_encode_layout_width(&all, 17), -1);
-    pc_encode_opts pad = {1, 0, 0, 0, 0, 0}; /* a no-op for configs: any width */
+    pc_encode_opts pad = {1, 0, 0, 0, 0, 0, 0}; /* a no-op for configs: any width */
     assert_int_equal(pc_encode_config_width(&pad, PC_KIND_TILE, 5), 5);
     assert_int_equal(pc_encode_config_width(&pad, PC_KIND_LAYOUT, 5), 5);
     assert_int_equal(pc_encode_config_width(&all, PC_KIND_AUTO, 18), -1);
     pc_encode_opts o;
     pc_error e;
-    for (uint32_t b = 0; b < 64; b++) {
+    for (uint32_t b = 0; b < 128; b++) {
         assert_int_equal(pc_encode_opts_from_bits(b, &o, &e), PC_OK);
         assert_int_equal(pc_encode_opts_bits(&o), b);
     }
-    assert_int_equal(pc_encode_opts_from_bits(64, &o, &e), PC_ERR_ARG);
-    assert_non_null(strstr(e.msg, "unknown option bits 0x40"));
+    assert_int_equal(pc_encode_opts_from_bits(128, &o, &e), PC_ERR_ARG);
+    assert_non_null(strstr(e.msg, "unknown option bits 0x80"));
     pc_encode_opts steps = pc_encode_opts_none();
     steps.steps = 1; /* tile only: 8 columns; a no-op on layout configs */
     assert_int_equal(pc_encode_tile_width(&steps, 24), 32);
@@ -105,7 +105,7 @@ static void test_node_rank(void **state) {
 
 static void test_node_pad(void **state) {
     (void)state;
-    pc_encode_opts pad = {1, 0, 0, 0, 0, 0};
+    pc_encode_opts pad = {1, 0, 0, 0, 0, 0, 0};
     pc_error e;
     float row[NF], y[NF], y2[NF];
     float d[2] = {4, 256}, m[2] = {1, 0};
@@ -175,7 +175,7 @@ static void test_node_dims_and_categories(void **state) {
     float zeros[PC_ENCODE_LAYOUT_COLS] = {0};
     assert_floats(b + PC_ENCODE_NODE_DIM_COLS, zeros, PC_ENCODE_LAYOUT_COLS);
     /* only the category block: it starts right after the input */
-    pc_encode_opts cats = {0, 0, 1, 0, 0, 0};
+    pc_encode_opts cats = {0, 0, 1, 0, 0, 0, 0};
     node_row(row, d, 3, m);
     assert_int_equal(pc_encode_node(&cats, row, 1, NF, y, &e), PC_OK);
     assert_floats(y + NF, cat, PC_ENCODE_LAYOUT_COLS);
