@@ -352,6 +352,52 @@ static void test_tile_steps(void **state) {
     assert_int_equal(mm.tile, 0);
 }
 
+/* The rsteps block (encode.h) after steps: a dot [64, 96] x [96, 32] -> [64, 32] under
+   an add (the kernel root); kernel_bounds M, N, K; golden values by hand. */
+static void test_tile_rsteps(void **state) {
+    (void)state;
+    enum { N = 4, C = 3, W = PC_TILE_CONFIG_DIM + PC_ENCODE_STEPS_COLS + PC_ENCODE_RSTEPS_COLS };
+    float feat[N * NF];
+    float lhs[2] = {64, 96}, rhs[2] = {96, 32}, out[2] = {64, 32};
+    node_row(feat, lhs, 2, NULL);
+    node_row(feat + NF, rhs, 2, NULL);
+    node_row(feat + 2 * NF, out, 2, NULL);
+    node_row(feat + 3 * NF, out, 2, NULL);
+    feat[3 * NF] = 1.0f;
+    int32_t op[N] = {63, 63, PC_OP_DOT, 2}, edges[6] = {2, 0, 2, 1, 3, 2};
+    pc_encode_graph g = {N, feat, NF, op, edges, 3, NULL, 0};
+    float red[PC_ENCODE_RED_DIMS];
+    int slot;
+    pc_encode_tile_reduction(&g, red, &slot);
+    assert_float_equal(red[0], 96, 0);
+    assert_float_equal(red[1], -1, 0);
+    assert_int_equal(slot, 2);
+    static const float kb[C][3] = {{64, 32, 8}, {64, 32, 96}, {64, 32, 0}};
+    static const float want[C][PC_ENCODE_RSTEPS_COLS] = {
+        {12, -1, -1, 12}, {1, -1, -1, 1}, {-1, -1, -1, -1}};
+    float cf[C * PC_TILE_CONFIG_DIM] = {0}, y[C * W];
+    for (int c = 0; c < C; c++)
+        for (int i = 0; i < 3; i++) cf[c * PC_TILE_CONFIG_DIM + i] = kb[c][i];
+    pc_encode_opts o = pc_encode_opts_none();
+    o.steps = o.rsteps = 1;
+    assert_int_equal(pc_encode_tile_width(&o, 24), W);
+    pc_error e;
+    pc_encode_mm mm;
+    assert_int_equal(pc_encode_plan_build(&o, PC_KIND_TILE, &g, &mm, &e), PC_OK);
+    assert_int_equal(pc_encode_configs_mm(&o, PC_KIND_TILE, &mm, cf, C, 24, y, &e), PC_OK);
+    for (int c = 0; c < C; c++)
+        for (int j = 0; j < PC_ENCODE_RSTEPS_COLS; j++)
+            assert_float_equal(y[c * W + W - PC_ENCODE_RSTEPS_COLS + j], want[c][j], 0);
+    pc_encode_mm_free(&mm);
+    /* no dot or convolution, or no opcodes: every reduction column absent */
+    op[2] = 2;
+    pc_encode_tile_reduction(&g, red, &slot);
+    assert_int_equal(slot, -1);
+    g.opcode = NULL;
+    pc_encode_tile_reduction(&g, red, &slot);
+    assert_float_equal(red[0], -1, 0);
+}
+
 static void test_many_rows(void **state) {
     (void)state;
     enum { ROWS = 5000, IN = NF + 1 };
@@ -397,6 +443,7 @@ int main(void) {
         cmocka_unit_test(test_layout_category),
         cmocka_unit_test(test_configs),
         cmocka_unit_test(test_tile_steps),
+        cmocka_unit_test(test_tile_rsteps),
         cmocka_unit_test(test_many_rows),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
