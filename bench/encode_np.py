@@ -41,11 +41,16 @@ Places where the spec leaves room and encode.c was read to settle it
 """
 import numpy as np
 
-BITS = {"pad": 1, "dims": 2, "layout": 4, "roofline": 8, "mismatch": 16, "steps": 32}
-KNOWN = 63
+BITS = {"pad": 1, "dims": 2, "layout": 4, "roofline": 8, "mismatch": 16, "steps": 32,
+        "rsteps": 64}
+KNOWN = 127
 ROOF_COLS = 5
 MISMATCH_COLS = 3
 STEPS_COLS = 8
+RSTEPS_COLS = 4
+OP_CONVOLUTION = 26
+OP_DOT = 34
+NF_CONV_IN_FEAT = 94
 
 NODE_DIM = 140
 TILE_DIM = 24
@@ -67,7 +72,7 @@ NF_LAYOUT = 134
 
 _NAMES = {"pad": "pad", "pad_minus1": "pad", "dims": "dims", "dim_encodings": "dims",
           "layout": "layout", "layout_categories": "layout", "roofline": "roofline",
-          "mismatch": "mismatch", "steps": "steps"}
+          "mismatch": "mismatch", "steps": "steps", "rsteps": "rsteps"}
 
 
 def bits_from_names(spec):
@@ -88,7 +93,7 @@ def bits_from_names(spec):
             bits |= BITS[_NAMES[name]]
         else:
             raise ValueError("unknown encoding %r (pad, dims, layout, roofline, mismatch, steps, "
-                             "all, none)" % name)
+                             "rsteps, all, none)" % name)
     return bits
 
 
@@ -202,9 +207,10 @@ def node_width(bits, in_dim=NODE_DIM):
 def tile_width(bits, in_dim=TILE_DIM):
     _, dims, _ = _bits(bits)
     steps = bool(bits_from_names(bits) & 32)
-    if in_dim <= 0 or ((dims or steps) and in_dim < TILE_DIM):
+    rsteps = bool(bits_from_names(bits) & 64)
+    if in_dim <= 0 or ((dims or steps or rsteps) and in_dim < TILE_DIM):
         return -1
-    return in_dim + TILE_DIM_COLS * dims + STEPS_COLS * steps
+    return in_dim + TILE_DIM_COLS * dims + STEPS_COLS * steps + RSTEPS_COLS * rsteps
 
 
 def layout_width(bits, in_dim=LAYOUT_DIM):
@@ -295,6 +301,70 @@ def tile_steps(x, ext):
     return out.astype(np.float32)
 
 
+def tile_reduction(feat, op, edges):
+    """(R (3,) reduction extents, -1 where absent; s, the kernel_bounds slot of R[0], -1
+    when there is no dot/convolution) as the rsteps block (encode.h) defines them."""
+    feat = _as2d(feat, "node_feat").astype(np.float64)
+    R = np.full(3, -1.0)
+    if op is None or len(feat) == 0:
+        return R, -1
+    op = np.asarray(op).reshape(-1)
+    hits = np.nonzero((op == OP_DOT) | (op == OP_CONVOLUTION))[0]
+    if not len(hits):
+        return R, -1
+    v = int(hits[-1])
+    e = np.asarray(edges, dtype=np.int64).reshape(-1, 2) if edges is not None else np.zeros((0, 2))
+    prods = [int(p) for c, p in e if c == v and 0 <= p < len(feat)][:2]
+    if not prods:
+        return R, -1
+    if len(prods) == 1:
+        prods.append(prods[0])
+    rank = node_rank(feat).astype(int)
+    rv, rl, rr = rank[v], rank[prods[0]], rank[prods[1]]
+    if op[v] == OP_DOT:
+        nb = rl + rr - rv - 2
+        if max(rv, rl, rr) <= NSLOT and 0 <= nb <= rv:
+            def prod(u, r):
+                d = feat[u, NF_SHAPE_DIMS:NF_SHAPE_DIMS + r]
+                return -1.0 if (d < 0).any() else float(np.prod(d))
+            pv, pl, pr, b = prod(v, rv), prod(prods[0], rl), prod(prods[1], rr), prod(v, nb)
+            if min(pv, pl, pr, b) > 0:
+                k = np.floor(np.sqrt(pl * pr / (pv * b)) + 0.5)
+                if k >= 1:
+                    R[0] = k
+    else:
+        f = feat[v, NF_CONV_IN_FEAT]
+        if f == np.floor(f) and 0 <= f < min(rl, NSLOT):
+            d = feat[prods[0], NF_SHAPE_DIMS + int(f)]
+            if d > 0:
+                R[0] = d
+        for i in range(2):
+            w = feat[v, NF_WINDOW + i]
+            if not w > 0:
+                break
+            R[1 + i] = w
+    return R, int(rv)
+
+
+def tile_rsteps(x, R, s):
+    """The 4 rsteps columns of tile rows x for reduction extents R and first slot s."""
+    out = np.full((len(x), RSTEPS_COLS), -1.0)
+    prod = np.ones(len(x))
+    anyd = np.zeros(len(x), dtype=bool)
+    for i in range(3):
+        j = s + i
+        if s < 0 or j >= NSLOT or not R[i] > 0:
+            continue
+        t = x[:, j].astype(np.float64)
+        ok = t > 0
+        st = np.ceil(R[i] / np.where(ok, t, 1.0))
+        out[:, i] = np.where(ok, st, -1.0)
+        prod = np.where(ok, prod * st, prod)
+        anyd |= ok
+    out[:, 3] = np.where(anyd, prod, -1.0)
+    return out.astype(np.float32)
+
+
 def encode_tile(x, bits, graph=None):
     """Tile config features (rows, >=24) -> (rows, tile_width), as pc_encode_tile
     (pc_encode_configs_mm with the steps bit: graph = {"feat": the kernel's node_feat})."""
@@ -311,7 +381,13 @@ def encode_tile(x, bits, graph=None):
     if bits_from_names(bits) & 32:
         if graph is None:
             raise ValueError("the steps encoding needs the graph (feat)")
-        y[:, -STEPS_COLS:] = tile_steps(x, tile_root(graph["feat"]))
+        end = y.shape[1] - (RSTEPS_COLS if bits_from_names(bits) & 64 else 0)
+        y[:, end - STEPS_COLS:end] = tile_steps(x, tile_root(graph["feat"]))
+    if bits_from_names(bits) & 64:
+        if graph is None:
+            raise ValueError("the rsteps encoding needs the graph (feat, op, edges)")
+        R, s = tile_reduction(graph["feat"], graph.get("op"), graph.get("edges"))
+        y[:, -RSTEPS_COLS:] = tile_rsteps(x, R, s)
     return y
 
 

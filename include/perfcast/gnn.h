@@ -86,7 +86,8 @@ PC_API pc_status pc_segments_parse(const char *name, pc_segments *out);
  * configs, counts of producer/consumer layout mismatches that force copies;
  * on tile configs, the grid steps ceil(output extent / output tile) per
  * output dimension of the kernel's root, their product and the last tile's
- * fill.
+ * fill; and the reduction steps ceil(reduction extent / kernel_bounds tile) of
+ * the kernel's last dot or convolution (rsteps).
  */
 #define PC_ENCODE_NONE 0u
 #define PC_ENCODE_PAD 1u       /* "pad" */
@@ -96,13 +97,15 @@ PC_API pc_status pc_segments_parse(const char *name, pc_segments *out);
 #define PC_ENCODE_ROOFLINE 8u  /* "roofline" (not in "all") */
 #define PC_ENCODE_MISMATCH 16u /* "mismatch" (not in "all"; layout configs only) */
 #define PC_ENCODE_STEPS 32u    /* "steps" (not in "all"; tile configs only) */
-#define PC_ENCODE_COUNT 6      /* bits */
+#define PC_ENCODE_RSTEPS 64u   /* "rsteps" (not in "all"; tile configs only) */
+#define PC_ENCODE_COUNT 7      /* bits */
 /* Not an encoding: "the collection's default" (layout all, tile steps). */
 #define PC_ENCODE_AUTO 0x80000000u
-/* The name of one bit ("pad", "dims", "layout", "roofline", "mismatch", "steps");
+/* The name of one bit ("pad", "dims", "layout", "roofline", "mismatch", "steps",
+   "rsteps");
    NULL for anything else. */
 PC_API const char *pc_encode_name(unsigned bit);
-/* A comma list of pad, dims, layout, roofline, mismatch, steps, all, none
+/* A comma list of pad, dims, layout, roofline, mismatch, steps, rsteps, all, none
    ("pad,dims"; later words add to earlier ones, "none" clears) into *bits;
    PC_ERR_ARG on an unknown word. */
 PC_API pc_status pc_encode_parse(const char *list, unsigned *bits);

@@ -82,7 +82,9 @@ static void train_help(FILE *f) {
             "                      roofline (per-node FLOPs, bytes, intensity), mismatch\n"
             "                      (layout configs: layout copies forced), steps (tile\n"
             "                      configs: grid steps of the output tile over the kernel's\n"
-            "                      output), all (pad, dims, layout) or none (default: all\n"
+            "                      output), rsteps (tile configs: reduction steps of the\n"
+            "                      kernel_bounds tile over the last dot/convolution's\n"
+            "                      contraction), all (pad, dims, layout) or none (default: all\n"
             "                      for layout, steps for tile)\n"
             "  --gst               Graph Segment Training (layout): segments, a historical\n"
             "                      embedding table and stale-embedding dropout\n"
@@ -553,7 +555,7 @@ static int parse_loss_encode(pc_train_opts *o, const cli_train *ct) {
         unsigned b;
         while (w && pc_encode_parse(w, &b) == PC_OK) w = strtok_r(NULL, ",", &save);
         snprintf(f.msg, sizeof f.msg, "train: --encode expects a comma list of pad, dims, "
-                 "layout, roofline, mismatch, steps, all, none; got '%.900s'", w ? w : ct->encode);
+                 "layout, roofline, mismatch, steps, rsteps, all, none; got '%.900s'", w ? w : ct->encode);
         return pc_cli_fail(&f);
     }
     return -1;

@@ -15,22 +15,22 @@ _Static_assert(PC_ENCODE_ROOF_COLS == PC_TPUG_ROOF_COLS, "roofline block width")
 #define ENCODE_PAR_ROWS 4096
 #define NSLOT 6
 
-#define KNOWN_BITS 0x3fu
+#define KNOWN_BITS 0x7fu
 
 pc_encode_opts pc_encode_opts_none(void) {
-    pc_encode_opts o = {0, 0, 0, 0, 0, 0};
+    pc_encode_opts o = {0, 0, 0, 0, 0, 0, 0};
     return o;
 }
 
 pc_encode_opts pc_encode_opts_all(void) {
-    pc_encode_opts o = {1, 1, 1, 0, 0, 0};
+    pc_encode_opts o = {1, 1, 1, 0, 0, 0, 0};
     return o;
 }
 
 uint32_t pc_encode_opts_bits(const pc_encode_opts *o) {
     return (o->pad_minus1 ? 1u : 0u) | (o->dim_encodings ? 2u : 0u) |
            (o->layout_categories ? 4u : 0u) | (o->roofline ? 8u : 0u) | (o->mismatch ? 16u : 0u) |
-           (o->steps ? 32u : 0u);
+           (o->steps ? 32u : 0u) | (o->rsteps ? 64u : 0u);
 }
 
 pc_status pc_encode_opts_from_bits(uint32_t bits, pc_encode_opts *o, pc_error *err) {
@@ -43,6 +43,7 @@ pc_status pc_encode_opts_from_bits(uint32_t bits, pc_encode_opts *o, pc_error *e
     o->roofline = (bits & 8u) != 0;
     o->mismatch = (bits & 16u) != 0;
     o->steps = (bits & 32u) != 0;
+    o->rsteps = (bits & 64u) != 0;
     return PC_OK;
 }
 
@@ -61,10 +62,11 @@ int pc_encode_node_width(const pc_encode_opts *o, int in_dim) {
 }
 
 int pc_encode_tile_width(const pc_encode_opts *o, int in_dim) {
-    if (in_dim <= 0 || ((o->dim_encodings || o->steps) && in_dim < PC_TILE_CONFIG_DIM))
+    if (in_dim <= 0 ||
+        ((o->dim_encodings || o->steps || o->rsteps) && in_dim < PC_TILE_CONFIG_DIM))
         return -1;
     return in_dim + (o->dim_encodings ? PC_ENCODE_TILE_DIM_COLS : 0) +
-           (o->steps ? PC_ENCODE_STEPS_COLS : 0);
+           (o->steps ? PC_ENCODE_STEPS_COLS : 0) + (o->rsteps ? PC_ENCODE_RSTEPS_COLS : 0);
 }
 
 int pc_encode_layout_width(const pc_encode_opts *o, int in_dim) {
@@ -297,8 +299,25 @@ static void tile_steps(const float *in, const float *ext, float *b) {
     b[NSLOT + 1] = any ? (float)fill : -1.0f;
 }
 
-/* ext: the root's extents (o->steps only). */
-static void tile_row(const pc_encode_opts *o, const float *in, int in_dim, const float *ext,
+/* The rsteps block (encode.h) of one tile row from the reduction extents. */
+static void tile_rsteps(const float *in, const pc_encode_mm *p, float *b) {
+    double prod = 1.0;
+    int any = 0;
+    for (int i = 0; i < PC_ENCODE_RED_DIMS; i++) {
+        int j = p->red_slot + i;
+        double r = p->red[i], t = j >= 0 && j < NSLOT ? in[j] : 0.0;
+        b[i] = -1.0f;
+        if (!(t > 0.0) || !(r > 0.0)) continue;
+        double s = ceil(r / t);
+        b[i] = (float)s;
+        prod *= s;
+        any = 1;
+    }
+    b[PC_ENCODE_RED_DIMS] = any ? (float)prod : -1.0f;
+}
+
+/* p: the plan (o->steps, o->rsteps only). */
+static void tile_row(const pc_encode_opts *o, const float *in, int in_dim, const pc_encode_mm *p,
                      float *y) {
     memcpy(y, in, (size_t)in_dim * sizeof *y);
     float *b = y + in_dim;
@@ -310,7 +329,11 @@ static void tile_row(const pc_encode_opts *o, const float *in, int in_dim, const
         }
         b += PC_ENCODE_TILE_DIM_COLS;
     }
-    if (o->steps) tile_steps(in, ext, b);
+    if (o->steps) {
+        tile_steps(in, p->ext, b);
+        b += PC_ENCODE_STEPS_COLS;
+    }
+    if (o->rsteps) tile_rsteps(in, p, b);
 }
 
 static void layout_row(const pc_encode_opts *o, const float *in, int in_dim, float *y) {
@@ -328,13 +351,13 @@ static pc_status tiles(const pc_encode_opts *o, const pc_encode_mm *mm, const fl
     if (W < 0)
         return pc_fail(err, PC_ERR_ARG, "encode: tile configs have %d columns, need %d", in_dim,
                        PC_TILE_CONFIG_DIM);
-    if (o->steps && (!mm || !mm->tile))
-        return pc_fail(err, PC_ERR_ARG, "encode: the steps encoding needs the kernel root's "
-                       "shape (pc_encode_plan_build, pc_encode_configs_mm)");
-    const float *ext = o->steps ? mm->ext : NULL;
+    if ((o->steps || o->rsteps) && (!mm || !mm->tile))
+        return pc_fail(err, PC_ERR_ARG, "encode: the %s encoding needs the kernel root's "
+                       "shape (pc_encode_plan_build, pc_encode_configs_mm)",
+                       o->steps ? "steps" : "rsteps");
 #pragma omp parallel for schedule(static) if(rows >= ENCODE_PAR_ROWS) num_threads(pc_threads())
     for (int64_t i = 0; i < rows; i++)
-        tile_row(o, in + (size_t)i * (size_t)in_dim, in_dim, ext, out + (size_t)i * (size_t)W);
+        tile_row(o, in + (size_t)i * (size_t)in_dim, in_dim, mm, out + (size_t)i * (size_t)W);
     return PC_OK;
 }
 
@@ -437,18 +460,75 @@ void pc_encode_tile_root(const pc_encode_graph *g, float ext[6]) {
         if (row[PC_NF_SHAPE_DIMS + i] >= 0.0f) ext[i] = row[PC_NF_SHAPE_DIMS + i];
 }
 
+/* Product of the first r (<= 6) dims of a node row; -1 when one is negative. */
+static double dims_prod(const float *row, int r) {
+    double p = 1.0;
+    for (int i = 0; i < r; i++) {
+        if (row[PC_NF_SHAPE_DIMS + i] < 0.0f) return -1.0;
+        p *= row[PC_NF_SHAPE_DIMS + i];
+    }
+    return p;
+}
+
+/* Reduction extents of a dot (rows v, lhs, rhs): one contracting dim, the
+   leading nb = rank(lhs) + rank(rhs) - rank(v) - 2 dims batch dims. */
+static void red_dot(const float *v, const float *l, const float *r, float red[3]) {
+    int rv = pc_encode_node_rank(v), rl = pc_encode_node_rank(l), rr = pc_encode_node_rank(r);
+    int nb = rl + rr - rv - 2;
+    if (rv > NSLOT || rl > NSLOT || rr > NSLOT || nb < 0 || nb > rv) return;
+    double pv = dims_prod(v, rv), pl = dims_prod(l, rl), pr = dims_prod(r, rr), b = dims_prod(v, nb);
+    if (!(pv > 0.0) || !(pl > 0.0) || !(pr > 0.0) || !(b > 0.0)) return;
+    double k = floor(sqrt(pl * pr / (pv * b)) + 0.5);
+    if (k >= 1.0) red[0] = (float)k;
+}
+
+/* Reduction extents of a convolution (rows v, input): the input feature dim
+   (column 94 names it), then the first two window sizes (37-42). */
+static void red_conv(const float *v, const float *in, float red[3]) {
+    int ri = pc_encode_node_rank(in), f = (int)v[PC_NF_CONV_IN_FEAT];
+    if (f >= 0 && f < ri && f < NSLOT && (float)f == v[PC_NF_CONV_IN_FEAT] &&
+        in[PC_NF_SHAPE_DIMS + f] > 0.0f)
+        red[0] = in[PC_NF_SHAPE_DIMS + f];
+    for (int i = 0; i < 2 && v[PC_NF_WINDOW + i] > 0.0f; i++) red[1 + i] = v[PC_NF_WINDOW + i];
+}
+
+void pc_encode_tile_reduction(const pc_encode_graph *g, float red[3], int *slot) {
+    for (int i = 0; i < PC_ENCODE_RED_DIMS; i++) red[i] = -1.0f;
+    *slot = -1;
+    if (g->n < 1 || !g->feat || g->dim < PC_NODE_FEAT_DIM || !g->opcode) return;
+    int64_t v = g->n - 1;
+    while (v >= 0 && g->opcode[v] != PC_OP_DOT && g->opcode[v] != PC_OP_CONVOLUTION) v--;
+    if (v < 0) return;
+    int64_t opnd[2] = {-1, -1};
+    int k = 0;
+    for (int64_t e = 0; e < g->m && k < 2; e++)
+        if (g->edges[2 * e] == v && g->edges[2 * e + 1] >= 0 && g->edges[2 * e + 1] < g->n)
+            opnd[k++] = g->edges[2 * e + 1];
+    if (k == 0) return;
+    if (k == 1) opnd[1] = opnd[0];
+    const float *row = g->feat + (size_t)v * (size_t)g->dim;
+    const float *a = g->feat + (size_t)opnd[0] * (size_t)g->dim;
+    const float *b = g->feat + (size_t)opnd[1] * (size_t)g->dim;
+    if (g->opcode[v] == PC_OP_DOT)
+        red_dot(row, a, b, red);
+    else
+        red_conv(row, a, red);
+    *slot = pc_encode_node_rank(row);
+}
+
 pc_status pc_encode_plan_build(const pc_encode_opts *o, pc_kind kind, const pc_encode_graph *g,
                                pc_encode_mm *p, pc_error *err) {
     memset(p, 0, sizeof *p);
     if (kind == PC_KIND_LAYOUT && o->mismatch) return pc_encode_mm_build(g, p, err);
-    if (kind != PC_KIND_TILE || !o->steps) return PC_OK;
+    if (kind != PC_KIND_TILE || !(o->steps || o->rsteps)) return PC_OK;
     if (g->dim < PC_NODE_FEAT_DIM || !g->feat)
         return pc_fail(err, PC_ERR_ARG, "encode: node features have %d columns, need %d",
                        g->dim, PC_NODE_FEAT_DIM);
-    if (g->n < 1) return pc_fail(err, PC_ERR_ARG, "encode: the steps encoding needs a graph "
-                                 "with nodes (the kernel root)");
+    if (g->n < 1) return pc_fail(err, PC_ERR_ARG, "encode: the %s encoding needs a graph "
+                                 "with nodes (the kernel root)", o->steps ? "steps" : "rsteps");
     p->tile = 1;
     pc_encode_tile_root(g, p->ext);
+    pc_encode_tile_reduction(g, p->red, &p->red_slot);
     return PC_OK;
 }
 

@@ -116,6 +116,29 @@
  *               (e_i - (steps_i - 1) t_i) / t_i in (0, 1] (1 when the tile
  *               divides the extent, e_i / t_i when it is larger; a dim with
  *               e_i = 0 gives 1); -1 if none counts
+ *  rsteps block (after steps, PC_ENCODE_RSTEPS_COLS = 4, base b): the
+ *   reduction steps of the kernel's contraction, ceil(reduction extent /
+ *   reduction tile), which the output tile does not show (bench/RESULTS.md,
+ *   issue #15 fifth and sixth pass). The reduction node is the last node
+ *   whose opcode (node_opcode) is dot (34) or convolution (26); none: every
+ *   column -1. Its operands are the producers of its first edges in edge
+ *   order (one edge: both operands are that node). Reduction extents
+ *   R_0..R_2 (-1 where absent):
+ *    dot: node_feat holds no dot_dimension_numbers, so one contracting dim
+ *     is assumed, the batch dims being the nb = r_lhs + r_rhs - r_out - 2
+ *     leading output dims (r = pc_encode_node_rank, all <= 6, nb in
+ *     0..r_out): R_0 = round(sqrt(P_lhs P_rhs / (P_out B))), P the
+ *     products of dims 21.. of each row, B the product of the output's
+ *     first nb dims; absent when a product is not > 0 or R_0 < 1.
+ *    convolution: R_0 = the input operand's dim at index column 94
+ *     (input_feature_dimension), when an integer in 0..min(r_in, 6)-1 and
+ *     the dim is > 0; R_1, R_2 = window sizes (columns 37, 38) while > 0.
+ *   The reduction tile of R_i is kernel_bounds slot s + i (s = the rank of
+ *   the reduction node: kernel_bounds lists the output's iteration dims
+ *   first, then the reduced ones, as tpugraphs' tiles do in synth/tile.c).
+ *   b+0 .. b+2  ceil(R_i / t_i) when R_i > 0 and slot s + i < 6 holds t_i > 0;
+ *               -1 otherwise
+ *   b+3         the product of the counted ones; -1 if none counts
  *   Why appended and not written into input_bounds (16-23): the dataset
  *   leaves input_bounds "usually" 0 (the compiler infers it, tpugraphs.md
  *   6.4), not always, so those slots are not provably free.
@@ -181,6 +204,10 @@
 #define PC_ENCODE_ROOF_COLS 5 /* = PC_TPUG_ROOF_COLS (checked in encode.c) */
 #define PC_ENCODE_MISMATCH_COLS 3
 #define PC_ENCODE_STEPS_COLS 8
+#define PC_ENCODE_RED_DIMS 3
+#define PC_ENCODE_RSTEPS_COLS 4 /* PC_ENCODE_RED_DIMS + 1 */
+#define PC_OP_CONVOLUTION 26
+#define PC_OP_DOT 34
 /* Number of layout categories of rank 0..6: sum of r! = 874. */
 #define PC_ENCODE_LAYOUT_CATEGORIES 874
 
@@ -188,6 +215,7 @@
 #define PC_NF_SHAPE_DIMS 21
 #define PC_NF_SHAPE_PROD 28
 #define PC_NF_WINDOW 37
+#define PC_NF_CONV_IN_FEAT 94
 #define PC_NF_WIN_REV 85
 #define PC_NF_WIN_REV_TRUE 91
 #define PC_NF_WIN_REV_FALSE 92
@@ -201,6 +229,7 @@ typedef struct pc_encode_opts {
     int roofline;
     int mismatch;
     int steps;
+    int rsteps;
 } pc_encode_opts;
 
 pc_encode_opts pc_encode_opts_none(void); /* all off: every transform is a copy */
@@ -208,7 +237,7 @@ pc_encode_opts pc_encode_opts_none(void); /* all off: every transform is a copy 
 pc_encode_opts pc_encode_opts_all(void);
 
 /* Bit 0 pad_minus1, bit 1 dim_encodings, bit 2 layout_categories, bit 3
-   roofline, bit 4 mismatch, bit 5 steps. */
+   roofline, bit 4 mismatch, bit 5 steps, bit 6 rsteps. */
 uint32_t pc_encode_opts_bits(const pc_encode_opts *o);
 /* Fails with PC_ERR_ARG on unknown bits (a newer checkpoint). */
 pc_status pc_encode_opts_from_bits(uint32_t bits, pc_encode_opts *o, pc_error *err);
@@ -274,6 +303,8 @@ typedef struct pc_encode_mm {
     float *dims;   /* (nc, 2, 6) the producer's dims (21-26); 0 without a producer */
     int tile;      /* 1: built for a tile graph (ext is set) */
     float ext[6];  /* the kernel root's output extents, -1 where absent (steps block) */
+    float red[PC_ENCODE_RED_DIMS]; /* reduction extents, -1 where absent (rsteps block) */
+    int red_slot;  /* kernel_bounds slot of red[0]: the reduction node's rank; -1 none */
 } pc_encode_mm;
 
 /* PC_ERR_RANGE for a config id or edge outside the graph. */
@@ -290,6 +321,8 @@ void pc_encode_mm_free(pc_encode_mm *p); /* NULL and zeroed plans are fine */
 pc_status pc_encode_plan_build(const pc_encode_opts *o, pc_kind kind, const pc_encode_graph *g,
                                pc_encode_mm *p, pc_error *err);
 /* The kernel root's extents of a tile graph (the steps block's rules) into ext[6]. */
+/* The rsteps block's reduction extents and first kernel_bounds slot (encode.h). */
+void pc_encode_tile_reduction(const pc_encode_graph *g, float red[PC_ENCODE_RED_DIMS], int *slot);
 void pc_encode_tile_root(const pc_encode_graph *g, float ext[6]);
 
 /*

@@ -418,11 +418,12 @@ pc_status pc_gnn_prep_configs(const pc_gnn *m, const pc_graph *g, const float *r
     pc_encode_mm mm = {0};
     int64_t unit = 1;
     int graphwide = (eo.mismatch && m->opts.kind == PC_KIND_LAYOUT) ||
-                    (eo.steps && m->opts.kind == PC_KIND_TILE);
+                    ((eo.steps || eo.rsteps) && m->opts.kind == PC_KIND_TILE);
     if (graphwide) {
         if (!g)
             return pc_fail(err, PC_ERR_ARG, "model: the %s encoding needs the graph",
-                           eo.steps && m->opts.kind == PC_KIND_TILE ? "steps" : "mismatch");
+                           m->opts.kind == PC_KIND_TILE ? (eo.steps ? "steps" : "rsteps")
+                                                        : "mismatch");
         pc_encode_graph eg = pc_encode_graph_of(g);
         pc_status st = pc_encode_plan_build(&eo, m->opts.kind, &eg, &mm, err);
         if (st) return st;

@@ -9,7 +9,8 @@ static const char *const join_names[PC_JOIN_COUNT] = {"early", "late"};
 static const char *const act_names[PC_ACT_COUNT] = {"leaky_relu", "relu", "gelu"};
 static const char *const segments_names[PC_SEGMENTS_COUNT] = {"contiguous", "splits", "metis"};
 static const char *const encode_names[PC_ENCODE_COUNT] = {"pad",      "dims",    "layout",
-                                                            "roofline", "mismatch", "steps"};
+                                                            "roofline", "mismatch", "steps",
+                                                            "rsteps"};
 
 /* Index of name in names[0..n), or -1. */
 static int find(const char *const *names, int n, const char *name) {

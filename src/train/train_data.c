@@ -34,7 +34,7 @@ static const float *encoded(const pc_encode_opts *eo, int node, pc_kind kind, co
     pc_encode_mm mm = {0};
     if (node) {
         *st = pc_encode_node_graph(eo, &eg, *buf, err);
-    } else if ((eo->mismatch && kind == PC_KIND_LAYOUT) || (eo->steps && kind == PC_KIND_TILE)) {
+    } else if ((eo->mismatch && kind == PC_KIND_LAYOUT) || ((eo->steps || eo->rsteps) && kind == PC_KIND_TILE)) {
         *st = pc_encode_plan_build(eo, kind, &eg, &mm, err);
         if (!*st) *st = pc_encode_configs_mm(eo, kind, &mm, in, rows, din, *buf, err);
         pc_encode_mm_free(&mm);

@@ -107,6 +107,8 @@ def col_names(kind, bits, in_dim):
                     names += ["%s%d.%s" % (g, i, t) for t in ("log2", "mod128", "div128")]
         if bits & 32:
             names += ["steps%d" % i for i in range(6)] + ["steps.grid", "steps.fill.ratio"]
+        if bits & 64:
+            names += ["rsteps%d" % i for i in range(3)] + ["rsteps.prod"]
     else:
         if bits & 4:
             for t in ("out", "in", "kern"):
@@ -447,7 +449,7 @@ def tool_errors():
     np.savez(nox, z=np.zeros((2, 140), dtype=np.float32))
     out = os.path.join(TMP, "err_out.npz")
     cases = [
-        (["64", good, out, "node"], "bits"),
+        (["128", good, out, "node"], "bits"),
         (["32", good, out, "tile"], "steps needs"),
         (["8", good, out, "node"], "roofline needs"),
         (["16", good, out, "layout"], "mismatch needs"),
@@ -652,7 +654,7 @@ def graph_checks(rng):
 
 # ---- the tile steps block (encode.h): root extents x output tiles ---------------------
 
-STEPS_BITS = (32, 34, 35, 39)
+STEPS_BITS = (32, 34, 35, 39, 64, 96, 98, 103)
 
 
 def kernel_feat(rng, n, root_shape, mark=True, tail=0):
@@ -725,6 +727,52 @@ def steps_hand_checks(rng):
                     ki, shape, side, y[:, 24:].tolist(), want.tolist()))
 
 
+def rsteps_hand_checks():
+    """Hand-made dot and convolution kernels with golden reduction steps worked out by
+    hand (encode.h, rsteps block): columns 24.. of bits 64."""
+    def node(shape, **cols):
+        r = np.zeros(140, dtype=np.float32)
+        r[21:21 + len(shape)] = shape
+        r[28] = np.prod(shape) if shape else 1.0
+        for c, v in cols.items():
+            r[int(c[1:])] = v
+        return r
+    # dot [M=64, K=96] x [K=96, N=32] -> [64, 32], then an add (the kernel root):
+    # kernel_bounds M, N, K; K tile 8 -> 12 steps, 96 -> 1, 40 -> 3 (ceil 2.4); 0 absent
+    feat = np.stack([node([64, 96]), node([96, 32]), node([64, 32]), node([64, 32], c0=1)])
+    op = np.array([63, 63, 34, 2], dtype=np.int32)
+    edges = np.array([[2, 0], [2, 1], [3, 2], [3, 2]], dtype=np.int32)
+    kbs = [[64, 32, 8], [64, 32, 96], [8, 8, 40], [64, 32, 0]]
+    want = [[12, -1, -1, 12], [1, -1, -1, 1], [3, -1, -1, 3], [-1, -1, -1, -1]]
+    # batched dot [B=4, 16, 100] x [4, 100, 8] -> [4, 16, 8]: K = sqrt(6400*3200/(512*4))
+    bfeat = np.stack([node([4, 16, 100]), node([4, 100, 8]), node([4, 16, 8], c0=1)])
+    bop = np.array([63, 63, 34], dtype=np.int32)
+    bedges = np.array([[2, 0], [2, 1]], dtype=np.int32)
+    # conv NHWC [1, 14, 14, 48] x HWIO [3, 3, 48, 64] -> [1, 14, 14, 64], window 3x3,
+    # input feature dim 3: Ci 48 at slot 4, window 3 at slot 5
+    cfeat = np.stack([node([1, 14, 14, 48]), node([3, 3, 48, 64]),
+                      node([1, 14, 14, 64], c0=1, c94=3, c37=3, c38=3)])
+    cop = np.array([63, 63, 26], dtype=np.int32)
+    cases = [
+        (feat, op, edges, kbs, want),
+        (bfeat, bop, bedges, [[1, 16, 8, 32], [4, 16, 8, 100]], [[4, -1, -1, 4], [1, -1, -1, 1]]),
+        (cfeat, cop, bedges, [[1, 7, 7, 64, 16, 1], [1, 14, 14, 64, 48, 0], [1, 1, 1, 1, 0, 0]],
+         [[3, 3, -1, 9], [1, -1, -1, 1], [-1, -1, -1, -1]]),
+        (feat, np.array([63, 63, 2, 2], dtype=np.int32), edges, kbs, [[-1] * 4] * 4),  # no dot
+    ]
+    for ki, (f, o, e, kb, w) in enumerate(cases):
+        x = np.zeros((len(kb), 24), dtype=np.float32)
+        for c, k in enumerate(kb):
+            x[c, :len(k)] = k
+        g = {"feat": f, "op": o, "edges": e}
+        want_a = np.array(w, dtype=np.float32)
+        for side, y in (("C", c_encode(x, 64, "tile", "rsh%d" % ki, g)),
+                        ("numpy", E.encode_tile(x, 64, g))):
+            if y is not None and not np.array_equal(y[:, 24:], want_a):
+                fail("hand rsteps, case %d: %s gives %r, golden %r" % (
+                    ki, side, y[:, 24:].tolist(), want_a.tolist()))
+
+
 def adv_steps(rng, n=200):
     """Random kernels: root ranks 0..7, zero and -1 extents, marked or not; configs with
     tiles dividing, not dividing, beyond the extent, 0 and -1 holes, any tile rank."""
@@ -742,7 +790,14 @@ def adv_steps(rng, n=200):
             tr = int(rng.integers(0, 7))
             x[k, 8:14] = 0
             x[k, 8:8 + tr] = rng.choice([-1, 0, 1, 2, 3, 8, 50, 128, 256, 5000], size=tr)
-        yield x, {"feat": feat}
+        nn = len(feat)
+        op = rng.choice([34, 26, 2, 41], size=nn).astype(np.int32)
+        m = int(rng.integers(0, 3 * nn + 1))
+        edges = rng.integers(-1, nn + 1, size=(m, 2)).astype(np.int32)
+        feat[:, 94] = rng.choice([-1, 0, 1, 2, 3, 1.5, 7], size=nn)
+        feat[:, 37:39] = rng.choice([0, 1, 3, 5], size=(nn, 2))
+        x[:, :6] = rng.choice([-1, 0, 1, 2, 3, 8, 50, 128], size=(c, 6))
+        yield x, {"feat": feat, "op": op, "edges": edges}
 
 
 def steps_checks(rng):
@@ -754,7 +809,8 @@ def steps_checks(rng):
     for f in files:
         with np.load(f) as z:
             x = z["config_feat"].astype(np.float32)
-            g = {"feat": z["node_feat"].astype(np.float32)}
+            g = {"feat": z["node_feat"].astype(np.float32), "op": z["node_opcode"],
+                 "edges": z["edge_index"]}
         for bits in STEPS_BITS:
             compare(x, c_encode(x, bits, "tile", "st", g), np_encode(x, bits, "tile", g),
                     "tile", bits, "synth tile graph %s" % os.path.basename(f))
@@ -763,6 +819,7 @@ def steps_checks(rng):
         compare(x, c_encode(x, bits, "tile", "sa", g), np_encode(x, bits, "tile", g), "tile",
                 bits, "adversarial kernel %d" % i)
     steps_hand_checks(rng)
+    rsteps_hand_checks()
     return len(files)
 
 

@@ -339,6 +339,28 @@ def steps_tests(data):
     expect_rc(p, 0, "resume with the same --encode steps")
 
 
+def rsteps_tests(data):
+    """--encode steps,rsteps (tile reduction steps, src/gnn/encode.h): recorded as 96, used
+    by rank; --resume refuses a run stopped with steps alone."""
+    common = ["--epochs", "2", "--patience", "2", "--hidden", "16", "--layers", "2"]
+    ms = os.path.join(TMP, "rsteps.st")
+    train(data, "tile:xla", ms, "--encode", "steps,rsteps", *common)
+    if os.path.isfile(ms):
+        m = re.search(rb'encode\\*":(\d+)', open(ms, "rb").read())
+        expect(m is not None and m.group(1) == b"96", "--encode steps,rsteps records 96: %r" % m)
+    f = sorted(glob.glob(os.path.join(data, "npz", "tile", "xla", "valid", "*.npz")))[0]
+    q = run("rank", "--model", ms, f, "--top", "3", "--json")
+    expect_rc(q, 0, "rank with an rsteps model")
+    part = os.path.join(TMP, "rsteps_part.st")
+    p = run("train", "--data", data, "--collection", "tile:xla", "--out", part, "--threads",
+            "2", "--stop-after-steps", "3", "--encode", "steps", *common)
+    expect_rc(p, 0, "stopped steps run")
+    p = run("train", "--data", data, "--collection", "tile:xla", "--out", part, "--threads",
+            "2", "--resume", "--encode", "steps,rsteps", *common)
+    expect_rc(p, 1, "resume with rsteps added")
+    expect("encode" in p.stderr, "resume names the encoding: " + p.stderr)
+
+
 def main():
     shutil.rmtree(TMP, ignore_errors=True)
     os.makedirs(TMP)
@@ -433,6 +455,7 @@ def main():
     options_tests(data)
     budget_tests(data)
     steps_tests(data)
+    rsteps_tests(data)
 
     # usage errors and failures
     bad = os.path.join(TMP, "bad.safetensors")

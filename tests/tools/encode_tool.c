@@ -5,7 +5,7 @@
  *
  *   pc_encode_tool BITS IN.npz OUT.npz KIND
  *
- * BITS: the pc_encode_opts bits, 0..63 (bit 0 pad_minus1, bit 1
+ * BITS: the pc_encode_opts bits, 0..127 (bit 0 pad_minus1, bit 1
  * dim_encodings, bit 2 layout_categories, bit 3 roofline, bit 4 mismatch,
  * bit 5 steps; decimal or 0x hex). IN.npz holds a float32 2-D array `x` (rows, in_dim);
  * KIND is node, tile or layout. Writes `y` (rows, width) float32 to OUT.npz
@@ -35,7 +35,7 @@ static int fail(const pc_error *err) {
 static int usage(const char *why) {
     fprintf(stderr,
             "pc_encode_tool: %s\n"
-            "usage: pc_encode_tool BITS IN.npz OUT.npz KIND  (BITS 0..63, KIND node|tile|layout)\n",
+            "usage: pc_encode_tool BITS IN.npz OUT.npz KIND  (BITS 0..127, KIND node|tile|layout)\n",
             why);
     return 1;
 }
@@ -178,7 +178,7 @@ int main(int argc, char **argv) {
         st = pc_encode_node_graph(&opts, &g, y.data, &err);
     } else if (is_node) {
         st = pc_encode_node(&opts, x.data, rows, in_dim, y.data, &err);
-    } else if ((opts.mismatch && kind == PC_KIND_LAYOUT) || (opts.steps && kind == PC_KIND_TILE)) {
+    } else if ((opts.mismatch && kind == PC_KIND_LAYOUT) || ((opts.steps || opts.rsteps) && kind == PC_KIND_TILE)) {
         if (kind == PC_KIND_LAYOUT && (!g.feat || !g.cfg_ids)) {
             fprintf(stderr, "pc_encode_tool: %s: mismatch needs float32 'feat', int32 'edges' "
                     "and 'cfg_ids'\n", in_path);

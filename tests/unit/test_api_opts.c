@@ -180,7 +180,7 @@ static void test_train_checks(void **state) {
     o.join = PC_JOIN_COUNT;
     refused(&o, "pc_train_opts.join");
     o = base;
-    o.encode = 64;
+    o.encode = 128;
     refused(&o, "pc_train_opts.encode");
     o = base;
     o.gst_keep = 2;

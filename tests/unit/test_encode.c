@@ -51,18 +51,18 @@ static void test_widths_and_bits(void **state) {
     assert_int_equal(pc_encode_tile_width(&all, 24), 78);
     assert_int_equal(pc_encode_layout_width(&all, 18), 51);
     assert_int_equal(pc_encode_layout_width(&all, 17), -1);
-    pc_encode_opts pad = {1, 0, 0, 0, 0, 0}; /* a no-op for configs: any width */
+    pc_encode_opts pad = {1, 0, 0, 0, 0, 0, 0}; /* a no-op for configs: any width */
     assert_int_equal(pc_encode_config_width(&pad, PC_KIND_TILE, 5), 5);
     assert_int_equal(pc_encode_config_width(&pad, PC_KIND_LAYOUT, 5), 5);
     assert_int_equal(pc_encode_config_width(&all, PC_KIND_AUTO, 18), -1);
     pc_encode_opts o;
     pc_error e;
-    for (uint32_t b = 0; b < 64; b++) {
+    for (uint32_t b = 0; b < 128; b++) {
         assert_int_equal(pc_encode_opts_from_bits(b, &o, &e), PC_OK);
         assert_int_equal(pc_encode_opts_bits(&o), b);
     }
-    assert_int_equal(pc_encode_opts_from_bits(64, &o, &e), PC_ERR_ARG);
-    assert_non_null(strstr(e.msg, "unknown option bits 0x40"));
+    assert_int_equal(pc_encode_opts_from_bits(128, &o, &e), PC_ERR_ARG);
+    assert_non_null(strstr(e.msg, "unknown option bits 0x80"));
     pc_encode_opts steps = pc_encode_opts_none();
     steps.steps = 1; /* tile only: 8 columns; a no-op on layout configs */
     assert_int_equal(pc_encode_tile_width(&steps, 24), 32);
@@ -105,7 +105,7 @@ static void test_node_rank(void **state) {
 
 static void test_node_pad(void **state) {
     (void)state;
-    pc_encode_opts pad = {1, 0, 0, 0, 0, 0};
+    pc_encode_opts pad = {1, 0, 0, 0, 0, 0, 0};
     pc_error e;
     float row[NF], y[NF], y2[NF];
     float d[2] = {4, 256}, m[2] = {1, 0};
@@ -175,7 +175,7 @@ static void test_node_dims_and_categories(void **state) {
     float zeros[PC_ENCODE_LAYOUT_COLS] = {0};
     assert_floats(b + PC_ENCODE_NODE_DIM_COLS, zeros, PC_ENCODE_LAYOUT_COLS);
     /* only the category block: it starts right after the input */
-    pc_encode_opts cats = {0, 0, 1, 0, 0, 0};
+    pc_encode_opts cats = {0, 0, 1, 0, 0, 0, 0};
     node_row(row, d, 3, m);
     assert_int_equal(pc_encode_node(&cats, row, 1, NF, y, &e), PC_OK);
     assert_floats(y + NF, cat, PC_ENCODE_LAYOUT_COLS);
@@ -352,6 +352,52 @@ static void test_tile_steps(void **state) {
     assert_int_equal(mm.tile, 0);
 }
 
+/* The rsteps block (encode.h) after steps: a dot [64, 96] x [96, 32] -> [64, 32] under
+   an add (the kernel root); kernel_bounds M, N, K; golden values by hand. */
+static void test_tile_rsteps(void **state) {
+    (void)state;
+    enum { N = 4, C = 3, W = PC_TILE_CONFIG_DIM + PC_ENCODE_STEPS_COLS + PC_ENCODE_RSTEPS_COLS };
+    float feat[N * NF];
+    float lhs[2] = {64, 96}, rhs[2] = {96, 32}, out[2] = {64, 32};
+    node_row(feat, lhs, 2, NULL);
+    node_row(feat + NF, rhs, 2, NULL);
+    node_row(feat + 2 * NF, out, 2, NULL);
+    node_row(feat + 3 * NF, out, 2, NULL);
+    feat[3 * NF] = 1.0f;
+    int32_t op[N] = {63, 63, PC_OP_DOT, 2}, edges[6] = {2, 0, 2, 1, 3, 2};
+    pc_encode_graph g = {N, feat, NF, op, edges, 3, NULL, 0};
+    float red[PC_ENCODE_RED_DIMS];
+    int slot;
+    pc_encode_tile_reduction(&g, red, &slot);
+    assert_float_equal(red[0], 96, 0);
+    assert_float_equal(red[1], -1, 0);
+    assert_int_equal(slot, 2);
+    static const float kb[C][3] = {{64, 32, 8}, {64, 32, 96}, {64, 32, 0}};
+    static const float want[C][PC_ENCODE_RSTEPS_COLS] = {
+        {12, -1, -1, 12}, {1, -1, -1, 1}, {-1, -1, -1, -1}};
+    float cf[C * PC_TILE_CONFIG_DIM] = {0}, y[C * W];
+    for (int c = 0; c < C; c++)
+        for (int i = 0; i < 3; i++) cf[c * PC_TILE_CONFIG_DIM + i] = kb[c][i];
+    pc_encode_opts o = pc_encode_opts_none();
+    o.steps = o.rsteps = 1;
+    assert_int_equal(pc_encode_tile_width(&o, 24), W);
+    pc_error e;
+    pc_encode_mm mm;
+    assert_int_equal(pc_encode_plan_build(&o, PC_KIND_TILE, &g, &mm, &e), PC_OK);
+    assert_int_equal(pc_encode_configs_mm(&o, PC_KIND_TILE, &mm, cf, C, 24, y, &e), PC_OK);
+    for (int c = 0; c < C; c++)
+        for (int j = 0; j < PC_ENCODE_RSTEPS_COLS; j++)
+            assert_float_equal(y[c * W + W - PC_ENCODE_RSTEPS_COLS + j], want[c][j], 0);
+    pc_encode_mm_free(&mm);
+    /* no dot or convolution, or no opcodes: every reduction column absent */
+    op[2] = 2;
+    pc_encode_tile_reduction(&g, red, &slot);
+    assert_int_equal(slot, -1);
+    g.opcode = NULL;
+    pc_encode_tile_reduction(&g, red, &slot);
+    assert_float_equal(red[0], -1, 0);
+}
+
 static void test_many_rows(void **state) {
     (void)state;
     enum { ROWS = 5000, IN = NF + 1 };
@@ -397,6 +443,7 @@ int main(void) {
         cmocka_unit_test(test_layout_category),
         cmocka_unit_test(test_configs),
         cmocka_unit_test(test_tile_steps),
+        cmocka_unit_test(test_tile_rsteps),
         cmocka_unit_test(test_many_rows),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
