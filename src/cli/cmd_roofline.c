@@ -3,6 +3,7 @@
 #include <cjson/cJSON.h>
 #include <getopt.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -197,8 +198,9 @@ static int check_args(int argc, char **argv, const roof_args *a) {
 
 /* ---- the request -------------------------------------------------------------------- */
 
-/* The flags as a roofline query (perfcast/query.h): the library computes, this prints. */
-static cJSON *request(const roof_args *a, long long top) {
+/* The flags as a roofline query (perfcast/query.h): the library computes, this prints. The
+ * document's "plot" (the chip, every op) is the text's header and the --svg picture. */
+static cJSON *request(const roof_args *a) {
     cJSON *q = cJSON_CreateObject();
     cJSON_AddStringToObject(q, "chip", a->chip_name);
     if (a->chips_file) cJSON_AddStringToObject(q, "chips_file", a->chips_file);
@@ -221,14 +223,16 @@ static cJSON *request(const roof_args *a, long long top) {
     if (a->hlo) cJSON_AddNumberToObject(q, "while_trips", a->while_trips);
     if (a->loop_ops) cJSON_AddTrueToObject(q, "loop_ops");
     if (a->mesh) cJSON_AddStringToObject(q, "mesh", a->mesh);
-    cJSON_AddNumberToObject(q, "top", (double)top);
+    cJSON_AddNumberToObject(q, "top", (double)a->top);
     if (a->dtype_set) cJSON_AddStringToObject(q, "dtype", a->dtype);
     if (a->wdtype) cJSON_AddStringToObject(q, "weight_dtype", a->wdtype);
     if (a->comm_bw > 0) cJSON_AddNumberToObject(q, "comm_bw", a->comm_bw);
+    cJSON_AddTrueToObject(q, "plot");
     return q;
 }
 
-/* A failure of the query: one about a flag's value is a usage error naming the flag. */
+/* A failure of the query: one about a flag's value (or the chip's name) is a usage error
+ * naming the flag; a file's (--chips-file, --ops, --hlo) names the file. */
 static int query_error(const pc_error *e) {
     static const char *const keys[][2] = {
         {"matmul '", "--matmul '"}, {"op '", "--op '"}, {"'mesh' '", "--mesh '"}};
@@ -237,14 +241,20 @@ static int query_error(const pc_error *e) {
         if (e->code == PC_ERR_ARG && !strncmp(e->msg, keys[k][0], l))
             return pc_cli_usage_error("roofline", "%s%s", keys[k][1], e->msg + l);
     }
+    if (e->code == PC_ERR_ARG && !strncmp(e->msg, "unknown chip '", 14)) {
+        char m[PC_CLI_MSG_MAX];
+        const char *p = strstr(e->msg, "a chips_file");
+        snprintf(m, sizeof m, "%.*s%s%s", (int)(p ? p - e->msg : (ptrdiff_t)strlen(e->msg)),
+                 e->msg, p ? "a --chips-file" : "", p ? p + 12 : "");
+        return pc_cli_usage_error("roofline", "%s", m);
+    }
     return pc_cli_fail(e);
 }
 
-/* Runs the query; the document in *doc, or the exit code. */
-static int run_query(const roof_args *a, long long top, cJSON **doc) {
+/* Runs the query once; the document in *doc, or the exit code. */
+static int run_query(const roof_args *a, cJSON **doc) {
     pc_error e;
-    cJSON *req = request(a, top);
-    if (pc_acli_query(PC_QUERY_ROOFLINE, req, doc, &e) != PC_OK) return query_error(&e);
+    if (pc_acli_query(PC_QUERY_ROOFLINE, request(a), doc, &e) != PC_OK) return query_error(&e);
     return -1;
 }
 
@@ -266,16 +276,14 @@ static pc_bound bound_of(const char *name) {
     return PC_BOUND_COMPUTE;
 }
 
-/* --svg: every op (a query with top 0), the --top slowest (default 10) numbered and listed. */
-static int write_svg(const roof_args *a, const pc_chip *chip, const cJSON *doc) {
-    cJSON *all = NULL;
-    int rc = run_query(a, 0, &all);
-    if (rc >= 0) return rc;
-    const cJSON *ops = cJSON_GetObjectItemCaseSensitive(all, "ops");
+/* --svg: every op of the document's "plot", the --top slowest (default 10) numbered and listed. */
+static int write_svg(const roof_args *a, const cJSON *doc) {
+    const cJSON *plot = cJSON_GetObjectItemCaseSensitive(doc, "plot");
+    const cJSON *c = cJSON_GetObjectItemCaseSensitive(plot, "chip");
+    const cJSON *ops = cJSON_GetObjectItemCaseSensitive(plot, "ops");
     size_t n = (size_t)cJSON_GetArraySize(ops), i = 0;
     pc_plot_roof_op *pts = calloc(n + 1, sizeof *pts);
     if (!pts) {
-        cJSON_Delete(all);
         fprintf(stderr, "perfcast roofline: error: out of memory\n");
         return PC_EXIT_FAIL;
     }
@@ -288,14 +296,14 @@ static int write_svg(const roof_args *a, const pc_chip *chip, const cJSON *doc) 
         pts[i].time = t;
         pts[i].bound = bound_of(str(x, "bound"));
     }
-    pc_prec head = (pc_prec)pc_prec_parse(str(doc, "dtype"));
-    rc = pc_plot_roofline(a->svg, chip, head, pts, n, a->top > 0 ? (size_t)a->top : 10);
+    pc_plot_roof_chip chip = {str(c, "name"),      str(c, "full_name"), str(doc, "dtype"),
+                              num(c, "peak_flops"), num(c, "hbm_bw"),   num(c, "vector_flops")};
+    int rc = pc_plot_roofline(a->svg, &chip, pts, n, a->top > 0 ? (size_t)a->top : 10);
     free(pts);
-    cJSON_Delete(all);
     return rc;
 }
 
-static void print_hlo_notes(const cJSON *h, const pc_chip *chip, int fallbacks) {
+static void print_hlo_notes(const cJSON *h, const char *chip, int fallbacks) {
     char b[32], t[32];
     const char *nets = str(h, "networks");
     if (num(h, "ops") == 0)
@@ -324,7 +332,7 @@ static void print_hlo_notes(const cJSON *h, const pc_chip *chip, int fallbacks) 
         snprintf(m, sizeof m, "%s", str(h, "collective_error"));
         pc_cli_flags(m, sizeof m);
         printf("note: %.0f collective(s) not priced, their group does not fit %s's network "
-               "(first: %s)\n", num(h, "collectives_unpriced"), chip->name, m);
+               "(first: %s)\n", num(h, "collectives_unpriced"), chip, m);
     }
     if (num(h, "collectives_unaligned") > 0)
         printf("note: %.0f collective(s) whose group is not whole --mesh axes: priced over the "
@@ -341,10 +349,10 @@ static void print_hlo_notes(const cJSON *h, const pc_chip *chip, int fallbacks) 
     if (fallbacks)
         printf("note: %d dot/convolution op(s) in a precision %s has no rate for (e.g. f32): "
                "counted at the bf16 rate (--dtype to choose)\n",
-               fallbacks, chip->name);
+               fallbacks, chip);
 }
 
-static void print_hlo_header(const roof_args *a, const pc_chip *chip, const cJSON *doc) {
+static void print_hlo_header(const roof_args *a, const char *chip, const cJSON *doc) {
     const cJSON *h = cJSON_GetObjectItemCaseSensitive(doc, "hlo");
     int nmod = cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(h, "modules"));
     printf("%s (%s, %d module%s): %.0f instructions in the entry, %.0f ops costed, %.0f free "
@@ -365,15 +373,17 @@ static void print_row(const cJSON *x, double total) {
            total > 0 ? 100 * num(x, "time") / total : 0);
 }
 
-static void print_text(const roof_args *a, const pc_chip *chip, const cJSON *doc) {
+static void print_text(const roof_args *a, const cJSON *doc) {
     char x[64], y[64], tt[32];
+    const cJSON *chip = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(doc, "plot"), "chip");
     const cJSON *t = cJSON_GetObjectItemCaseSensitive(doc, "total");
     const cJSON *others = cJSON_GetObjectItemCaseSensitive(doc, "others");
     double total = num(t, "time");
-    printf("chip %s (%s): %s %s, HBM %s -> critical intensity %.0f FLOPs/byte\n", chip->name,
-           chip->full_name, str(doc, "dtype"), pc_acli_si(num(doc, "peak_flops"), "FLOP/s", x, sizeof x),
+    printf("chip %s (%s): %s %s, HBM %s -> critical intensity %.0f FLOPs/byte\n", str(doc, "chip"),
+           str(chip, "full_name"), str(doc, "dtype"), pc_acli_si(num(doc, "peak_flops"), "FLOP/s", x, sizeof x),
            pc_acli_si(num(doc, "hbm_bw"), "B/s", y, sizeof y), num(doc, "critical_intensity"));
-    if (cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(doc, "hlo"))) print_hlo_header(a, chip, doc);
+    if (cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(doc, "hlo"))) print_hlo_header(a, str(doc, "chip"), doc);
     printf("%-20s %-11s %-5s %10s %10s %10s %10s %-8s %6s\n", "op", "kind", "dtype", "FLOPs",
            "bytes", "intensity", "time", "bound", "share");
     const cJSON *ops = cJSON_GetObjectItemCaseSensitive(doc, "ops");
@@ -415,25 +425,21 @@ int pc_cmd_roofline(int argc, char **argv) {
     if (a.hlo && (rc = pc_cli_hlo_stage_path("roofline", a.hlo, a.stage, pat, sizeof pat,
                                              &stage_path)) >= 0)
         return rc; /* the query reads the dump directory itself: checked here for the flags */
-    pc_chipdb *db;
-    const pc_chip *chip;
-    rc = pc_acli_open_chip("roofline", a.chips_file, a.chip_name, &db, &chip);
-    if (rc >= 0) return rc;
-    cJSON *doc = NULL;
-    rc = run_query(&a, a.top, &doc);
-    if (rc < 0 && a.svg) rc = write_svg(&a, chip, doc);
+    cJSON *doc = NULL; /* one query: the chips file read once, the text/JSON and the SVG */
+    rc = run_query(&a, &doc);
+    if (rc < 0 && a.svg) rc = write_svg(&a, doc);
     if (rc < 0) {
         rc = PC_EXIT_OK;
         if (a.json) {
+            cJSON_DeleteItemFromObjectCaseSensitive(doc, "plot"); /* the command's, not --json's */
             if (a.svg) cJSON_ReplaceItemInObjectCaseSensitive(doc, "svg", cJSON_CreateString(a.svg));
             char *s = cJSON_Print(doc);
             if (s) puts(s);
             free(s);
         } else {
-            print_text(&a, chip, doc);
+            print_text(&a, doc);
         }
     }
     cJSON_Delete(doc);
-    pc_chipdb_free(db);
     return rc;
 }

@@ -27,7 +27,7 @@ static int by_time_desc(const void *x, const void *y) {
 static int drawable(const pc_plot_roof_op *o) { return o->intensity > 0 && o->rate > 0; }
 
 /* The plot's ranges: the ops and the roof around the critical intensity. */
-static void roof_ranges(pc_svg_plot *p, const pc_chip *chip, double peak,
+static void roof_ranges(pc_svg_plot *p, const pc_plot_roof_chip *chip, double peak,
                         const pc_plot_roof_op *ops, size_t n) {
     double crit = peak / chip->hbm_bw;
     p->x.lo = p->x.hi = crit;
@@ -45,7 +45,7 @@ static void roof_ranges(pc_svg_plot *p, const pc_chip *chip, double peak,
     if (log10(p->y.hi) - log10(p->y.lo) > 12) p->y.lo = p->y.hi / 1e12;
 }
 
-static void draw_roof(pc_svg *s, const pc_svg_plot *p, const pc_chip *chip, double peak) {
+static void draw_roof(pc_svg *s, const pc_svg_plot *p, const pc_plot_roof_chip *chip, double peak) {
     char clip[64], b[48];
     double crit = peak / chip->hbm_bw, xl = p->x.lo, xr = p->x.hi;
     pc_svg_clip(p, clip, sizeof clip);
@@ -141,12 +141,12 @@ static void draw_list(pc_svg *s, double x, double y, const pc_plot_roof_op *ops,
     }
 }
 
-int pc_plot_roofline(const char *path, const pc_chip *chip, pc_prec prec,
-                     const pc_plot_roof_op *ops, size_t n, size_t top) {
-    double peak = pc_chip_flops(chip, prec);
+int pc_plot_roofline(const char *path, const pc_plot_roof_chip *chip, const pc_plot_roof_op *ops,
+                     size_t n, size_t top) {
+    double peak = chip->peak;
     if (!(peak > 0) || !(chip->hbm_bw > 0)) {
         fprintf(stderr, "perfcast roofline: error: %s: chip %s has no %s FLOP/s rate to plot\n",
-                path, chip->name, pc_prec_name(prec));
+                path, chip->name, chip->prec);
         return PC_EXIT_FAIL;
     }
     op_ix *ord = calloc(n + 1, sizeof *ord);
@@ -164,7 +164,7 @@ int pc_plot_roofline(const char *path, const pc_chip *chip, pc_prec prec,
     int list = top > 0;
     double W = list ? 1000 : 760, H = 40 + 400 + 130 + (list && top > 24 ? (top - 24) * 15.0 : 0);
     snprintf(title, sizeof title, "Roofline: %s, %s (%zu op%s, %s in all)", chip->full_name,
-             pc_prec_name(prec), n, n == 1 ? "" : "s", pc_acli_time(total, t1, sizeof t1));
+             chip->prec, n, n == 1 ? "" : "s", pc_acli_time(total, t1, sizeof t1));
     pc_svg *s = pc_svg_new(W, H, title);
     if (!s) {
         free(ord);

@@ -23,10 +23,19 @@ typedef struct pc_plot_roof_op {
     pc_bound bound;
 } pc_plot_roof_op;
 
+/* The roof: the chip as the roofline query's "plot" describes it. */
+typedef struct pc_plot_roof_chip {
+    const char *name, *full_name;
+    const char *prec;    /* the roof's precision ("bf16") */
+    double peak;         /* its FLOP/s */
+    double hbm_bw;       /* bytes/s */
+    double vector_flops; /* the vector units' FLOP/s (0: unknown) */
+} pc_plot_roof_chip;
+
 /* Every op a marker (area ~ its share of the time, colour its bound), the
  * `top` slowest numbered and listed beside the plot. */
-int pc_plot_roofline(const char *path, const pc_chip *chip, pc_prec prec,
-                     const pc_plot_roof_op *ops, size_t n, size_t top);
+int pc_plot_roofline(const char *path, const pc_plot_roof_chip *chip, const pc_plot_roof_op *ops,
+                     size_t n, size_t top);
 
 /* ---- eval --svg, rank --svg ---- */
 

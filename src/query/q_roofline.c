@@ -14,7 +14,7 @@
 typedef struct roof_req {
     const char *chip, *chips_file, *ops, *hlo, *hlo_text, *stage, *mesh;
     const char *dtype, *weight_dtype;
-    int dtype_set, loop_ops;
+    int dtype_set, loop_ops, plot; /* plot: the document's "plot" (every op, the chip) */
     long long top, module;
     double comm_bw, while_trips;
     const cJSON *matmul, *op;
@@ -54,7 +54,7 @@ typedef struct roof_tot {
 static const char *const ROOF_KEYS[] = {
     "chip",     "chips_file", "matmul",       "op",          "ops",      "hlo",
     "hlo_text", "stage",      "module",       "while_trips", "loop_ops", "mesh",
-    "top",      "dtype",      "weight_dtype", "comm_bw",     NULL};
+    "top",      "dtype",      "weight_dtype", "comm_bw",     "plot",     NULL};
 
 /* ---- the request ------------------------------------------------------------------ */
 
@@ -76,6 +76,7 @@ static pc_status read_req(const cJSON *o, roof_req *a, pc_error *err) {
         (st = pc_qreq_string(o, "dtype", &a->dtype, err)) ||
         (st = pc_qreq_string(o, "weight_dtype", &a->weight_dtype, err)) ||
         (st = pc_qreq_bool(o, "loop_ops", &a->loop_ops, err)) ||
+        (st = pc_qreq_bool(o, "plot", &a->plot, err)) ||
         (st = pc_qreq_int(o, "top", 0, 1000000000, &a->top, err)) ||
         (st = pc_qreq_int(o, "module", -1, 1000000000, &a->module, err)) ||
         (st = pc_qreq_count(o, "while_trips", 0, &a->while_trips, err)) ||
@@ -573,6 +574,29 @@ static void json_others(cJSON *o, const roof_set *s, size_t shown, double total)
     cJSON_AddNumberToObject(x, "share", total > 0 ? tm / total : 0);
 }
 
+/* "plot" (requested): the chip's roof and every op in program order, whatever 'top' shows:
+ * what a roofline picture draws, from the one run that makes the rest of the document. */
+static void json_plot(cJSON *o, const pc_chip *chip, pc_prec head, const roof_set *s) {
+    cJSON *x = cJSON_AddObjectToObject(o, "plot");
+    cJSON *c = cJSON_AddObjectToObject(x, "chip");
+    cJSON_AddStringToObject(c, "name", chip->name);
+    cJSON_AddStringToObject(c, "full_name", chip->full_name);
+    cJSON_AddNumberToObject(c, "peak_flops", pc_chip_flops(chip, head));
+    cJSON_AddNumberToObject(c, "hbm_bw", chip->hbm_bw);
+    cJSON_AddNumberToObject(c, "vector_flops", chip->vector_flops);
+    cJSON *arr = cJSON_AddArrayToObject(x, "ops");
+    for (size_t i = 0; i < s->n; i++) {
+        cJSON *p = cJSON_CreateObject();
+        cJSON_AddStringToObject(p, "name", s->label[i]);
+        cJSON_AddStringToObject(p, "kind", s->kind[i]);
+        cJSON_AddNumberToObject(p, "flops", s->costs[i].flops);
+        cJSON_AddNumberToObject(p, "intensity", s->rl[i].intensity);
+        cJSON_AddNumberToObject(p, "time", s->rl[i].time);
+        cJSON_AddStringToObject(p, "bound", pc_bound_name(s->rl[i].bound));
+        cJSON_AddItemToArray(arr, p);
+    }
+}
+
 static cJSON *roof_doc(const roof_req *a, const pc_chip *chip, const roof_set *s, size_t shown,
                        const roof_tot *t, const pc_hlo_cost *hc) {
     pc_prec head = head_prec(chip, s);
@@ -594,6 +618,7 @@ static cJSON *roof_doc(const roof_req *a, const pc_chip *chip, const roof_set *s
     cJSON_AddNumberToObject(o, "bf16_rate_fallbacks", s->prec_fallbacks);
     json_totals(o, t);
     cJSON_AddNullToObject(o, "svg"); /* the command's --svg sets it */
+    if (a->plot) json_plot(o, chip, head, s);
     return o;
 }
 
