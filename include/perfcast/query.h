@@ -10,7 +10,10 @@
  * "top": 5}); docs/json.md lists each query's keys. Sizes and counts are
  * numbers or strings in the units vocabulary ("4M", "8Ki", "1GiB";
  * perfcast.h). A key the query does not know, a value of the wrong type or
- * out of range fails with PC_ERR_ARG naming the key. Unlike the analytic
+ * out of range fails with PC_ERR_ARG naming the key. A plan query that fails
+ * after finding something its document would warn about (a chip count that is
+ * no standard slice) keeps it in the message: a line "\nwarning: ..." after
+ * the error. Unlike the analytic
  * structs (perfcast/analytic.h), this interface is stable across versions:
  * keys are added, never changed, so it needs no PC_STATIC_LINKING_ONLY.
  */

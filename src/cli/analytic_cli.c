@@ -163,10 +163,32 @@ static void keys_as_flags(const struct option *opts, const char *msg, char *out,
     out[w] = 0;
 }
 
+/* The warnings a failed query kept ("\nwarning: ..." lines after its error, perfcast/query.h),
+ * printed as the command's warnings (under --json: the error object's "details"); the
+ * message without them in *out. */
+static void print_kept_warnings(const char *cmd, const struct option *opts, const pc_error *e,
+                                pc_error *out) {
+    static const char tag[] = "\nwarning: ";
+    *out = *e;
+    char *w = strstr(out->msg, tag);
+    if (!w) return;
+    *w = 0;
+    for (char *p = w + sizeof tag - 1; p;) {
+        char *next = strstr(p, tag), line[PC_ERROR_MSG_MAX];
+        if (next) *next = 0;
+        keys_as_flags(opts, p, line, sizeof line);
+        pc_cli_flags(line, sizeof line);
+        fprintf(stderr, "perfcast %s: warning: %s\n", cmd, line);
+        p = next ? next + sizeof tag - 1 : NULL;
+    }
+}
+
 int pc_acli_query_fail(const char *cmd, const struct option *opts, const char *const *files,
                        size_t nfiles, int invalid_is_usage, const char *hint, const pc_error *e) {
-    pc_error f = *e;
-    keys_as_flags(opts, e->msg, f.msg, sizeof f.msg);
+    pc_error f, bare;
+    print_kept_warnings(cmd, opts, e, &bare);
+    f = bare;
+    keys_as_flags(opts, bare.msg, f.msg, sizeof f.msg);
     for (size_t i = 0; i < nfiles; i++) {
         size_t l = files[i] ? strlen(files[i]) : 0;
         if (l && !strncmp(f.msg, files[i], l) && f.msg[l] == ':') return pc_cli_fail(&f);

@@ -26,4 +26,9 @@ pc_status pc_q_open_chip(const char *chips_file, const char *name, pc_chipdb **d
 pc_status pc_q_load_config(const cJSON *config, const char *preset, pc_tfm_cfg *m,
                            pc_error *err);
 
+/* request.c: a query that fails after finding something to warn about (a chip count that is
+ * no standard slice) keeps it: "\nwarning: TEXT" appended to err's message (when it fits),
+ * for the caller to show beside the error. warning "" or NULL: nothing. */
+void pc_q_fail_warning(pc_error *err, const char *warning);
+
 #endif

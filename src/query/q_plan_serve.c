@@ -531,10 +531,12 @@ pc_status pc_q_plan_serve(const char *request, cJSON **out, pc_error *err) {
         }
         cJSON_AddBoolToObject(doc, "fits", fits);
     }
-    if (st == PC_OK)
+    if (st == PC_OK) {
         *out = doc;
-    else
+    } else {
         cJSON_Delete(doc);
+        pc_q_fail_warning(err, j->warning); /* the document's "warnings", kept */
+    }
     pc_calib_free(j->cal);
     pc_chipdb_free(j->db);
     cJSON_Delete(root);

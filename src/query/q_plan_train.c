@@ -612,6 +612,7 @@ pc_status pc_q_plan_train(const char *request, cJSON **out, pc_error *err) {
         *out = train_doc(r, j);
         if (!*out) st = pc_fail(err, PC_ERR_NOMEM, "out of memory");
     }
+    if (st != PC_OK) pc_q_fail_warning(err, j->warning); /* the document's "warnings", kept */
     pc_chipdb_free(j->db);
     pc_calib_free(j->cal);
     cJSON_Delete(root);

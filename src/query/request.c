@@ -137,6 +137,13 @@ pc_status pc_qreq_print(cJSON *doc, char **out, pc_error *err) {
     return PC_OK;
 }
 
+void pc_q_fail_warning(pc_error *err, const char *warning) {
+    if (!err || !warning || !warning[0]) return;
+    size_t l = strlen(err->msg), n = strlen(warning);
+    if (l + n + 11 < sizeof err->msg)
+        snprintf(err->msg + l, sizeof err->msg - l, "\nwarning: %s", warning);
+}
+
 pc_status pc_q_open_chip(const char *chips_file, const char *name, pc_chipdb **db,
                          const pc_chip **chip, pc_error *err) {
     *db = NULL;
