@@ -320,15 +320,22 @@ static int rank_hlo(const rank_args *a, pc_predictor *p, int coll) {
     warn_unknown(&rep);
     cJSON *graphs = cJSON_CreateArray();
     int rc = PC_EXIT_OK;
+    /* many graphs (a module's fusions or programs): "graphs scored" on a terminal */
+    pc_cli_progress *pr = pc_cli_progress_new("rank", n > 1 && pc_cli_progress_wanted());
     for (int i = 0; i < n && rc == PC_EXIT_OK; i++) {
         scored sc;
         rc = score_and_order(a, p, pc_rank_set_graph(sets[i]), &sc);
-        if (rc == PC_EXIT_OK && a->json)
+        if (rc == PC_EXIT_OK && a->json) {
             cJSON_AddItemToArray(graphs, set_json(a, sets[i], &sc));
-        else if (rc == PC_EXIT_OK)
+        } else if (rc == PC_EXIT_OK) {
+            pc_cli_progress_clear(pr); /* stdout may be the same terminal */
             print_set_text(a, sets[i], &sc);
+            fflush(stdout);
+        }
+        if (rc == PC_EXIT_OK) pc_cli_progress_update(pr, "graphs scored", i + 1, n);
         scored_free(&sc);
     }
+    pc_cli_progress_end(pr);
     if (rc == PC_EXIT_OK && a->json) {
         rc = pc_cli_json_print(rank_json(a, coll, "hlo", graphs));
         graphs = NULL;

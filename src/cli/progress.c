@@ -2,7 +2,10 @@
  * The progress line of long commands (cli.h, "progress"): one self-overwriting
  * line on stderr, "perfcast eval: 120/400 graphs scored, 3.1/s, ETA 1m30s",
  * redrawn at most 4 times a second, ended with a newline. Only on a terminal
- * and never under --json: tests and scripts that read stderr see nothing.
+ * and never under --json: tests and scripts that read stderr see nothing. A
+ * `what` of "UNITS; NOTE" is the stage UNITS with NOTE shown after the counts
+ * ("perfcast tune: 512/2048 candidates scored, 900/s, ETA 2s; best so far ..."),
+ * the note replaced at each update.
  */
 #define _GNU_SOURCE
 #include <math.h>
@@ -17,7 +20,8 @@
 
 struct pc_cli_progress {
     const char *cmd;
-    char what[64]; /* the stage under way ("" before the first update) */
+    char what[64];  /* the stage under way ("" before the first update) */
+    char note[128]; /* what the last update said after "; " ("" for none) */
     int64_t done, total;
     double start;     /* when the stage began */
     double last_draw; /* when the line was last drawn */
@@ -75,8 +79,8 @@ static void draw(pc_cli_progress *p, double t, int final) {
             snprintf(tail + n, sizeof tail - (size_t)n, ", ETA %s", d);
         }
     }
-    fprintf(stderr, "\r\033[Kperfcast %s: %s %s%s%s", p->cmd, count, p->what, tail,
-            final ? "\n" : "");
+    fprintf(stderr, "\r\033[Kperfcast %s: %s %s%s%s%s%s", p->cmd, count, p->what, tail,
+            p->note[0] ? "; " : "", p->note, final ? "\n" : "");
     fflush(stderr);
     p->last_draw = t;
     p->shown = !final;
@@ -86,12 +90,17 @@ static void draw(pc_cli_progress *p, double t, int final) {
 void pc_cli_progress_update(pc_cli_progress *p, const char *what, int64_t done, int64_t total) {
     if (!p) return;
     double t = now_s();
-    if (strncmp(p->what, what ? what : "", sizeof p->what - 1) != 0) {
+    const char *w = what ? what : "", *sep = strstr(w, "; ");
+    size_t n = sep ? (size_t)(sep - w) : strlen(w);
+    if (n >= sizeof p->what) n = sizeof p->what - 1;
+    if (strncmp(p->what, w, n) != 0 || p->what[n]) {
         if (p->shown) draw(p, t, 1); /* the previous stage ends on its own line */
-        snprintf(p->what, sizeof p->what, "%s", what ? what : "");
+        snprintf(p->what, sizeof p->what, "%.*s", (int)n, w);
+        p->note[0] = 0;
         p->start = t;
         p->last_draw = -1;
     }
+    snprintf(p->note, sizeof p->note, "%s", sep ? sep + 2 : "");
     p->done = done;
     p->total = total;
     if (p->last_draw < 0 || t - p->last_draw >= PROGRESS_REDRAW_S || (total > 0 && done >= total))

@@ -111,21 +111,36 @@ static pc_status sim_score(void *ctx, const float *configs, int64_t n, double *s
     return pc_synth_sim_run(ctx, configs, n, scores, err);
 }
 
-/* The scorer with progress: "candidates scored" after each call. */
+/* The scorer with progress: "candidates scored; best so far ..." after each call, the
+ * best score so far as the predicted gain over the compiler default (layout: the search
+ * scores the default alone, first) or as the score (tile). */
 typedef struct counted {
     pc_tune_score_fn fn;
     void *ctx;
     const tune_req *r;
     int64_t scored;
+    int layout;
+    double base, best; /* the default's score (layout), the lowest so far; NAN: none yet */
+    char what[128];
 } counted;
 
 static pc_status counted_score(void *ctx, const float *configs, int64_t n, double *scores,
                                pc_error *err) {
     counted *c = ctx;
     pc_status st = c->fn(c->ctx, configs, n, scores, err);
+    if (st || !c->r->progress) return st;
+    if (c->layout && c->scored == 0 && n == 1) c->base = scores[0];
+    for (int64_t i = 0; i < n; i++)
+        if (!isnan(scores[i]) && (isnan(c->best) || scores[i] < c->best)) c->best = scores[i];
     c->scored += n;
-    if (!st && c->r->progress)
-        c->r->progress(c->r->progress_user, "candidates scored", c->scored, c->r->o.max_scored);
+    if (isnan(c->best))
+        snprintf(c->what, sizeof c->what, "candidates scored");
+    else if (!isnan(c->base))
+        snprintf(c->what, sizeof c->what, "candidates scored; best so far: predicted gain %.4g",
+                 c->base - c->best);
+    else
+        snprintf(c->what, sizeof c->what, "candidates scored; best so far: score %.4g", c->best);
+    c->r->progress(c->r->progress_user, c->what, c->scored, c->r->o.max_scored);
     return st;
 }
 
@@ -153,8 +168,14 @@ static pc_status tune_graph(const tune_req *r, pc_graph *g, tuned *t, pc_error *
     } else
         st = pc_tune_model_new(r->p, g, &r->o, &m, e);
     if (!st) st = pc_tune_space_from_graph(g, &r->o, &t->space, e);
-    counted c = {r->oracle ? sim_score : pc_tune_model_score, r->oracle ? (void *)sim : (void *)m,
-                 r, 0};
+    counted c = {r->oracle ? sim_score : pc_tune_model_score,
+                 r->oracle ? (void *)sim : (void *)m,
+                 r,
+                 0,
+                 pc_graph_kind(g) == PC_KIND_LAYOUT,
+                 NAN,
+                 NAN,
+                 ""};
     if (!st) st = pc_tune_search(t->space, g, &r->o, counted_score, &c, &t->res, e);
     pc_tune_model_free(m);
     pc_synth_sim_free(sim);

@@ -35,9 +35,10 @@ ENTRY main {
   ROOT n = f32[64,64]{1,0} negate(a)
 }
 """
-# "perfcast CMD: DONE/TOTAL WHAT[, RATE/s][, ETA T]" or, finished, "... in T"
+# "perfcast CMD: DONE/TOTAL WHAT[, RATE/s][, ETA T]" or, finished, "... in T"; then
+# "; NOTE" when the command says more (tune: the best so far)
 LINE = re.compile(r"^perfcast (\w+): (\d+)/(\d+) ([a-z ]+?)(?:, [\d.]+/s)?(?:, ETA \S+)?"
-                  r"(?: in (\S+))?$")
+                  r"(?: in (\S+))?(?:; .*)?$")
 
 
 def run_tty(*args, timeout=300):
