@@ -380,10 +380,12 @@ static void print_text(const roof_args *a, const cJSON *doc) {
     const cJSON *t = cJSON_GetObjectItemCaseSensitive(doc, "total");
     const cJSON *others = cJSON_GetObjectItemCaseSensitive(doc, "others");
     double total = num(t, "time");
-    printf("chip %s (%s): %s %s, HBM %s -> critical intensity %.0f FLOPs/byte\n", str(doc, "chip"),
-           str(chip, "full_name"), str(doc, "dtype"), pc_acli_si(num(doc, "peak_flops"), "FLOP/s", x, sizeof x),
+    printf("chip %s (%s): %s %s, HBM %s -> critical intensity %.0f FLOPs/byte\n",
+           str(doc, "chip"), str(chip, "full_name"), str(doc, "dtype"),
+           pc_acli_si(num(doc, "peak_flops"), "FLOP/s", x, sizeof x),
            pc_acli_si(num(doc, "hbm_bw"), "B/s", y, sizeof y), num(doc, "critical_intensity"));
-    if (cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(doc, "hlo"))) print_hlo_header(a, str(doc, "chip"), doc);
+    if (cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(doc, "hlo")))
+        print_hlo_header(a, str(doc, "chip"), doc);
     printf("%-20s %-11s %-5s %10s %10s %10s %10s %-8s %6s\n", "op", "kind", "dtype", "FLOPs",
            "bytes", "intensity", "time", "bound", "share");
     const cJSON *ops = cJSON_GetObjectItemCaseSensitive(doc, "ops");
