@@ -315,7 +315,8 @@ static int json_pathlike(const char *t) {
                                       ".safetensors", ".csv", ".jsonl", ".svg", ".pcc", ".state"};
     struct stat st;
     size_t n = strlen(t);
-    if (!n || t[0] == '-') return 0;
+    static const char alnum[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+    if (!n || t[0] == '-' || !strpbrk(t, alnum)) return 0; /* "chips / R" names no file */
     int exists = stat(t, &st) == 0;
     for (size_t i = 0; i < sizeof ext / sizeof ext[0]; i++) {
         size_t m = strlen(ext[i]);
@@ -334,8 +335,15 @@ static void json_file_field(const char *msg, char *file, char *field, size_t cap
     char t[PC_CLI_MSG_MAX];
     file[0] = field[0] = 0;
     size_t head = strcspn(msg, " :");
-    if (head && head < cap && msg[head] == ':' && msg[head + 1] == ' ' && msg[0] != '-')
-        snprintf(file, cap, "%.*s", (int)head, msg); /* "FILE: what went wrong" */
+    if (head && head < cap && msg[head] == ':' && msg[head + 1] == ' ' && msg[0] != '-') {
+        /* "FILE: what went wrong"; a bare word that is no file ("llama3-8b: ...", a preset
+         * or chip name) is not one, unless the message says it could not be opened */
+        snprintf(t, sizeof t, "%.*s", (int)head, msg);
+        struct stat st;
+        if (strchr(t, '/') || strchr(t, '.') || stat(t, &st) == 0 || strstr(msg, "cannot open") ||
+            strstr(msg, "No such file"))
+            snprintf(file, cap, "%s", t);
+    }
     const char *prev = "";
     char prevbuf[64] = "";
     for (const char *p = msg; *p;) {

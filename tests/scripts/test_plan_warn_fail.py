@@ -31,6 +31,8 @@ def check_serve():
                "plan serve --json: the message carries the warning: %r" % e["message"])
         expect(any(WARN in d for d in e.get("details", [])),
                "plan serve --json: the warning is not in the error's details: %r" % e)
+        # the message starts "llama3-8b: ...", a preset name, not a file
+        expect(e.get("file") is None, "plan serve --json: a preset named as the file: %r" % e)
     except (ValueError, KeyError):
         FAILS.append("plan serve --json: no error object: %r" % p.stderr)
     p = run("plan", "serve", "--preset", "llama3-8b", "--chip", "v5e", "--chips", "6",
