@@ -37,15 +37,15 @@ static void check_module(const pc_hlo_module *m) {
                 check(in->operand_ids.v[j] >= first && in->operand_ids.v[j] < first + comp->n_inst);
             for (int32_t j = 0; j < in->called_computation_ids.n; j++)
                 check(in->called_computation_ids.v[j] >= 1 && in->called_computation_ids.v[j] <= c);
-            check(in->window.n >= 0);
-            if (in->window.n)
-                check(in->window.size && in->window.stride && in->window.padding_low && in->window.padding_high &&
-                      in->window.window_dilation && in->window.base_dilation && in->window.window_reversal);
-            check(in->slice_limit.n == in->slice_start.n && in->slice_stride.n == in->slice_start.n);
-            check(in->pad_high.n == in->pad_low.n && in->pad_interior.n == in->pad_low.n);
-            if (in->conv.present)
-                check(in->conv.input_spatial.n == in->conv.kernel_spatial.n &&
-                      in->conv.input_spatial.n == in->conv.output_spatial.n && in->conv.input_spatial.n <= 10);
+            check(pc_hlo_x(in)->window.n >= 0);
+            if (pc_hlo_x(in)->window.n)
+                check(pc_hlo_x(in)->window.size && pc_hlo_x(in)->window.stride && pc_hlo_x(in)->window.padding_low && pc_hlo_x(in)->window.padding_high &&
+                      pc_hlo_x(in)->window.window_dilation && pc_hlo_x(in)->window.base_dilation && pc_hlo_x(in)->window.window_reversal);
+            check(pc_hlo_x(in)->slice_limit.n == pc_hlo_x(in)->slice_start.n && pc_hlo_x(in)->slice_stride.n == pc_hlo_x(in)->slice_start.n);
+            check(pc_hlo_x(in)->pad_high.n == pc_hlo_x(in)->pad_low.n && pc_hlo_x(in)->pad_interior.n == pc_hlo_x(in)->pad_low.n);
+            if (pc_hlo_x(in)->conv.present)
+                check(pc_hlo_x(in)->conv.input_spatial.n == pc_hlo_x(in)->conv.kernel_spatial.n &&
+                      pc_hlo_x(in)->conv.input_spatial.n == pc_hlo_x(in)->conv.output_spatial.n && pc_hlo_x(in)->conv.input_spatial.n <= 10);
         }
         check(comp->root_id >= first && comp->root_id < id);
     }
@@ -76,29 +76,29 @@ static void check_equal(const pc_hlo_module *a, const pc_hlo_module *b) {
             check(lists_eq(&p->shape.minor_to_major, &q->shape.minor_to_major));
             check(p->parameter_number == q->parameter_number);
             check(lists_eq(&p->dimensions, &q->dimensions));
-            check(p->window.n == q->window.n);
-            int32_t n = p->window.n;
-            check(arr_eq(p->window.size, q->window.size, n) && arr_eq(p->window.stride, q->window.stride, n) &&
-                  arr_eq(p->window.padding_low, q->window.padding_low, n) &&
-                  arr_eq(p->window.padding_high, q->window.padding_high, n) &&
-                  arr_eq(p->window.window_dilation, q->window.window_dilation, n) &&
-                  arr_eq(p->window.base_dilation, q->window.base_dilation, n));
-            check(n == 0 || memcmp(p->window.window_reversal, q->window.window_reversal, (size_t)n) == 0);
-            check(p->conv.present == q->conv.present);
-            if (p->conv.present)
-                check(p->conv.input_batch == q->conv.input_batch && p->conv.input_feature == q->conv.input_feature &&
-                      p->conv.kernel_input_feature == q->conv.kernel_input_feature &&
-                      p->conv.kernel_output_feature == q->conv.kernel_output_feature &&
-                      p->conv.output_batch == q->conv.output_batch &&
-                      p->conv.output_feature == q->conv.output_feature &&
-                      lists_eq(&p->conv.input_spatial, &q->conv.input_spatial) &&
-                      lists_eq(&p->conv.kernel_spatial, &q->conv.kernel_spatial) &&
-                      lists_eq(&p->conv.output_spatial, &q->conv.output_spatial));
-            check(lists_eq(&p->slice_start, &q->slice_start) && lists_eq(&p->slice_limit, &q->slice_limit) &&
-                  lists_eq(&p->slice_stride, &q->slice_stride));
-            check(lists_eq(&p->dynamic_slice_sizes, &q->dynamic_slice_sizes));
-            check(lists_eq(&p->pad_low, &q->pad_low) && lists_eq(&p->pad_high, &q->pad_high) &&
-                  lists_eq(&p->pad_interior, &q->pad_interior));
+            check(pc_hlo_x(p)->window.n == pc_hlo_x(q)->window.n);
+            int32_t n = pc_hlo_x(p)->window.n;
+            check(arr_eq(pc_hlo_x(p)->window.size, pc_hlo_x(q)->window.size, n) && arr_eq(pc_hlo_x(p)->window.stride, pc_hlo_x(q)->window.stride, n) &&
+                  arr_eq(pc_hlo_x(p)->window.padding_low, pc_hlo_x(q)->window.padding_low, n) &&
+                  arr_eq(pc_hlo_x(p)->window.padding_high, pc_hlo_x(q)->window.padding_high, n) &&
+                  arr_eq(pc_hlo_x(p)->window.window_dilation, pc_hlo_x(q)->window.window_dilation, n) &&
+                  arr_eq(pc_hlo_x(p)->window.base_dilation, pc_hlo_x(q)->window.base_dilation, n));
+            check(n == 0 || memcmp(pc_hlo_x(p)->window.window_reversal, pc_hlo_x(q)->window.window_reversal, (size_t)n) == 0);
+            check(pc_hlo_x(p)->conv.present == pc_hlo_x(q)->conv.present);
+            if (pc_hlo_x(p)->conv.present)
+                check(pc_hlo_x(p)->conv.input_batch == pc_hlo_x(q)->conv.input_batch && pc_hlo_x(p)->conv.input_feature == pc_hlo_x(q)->conv.input_feature &&
+                      pc_hlo_x(p)->conv.kernel_input_feature == pc_hlo_x(q)->conv.kernel_input_feature &&
+                      pc_hlo_x(p)->conv.kernel_output_feature == pc_hlo_x(q)->conv.kernel_output_feature &&
+                      pc_hlo_x(p)->conv.output_batch == pc_hlo_x(q)->conv.output_batch &&
+                      pc_hlo_x(p)->conv.output_feature == pc_hlo_x(q)->conv.output_feature &&
+                      lists_eq(&pc_hlo_x(p)->conv.input_spatial, &pc_hlo_x(q)->conv.input_spatial) &&
+                      lists_eq(&pc_hlo_x(p)->conv.kernel_spatial, &pc_hlo_x(q)->conv.kernel_spatial) &&
+                      lists_eq(&pc_hlo_x(p)->conv.output_spatial, &pc_hlo_x(q)->conv.output_spatial));
+            check(lists_eq(&pc_hlo_x(p)->slice_start, &pc_hlo_x(q)->slice_start) && lists_eq(&pc_hlo_x(p)->slice_limit, &pc_hlo_x(q)->slice_limit) &&
+                  lists_eq(&pc_hlo_x(p)->slice_stride, &pc_hlo_x(q)->slice_stride));
+            check(lists_eq(&pc_hlo_x(p)->dynamic_slice_sizes, &pc_hlo_x(q)->dynamic_slice_sizes));
+            check(lists_eq(&pc_hlo_x(p)->pad_low, &pc_hlo_x(q)->pad_low) && lists_eq(&pc_hlo_x(p)->pad_high, &pc_hlo_x(q)->pad_high) &&
+                  lists_eq(&pc_hlo_x(p)->pad_interior, &pc_hlo_x(q)->pad_interior));
             check(p->feature_group_count == q->feature_group_count && p->batch_group_count == q->batch_group_count);
             check(p->is_stable == q->is_stable);
             check(lists_eq(&p->operand_ids, &q->operand_ids));

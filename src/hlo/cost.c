@@ -309,12 +309,12 @@ static double dot_flops(cctx *cx, const pc_hlo_instruction *in) {
     const pc_hlo_instruction *lhs = operand(cx, in, 0);
     if (!lhs || is_tuple(&lhs->shape)) return fail(cx, PC_ERR_FORMAT, "dot needs an array lhs", in);
     double k = 1;
-    if (!in->dot.present) {
+    if (!pc_hlo_x(in)->dot.present) {
         cx->rep->dots_guessed++;
         k = lhs->shape.dims.n ? dim(&lhs->shape, lhs->shape.dims.n - 1) : 1;
     }
-    for (int32_t i = 0; in->dot.present && i < in->dot.lhs_contracting.n; i++) {
-        int64_t d = in->dot.lhs_contracting.v[i];
+    for (int32_t i = 0; pc_hlo_x(in)->dot.present && i < pc_hlo_x(in)->dot.lhs_contracting.n; i++) {
+        int64_t d = pc_hlo_x(in)->dot.lhs_contracting.v[i];
         if (d < 0 || d >= lhs->shape.dims.n)
             return fail(cx, PC_ERR_FORMAT, "lhs_contracting_dims out of the lhs's rank", in);
         k *= dim(&lhs->shape, d);
@@ -328,12 +328,12 @@ static double conv_flops(cctx *cx, const pc_hlo_instruction *in) {
     const pc_hlo_instruction *lhs = operand(cx, in, 0), *rhs = operand(cx, in, 1);
     if (!lhs || !rhs) return fail(cx, PC_ERR_FORMAT, "convolution needs two operands", in);
     double per_out = 1;
-    if (in->conv.present) {
-        per_out = dim(&rhs->shape, in->conv.kernel_input_feature);
-        for (int32_t i = 0; i < in->conv.kernel_spatial.n; i++)
-            per_out *= dim(&rhs->shape, in->conv.kernel_spatial.v[i]);
+    if (pc_hlo_x(in)->conv.present) {
+        per_out = dim(&rhs->shape, pc_hlo_x(in)->conv.kernel_input_feature);
+        for (int32_t i = 0; i < pc_hlo_x(in)->conv.kernel_spatial.n; i++)
+            per_out *= dim(&rhs->shape, pc_hlo_x(in)->conv.kernel_spatial.v[i]);
     } else { /* no dimension numbers: window sizes x lhs's last dim / groups */
-        per_out = window_elems(&in->window);
+        per_out = window_elems(&pc_hlo_x(in)->window);
         double g = in->feature_group_count > 0 ? (double)in->feature_group_count : 1;
         per_out *= lhs->shape.dims.n ? dim(&lhs->shape, lhs->shape.dims.n - 1) / g : 1;
     }
@@ -396,13 +396,13 @@ static double libconv_flops(cctx *cx, const pc_hlo_instruction *in, pc_hlo_lib_c
     if (kind == PC_HLO_LIB_CONV_BWD_INPUT) input = res, output = &a->shape;
     if (kind == PC_HLO_LIB_CONV_BWD_FILTER) kernel = res, output = &b->shape;
     double per_out;
-    if (in->conv.present) {
-        per_out = dim(kernel, in->conv.kernel_input_feature);
-        for (int32_t i = 0; i < in->conv.kernel_spatial.n; i++)
-            per_out *= dim(kernel, in->conv.kernel_spatial.v[i]);
+    if (pc_hlo_x(in)->conv.present) {
+        per_out = dim(kernel, pc_hlo_x(in)->conv.kernel_input_feature);
+        for (int32_t i = 0; i < pc_hlo_x(in)->conv.kernel_spatial.n; i++)
+            per_out *= dim(kernel, pc_hlo_x(in)->conv.kernel_spatial.v[i]);
     } else {
         double g = in->feature_group_count > 0 ? (double)in->feature_group_count : 1;
-        per_out = window_elems(&in->window);
+        per_out = window_elems(&pc_hlo_x(in)->window);
         per_out *= input->dims.n ? dim(input, input->dims.n - 1) / g : 1;
     }
     return 2 * elems(output) * per_out;
@@ -432,7 +432,7 @@ static double reduce_flops(cctx *cx, const pc_hlo_instruction *in) {
 }
 
 static double reduce_window_flops(const pc_hlo_instruction *in) {
-    double w = window_elems(&in->window);
+    double w = window_elems(&pc_hlo_x(in)->window);
     double outs = is_tuple(&in->shape) ? 0 : elems(&in->shape);
     return outs * w * (in->operand_ids.n > 2 ? in->operand_ids.n / 2 : 1);
 }

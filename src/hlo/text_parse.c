@@ -493,7 +493,7 @@ static int finish_computation(parser *p, int32_t comp, size_t oref0) {
     if (pend && tx_infer_shapes(p, comp)) return -1;
     if (tx_check_semantics(p, comp)) return -1;
     /* The instruction array was grown by doubling or reserved at the body's line count:
-     * trimmed to its instructions (536 bytes each), as nothing is added any more. */
+     * trimmed to its instructions (176 bytes each), as nothing is added any more. */
     if ((size_t)c->n_inst < ci->icap) {
         void *t = realloc(c->inst, (size_t)c->n_inst * sizeof *c->inst);
         if (t) c->inst = t;

@@ -151,35 +151,35 @@ static void assert_module_equal(const pc_hlo_module *a, const pc_hlo_module *b) 
             list_eq(&x->shape.minor_to_major, &y->shape.minor_to_major, "minor_to_major", nm);
             assert_int_equal(x->parameter_number, y->parameter_number);
             list_eq(&x->dimensions, &y->dimensions, "dimensions", nm);
-            assert_int_equal(x->window.n, y->window.n);
-            if (x->window.n) {
-                arr_eq(x->window.size, y->window.size, x->window.n, "size", nm);
-                arr_eq(x->window.stride, y->window.stride, x->window.n, "stride", nm);
-                arr_eq(x->window.padding_low, y->window.padding_low, x->window.n, "padding_low", nm);
-                arr_eq(x->window.padding_high, y->window.padding_high, x->window.n, "padding_high", nm);
-                arr_eq(x->window.window_dilation, y->window.window_dilation, x->window.n, "window_dilation", nm);
-                arr_eq(x->window.base_dilation, y->window.base_dilation, x->window.n, "base_dilation", nm);
-                assert_memory_equal(x->window.window_reversal, y->window.window_reversal, (size_t)x->window.n);
+            assert_int_equal(pc_hlo_x(x)->window.n, pc_hlo_x(y)->window.n);
+            if (pc_hlo_x(x)->window.n) {
+                arr_eq(pc_hlo_x(x)->window.size, pc_hlo_x(y)->window.size, pc_hlo_x(x)->window.n, "size", nm);
+                arr_eq(pc_hlo_x(x)->window.stride, pc_hlo_x(y)->window.stride, pc_hlo_x(x)->window.n, "stride", nm);
+                arr_eq(pc_hlo_x(x)->window.padding_low, pc_hlo_x(y)->window.padding_low, pc_hlo_x(x)->window.n, "padding_low", nm);
+                arr_eq(pc_hlo_x(x)->window.padding_high, pc_hlo_x(y)->window.padding_high, pc_hlo_x(x)->window.n, "padding_high", nm);
+                arr_eq(pc_hlo_x(x)->window.window_dilation, pc_hlo_x(y)->window.window_dilation, pc_hlo_x(x)->window.n, "window_dilation", nm);
+                arr_eq(pc_hlo_x(x)->window.base_dilation, pc_hlo_x(y)->window.base_dilation, pc_hlo_x(x)->window.n, "base_dilation", nm);
+                assert_memory_equal(pc_hlo_x(x)->window.window_reversal, pc_hlo_x(y)->window.window_reversal, (size_t)pc_hlo_x(x)->window.n);
             }
-            assert_int_equal(x->conv.present, y->conv.present);
-            if (x->conv.present) {
-                assert_int_equal(x->conv.input_batch, y->conv.input_batch);
-                assert_int_equal(x->conv.input_feature, y->conv.input_feature);
-                assert_int_equal(x->conv.kernel_input_feature, y->conv.kernel_input_feature);
-                assert_int_equal(x->conv.kernel_output_feature, y->conv.kernel_output_feature);
-                assert_int_equal(x->conv.output_batch, y->conv.output_batch);
-                assert_int_equal(x->conv.output_feature, y->conv.output_feature);
-                list_eq(&x->conv.input_spatial, &y->conv.input_spatial, "input_spatial", nm);
-                list_eq(&x->conv.kernel_spatial, &y->conv.kernel_spatial, "kernel_spatial", nm);
-                list_eq(&x->conv.output_spatial, &y->conv.output_spatial, "output_spatial", nm);
+            assert_int_equal(pc_hlo_x(x)->conv.present, pc_hlo_x(y)->conv.present);
+            if (pc_hlo_x(x)->conv.present) {
+                assert_int_equal(pc_hlo_x(x)->conv.input_batch, pc_hlo_x(y)->conv.input_batch);
+                assert_int_equal(pc_hlo_x(x)->conv.input_feature, pc_hlo_x(y)->conv.input_feature);
+                assert_int_equal(pc_hlo_x(x)->conv.kernel_input_feature, pc_hlo_x(y)->conv.kernel_input_feature);
+                assert_int_equal(pc_hlo_x(x)->conv.kernel_output_feature, pc_hlo_x(y)->conv.kernel_output_feature);
+                assert_int_equal(pc_hlo_x(x)->conv.output_batch, pc_hlo_x(y)->conv.output_batch);
+                assert_int_equal(pc_hlo_x(x)->conv.output_feature, pc_hlo_x(y)->conv.output_feature);
+                list_eq(&pc_hlo_x(x)->conv.input_spatial, &pc_hlo_x(y)->conv.input_spatial, "input_spatial", nm);
+                list_eq(&pc_hlo_x(x)->conv.kernel_spatial, &pc_hlo_x(y)->conv.kernel_spatial, "kernel_spatial", nm);
+                list_eq(&pc_hlo_x(x)->conv.output_spatial, &pc_hlo_x(y)->conv.output_spatial, "output_spatial", nm);
             }
-            list_eq(&x->slice_start, &y->slice_start, "slice_start", nm);
-            list_eq(&x->slice_limit, &y->slice_limit, "slice_limit", nm);
-            list_eq(&x->slice_stride, &y->slice_stride, "slice_stride", nm);
-            list_eq(&x->dynamic_slice_sizes, &y->dynamic_slice_sizes, "dynamic_slice_sizes", nm);
-            list_eq(&x->pad_low, &y->pad_low, "pad_low", nm);
-            list_eq(&x->pad_high, &y->pad_high, "pad_high", nm);
-            list_eq(&x->pad_interior, &y->pad_interior, "pad_interior", nm);
+            list_eq(&pc_hlo_x(x)->slice_start, &pc_hlo_x(y)->slice_start, "slice_start", nm);
+            list_eq(&pc_hlo_x(x)->slice_limit, &pc_hlo_x(y)->slice_limit, "slice_limit", nm);
+            list_eq(&pc_hlo_x(x)->slice_stride, &pc_hlo_x(y)->slice_stride, "slice_stride", nm);
+            list_eq(&pc_hlo_x(x)->dynamic_slice_sizes, &pc_hlo_x(y)->dynamic_slice_sizes, "dynamic_slice_sizes", nm);
+            list_eq(&pc_hlo_x(x)->pad_low, &pc_hlo_x(y)->pad_low, "pad_low", nm);
+            list_eq(&pc_hlo_x(x)->pad_high, &pc_hlo_x(y)->pad_high, "pad_high", nm);
+            list_eq(&pc_hlo_x(x)->pad_interior, &pc_hlo_x(y)->pad_interior, "pad_interior", nm);
             assert_int_equal(x->feature_group_count, y->feature_group_count);
             assert_int_equal(x->batch_group_count, y->batch_group_count);
             assert_int_equal(x->is_stable, y->is_stable);
@@ -384,26 +384,26 @@ static void test_fixture_ssd_mobilenet(void **state) {
     assert_int_equal(cv->shape.element_type, 16); /* bf16 */
     CHECK_LIST(&cv->shape.dims, 1, 150, 150, 32);
     CHECK_LIST(&cv->shape.minor_to_major, 3, 2, 1, 0);
-    assert_int_equal(cv->window.n, 2);
-    assert_int_equal(cv->window.size[0], 3);
-    assert_int_equal(cv->window.size[1], 3);
-    assert_int_equal(cv->window.stride[1], 2);
-    assert_int_equal(cv->window.padding_low[0], 0);
-    assert_int_equal(cv->window.padding_high[0], 1);
-    assert_int_equal(cv->window.padding_high[1], 1);
-    assert_int_equal(cv->window.window_dilation[0], 1);
-    assert_int_equal(cv->window.base_dilation[1], 1);
-    assert_int_equal(cv->window.window_reversal[0], 0);
-    assert_true(cv->conv.present);
-    assert_int_equal(cv->conv.input_batch, 0);
-    assert_int_equal(cv->conv.input_feature, 3);
-    CHECK_LIST(&cv->conv.input_spatial, 1, 2);
-    assert_int_equal(cv->conv.kernel_input_feature, 2);
-    assert_int_equal(cv->conv.kernel_output_feature, 3);
-    CHECK_LIST(&cv->conv.kernel_spatial, 0, 1);
-    assert_int_equal(cv->conv.output_batch, 0);
-    assert_int_equal(cv->conv.output_feature, 3);
-    CHECK_LIST(&cv->conv.output_spatial, 1, 2);
+    assert_int_equal(pc_hlo_x(cv)->window.n, 2);
+    assert_int_equal(pc_hlo_x(cv)->window.size[0], 3);
+    assert_int_equal(pc_hlo_x(cv)->window.size[1], 3);
+    assert_int_equal(pc_hlo_x(cv)->window.stride[1], 2);
+    assert_int_equal(pc_hlo_x(cv)->window.padding_low[0], 0);
+    assert_int_equal(pc_hlo_x(cv)->window.padding_high[0], 1);
+    assert_int_equal(pc_hlo_x(cv)->window.padding_high[1], 1);
+    assert_int_equal(pc_hlo_x(cv)->window.window_dilation[0], 1);
+    assert_int_equal(pc_hlo_x(cv)->window.base_dilation[1], 1);
+    assert_int_equal(pc_hlo_x(cv)->window.window_reversal[0], 0);
+    assert_true(pc_hlo_x(cv)->conv.present);
+    assert_int_equal(pc_hlo_x(cv)->conv.input_batch, 0);
+    assert_int_equal(pc_hlo_x(cv)->conv.input_feature, 3);
+    CHECK_LIST(&pc_hlo_x(cv)->conv.input_spatial, 1, 2);
+    assert_int_equal(pc_hlo_x(cv)->conv.kernel_input_feature, 2);
+    assert_int_equal(pc_hlo_x(cv)->conv.kernel_output_feature, 3);
+    CHECK_LIST(&pc_hlo_x(cv)->conv.kernel_spatial, 0, 1);
+    assert_int_equal(pc_hlo_x(cv)->conv.output_batch, 0);
+    assert_int_equal(pc_hlo_x(cv)->conv.output_feature, 3);
+    CHECK_LIST(&pc_hlo_x(cv)->conv.output_spatial, 1, 2);
     assert_int_equal(cv->feature_group_count, 1); /* XLA's proto always has it for convolutions */
     assert_int_equal(cv->batch_group_count, 1);
     assert_int_equal(cv->operand_ids.n, 2);
@@ -411,13 +411,13 @@ static void test_fixture_ssd_mobilenet(void **state) {
     assert_string_equal(inst_by_id(m, cv->operand_ids.v[1])->name, "Conv2D.68");
     const pc_hlo_instruction *dw = find_inst(c, "depthwise.41");
     assert_int_equal(dw->feature_group_count, 32);
-    assert_int_equal(dw->window.stride[0], 1);
-    assert_int_equal(dw->window.padding_low[1], 1);
+    assert_int_equal(pc_hlo_x(dw)->window.stride[0], 1);
+    assert_int_equal(pc_hlo_x(dw)->window.padding_low[1], 1);
     /* slice={[0:1], [0:1917]} */
     const pc_hlo_instruction *sl = find_inst(c, "unstack.8");
-    CHECK_LIST(&sl->slice_start, 0, 0);
-    CHECK_LIST(&sl->slice_limit, 1, 1917);
-    CHECK_LIST(&sl->slice_stride, 1, 1);
+    CHECK_LIST(&pc_hlo_x(sl)->slice_start, 0, 0);
+    CHECK_LIST(&pc_hlo_x(sl)->slice_limit, 1, 1917);
+    CHECK_LIST(&pc_hlo_x(sl)->slice_stride, 1, 1);
     /* ROOT tuple of two */
     const pc_hlo_instruction *root = inst_by_id(m, c->root_id);
     assert_string_equal(root->name, "XLA_Retvals.5");
@@ -850,37 +850,37 @@ static void test_attributes(void **state) {
     /* condition first, body second, whatever the attribute order */
     CHECK_LIST(&w->called_computation_ids, find_comp(m, "cond")->id, find_comp(m, "body")->id);
     const pc_hlo_instruction *pd = find_inst(e, "padded");
-    CHECK_LIST(&pd->pad_low, 1, -1);
-    CHECK_LIST(&pd->pad_high, 1, 1);
-    CHECK_LIST(&pd->pad_interior, 0, 2);
+    CHECK_LIST(&pc_hlo_x(pd)->pad_low, 1, -1);
+    CHECK_LIST(&pc_hlo_x(pd)->pad_high, 1, 1);
+    CHECK_LIST(&pc_hlo_x(pd)->pad_interior, 0, 2);
     const pc_hlo_instruction *rw = find_inst(e, "rw");
-    assert_int_equal(rw->window.n, 2);
-    assert_int_equal(rw->window.size[1], 3);
-    assert_int_equal(rw->window.stride[0], 2);
-    assert_int_equal(rw->window.padding_high[1], 1);
-    assert_int_equal(rw->window.window_dilation[1], 2); /* rhs_dilate */
-    assert_int_equal(rw->window.base_dilation[1], 1);   /* lhs_dilate */
+    assert_int_equal(pc_hlo_x(rw)->window.n, 2);
+    assert_int_equal(pc_hlo_x(rw)->window.size[1], 3);
+    assert_int_equal(pc_hlo_x(rw)->window.stride[0], 2);
+    assert_int_equal(pc_hlo_x(rw)->window.padding_high[1], 1);
+    assert_int_equal(pc_hlo_x(rw)->window.window_dilation[1], 2); /* rhs_dilate */
+    assert_int_equal(pc_hlo_x(rw)->window.base_dilation[1], 1);   /* lhs_dilate */
     assert_int_equal(rw->feature_group_count, 0);
     const pc_hlo_instruction *cv = find_inst(e, "conv");
-    assert_int_equal(cv->window.window_reversal[0], 0);
-    assert_int_equal(cv->window.window_reversal[1], 1);
-    assert_int_equal(cv->window.stride[1], 1);
-    assert_int_equal(cv->conv.input_batch, 1);
-    assert_int_equal(cv->conv.input_feature, 2);
-    CHECK_LIST(&cv->conv.input_spatial, 0, 3);
-    assert_int_equal(cv->conv.kernel_input_feature, 0);
-    assert_int_equal(cv->conv.kernel_output_feature, 1);
-    CHECK_LIST(&cv->conv.kernel_spatial, 2, 3);
-    assert_int_equal(cv->conv.output_batch, 3);
-    assert_int_equal(cv->conv.output_feature, 0);
-    CHECK_LIST(&cv->conv.output_spatial, 1, 2);
+    assert_int_equal(pc_hlo_x(cv)->window.window_reversal[0], 0);
+    assert_int_equal(pc_hlo_x(cv)->window.window_reversal[1], 1);
+    assert_int_equal(pc_hlo_x(cv)->window.stride[1], 1);
+    assert_int_equal(pc_hlo_x(cv)->conv.input_batch, 1);
+    assert_int_equal(pc_hlo_x(cv)->conv.input_feature, 2);
+    CHECK_LIST(&pc_hlo_x(cv)->conv.input_spatial, 0, 3);
+    assert_int_equal(pc_hlo_x(cv)->conv.kernel_input_feature, 0);
+    assert_int_equal(pc_hlo_x(cv)->conv.kernel_output_feature, 1);
+    CHECK_LIST(&pc_hlo_x(cv)->conv.kernel_spatial, 2, 3);
+    assert_int_equal(pc_hlo_x(cv)->conv.output_batch, 3);
+    assert_int_equal(pc_hlo_x(cv)->conv.output_feature, 0);
+    CHECK_LIST(&pc_hlo_x(cv)->conv.output_spatial, 1, 2);
     assert_int_equal(cv->batch_group_count, 2);
     assert_int_equal(cv->feature_group_count, 1);
     const pc_hlo_instruction *sl = find_inst(e, "sl");
-    CHECK_LIST(&sl->slice_start, 0, 1);
-    CHECK_LIST(&sl->slice_limit, 4, 7);
-    CHECK_LIST(&sl->slice_stride, 2, 2);
-    CHECK_LIST(&find_inst(e, "ds")->dynamic_slice_sizes, 2, 2);
+    CHECK_LIST(&pc_hlo_x(sl)->slice_start, 0, 1);
+    CHECK_LIST(&pc_hlo_x(sl)->slice_limit, 4, 7);
+    CHECK_LIST(&pc_hlo_x(sl)->slice_stride, 2, 2);
+    CHECK_LIST(&pc_hlo_x(find_inst(e, "ds"))->dynamic_slice_sizes, 2, 2);
     CHECK_LIST(&find_inst(e, "io")->dimensions, 0);
     const pc_hlo_instruction *srt = find_inst(e, "srt");
     assert_int_equal(srt->is_stable, 1);
