@@ -97,6 +97,7 @@ typedef struct cctx {
     int failed;
     int keep_free, loop_ops;
     int32_t module; /* index into the report's module_names */
+    const char *what; /* the file, for messages */
 } cctx;
 
 static int loc_cmp(const void *a, const void *b) {
@@ -726,6 +727,27 @@ static int inst_unit(cctx *cx, const pc_hlo_instruction *in, int depth, unit *u)
     return 0;
 }
 
+/* "PATH:LINE: module M: computation 'C' ..." at a computation that is part of a cycle of calls
+ * or nested too deep (LINE where the text gave it). */
+static int fail_calls(cctx *cx, int32_t c, int cycle) {
+    char b[PC_HLO_NAME_BUF], n[PC_HLO_NAME_BUF], at[32] = "";
+    const pc_hlo_computation *comp = &cx->m->comp[c];
+    if (comp->line > 0) snprintf(at, sizeof at, ":%ld", (long)comp->line);
+    if (!cx->failed) {
+        if (cycle)
+            pc_fail(cx->err, PC_ERR_FORMAT, "%s%s: module %s: computation '%s' calls itself "
+                    "(computations call each other in a cycle)", cx->what ? cx->what : "<hlo>", at,
+                    pc_hlo_printable(cx->m->name, b), pc_hlo_printable(comp->name, n));
+        else
+            pc_fail(cx->err, PC_ERR_FORMAT, "%s%s: module %s: computation '%s' is called through "
+                    "more than %d nested calls (computations nest too deep)",
+                    cx->what ? cx->what : "<hlo>", at, pc_hlo_printable(cx->m->name, b),
+                    pc_hlo_printable(comp->name, n), MAX_DEPTH);
+    }
+    cx->failed = 1;
+    return -1;
+}
+
 static int comp_unit(cctx *cx, int64_t comp_id, int depth, unit *out) {
     int32_t c = comp_by_id(cx, comp_id);
     memset(out, 0, sizeof *out);
@@ -734,9 +756,7 @@ static int comp_unit(cctx *cx, int64_t comp_id, int depth, unit *out) {
         *out = cx->memo[c];
         return 0;
     }
-    if (cx->state[c] == 1 || depth > MAX_DEPTH)
-        return fail(cx, PC_ERR_FORMAT, "computations call each other in a cycle (or nest too deep)",
-                    NULL);
+    if (cx->state[c] == 1 || depth > MAX_DEPTH) return fail_calls(cx, c, cx->state[c] == 1);
     cx->state[c] = 1;
     const pc_hlo_computation *comp = &cx->m->comp[c];
     for (int32_t i = 0; i < comp->n_inst; i++) {
@@ -983,9 +1003,9 @@ static pc_status cost_entry(cctx *cx, size_t *cap) {
     return PC_OK;
 }
 
-static pc_status cost_module(const pc_hlo_module *m, const pc_hlo_cost_opts *o, pc_hlo_cost *rep,
-                             size_t *cap, size_t *coll_cap, pc_error *err) {
-    cctx cx = {.m = m, .rep = rep, .err = err};
+static pc_status cost_module(const pc_hlo_module *m, const char *what, const pc_hlo_cost_opts *o,
+                             pc_hlo_cost *rep, size_t *cap, size_t *coll_cap, pc_error *err) {
+    cctx cx = {.m = m, .rep = rep, .err = err, .what = what};
     cx.trips = o->while_trips > 0 ? o->while_trips : 1;
     cx.keep_free = o->keep_free;
     cx.loop_ops = o->loop_ops;
@@ -1038,7 +1058,7 @@ static pc_status cost_modules(pc_hlo_module *const *mods, int32_t n, const char 
     pc_status st = PC_OK;
     for (int32_t i = 0; i < n && st == PC_OK; i++)
         if (mods[i] && (o.module < 0 || o.module == i))
-            st = cost_module(mods[i], &o, rep, &cap, &coll_cap, err);
+            st = cost_module(mods[i], what, &o, rep, &cap, &coll_cap, err);
     if (st == PC_OK && rep->n_modules == 0)
         st = pc_fail(err, PC_ERR_INVALID, "%s: no HLO module in the file", what);
     if (st != PC_OK) {

@@ -114,6 +114,7 @@ typedef struct pc_hlo_computation {
     int64_t root_id; /* root_id (6): id of its root instruction */
     pc_hlo_instruction *inst;
     int32_t n_inst;
+    int32_t line; /* of its name in the HLO text (1-based; messages); 0 unknown (protos) */
 } pc_hlo_computation;
 
 typedef struct pc_hlo_module {

@@ -137,6 +137,8 @@ typedef struct parser {
     int depth;                /* nested instructions and inline computations */
     size_t first_token;       /* of the first module (format sniffing) */
     size_t noclose_from, noclose_end; /* no line starts with '}' after this (text_parse.c) */
+    size_t line_pos; /* computation lines: newlines before line_pos counted in line_no */
+    int32_t line_no; /* 0: none counted yet */
 } parser;
 
 /* ---- the cursor, text_lex.c ------------------------------------------------------- */

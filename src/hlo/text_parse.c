@@ -515,6 +515,24 @@ static int skip_trailing_attrs(parser *p) {
     }
 }
 
+/* The line of pos, counted on from the previous computation's (computations start in text
+ * order, so the whole text is scanned once); INT32_MAX beyond. */
+static int32_t line_of(parser *p, size_t pos) {
+    if (pos > p->len) pos = p->len;
+    if (p->line_no == 0 || pos < p->line_pos) {
+        p->line_no = 1;
+        p->line_pos = 0;
+    }
+    for (const char *q = p->buf + p->line_pos, *e = p->buf + pos; q < e && p->line_no < INT32_MAX;) {
+        q = memchr(q, '\n', (size_t)(e - q));
+        if (!q) break;
+        p->line_no++;
+        q++;
+    }
+    p->line_pos = pos;
+    return p->line_no;
+}
+
 /* A new computation named `name` (n bytes); its index in *out. */
 static int new_computation(parser *p, const char *name, size_t n, size_t pos, int entry, int32_t *out) {
     pc_hlo_module *m = p->m;
@@ -529,6 +547,7 @@ static int new_computation(parser *p, const char *name, size_t n, size_t pos, in
     p->ci[comp].entry = entry;
     p->ci[comp].pos = pos;
     if (!(m->comp[comp].name = tx_dup_n(name, n))) return tx_nomem(p);
+    m->comp[comp].line = line_of(p, pos);
     *out = comp;
     return 0;
 }

@@ -913,6 +913,37 @@ static void test_forward_reference(void **state) {
 
 /* A generated chain, defined last-to-first: forward references all the way,
  * so the cycle check walks 10k deep without recursion. */
+/* Issue #18: memory per instruction. The fields few opcodes have live apart (pc_hlo_inst_ext),
+ * made only for the instructions that set one; a plain instruction is the compact struct alone.
+ * Computations know their line (for the cost step's messages). */
+static void test_compact_instructions(void **state) {
+    (void)state;
+    assert_true(sizeof(pc_hlo_instruction) <= 176);
+    pc_hlo_module *m = parse_one("HloModule m\n\n"
+                                 "ENTRY e {\n"
+                                 "  p = f32[8,8] parameter(0)\n"
+                                 "  n = f32[8,8] negate(f32[8,8] negate(p))\n"
+                                 "  s = f32[4,8] slice(n), slice={[0:4], [0:8]}\n"
+                                 "  d = f32[8,8] dot(p, p), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+                                 "  ROOT r = f32[4,8] add(s, s)\n"
+                                 "}\n",
+                                 NULL);
+    const pc_hlo_computation *e = &m->comp[m->n_comp - 1];
+    assert_int_equal(e->line, 3);
+    int64_t with_ext = 0;
+    for (int32_t i = 0; i < e->n_inst; i++) with_ext += e->inst[i].ext != NULL;
+    assert_int_equal(e->n_inst, 6);
+    assert_int_equal(with_ext, 2);
+    assert_null(find_inst(e, "p")->ext);
+    assert_null(find_inst(e, "negate.anon")->ext);
+    assert_int_equal(pc_hlo_x(find_inst(e, "p"))->window.n, 0);
+    assert_false(pc_hlo_x(find_inst(e, "r"))->dot.present);
+    CHECK_LIST(&pc_hlo_x(find_inst(e, "s"))->slice_limit, 4, 8);
+    assert_true(pc_hlo_x(find_inst(e, "d"))->dot.present);
+    CHECK_LIST(&pc_hlo_x(find_inst(e, "d"))->dot.lhs_contracting, 1);
+    pc_hlo_module_free(m);
+}
+
 static void test_large_chain(void **state) {
     (void)state;
     enum { N = 10000 };
@@ -1218,6 +1249,7 @@ static void test_unterminated_buffer(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fixtures_parse),
+        cmocka_unit_test(test_compact_instructions),
         cmocka_unit_test(test_fixture_transpose),
         cmocka_unit_test(test_feat_rows),
         cmocka_unit_test(test_fixture_ssd_mobilenet),
