@@ -877,6 +877,50 @@ static pc_status walk_comp(cctx *cx, int64_t comp_id, double count, int64_t row,
 
 /* ---- rows --------------------------------------------------------------------------- */
 
+/* The report as allocated: its rows' names and opcodes are copied into blocks (one opcode
+ * string per TpuGraphs id), not one malloc each (issue #18: 2M rows took 64 bytes each more). */
+typedef struct str_block {
+    struct str_block *next;
+    size_t used, cap;
+    char data[];
+} str_block;
+typedef struct cost_rep {
+    pc_hlo_cost pub; /* first: a pc_hlo_cost * of the report points here */
+    str_block *strs;
+    const char *opcode[PC_HLO_OPCODE_COUNT];
+} cost_rep;
+
+/* A NUL-terminated copy of a + b owned by the report; NULL when out of memory. */
+static const char *rep_str(pc_hlo_cost *r, const char *a, const char *b) {
+    cost_rep *cr = (cost_rep *)r;
+    size_t na = strlen(a), nb = strlen(b);
+    if (na > SIZE_MAX / 4 || nb > SIZE_MAX / 4) return NULL;
+    str_block *k = cr->strs;
+    if (!k || k->cap - k->used < na + nb + 1) {
+        size_t cap = na + nb + 1 > (size_t)1 << 18 ? na + nb + 1 : (size_t)1 << 18;
+        if (!(k = malloc(sizeof *k + cap))) return NULL;
+        k->next = cr->strs;
+        k->used = 0;
+        k->cap = cap;
+        cr->strs = k;
+    }
+    char *d = k->data + k->used;
+    memcpy(d, a, na);
+    memcpy(d + na, b, nb + 1);
+    k->used += na + nb + 1;
+    return d;
+}
+
+static const char *rep_opcode(pc_hlo_cost *r, const pc_hlo_instruction *in) {
+    cost_rep *cr = (cost_rep *)r;
+    int32_t id = in->opcode_id;
+    const char *op = in->opcode ? in->opcode : "";
+    if (id <= PC_HLO_UNKNOWN || id >= PC_HLO_OPCODE_COUNT) return rep_str(r, op, "");
+    if (!cr->opcode[id]) cr->opcode[id] = rep_str(r, op, "");
+    return cr->opcode[id] && strcmp(cr->opcode[id], op) ? rep_str(r, op, "") : cr->opcode[id];
+}
+
+
 static pc_status add_row(cctx *cx, const pc_hlo_instruction *in, const char *prefix,
                          const unit *u, double trips, int64_t coll0, size_t *cap) {
     pc_hlo_cost *r = cx->rep;
@@ -888,14 +932,8 @@ static pc_status add_row(cctx *cx, const pc_hlo_instruction *in, const char *pre
     pc_hlo_op_cost *o = &r->ops[r->n_ops];
     memset(o, 0, sizeof *o);
     r->n_ops++;
-    size_t np = strlen(prefix), nn = strlen(in->name ? in->name : "");
-    char *name = malloc(np + nn + 1);
-    if (name) {
-        memcpy(name, prefix, np);
-        memcpy(name + np, in->name ? in->name : "", nn + 1);
-    }
-    o->name = name;
-    o->opcode = dup_str(in->opcode);
+    o->name = rep_str(r, prefix, in->name ? in->name : "");
+    o->opcode = rep_opcode(r, in);
     if (!o->name || !o->opcode) return pc_fail(cx->err, PC_ERR_NOMEM, "out of memory");
     o->module = cx->module;
     o->element_type = in->shape.element_type;
@@ -1025,9 +1063,9 @@ static pc_status cost_module(const pc_hlo_module *m, const char *what, const pc_
 
 void pc_hlo_cost_free(pc_hlo_cost *c) {
     if (!c) return;
-    for (int64_t i = 0; i < c->n_ops; i++) {
-        free((char *)c->ops[i].name);
-        free((char *)c->ops[i].opcode);
+    for (str_block *k = ((cost_rep *)c)->strs, *next; k; k = next) {
+        next = k->next;
+        free(k);
     }
     free(c->ops);
     for (int64_t i = 0; i < c->n_collectives; i++) {
@@ -1048,9 +1086,10 @@ static pc_status cost_modules(pc_hlo_module *const *mods, int32_t n, const char 
     if (o.module >= n)
         return pc_fail(err, PC_ERR_ARG, "%s: module %d asked for, the file has %d (0..%d)", what,
                        o.module, (int)n, (int)n - 1);
-    pc_hlo_cost *rep = calloc(1, sizeof *rep);
+    cost_rep *cr = calloc(1, sizeof *cr);
+    pc_hlo_cost *rep = cr ? &cr->pub : NULL;
     if (!rep || !(rep->module_names = pc_calloc_array((uint64_t)n + 1, sizeof(char *)))) {
-        free(rep);
+        free(cr);
         return pc_fail(err, PC_ERR_NOMEM, "out of memory");
     }
     rep->format = format;
