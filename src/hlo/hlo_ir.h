@@ -123,6 +123,10 @@ typedef struct pc_hlo_module {
     /* in HloModuleProto.computations order: callees before callers, entry last */
     pc_hlo_computation *comp;
     int32_t n_comp;
+    /* With n_opcodes > 0 (HLO text): every instruction's opcode is one of these strings,
+     * shared (one per known opcode) and freed with the module, not with the instruction. */
+    int32_t n_opcodes;
+    char **opcodes;
 } pc_hlo_module;
 
 void pc_hlo_module_free(pc_hlo_module *m); /* NULL ok; frees the struct itself */

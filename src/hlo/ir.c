@@ -53,9 +53,9 @@ static void free_ext(pc_hlo_inst_ext *x) {
     free(x);
 }
 
-static void free_inst(pc_hlo_instruction *in) {
+static void free_inst(pc_hlo_instruction *in, int shared_opcodes) {
     free(in->name);
-    free(in->opcode);
+    if (!shared_opcodes) free(in->opcode);
     pc_hlo_shape_clear(&in->shape);
     for (int32_t i = 0; i < in->n_attrs; i++) {
         free(in->attrs[i].name);
@@ -72,11 +72,13 @@ void pc_hlo_module_free(pc_hlo_module *m) {
     if (!m) return;
     for (int32_t c = 0; c < m->n_comp && m->comp; c++) {
         pc_hlo_computation *comp = &m->comp[c];
-        for (int32_t i = 0; i < comp->n_inst && comp->inst; i++) free_inst(&comp->inst[i]);
+        for (int32_t i = 0; i < comp->n_inst && comp->inst; i++) free_inst(&comp->inst[i], m->n_opcodes > 0);
         free(comp->inst);
         free(comp->name);
     }
     free(m->comp);
+    for (int32_t i = 0; i < m->n_opcodes; i++) free(m->opcodes[i]);
+    free(m->opcodes);
     free(m->name);
     free(m);
 }

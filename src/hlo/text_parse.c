@@ -15,6 +15,21 @@
 
 /* ---- instructions and computations ---------------------------------------------------- */
 
+/* The module's copy of an opcode (pc_hlo_module.opcodes): one per known opcode, one per
+ * instruction of an unknown one. NULL when out of memory. */
+static char *intern_opcode(parser *p, int id, const char *s, size_t n) {
+    pc_hlo_module *m = p->m;
+    int known = id > PC_HLO_UNKNOWN && id < PC_HLO_OPCODE_COUNT;
+    if (known && p->opcode_of_id[id]) return m->opcodes[p->opcode_of_id[id] - 1];
+    if (m->n_opcodes == INT32_MAX) return NULL;
+    char **v = pc_grow_array(m->opcodes, &p->opcode_cap, (size_t)m->n_opcodes + 1, sizeof *v);
+    if (!v) return NULL;
+    m->opcodes = v;
+    if (!(v[m->n_opcodes] = tx_dup_n(s, n))) return NULL;
+    if (known) p->opcode_of_id[id] = m->n_opcodes + 1;
+    return v[m->n_opcodes++];
+}
+
 /* The opcode after the shape: its TpuGraphs id (unknown ones counted) and the
  * group counts XLA always sets for it. */
 static int parse_opcode(parser *p, pc_hlo_instruction *in) {
@@ -26,8 +41,8 @@ static int parse_opcode(parser *p, pc_hlo_instruction *in) {
         p->pos = opos;
         return tx_expected(p, "an opcode after the shape");
     }
-    if (!(in->opcode = tx_dup_n(p->buf + off, n))) return tx_nomem(p);
     in->opcode_id = tx_opcode_lookup(p, p->buf + off, n);
+    if (!(in->opcode = intern_opcode(p, in->opcode_id, p->buf + off, n))) return tx_nomem(p);
     if (in->opcode_id == PC_HLO_UNKNOWN && p->stats) {
         if (!p->stats->unknown_opcodes)
             snprintf(p->stats->first_unknown, sizeof p->stats->first_unknown, "%s", in->opcode);
@@ -866,6 +881,8 @@ static int parse_module(parser *p, pc_hlo_module **out) {
     if (p->pos >= p->end) return 1;
     p->m = calloc(1, sizeof *p->m);
     if (!p->m) return tx_nomem(p);
+    memset(p->opcode_of_id, 0, sizeof p->opcode_of_id);
+    p->opcode_cap = 0;
     const char *hname = NULL;
     size_t hn = 0, off, n;
     int pct = 0;
