@@ -37,15 +37,16 @@ static void check_module(const pc_hlo_module *m) {
                 check(in->operand_ids.v[j] >= first && in->operand_ids.v[j] < first + comp->n_inst);
             for (int32_t j = 0; j < in->called_computation_ids.n; j++)
                 check(in->called_computation_ids.v[j] >= 1 && in->called_computation_ids.v[j] <= c);
-            check(pc_hlo_x(in)->window.n >= 0);
-            if (pc_hlo_x(in)->window.n)
-                check(pc_hlo_x(in)->window.size && pc_hlo_x(in)->window.stride && pc_hlo_x(in)->window.padding_low && pc_hlo_x(in)->window.padding_high &&
-                      pc_hlo_x(in)->window.window_dilation && pc_hlo_x(in)->window.base_dilation && pc_hlo_x(in)->window.window_reversal);
-            check(pc_hlo_x(in)->slice_limit.n == pc_hlo_x(in)->slice_start.n && pc_hlo_x(in)->slice_stride.n == pc_hlo_x(in)->slice_start.n);
-            check(pc_hlo_x(in)->pad_high.n == pc_hlo_x(in)->pad_low.n && pc_hlo_x(in)->pad_interior.n == pc_hlo_x(in)->pad_low.n);
-            if (pc_hlo_x(in)->conv.present)
-                check(pc_hlo_x(in)->conv.input_spatial.n == pc_hlo_x(in)->conv.kernel_spatial.n &&
-                      pc_hlo_x(in)->conv.input_spatial.n == pc_hlo_x(in)->conv.output_spatial.n && pc_hlo_x(in)->conv.input_spatial.n <= 10);
+            const pc_hlo_inst_ext *ix = pc_hlo_x(in);
+            check(ix->window.n >= 0);
+            if (ix->window.n)
+                check(ix->window.size && ix->window.stride && ix->window.padding_low && ix->window.padding_high &&
+                      ix->window.window_dilation && ix->window.base_dilation && ix->window.window_reversal);
+            check(ix->slice_limit.n == ix->slice_start.n && ix->slice_stride.n == ix->slice_start.n);
+            check(ix->pad_high.n == ix->pad_low.n && ix->pad_interior.n == ix->pad_low.n);
+            if (ix->conv.present)
+                check(ix->conv.input_spatial.n == ix->conv.kernel_spatial.n &&
+                      ix->conv.input_spatial.n == ix->conv.output_spatial.n && ix->conv.input_spatial.n <= 10);
         }
         check(comp->root_id >= first && comp->root_id < id);
     }
@@ -76,29 +77,30 @@ static void check_equal(const pc_hlo_module *a, const pc_hlo_module *b) {
             check(lists_eq(&p->shape.minor_to_major, &q->shape.minor_to_major));
             check(p->parameter_number == q->parameter_number);
             check(lists_eq(&p->dimensions, &q->dimensions));
-            check(pc_hlo_x(p)->window.n == pc_hlo_x(q)->window.n);
-            int32_t n = pc_hlo_x(p)->window.n;
-            check(arr_eq(pc_hlo_x(p)->window.size, pc_hlo_x(q)->window.size, n) && arr_eq(pc_hlo_x(p)->window.stride, pc_hlo_x(q)->window.stride, n) &&
-                  arr_eq(pc_hlo_x(p)->window.padding_low, pc_hlo_x(q)->window.padding_low, n) &&
-                  arr_eq(pc_hlo_x(p)->window.padding_high, pc_hlo_x(q)->window.padding_high, n) &&
-                  arr_eq(pc_hlo_x(p)->window.window_dilation, pc_hlo_x(q)->window.window_dilation, n) &&
-                  arr_eq(pc_hlo_x(p)->window.base_dilation, pc_hlo_x(q)->window.base_dilation, n));
-            check(n == 0 || memcmp(pc_hlo_x(p)->window.window_reversal, pc_hlo_x(q)->window.window_reversal, (size_t)n) == 0);
-            check(pc_hlo_x(p)->conv.present == pc_hlo_x(q)->conv.present);
-            if (pc_hlo_x(p)->conv.present)
-                check(pc_hlo_x(p)->conv.input_batch == pc_hlo_x(q)->conv.input_batch && pc_hlo_x(p)->conv.input_feature == pc_hlo_x(q)->conv.input_feature &&
-                      pc_hlo_x(p)->conv.kernel_input_feature == pc_hlo_x(q)->conv.kernel_input_feature &&
-                      pc_hlo_x(p)->conv.kernel_output_feature == pc_hlo_x(q)->conv.kernel_output_feature &&
-                      pc_hlo_x(p)->conv.output_batch == pc_hlo_x(q)->conv.output_batch &&
-                      pc_hlo_x(p)->conv.output_feature == pc_hlo_x(q)->conv.output_feature &&
-                      lists_eq(&pc_hlo_x(p)->conv.input_spatial, &pc_hlo_x(q)->conv.input_spatial) &&
-                      lists_eq(&pc_hlo_x(p)->conv.kernel_spatial, &pc_hlo_x(q)->conv.kernel_spatial) &&
-                      lists_eq(&pc_hlo_x(p)->conv.output_spatial, &pc_hlo_x(q)->conv.output_spatial));
-            check(lists_eq(&pc_hlo_x(p)->slice_start, &pc_hlo_x(q)->slice_start) && lists_eq(&pc_hlo_x(p)->slice_limit, &pc_hlo_x(q)->slice_limit) &&
-                  lists_eq(&pc_hlo_x(p)->slice_stride, &pc_hlo_x(q)->slice_stride));
-            check(lists_eq(&pc_hlo_x(p)->dynamic_slice_sizes, &pc_hlo_x(q)->dynamic_slice_sizes));
-            check(lists_eq(&pc_hlo_x(p)->pad_low, &pc_hlo_x(q)->pad_low) && lists_eq(&pc_hlo_x(p)->pad_high, &pc_hlo_x(q)->pad_high) &&
-                  lists_eq(&pc_hlo_x(p)->pad_interior, &pc_hlo_x(q)->pad_interior));
+            const pc_hlo_inst_ext *px = pc_hlo_x(p), *qx = pc_hlo_x(q);
+            check(px->window.n == qx->window.n);
+            int32_t n = px->window.n;
+            check(arr_eq(px->window.size, qx->window.size, n) && arr_eq(px->window.stride, qx->window.stride, n) &&
+                  arr_eq(px->window.padding_low, qx->window.padding_low, n) &&
+                  arr_eq(px->window.padding_high, qx->window.padding_high, n) &&
+                  arr_eq(px->window.window_dilation, qx->window.window_dilation, n) &&
+                  arr_eq(px->window.base_dilation, qx->window.base_dilation, n));
+            check(n == 0 || memcmp(px->window.window_reversal, qx->window.window_reversal, (size_t)n) == 0);
+            check(px->conv.present == qx->conv.present);
+            if (px->conv.present)
+                check(px->conv.input_batch == qx->conv.input_batch && px->conv.input_feature == qx->conv.input_feature &&
+                      px->conv.kernel_input_feature == qx->conv.kernel_input_feature &&
+                      px->conv.kernel_output_feature == qx->conv.kernel_output_feature &&
+                      px->conv.output_batch == qx->conv.output_batch &&
+                      px->conv.output_feature == qx->conv.output_feature &&
+                      lists_eq(&px->conv.input_spatial, &qx->conv.input_spatial) &&
+                      lists_eq(&px->conv.kernel_spatial, &qx->conv.kernel_spatial) &&
+                      lists_eq(&px->conv.output_spatial, &qx->conv.output_spatial));
+            check(lists_eq(&px->slice_start, &qx->slice_start) && lists_eq(&px->slice_limit, &qx->slice_limit) &&
+                  lists_eq(&px->slice_stride, &qx->slice_stride));
+            check(lists_eq(&px->dynamic_slice_sizes, &qx->dynamic_slice_sizes));
+            check(lists_eq(&px->pad_low, &qx->pad_low) && lists_eq(&px->pad_high, &qx->pad_high) &&
+                  lists_eq(&px->pad_interior, &qx->pad_interior));
             check(p->feature_group_count == q->feature_group_count && p->batch_group_count == q->batch_group_count);
             check(p->is_stable == q->is_stable);
             check(lists_eq(&p->operand_ids, &q->operand_ids));

@@ -151,35 +151,36 @@ static void assert_module_equal(const pc_hlo_module *a, const pc_hlo_module *b) 
             list_eq(&x->shape.minor_to_major, &y->shape.minor_to_major, "minor_to_major", nm);
             assert_int_equal(x->parameter_number, y->parameter_number);
             list_eq(&x->dimensions, &y->dimensions, "dimensions", nm);
-            assert_int_equal(pc_hlo_x(x)->window.n, pc_hlo_x(y)->window.n);
-            if (pc_hlo_x(x)->window.n) {
-                arr_eq(pc_hlo_x(x)->window.size, pc_hlo_x(y)->window.size, pc_hlo_x(x)->window.n, "size", nm);
-                arr_eq(pc_hlo_x(x)->window.stride, pc_hlo_x(y)->window.stride, pc_hlo_x(x)->window.n, "stride", nm);
-                arr_eq(pc_hlo_x(x)->window.padding_low, pc_hlo_x(y)->window.padding_low, pc_hlo_x(x)->window.n, "padding_low", nm);
-                arr_eq(pc_hlo_x(x)->window.padding_high, pc_hlo_x(y)->window.padding_high, pc_hlo_x(x)->window.n, "padding_high", nm);
-                arr_eq(pc_hlo_x(x)->window.window_dilation, pc_hlo_x(y)->window.window_dilation, pc_hlo_x(x)->window.n, "window_dilation", nm);
-                arr_eq(pc_hlo_x(x)->window.base_dilation, pc_hlo_x(y)->window.base_dilation, pc_hlo_x(x)->window.n, "base_dilation", nm);
-                assert_memory_equal(pc_hlo_x(x)->window.window_reversal, pc_hlo_x(y)->window.window_reversal, (size_t)pc_hlo_x(x)->window.n);
+            const pc_hlo_inst_ext *xe = pc_hlo_x(x), *ye = pc_hlo_x(y);
+            assert_int_equal(xe->window.n, ye->window.n);
+            if (xe->window.n) {
+                arr_eq(xe->window.size, ye->window.size, xe->window.n, "size", nm);
+                arr_eq(xe->window.stride, ye->window.stride, xe->window.n, "stride", nm);
+                arr_eq(xe->window.padding_low, ye->window.padding_low, xe->window.n, "padding_low", nm);
+                arr_eq(xe->window.padding_high, ye->window.padding_high, xe->window.n, "padding_high", nm);
+                arr_eq(xe->window.window_dilation, ye->window.window_dilation, xe->window.n, "window_dilation", nm);
+                arr_eq(xe->window.base_dilation, ye->window.base_dilation, xe->window.n, "base_dilation", nm);
+                assert_memory_equal(xe->window.window_reversal, ye->window.window_reversal, (size_t)xe->window.n);
             }
-            assert_int_equal(pc_hlo_x(x)->conv.present, pc_hlo_x(y)->conv.present);
-            if (pc_hlo_x(x)->conv.present) {
-                assert_int_equal(pc_hlo_x(x)->conv.input_batch, pc_hlo_x(y)->conv.input_batch);
-                assert_int_equal(pc_hlo_x(x)->conv.input_feature, pc_hlo_x(y)->conv.input_feature);
-                assert_int_equal(pc_hlo_x(x)->conv.kernel_input_feature, pc_hlo_x(y)->conv.kernel_input_feature);
-                assert_int_equal(pc_hlo_x(x)->conv.kernel_output_feature, pc_hlo_x(y)->conv.kernel_output_feature);
-                assert_int_equal(pc_hlo_x(x)->conv.output_batch, pc_hlo_x(y)->conv.output_batch);
-                assert_int_equal(pc_hlo_x(x)->conv.output_feature, pc_hlo_x(y)->conv.output_feature);
-                list_eq(&pc_hlo_x(x)->conv.input_spatial, &pc_hlo_x(y)->conv.input_spatial, "input_spatial", nm);
-                list_eq(&pc_hlo_x(x)->conv.kernel_spatial, &pc_hlo_x(y)->conv.kernel_spatial, "kernel_spatial", nm);
-                list_eq(&pc_hlo_x(x)->conv.output_spatial, &pc_hlo_x(y)->conv.output_spatial, "output_spatial", nm);
+            assert_int_equal(xe->conv.present, ye->conv.present);
+            if (xe->conv.present) {
+                assert_int_equal(xe->conv.input_batch, ye->conv.input_batch);
+                assert_int_equal(xe->conv.input_feature, ye->conv.input_feature);
+                assert_int_equal(xe->conv.kernel_input_feature, ye->conv.kernel_input_feature);
+                assert_int_equal(xe->conv.kernel_output_feature, ye->conv.kernel_output_feature);
+                assert_int_equal(xe->conv.output_batch, ye->conv.output_batch);
+                assert_int_equal(xe->conv.output_feature, ye->conv.output_feature);
+                list_eq(&xe->conv.input_spatial, &ye->conv.input_spatial, "input_spatial", nm);
+                list_eq(&xe->conv.kernel_spatial, &ye->conv.kernel_spatial, "kernel_spatial", nm);
+                list_eq(&xe->conv.output_spatial, &ye->conv.output_spatial, "output_spatial", nm);
             }
-            list_eq(&pc_hlo_x(x)->slice_start, &pc_hlo_x(y)->slice_start, "slice_start", nm);
-            list_eq(&pc_hlo_x(x)->slice_limit, &pc_hlo_x(y)->slice_limit, "slice_limit", nm);
-            list_eq(&pc_hlo_x(x)->slice_stride, &pc_hlo_x(y)->slice_stride, "slice_stride", nm);
-            list_eq(&pc_hlo_x(x)->dynamic_slice_sizes, &pc_hlo_x(y)->dynamic_slice_sizes, "dynamic_slice_sizes", nm);
-            list_eq(&pc_hlo_x(x)->pad_low, &pc_hlo_x(y)->pad_low, "pad_low", nm);
-            list_eq(&pc_hlo_x(x)->pad_high, &pc_hlo_x(y)->pad_high, "pad_high", nm);
-            list_eq(&pc_hlo_x(x)->pad_interior, &pc_hlo_x(y)->pad_interior, "pad_interior", nm);
+            list_eq(&xe->slice_start, &ye->slice_start, "slice_start", nm);
+            list_eq(&xe->slice_limit, &ye->slice_limit, "slice_limit", nm);
+            list_eq(&xe->slice_stride, &ye->slice_stride, "slice_stride", nm);
+            list_eq(&xe->dynamic_slice_sizes, &ye->dynamic_slice_sizes, "dynamic_slice_sizes", nm);
+            list_eq(&xe->pad_low, &ye->pad_low, "pad_low", nm);
+            list_eq(&xe->pad_high, &ye->pad_high, "pad_high", nm);
+            list_eq(&xe->pad_interior, &ye->pad_interior, "pad_interior", nm);
             assert_int_equal(x->feature_group_count, y->feature_group_count);
             assert_int_equal(x->batch_group_count, y->batch_group_count);
             assert_int_equal(x->is_stable, y->is_stable);
