@@ -37,15 +37,16 @@ static void check_module(const pc_hlo_module *m) {
                 check(in->operand_ids.v[j] >= first && in->operand_ids.v[j] < first + comp->n_inst);
             for (int32_t j = 0; j < in->called_computation_ids.n; j++)
                 check(in->called_computation_ids.v[j] >= 1 && in->called_computation_ids.v[j] <= c);
-            check(in->window.n >= 0);
-            if (in->window.n)
-                check(in->window.size && in->window.stride && in->window.padding_low && in->window.padding_high &&
-                      in->window.window_dilation && in->window.base_dilation && in->window.window_reversal);
-            check(in->slice_limit.n == in->slice_start.n && in->slice_stride.n == in->slice_start.n);
-            check(in->pad_high.n == in->pad_low.n && in->pad_interior.n == in->pad_low.n);
-            if (in->conv.present)
-                check(in->conv.input_spatial.n == in->conv.kernel_spatial.n &&
-                      in->conv.input_spatial.n == in->conv.output_spatial.n && in->conv.input_spatial.n <= 10);
+            const pc_hlo_inst_ext *ix = pc_hlo_x(in);
+            check(ix->window.n >= 0);
+            if (ix->window.n)
+                check(ix->window.size && ix->window.stride && ix->window.padding_low && ix->window.padding_high &&
+                      ix->window.window_dilation && ix->window.base_dilation && ix->window.window_reversal);
+            check(ix->slice_limit.n == ix->slice_start.n && ix->slice_stride.n == ix->slice_start.n);
+            check(ix->pad_high.n == ix->pad_low.n && ix->pad_interior.n == ix->pad_low.n);
+            if (ix->conv.present)
+                check(ix->conv.input_spatial.n == ix->conv.kernel_spatial.n &&
+                      ix->conv.input_spatial.n == ix->conv.output_spatial.n && ix->conv.input_spatial.n <= 10);
         }
         check(comp->root_id >= first && comp->root_id < id);
     }
@@ -76,29 +77,30 @@ static void check_equal(const pc_hlo_module *a, const pc_hlo_module *b) {
             check(lists_eq(&p->shape.minor_to_major, &q->shape.minor_to_major));
             check(p->parameter_number == q->parameter_number);
             check(lists_eq(&p->dimensions, &q->dimensions));
-            check(p->window.n == q->window.n);
-            int32_t n = p->window.n;
-            check(arr_eq(p->window.size, q->window.size, n) && arr_eq(p->window.stride, q->window.stride, n) &&
-                  arr_eq(p->window.padding_low, q->window.padding_low, n) &&
-                  arr_eq(p->window.padding_high, q->window.padding_high, n) &&
-                  arr_eq(p->window.window_dilation, q->window.window_dilation, n) &&
-                  arr_eq(p->window.base_dilation, q->window.base_dilation, n));
-            check(n == 0 || memcmp(p->window.window_reversal, q->window.window_reversal, (size_t)n) == 0);
-            check(p->conv.present == q->conv.present);
-            if (p->conv.present)
-                check(p->conv.input_batch == q->conv.input_batch && p->conv.input_feature == q->conv.input_feature &&
-                      p->conv.kernel_input_feature == q->conv.kernel_input_feature &&
-                      p->conv.kernel_output_feature == q->conv.kernel_output_feature &&
-                      p->conv.output_batch == q->conv.output_batch &&
-                      p->conv.output_feature == q->conv.output_feature &&
-                      lists_eq(&p->conv.input_spatial, &q->conv.input_spatial) &&
-                      lists_eq(&p->conv.kernel_spatial, &q->conv.kernel_spatial) &&
-                      lists_eq(&p->conv.output_spatial, &q->conv.output_spatial));
-            check(lists_eq(&p->slice_start, &q->slice_start) && lists_eq(&p->slice_limit, &q->slice_limit) &&
-                  lists_eq(&p->slice_stride, &q->slice_stride));
-            check(lists_eq(&p->dynamic_slice_sizes, &q->dynamic_slice_sizes));
-            check(lists_eq(&p->pad_low, &q->pad_low) && lists_eq(&p->pad_high, &q->pad_high) &&
-                  lists_eq(&p->pad_interior, &q->pad_interior));
+            const pc_hlo_inst_ext *px = pc_hlo_x(p), *qx = pc_hlo_x(q);
+            check(px->window.n == qx->window.n);
+            int32_t n = px->window.n;
+            check(arr_eq(px->window.size, qx->window.size, n) && arr_eq(px->window.stride, qx->window.stride, n) &&
+                  arr_eq(px->window.padding_low, qx->window.padding_low, n) &&
+                  arr_eq(px->window.padding_high, qx->window.padding_high, n) &&
+                  arr_eq(px->window.window_dilation, qx->window.window_dilation, n) &&
+                  arr_eq(px->window.base_dilation, qx->window.base_dilation, n));
+            check(n == 0 || memcmp(px->window.window_reversal, qx->window.window_reversal, (size_t)n) == 0);
+            check(px->conv.present == qx->conv.present);
+            if (px->conv.present)
+                check(px->conv.input_batch == qx->conv.input_batch && px->conv.input_feature == qx->conv.input_feature &&
+                      px->conv.kernel_input_feature == qx->conv.kernel_input_feature &&
+                      px->conv.kernel_output_feature == qx->conv.kernel_output_feature &&
+                      px->conv.output_batch == qx->conv.output_batch &&
+                      px->conv.output_feature == qx->conv.output_feature &&
+                      lists_eq(&px->conv.input_spatial, &qx->conv.input_spatial) &&
+                      lists_eq(&px->conv.kernel_spatial, &qx->conv.kernel_spatial) &&
+                      lists_eq(&px->conv.output_spatial, &qx->conv.output_spatial));
+            check(lists_eq(&px->slice_start, &qx->slice_start) && lists_eq(&px->slice_limit, &qx->slice_limit) &&
+                  lists_eq(&px->slice_stride, &qx->slice_stride));
+            check(lists_eq(&px->dynamic_slice_sizes, &qx->dynamic_slice_sizes));
+            check(lists_eq(&px->pad_low, &qx->pad_low) && lists_eq(&px->pad_high, &qx->pad_high) &&
+                  lists_eq(&px->pad_interior, &qx->pad_interior));
             check(p->feature_group_count == q->feature_group_count && p->batch_group_count == q->batch_group_count);
             check(p->is_stable == q->is_stable);
             check(lists_eq(&p->operand_ids, &q->operand_ids));

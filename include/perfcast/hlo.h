@@ -155,8 +155,8 @@ typedef struct pc_rank_opts {
     /*
      * The memory budget (bytes, or PC_MEMORY_AUTO: half the available memory,
      * perfcast/npz.h) of reading the program and building its sets, checked
-     * before each allocation it bounds: the text (its size, then up to 1 KiB
-     * per '(' and 24 bytes per byte of text for parsing it), each module's or
+     * before each allocation it bounds: the text (its size, then up to 384
+     * bytes per '(' and 24 bytes per byte of text for parsing it), each module's or
      * kernel's graph (1130 bytes per node, 32 per edge) with its candidates
      * (layout: 9 bytes per configurable node and each of its 18 slots, tile:
      * about 600 bytes each), added to what the parsed modules and the sets

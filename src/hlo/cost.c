@@ -97,6 +97,7 @@ typedef struct cctx {
     int failed;
     int keep_free, loop_ops;
     int32_t module; /* index into the report's module_names */
+    const char *what; /* the file, for messages */
 } cctx;
 
 static int loc_cmp(const void *a, const void *b) {
@@ -309,12 +310,12 @@ static double dot_flops(cctx *cx, const pc_hlo_instruction *in) {
     const pc_hlo_instruction *lhs = operand(cx, in, 0);
     if (!lhs || is_tuple(&lhs->shape)) return fail(cx, PC_ERR_FORMAT, "dot needs an array lhs", in);
     double k = 1;
-    if (!in->dot.present) {
+    if (!pc_hlo_x(in)->dot.present) {
         cx->rep->dots_guessed++;
         k = lhs->shape.dims.n ? dim(&lhs->shape, lhs->shape.dims.n - 1) : 1;
     }
-    for (int32_t i = 0; in->dot.present && i < in->dot.lhs_contracting.n; i++) {
-        int64_t d = in->dot.lhs_contracting.v[i];
+    for (int32_t i = 0; pc_hlo_x(in)->dot.present && i < pc_hlo_x(in)->dot.lhs_contracting.n; i++) {
+        int64_t d = pc_hlo_x(in)->dot.lhs_contracting.v[i];
         if (d < 0 || d >= lhs->shape.dims.n)
             return fail(cx, PC_ERR_FORMAT, "lhs_contracting_dims out of the lhs's rank", in);
         k *= dim(&lhs->shape, d);
@@ -328,12 +329,12 @@ static double conv_flops(cctx *cx, const pc_hlo_instruction *in) {
     const pc_hlo_instruction *lhs = operand(cx, in, 0), *rhs = operand(cx, in, 1);
     if (!lhs || !rhs) return fail(cx, PC_ERR_FORMAT, "convolution needs two operands", in);
     double per_out = 1;
-    if (in->conv.present) {
-        per_out = dim(&rhs->shape, in->conv.kernel_input_feature);
-        for (int32_t i = 0; i < in->conv.kernel_spatial.n; i++)
-            per_out *= dim(&rhs->shape, in->conv.kernel_spatial.v[i]);
+    if (pc_hlo_x(in)->conv.present) {
+        per_out = dim(&rhs->shape, pc_hlo_x(in)->conv.kernel_input_feature);
+        for (int32_t i = 0; i < pc_hlo_x(in)->conv.kernel_spatial.n; i++)
+            per_out *= dim(&rhs->shape, pc_hlo_x(in)->conv.kernel_spatial.v[i]);
     } else { /* no dimension numbers: window sizes x lhs's last dim / groups */
-        per_out = window_elems(&in->window);
+        per_out = window_elems(&pc_hlo_x(in)->window);
         double g = in->feature_group_count > 0 ? (double)in->feature_group_count : 1;
         per_out *= lhs->shape.dims.n ? dim(&lhs->shape, lhs->shape.dims.n - 1) / g : 1;
     }
@@ -396,13 +397,13 @@ static double libconv_flops(cctx *cx, const pc_hlo_instruction *in, pc_hlo_lib_c
     if (kind == PC_HLO_LIB_CONV_BWD_INPUT) input = res, output = &a->shape;
     if (kind == PC_HLO_LIB_CONV_BWD_FILTER) kernel = res, output = &b->shape;
     double per_out;
-    if (in->conv.present) {
-        per_out = dim(kernel, in->conv.kernel_input_feature);
-        for (int32_t i = 0; i < in->conv.kernel_spatial.n; i++)
-            per_out *= dim(kernel, in->conv.kernel_spatial.v[i]);
+    if (pc_hlo_x(in)->conv.present) {
+        per_out = dim(kernel, pc_hlo_x(in)->conv.kernel_input_feature);
+        for (int32_t i = 0; i < pc_hlo_x(in)->conv.kernel_spatial.n; i++)
+            per_out *= dim(kernel, pc_hlo_x(in)->conv.kernel_spatial.v[i]);
     } else {
         double g = in->feature_group_count > 0 ? (double)in->feature_group_count : 1;
-        per_out = window_elems(&in->window);
+        per_out = window_elems(&pc_hlo_x(in)->window);
         per_out *= input->dims.n ? dim(input, input->dims.n - 1) / g : 1;
     }
     return 2 * elems(output) * per_out;
@@ -432,7 +433,7 @@ static double reduce_flops(cctx *cx, const pc_hlo_instruction *in) {
 }
 
 static double reduce_window_flops(const pc_hlo_instruction *in) {
-    double w = window_elems(&in->window);
+    double w = window_elems(&pc_hlo_x(in)->window);
     double outs = is_tuple(&in->shape) ? 0 : elems(&in->shape);
     return outs * w * (in->operand_ids.n > 2 ? in->operand_ids.n / 2 : 1);
 }
@@ -726,6 +727,27 @@ static int inst_unit(cctx *cx, const pc_hlo_instruction *in, int depth, unit *u)
     return 0;
 }
 
+/* "PATH:LINE: module M: computation 'C' ..." at a computation that is part of a cycle of calls
+ * or nested too deep (LINE where the text gave it). */
+static int fail_calls(cctx *cx, int32_t c, int cycle) {
+    char b[PC_HLO_NAME_BUF], n[PC_HLO_NAME_BUF], at[32] = "";
+    const pc_hlo_computation *comp = &cx->m->comp[c];
+    if (comp->line > 0) snprintf(at, sizeof at, ":%ld", (long)comp->line);
+    if (!cx->failed) {
+        if (cycle)
+            pc_fail(cx->err, PC_ERR_FORMAT, "%s%s: module %s: computation '%s' calls itself "
+                    "(computations call each other in a cycle)", cx->what ? cx->what : "<hlo>", at,
+                    pc_hlo_printable(cx->m->name, b), pc_hlo_printable(comp->name, n));
+        else
+            pc_fail(cx->err, PC_ERR_FORMAT, "%s%s: module %s: computation '%s' is called through "
+                    "more than %d nested calls (computations nest too deep)",
+                    cx->what ? cx->what : "<hlo>", at, pc_hlo_printable(cx->m->name, b),
+                    pc_hlo_printable(comp->name, n), MAX_DEPTH);
+    }
+    cx->failed = 1;
+    return -1;
+}
+
 static int comp_unit(cctx *cx, int64_t comp_id, int depth, unit *out) {
     int32_t c = comp_by_id(cx, comp_id);
     memset(out, 0, sizeof *out);
@@ -734,9 +756,7 @@ static int comp_unit(cctx *cx, int64_t comp_id, int depth, unit *out) {
         *out = cx->memo[c];
         return 0;
     }
-    if (cx->state[c] == 1 || depth > MAX_DEPTH)
-        return fail(cx, PC_ERR_FORMAT, "computations call each other in a cycle (or nest too deep)",
-                    NULL);
+    if (cx->state[c] == 1 || depth > MAX_DEPTH) return fail_calls(cx, c, cx->state[c] == 1);
     cx->state[c] = 1;
     const pc_hlo_computation *comp = &cx->m->comp[c];
     for (int32_t i = 0; i < comp->n_inst; i++) {
@@ -857,6 +877,50 @@ static pc_status walk_comp(cctx *cx, int64_t comp_id, double count, int64_t row,
 
 /* ---- rows --------------------------------------------------------------------------- */
 
+/* The report as allocated: its rows' names and opcodes are copied into blocks (one opcode
+ * string per TpuGraphs id), not one malloc each (issue #18: 2M rows took 64 bytes each more). */
+typedef struct str_block {
+    struct str_block *next;
+    size_t used, cap;
+    char data[];
+} str_block;
+typedef struct cost_rep {
+    pc_hlo_cost pub; /* first: a pc_hlo_cost * of the report points here */
+    str_block *strs;
+    const char *opcode[PC_HLO_OPCODE_COUNT];
+} cost_rep;
+
+/* A NUL-terminated copy of a + b owned by the report; NULL when out of memory. */
+static const char *rep_str(pc_hlo_cost *r, const char *a, const char *b) {
+    cost_rep *cr = (cost_rep *)r;
+    size_t na = strlen(a), nb = strlen(b);
+    if (na > SIZE_MAX / 4 || nb > SIZE_MAX / 4) return NULL;
+    str_block *k = cr->strs;
+    if (!k || k->cap - k->used < na + nb + 1) {
+        size_t cap = na + nb + 1 > (size_t)1 << 18 ? na + nb + 1 : (size_t)1 << 18;
+        if (!(k = malloc(sizeof *k + cap))) return NULL;
+        k->next = cr->strs;
+        k->used = 0;
+        k->cap = cap;
+        cr->strs = k;
+    }
+    char *d = k->data + k->used;
+    memcpy(d, a, na);
+    memcpy(d + na, b, nb + 1);
+    k->used += na + nb + 1;
+    return d;
+}
+
+static const char *rep_opcode(pc_hlo_cost *r, const pc_hlo_instruction *in) {
+    cost_rep *cr = (cost_rep *)r;
+    int32_t id = in->opcode_id;
+    const char *op = in->opcode ? in->opcode : "";
+    if (id <= PC_HLO_UNKNOWN || id >= PC_HLO_OPCODE_COUNT) return rep_str(r, op, "");
+    if (!cr->opcode[id]) cr->opcode[id] = rep_str(r, op, "");
+    return cr->opcode[id] && strcmp(cr->opcode[id], op) ? rep_str(r, op, "") : cr->opcode[id];
+}
+
+
 static pc_status add_row(cctx *cx, const pc_hlo_instruction *in, const char *prefix,
                          const unit *u, double trips, int64_t coll0, size_t *cap) {
     pc_hlo_cost *r = cx->rep;
@@ -868,14 +932,8 @@ static pc_status add_row(cctx *cx, const pc_hlo_instruction *in, const char *pre
     pc_hlo_op_cost *o = &r->ops[r->n_ops];
     memset(o, 0, sizeof *o);
     r->n_ops++;
-    size_t np = strlen(prefix), nn = strlen(in->name ? in->name : "");
-    char *name = malloc(np + nn + 1);
-    if (name) {
-        memcpy(name, prefix, np);
-        memcpy(name + np, in->name ? in->name : "", nn + 1);
-    }
-    o->name = name;
-    o->opcode = dup_str(in->opcode);
+    o->name = rep_str(r, prefix, in->name ? in->name : "");
+    o->opcode = rep_opcode(r, in);
     if (!o->name || !o->opcode) return pc_fail(cx->err, PC_ERR_NOMEM, "out of memory");
     o->module = cx->module;
     o->element_type = in->shape.element_type;
@@ -983,9 +1041,9 @@ static pc_status cost_entry(cctx *cx, size_t *cap) {
     return PC_OK;
 }
 
-static pc_status cost_module(const pc_hlo_module *m, const pc_hlo_cost_opts *o, pc_hlo_cost *rep,
-                             size_t *cap, size_t *coll_cap, pc_error *err) {
-    cctx cx = {.m = m, .rep = rep, .err = err};
+static pc_status cost_module(const pc_hlo_module *m, const char *what, const pc_hlo_cost_opts *o,
+                             pc_hlo_cost *rep, size_t *cap, size_t *coll_cap, pc_error *err) {
+    cctx cx = {.m = m, .rep = rep, .err = err, .what = what};
     cx.trips = o->while_trips > 0 ? o->while_trips : 1;
     cx.keep_free = o->keep_free;
     cx.loop_ops = o->loop_ops;
@@ -1005,9 +1063,9 @@ static pc_status cost_module(const pc_hlo_module *m, const pc_hlo_cost_opts *o, 
 
 void pc_hlo_cost_free(pc_hlo_cost *c) {
     if (!c) return;
-    for (int64_t i = 0; i < c->n_ops; i++) {
-        free((char *)c->ops[i].name);
-        free((char *)c->ops[i].opcode);
+    for (str_block *k = ((cost_rep *)c)->strs, *next; k; k = next) {
+        next = k->next;
+        free(k);
     }
     free(c->ops);
     for (int64_t i = 0; i < c->n_collectives; i++) {
@@ -1028,9 +1086,10 @@ static pc_status cost_modules(pc_hlo_module *const *mods, int32_t n, const char 
     if (o.module >= n)
         return pc_fail(err, PC_ERR_ARG, "%s: module %d asked for, the file has %d (0..%d)", what,
                        o.module, (int)n, (int)n - 1);
-    pc_hlo_cost *rep = calloc(1, sizeof *rep);
+    cost_rep *cr = calloc(1, sizeof *cr);
+    pc_hlo_cost *rep = cr ? &cr->pub : NULL;
     if (!rep || !(rep->module_names = pc_calloc_array((uint64_t)n + 1, sizeof(char *)))) {
-        free(rep);
+        free(cr);
         return pc_fail(err, PC_ERR_NOMEM, "out of memory");
     }
     rep->format = format;
@@ -1038,7 +1097,7 @@ static pc_status cost_modules(pc_hlo_module *const *mods, int32_t n, const char 
     pc_status st = PC_OK;
     for (int32_t i = 0; i < n && st == PC_OK; i++)
         if (mods[i] && (o.module < 0 || o.module == i))
-            st = cost_module(mods[i], &o, rep, &cap, &coll_cap, err);
+            st = cost_module(mods[i], what, &o, rep, &cap, &coll_cap, err);
     if (st == PC_OK && rep->n_modules == 0)
         st = pc_fail(err, PC_ERR_INVALID, "%s: no HLO module in the file", what);
     if (st != PC_OK) {

@@ -109,7 +109,7 @@ static void featurize_inst(const pc_hlo_instruction *in, const pc_hlo_computatio
     nd.tuple_count = in->shape.tuple_count;
     nd.parameter_number = in->parameter_number;
     nd.dimensions = seq_of(&in->dimensions);
-    const pc_hlo_window *w = &in->window;
+    const pc_hlo_window *w = &pc_hlo_x(in)->window;
     nd.window_n = w->n;
     nd.win_size = w->size;
     nd.win_stride = w->stride;
@@ -118,7 +118,7 @@ static void featurize_inst(const pc_hlo_instruction *in, const pc_hlo_computatio
     nd.win_dilation = w->window_dilation;
     nd.win_base_dilation = w->base_dilation;
     nd.win_reversal = w->window_reversal;
-    const pc_hlo_conv_dims *c = &in->conv;
+    const pc_hlo_conv_dims *c = &pc_hlo_x(in)->conv;
     nd.conv_input_batch = c->input_batch;
     nd.conv_input_feature = c->input_feature;
     nd.conv_input_spatial = seq_of(&c->input_spatial);
@@ -129,12 +129,12 @@ static void featurize_inst(const pc_hlo_instruction *in, const pc_hlo_computatio
     nd.conv_output_feature = c->output_feature;
     nd.feature_group_count = in->feature_group_count;
     nd.batch_group_count = in->batch_group_count;
-    nd.slice_start = seq_of(&in->slice_start);
-    nd.slice_stride = seq_of(&in->slice_stride);
-    nd.slice_limit = seq_of(&in->slice_limit);
-    nd.dynamic_slice_sizes = seq_of(&in->dynamic_slice_sizes);
-    nd.pad_low = seq_of(&in->pad_low);
-    nd.pad_high = seq_of(&in->pad_high);
+    nd.slice_start = seq_of(&pc_hlo_x(in)->slice_start);
+    nd.slice_stride = seq_of(&pc_hlo_x(in)->slice_stride);
+    nd.slice_limit = seq_of(&pc_hlo_x(in)->slice_limit);
+    nd.dynamic_slice_sizes = seq_of(&pc_hlo_x(in)->dynamic_slice_sizes);
+    nd.pad_low = seq_of(&pc_hlo_x(in)->pad_low);
+    nd.pad_high = seq_of(&pc_hlo_x(in)->pad_high);
     nd.is_stable = in->is_stable;
     nd.minor_to_major = seq_of(&in->shape.minor_to_major);
     pc_tpug_node_feat(&nd, f);

@@ -28,8 +28,8 @@ typedef struct pc_i64s {
 /* xla.PrimitiveType numbers (xla_data.proto): PRED 1 ... F32 11, BF16 16, TUPLE 13, TOKEN 17. */
 typedef struct pc_hlo_shape {
     int32_t element_type;   /* ShapeProto.element_type (2) */
-    pc_i64s dims;           /* dimensions (3) */
     int32_t tuple_count;    /* number of tuple_shapes (4) */
+    pc_i64s dims;           /* dimensions (3) */
     pc_i64s minor_to_major; /* layout (5).minor_to_major (1); n = 0 without a layout */
     /* The tuple_count element shapes (owned, nested tuples recursively) where the reader kept
      * them (HLO text); NULL otherwise (the protos: only counted). Not featurized: read by
@@ -64,28 +64,44 @@ typedef struct pc_hlo_dot_dims {
     pc_i64s lhs_contracting, rhs_contracting, lhs_batch, rhs_batch;
 } pc_hlo_dot_dims;
 
+/* The fields only some opcodes have (convolution, reduce-window, slice, dynamic-slice, pad,
+ * dot), apart so that the other instructions do not carry them (issue #18: 536 bytes per
+ * instruction before, 2M-instruction files took 1.6 GB). Read them with pc_hlo_x(in), which
+ * gives a zeroed one when the instruction has none; write them through pc_hlo_x_mut(in). */
+typedef struct pc_hlo_inst_ext {
+    pc_hlo_window window;                          /* window (15) */
+    pc_hlo_conv_dims conv;                         /* convolution_dimension_numbers (16) */
+    pc_i64s slice_start, slice_limit, slice_stride; /* slice_dimensions (17) */
+    pc_i64s dynamic_slice_sizes;                   /* (20) */
+    pc_i64s pad_low, pad_high, pad_interior;       /* padding_config (21) */
+    pc_hlo_dot_dims dot;                           /* dot_dimension_numbers (30) */
+} pc_hlo_inst_ext;
+
 typedef struct pc_hlo_instruction {
     char *name;              /* name (1), without a leading '%' */
     char *opcode;            /* opcode (2) as XLA spells it: "get-tuple-element" */
     int32_t opcode_id;       /* TpuGraphs id (tpugraphs/opcode.h), 0 = unknown */
+    int32_t n_attrs;         /* attributes in attrs */
+    int32_t is_stable;       /* (60) */
     int64_t id;              /* id (35): unique in the module */
     pc_hlo_shape shape;      /* shape (3) */
     int64_t parameter_number; /* (9); -1 when not a parameter */
     pc_i64s dimensions;      /* dimensions (14) */
-    pc_hlo_window window;    /* window (15) */
-    pc_hlo_conv_dims conv;   /* convolution_dimension_numbers (16) */
-    pc_i64s slice_start, slice_limit, slice_stride; /* slice_dimensions (17) */
-    pc_i64s dynamic_slice_sizes;                   /* (20) */
-    pc_i64s pad_low, pad_high, pad_interior;       /* padding_config (21) */
     int64_t feature_group_count;                   /* (50), 0 when absent */
     int64_t batch_group_count;                     /* (58), 0 when absent */
-    int32_t is_stable;                             /* (60) */
     pc_i64s operand_ids;                           /* (36), ids of instructions */
     pc_i64s called_computation_ids;                /* (38), ids of computations */
-    pc_hlo_dot_dims dot;                           /* dot_dimension_numbers (30) */
-    pc_hlo_attr *attrs; /* n_attrs attributes kept as text for costing (hlo/cost.c) */
-    int32_t n_attrs;
+    pc_hlo_inst_ext *ext; /* owned; NULL: none of its fields set (pc_hlo_x) */
+    pc_hlo_attr *attrs;   /* n_attrs attributes kept as text for costing (hlo/cost.c) */
 } pc_hlo_instruction;
+
+/* The instruction's rarely set fields; all zero (a static empty one) when it has none. */
+extern const pc_hlo_inst_ext pc_hlo_ext_none;
+static inline const pc_hlo_inst_ext *pc_hlo_x(const pc_hlo_instruction *in) {
+    return in->ext ? in->ext : &pc_hlo_ext_none;
+}
+/* The same to write: made (zeroed) on first use; NULL when out of memory. */
+pc_hlo_inst_ext *pc_hlo_x_mut(pc_hlo_instruction *in);
 
 /* The value of a kept attribute (pc_hlo_instruction.attrs), NULL if absent. */
 const char *pc_hlo_attr_get(const pc_hlo_instruction *in, const char *name);
@@ -98,6 +114,7 @@ typedef struct pc_hlo_computation {
     int64_t root_id; /* root_id (6): id of its root instruction */
     pc_hlo_instruction *inst;
     int32_t n_inst;
+    int32_t line; /* of its name in the HLO text (1-based; messages); 0 unknown (protos) */
 } pc_hlo_computation;
 
 typedef struct pc_hlo_module {
@@ -106,6 +123,10 @@ typedef struct pc_hlo_module {
     /* in HloModuleProto.computations order: callees before callers, entry last */
     pc_hlo_computation *comp;
     int32_t n_comp;
+    /* With n_opcodes > 0 (HLO text): every instruction's opcode is one of these strings,
+     * shared (one per known opcode) and freed with the module, not with the instruction. */
+    int32_t n_opcodes;
+    char **opcodes;
 } pc_hlo_module;
 
 void pc_hlo_module_free(pc_hlo_module *m); /* NULL ok; frees the struct itself */

@@ -19,17 +19,16 @@ const char *pc_hlo_attr_get(const pc_hlo_instruction *in, const char *name) {
     return NULL;
 }
 
-static void free_inst(pc_hlo_instruction *in) {
-    free(in->name);
-    free(in->opcode);
-    pc_hlo_shape_clear(&in->shape);
-    for (int32_t i = 0; i < in->n_attrs; i++) {
-        free(in->attrs[i].name);
-        free(in->attrs[i].value);
-    }
-    free(in->attrs);
-    free(in->dimensions.v);
-    pc_hlo_window *w = &in->window;
+const pc_hlo_inst_ext pc_hlo_ext_none;
+
+pc_hlo_inst_ext *pc_hlo_x_mut(pc_hlo_instruction *in) {
+    if (!in->ext) in->ext = calloc(1, sizeof *in->ext);
+    return in->ext;
+}
+
+static void free_ext(pc_hlo_inst_ext *x) {
+    if (!x) return;
+    pc_hlo_window *w = &x->window;
     free(w->size);
     free(w->stride);
     free(w->padding_low);
@@ -37,33 +36,49 @@ static void free_inst(pc_hlo_instruction *in) {
     free(w->window_dilation);
     free(w->base_dilation);
     free(w->window_reversal);
-    free(in->conv.input_spatial.v);
-    free(in->conv.kernel_spatial.v);
-    free(in->conv.output_spatial.v);
-    free(in->slice_start.v);
-    free(in->slice_limit.v);
-    free(in->slice_stride.v);
-    free(in->dynamic_slice_sizes.v);
-    free(in->pad_low.v);
-    free(in->pad_high.v);
-    free(in->pad_interior.v);
+    free(x->conv.input_spatial.v);
+    free(x->conv.kernel_spatial.v);
+    free(x->conv.output_spatial.v);
+    free(x->slice_start.v);
+    free(x->slice_limit.v);
+    free(x->slice_stride.v);
+    free(x->dynamic_slice_sizes.v);
+    free(x->pad_low.v);
+    free(x->pad_high.v);
+    free(x->pad_interior.v);
+    free(x->dot.lhs_contracting.v);
+    free(x->dot.rhs_contracting.v);
+    free(x->dot.lhs_batch.v);
+    free(x->dot.rhs_batch.v);
+    free(x);
+}
+
+static void free_inst(pc_hlo_instruction *in, int shared_opcodes) {
+    free(in->name);
+    if (!shared_opcodes) free(in->opcode);
+    pc_hlo_shape_clear(&in->shape);
+    for (int32_t i = 0; i < in->n_attrs; i++) {
+        free(in->attrs[i].name);
+        free(in->attrs[i].value);
+    }
+    free(in->attrs);
+    free(in->dimensions.v);
     free(in->operand_ids.v);
     free(in->called_computation_ids.v);
-    free(in->dot.lhs_contracting.v);
-    free(in->dot.rhs_contracting.v);
-    free(in->dot.lhs_batch.v);
-    free(in->dot.rhs_batch.v);
+    free_ext(in->ext);
 }
 
 void pc_hlo_module_free(pc_hlo_module *m) {
     if (!m) return;
     for (int32_t c = 0; c < m->n_comp && m->comp; c++) {
         pc_hlo_computation *comp = &m->comp[c];
-        for (int32_t i = 0; i < comp->n_inst && comp->inst; i++) free_inst(&comp->inst[i]);
+        for (int32_t i = 0; i < comp->n_inst && comp->inst; i++) free_inst(&comp->inst[i], m->n_opcodes > 0);
         free(comp->inst);
         free(comp->name);
     }
     free(m->comp);
+    for (int32_t i = 0; i < m->n_opcodes; i++) free(m->opcodes[i]);
+    free(m->opcodes);
     free(m->name);
     free(m);
 }

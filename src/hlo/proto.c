@@ -297,6 +297,58 @@ static int conv_window(pc_hlo_window *w, const Pcpb__Window *pw) {
         }                                                                  \
     } while (0)
 
+/* The fields few instructions have (pc_hlo_inst_ext), made only when the proto has one. */
+static int conv_ext(pc_hlo_instruction *in, const Pcpb__HloInstructionProto *p) {
+    if (!(p->window && p->window->n_dimensions) && !p->convolution_dimension_numbers &&
+        !p->n_slice_dimensions && !p->n_dynamic_slice_sizes && !p->padding_config &&
+        !p->dot_dimension_numbers)
+        return 1;
+    pc_hlo_inst_ext *x = pc_hlo_x_mut(in);
+    if (!x) return 0;
+    if (!conv_window(&x->window, p->window)) return 0;
+    const Pcpb__ConvolutionDimensionNumbers *cd = p->convolution_dimension_numbers;
+    if (cd) {
+        pc_hlo_conv_dims *c = &x->conv;
+        c->present = 1;
+        c->input_batch = cd->input_batch_dimension;
+        c->input_feature = cd->input_feature_dimension;
+        c->kernel_input_feature = cd->kernel_input_feature_dimension;
+        c->kernel_output_feature = cd->kernel_output_feature_dimension;
+        c->output_batch = cd->output_batch_dimension;
+        c->output_feature = cd->output_feature_dimension;
+        if (!copy_i64s(&c->input_spatial, cd->input_spatial_dimensions,
+                       cd->n_input_spatial_dimensions) ||
+            !copy_i64s(&c->kernel_spatial, cd->kernel_spatial_dimensions,
+                       cd->n_kernel_spatial_dimensions) ||
+            !copy_i64s(&c->output_spatial, cd->output_spatial_dimensions,
+                       cd->n_output_spatial_dimensions))
+            return 0;
+    }
+    COPY_EACH(x->slice_start, p->slice_dimensions, p->n_slice_dimensions, start);
+    COPY_EACH(x->slice_limit, p->slice_dimensions, p->n_slice_dimensions, limit);
+    COPY_EACH(x->slice_stride, p->slice_dimensions, p->n_slice_dimensions, stride);
+    if (!copy_i64s(&x->dynamic_slice_sizes, p->dynamic_slice_sizes, p->n_dynamic_slice_sizes))
+        return 0;
+    if (p->padding_config) {
+        const Pcpb__PaddingConfig *pc = p->padding_config;
+        COPY_EACH(x->pad_low, pc->dimensions, pc->n_dimensions, edge_padding_low);
+        COPY_EACH(x->pad_high, pc->dimensions, pc->n_dimensions, edge_padding_high);
+        COPY_EACH(x->pad_interior, pc->dimensions, pc->n_dimensions, interior_padding);
+    }
+    const Pcpb__DotDimensionNumbers *dd = p->dot_dimension_numbers;
+    if (dd) {
+        x->dot.present = 1;
+        if (!copy_i64s(&x->dot.lhs_contracting, dd->lhs_contracting_dimensions,
+                       dd->n_lhs_contracting_dimensions) ||
+            !copy_i64s(&x->dot.rhs_contracting, dd->rhs_contracting_dimensions,
+                       dd->n_rhs_contracting_dimensions) ||
+            !copy_i64s(&x->dot.lhs_batch, dd->lhs_batch_dimensions, dd->n_lhs_batch_dimensions) ||
+            !copy_i64s(&x->dot.rhs_batch, dd->rhs_batch_dimensions, dd->n_rhs_batch_dimensions))
+            return 0;
+    }
+    return 1;
+}
+
 static int conv_inst(pc_hlo_instruction *in, const Pcpb__HloInstructionProto *p) {
     in->name = copy_str(p->name);
     in->opcode = copy_str(p->opcode);
@@ -315,47 +367,7 @@ static int conv_inst(pc_hlo_instruction *in, const Pcpb__HloInstructionProto *p)
             return 0;
     }
     if (!copy_i64s(&in->dimensions, p->dimensions, p->n_dimensions)) return 0;
-    if (!conv_window(&in->window, p->window)) return 0;
-    const Pcpb__ConvolutionDimensionNumbers *cd = p->convolution_dimension_numbers;
-    if (cd) {
-        pc_hlo_conv_dims *c = &in->conv;
-        c->present = 1;
-        c->input_batch = cd->input_batch_dimension;
-        c->input_feature = cd->input_feature_dimension;
-        c->kernel_input_feature = cd->kernel_input_feature_dimension;
-        c->kernel_output_feature = cd->kernel_output_feature_dimension;
-        c->output_batch = cd->output_batch_dimension;
-        c->output_feature = cd->output_feature_dimension;
-        if (!copy_i64s(&c->input_spatial, cd->input_spatial_dimensions,
-                       cd->n_input_spatial_dimensions) ||
-            !copy_i64s(&c->kernel_spatial, cd->kernel_spatial_dimensions,
-                       cd->n_kernel_spatial_dimensions) ||
-            !copy_i64s(&c->output_spatial, cd->output_spatial_dimensions,
-                       cd->n_output_spatial_dimensions))
-            return 0;
-    }
-    COPY_EACH(in->slice_start, p->slice_dimensions, p->n_slice_dimensions, start);
-    COPY_EACH(in->slice_limit, p->slice_dimensions, p->n_slice_dimensions, limit);
-    COPY_EACH(in->slice_stride, p->slice_dimensions, p->n_slice_dimensions, stride);
-    if (!copy_i64s(&in->dynamic_slice_sizes, p->dynamic_slice_sizes, p->n_dynamic_slice_sizes))
-        return 0;
-    if (p->padding_config) {
-        const Pcpb__PaddingConfig *pc = p->padding_config;
-        COPY_EACH(in->pad_low, pc->dimensions, pc->n_dimensions, edge_padding_low);
-        COPY_EACH(in->pad_high, pc->dimensions, pc->n_dimensions, edge_padding_high);
-        COPY_EACH(in->pad_interior, pc->dimensions, pc->n_dimensions, interior_padding);
-    }
-    const Pcpb__DotDimensionNumbers *dd = p->dot_dimension_numbers;
-    if (dd) {
-        in->dot.present = 1;
-        if (!copy_i64s(&in->dot.lhs_contracting, dd->lhs_contracting_dimensions,
-                       dd->n_lhs_contracting_dimensions) ||
-            !copy_i64s(&in->dot.rhs_contracting, dd->rhs_contracting_dimensions,
-                       dd->n_rhs_contracting_dimensions) ||
-            !copy_i64s(&in->dot.lhs_batch, dd->lhs_batch_dimensions, dd->n_lhs_batch_dimensions) ||
-            !copy_i64s(&in->dot.rhs_batch, dd->rhs_batch_dimensions, dd->n_rhs_batch_dimensions))
-            return 0;
-    }
+    if (!conv_ext(in, p)) return 0;
     in->feature_group_count = p->feature_group_count;
     in->batch_group_count = p->batch_group_count;
     in->is_stable = p->is_stable ? 1 : 0;

@@ -783,7 +783,7 @@ static uint64_t modules_bytes(pc_hlo_module *const *mods, int nmods) {
                 const pc_hlo_instruction *in = &mods[i]->comp[c].inst[k];
                 uint64_t lists = (uint64_t)in->shape.dims.n + (uint64_t)in->shape.minor_to_major.n +
                                  (uint64_t)in->operand_ids.n + (uint64_t)in->dimensions.n +
-                                 7 * (uint64_t)in->window.n;
+                                 7 * (uint64_t)pc_hlo_x(in)->window.n;
                 t = sat_add(t, sizeof *in + 8 * lists + 64 + (in->name ? strlen(in->name) : 0));
             }
     return t;

@@ -113,11 +113,12 @@ pc_status pc_hlo_read_text_file_max(const char *path, uint64_t max_memory, pc_hl
  * ones too, has one: its struct, names, tables, growth slack) and
  * PC_HLO_TEXT_BYTES_PER_BYTE per byte (lists: a dimension of 2 bytes of text
  * becomes a dimension and a layout entry; a window size 7 lists). Measured
- * worst cases (bench/RESULTS.md, issue #18): 300k one-line instructions
- * 229 MiB for 7.1 MB of text (bound 477 MiB), 60-dimension windows 25 MiB
- * for 1.5 MB (bound 46 MiB).
+ * worst cases (bench/RESULTS.md, issue #18, "HLO parse memory per
+ * instruction"): 2M nested shapeless `negate(` 797 MiB for 16.2 MB of text
+ * (bound 1118 MiB), 300k one-line `aN=negate(p),slice={}` 228 MiB for 8.0 MB
+ * (bound 300 MiB), 60-dimension windows 29 MiB for 3.4 MB (bound 82 MiB).
  */
-#define PC_HLO_TEXT_BYTES_PER_PAREN 1024
+#define PC_HLO_TEXT_BYTES_PER_PAREN 384
 #define PC_HLO_TEXT_BYTES_PER_BYTE 24
 uint64_t pc_hlo_text_parse_bound(const char *buf, size_t len);
 

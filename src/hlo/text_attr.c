@@ -268,7 +268,7 @@ static int parse_dim_labels(parser *p, pc_hlo_conv_dims *cd) {
 }
 
 /* slice={[0:10:2], [1:5]} */
-static int parse_slice(parser *p, pc_hlo_instruction *in) {
+static int parse_slice(parser *p, pc_hlo_inst_ext *in) {
     pc_i64s st = {0}, li = {0}, sd = {0};
     size_t c0 = 0, c1 = 0, c2 = 0;
     if (tx_expect_char(p, '{', "'{' after slice=") || tx_skip_ws(p)) return -1;
@@ -305,7 +305,7 @@ fail:
 }
 
 /* padding=0_0_0x1_1_0 (empty for a rank-0 pad) */
-static int parse_padding(parser *p, pc_hlo_instruction *in) {
+static int parse_padding(parser *p, pc_hlo_inst_ext *in) {
     pc_i64s lo = {0}, hi = {0}, it = {0};
     size_t caps[3] = {0, 0, 0};
     int c = peekc(p);
@@ -346,6 +346,16 @@ static pc_i64s *dot_dims_attr(const parser *p, size_t off, size_t n, pc_hlo_dot_
     if (word_is(p, off, n, "lhs_batch_dims")) return &d->lhs_batch;
     if (word_is(p, off, n, "rhs_batch_dims")) return &d->rhs_batch;
     return NULL;
+}
+
+/* 1 if the attribute fills a field of pc_hlo_inst_ext. */
+static int is_ext_attr(const parser *p, size_t off, size_t n) {
+    static const char *const names[] = {"dynamic_slice_sizes", "window", "dim_labels", "slice",
+                                        "padding", "lhs_contracting_dims", "rhs_contracting_dims",
+                                        "lhs_batch_dims", "rhs_batch_dims"};
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+        if (word_is(p, off, n, names[i])) return 1;
+    return 0;
 }
 
 /* Attributes kept as text for hlo/cost.c (PC_HLO_COST_ATTRS in hlo/text.h); backend_config
@@ -406,16 +416,17 @@ int tx_parse_attribute(parser *p, int32_t comp, int32_t idx) {
     }
     if (tx_expect_char(p, '=', "'=' after the attribute name") || tx_skip_ws(p)) return -1;
     if (word_is(p, off, n, "dimensions")) return parse_brace_list(p, &in->dimensions);
-    if (word_is(p, off, n, "dynamic_slice_sizes")) return parse_brace_list(p, &in->dynamic_slice_sizes);
-    if (word_is(p, off, n, "window")) return parse_window(p, &in->window);
-    pc_i64s *dd = dot_dims_attr(p, off, n, &in->dot);
-    if (dd) {
-        in->dot.present = 1;
-        return parse_brace_list(p, dd);
+    if (is_ext_attr(p, off, n)) { /* a field of pc_hlo_inst_ext: made on first use */
+        pc_hlo_inst_ext *x = pc_hlo_x_mut(in);
+        if (!x) return tx_nomem(p);
+        if (word_is(p, off, n, "dynamic_slice_sizes")) return parse_brace_list(p, &x->dynamic_slice_sizes);
+        if (word_is(p, off, n, "window")) return parse_window(p, &x->window);
+        if (word_is(p, off, n, "dim_labels")) return parse_dim_labels(p, &x->conv);
+        if (word_is(p, off, n, "slice")) return parse_slice(p, x);
+        if (word_is(p, off, n, "padding")) return parse_padding(p, x);
+        x->dot.present = 1;
+        return parse_brace_list(p, dot_dims_attr(p, off, n, &x->dot));
     }
-    if (word_is(p, off, n, "dim_labels")) return parse_dim_labels(p, &in->conv);
-    if (word_is(p, off, n, "slice")) return parse_slice(p, in);
-    if (word_is(p, off, n, "padding")) return parse_padding(p, in);
     if (word_is(p, off, n, "is_stable")) return parse_bool(p, &in->is_stable);
     if (word_is(p, off, n, "feature_group_count"))
         return tx_parse_i64(p, &in->feature_group_count, "an integer feature_group_count");

@@ -258,11 +258,11 @@ static int infer_concat(ctx *c, const pc_hlo_shape *a) {
 
 static int infer_pad(ctx *c, const pc_hlo_shape *a) {
     const pc_hlo_instruction *in = c->in;
-    if (in->pad_low.n != a->dims.n || !small_dims(a)) return fail(c, "padding= must have one entry per dimension");
+    if (pc_hlo_x(in)->pad_low.n != a->dims.n || !small_dims(a)) return fail(c, "padding= must have one entry per dimension");
     int64_t *o = pc_malloc_array((uint64_t)(a->dims.n ? a->dims.n : 1), sizeof *o);
     if (!o) return tx_nomem(c->p);
     for (int32_t j = 0; j < a->dims.n; j++) {
-        int64_t d = a->dims.v[j], it = in->pad_interior.v[j], lo = in->pad_low.v[j], hi = in->pad_high.v[j];
+        int64_t d = a->dims.v[j], it = pc_hlo_x(in)->pad_interior.v[j], lo = pc_hlo_x(in)->pad_low.v[j], hi = pc_hlo_x(in)->pad_high.v[j];
         if (it < 0 || it > (1LL << 20) || lo < -(1LL << 40) || lo > (1LL << 40) || hi < -(1LL << 40) ||
             hi > (1LL << 40)) {
             free(o);
@@ -280,7 +280,7 @@ static int infer_reduce(ctx *c, int windowed) {
     int32_t n = c->in->operand_ids.n;
     if (n < 2 || n % 2) return fail(c, "it needs inputs and as many init values");
     const pc_hlo_shape *a = operand(c, 0);
-    const pc_hlo_window *w = &c->in->window;
+    const pc_hlo_window *w = &pc_hlo_x(c->in)->window;
     if (windowed && (w->n != a->dims.n || !small_window(w) || !small_dims(a))) return fail(c, "window= must cover every dimension");
     if (!windowed && checked_dims(c, &c->in->dimensions, a->dims.n)) return -1;
     int64_t *o = pc_malloc_array((uint64_t)(a->dims.n ? a->dims.n : 1), sizeof *o);
@@ -311,7 +311,7 @@ static int in_list(const pc_i64s *l, int64_t v) {
 static int infer_dot(ctx *c) {
     if (need_ops(c, 2)) return -1;
     const pc_hlo_shape *a = operand(c, 0), *b = operand(c, 1);
-    const pc_hlo_dot_dims *d = &c->in->dot;
+    const pc_hlo_dot_dims *d = &pc_hlo_x(c->in)->dot;
     if (checked_dims(c, &d->lhs_batch, a->dims.n) || checked_dims(c, &d->lhs_contracting, a->dims.n) ||
         checked_dims(c, &d->rhs_batch, b->dims.n) || checked_dims(c, &d->rhs_contracting, b->dims.n))
         return -1;
@@ -332,8 +332,8 @@ static int infer_dot(ctx *c) {
 static int infer_conv(ctx *c) {
     if (need_ops(c, 2)) return -1;
     const pc_hlo_shape *a = operand(c, 0), *b = operand(c, 1);
-    const pc_hlo_conv_dims *d = &c->in->conv;
-    const pc_hlo_window *w = &c->in->window;
+    const pc_hlo_conv_dims *d = &pc_hlo_x(c->in)->conv;
+    const pc_hlo_window *w = &pc_hlo_x(c->in)->window;
     int32_t rank = a->dims.n, ns = d->input_spatial.n;
     if (!d->present || w->n != ns || rank != ns + 2 || b->dims.n != ns + 2 || !small_window(w) || !small_dims(a))
         return fail(c, "dim_labels= and window= must match the operands");

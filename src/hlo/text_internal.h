@@ -25,6 +25,7 @@
 
 #include "common/util.h"
 #include "hlo/text.h"
+#include "tpugraphs/opcode.h"
 
 /* ---- element types (xla.PrimitiveType), text_tables.c ----------------------- */
 
@@ -137,6 +138,10 @@ typedef struct parser {
     int depth;                /* nested instructions and inline computations */
     size_t first_token;       /* of the first module (format sniffing) */
     size_t noclose_from, noclose_end; /* no line starts with '}' after this (text_parse.c) */
+    int32_t opcode_of_id[PC_HLO_OPCODE_COUNT]; /* module's m->opcodes index + 1 by TpuGraphs id */
+    size_t opcode_cap;                         /* of m->opcodes */
+    size_t line_pos; /* computation lines: newlines before line_pos counted in line_no */
+    int32_t line_no; /* 0: none counted yet */
 } parser;
 
 /* ---- the cursor, text_lex.c ------------------------------------------------------- */

@@ -15,6 +15,21 @@
 
 /* ---- instructions and computations ---------------------------------------------------- */
 
+/* The module's copy of an opcode (pc_hlo_module.opcodes): one per known opcode, one per
+ * instruction of an unknown one. NULL when out of memory. */
+static char *intern_opcode(parser *p, int id, const char *s, size_t n) {
+    pc_hlo_module *m = p->m;
+    int known = id > PC_HLO_UNKNOWN && id < PC_HLO_OPCODE_COUNT;
+    if (known && p->opcode_of_id[id]) return m->opcodes[p->opcode_of_id[id] - 1];
+    if (m->n_opcodes == INT32_MAX) return NULL;
+    char **v = pc_grow_array(m->opcodes, &p->opcode_cap, (size_t)m->n_opcodes + 1, sizeof *v);
+    if (!v) return NULL;
+    m->opcodes = v;
+    if (!(v[m->n_opcodes] = tx_dup_n(s, n))) return NULL;
+    if (known) p->opcode_of_id[id] = m->n_opcodes + 1;
+    return v[m->n_opcodes++];
+}
+
 /* The opcode after the shape: its TpuGraphs id (unknown ones counted) and the
  * group counts XLA always sets for it. */
 static int parse_opcode(parser *p, pc_hlo_instruction *in) {
@@ -26,8 +41,8 @@ static int parse_opcode(parser *p, pc_hlo_instruction *in) {
         p->pos = opos;
         return tx_expected(p, "an opcode after the shape");
     }
-    if (!(in->opcode = tx_dup_n(p->buf + off, n))) return tx_nomem(p);
     in->opcode_id = tx_opcode_lookup(p, p->buf + off, n);
+    if (!(in->opcode = intern_opcode(p, in->opcode_id, p->buf + off, n))) return tx_nomem(p);
     if (in->opcode_id == PC_HLO_UNKNOWN && p->stats) {
         if (!p->stats->unknown_opcodes)
             snprintf(p->stats->first_unknown, sizeof p->stats->first_unknown, "%s", in->opcode);
@@ -493,7 +508,7 @@ static int finish_computation(parser *p, int32_t comp, size_t oref0) {
     if (pend && tx_infer_shapes(p, comp)) return -1;
     if (tx_check_semantics(p, comp)) return -1;
     /* The instruction array was grown by doubling or reserved at the body's line count:
-     * trimmed to its instructions (536 bytes each), as nothing is added any more. */
+     * trimmed to its instructions (176 bytes each), as nothing is added any more. */
     if ((size_t)c->n_inst < ci->icap) {
         void *t = realloc(c->inst, (size_t)c->n_inst * sizeof *c->inst);
         if (t) c->inst = t;
@@ -515,6 +530,24 @@ static int skip_trailing_attrs(parser *p) {
     }
 }
 
+/* The line of pos, counted on from the previous computation's (computations start in text
+ * order, so the whole text is scanned once); INT32_MAX beyond. */
+static int32_t line_of(parser *p, size_t pos) {
+    if (pos > p->len) pos = p->len;
+    if (p->line_no == 0 || pos < p->line_pos) {
+        p->line_no = 1;
+        p->line_pos = 0;
+    }
+    for (const char *q = p->buf + p->line_pos, *e = p->buf + pos; q < e && p->line_no < INT32_MAX;) {
+        q = memchr(q, '\n', (size_t)(e - q));
+        if (!q) break;
+        p->line_no++;
+        q++;
+    }
+    p->line_pos = pos;
+    return p->line_no;
+}
+
 /* A new computation named `name` (n bytes); its index in *out. */
 static int new_computation(parser *p, const char *name, size_t n, size_t pos, int entry, int32_t *out) {
     pc_hlo_module *m = p->m;
@@ -529,6 +562,7 @@ static int new_computation(parser *p, const char *name, size_t n, size_t pos, in
     p->ci[comp].entry = entry;
     p->ci[comp].pos = pos;
     if (!(m->comp[comp].name = tx_dup_n(name, n))) return tx_nomem(p);
+    m->comp[comp].line = line_of(p, pos);
     *out = comp;
     return 0;
 }
@@ -847,6 +881,8 @@ static int parse_module(parser *p, pc_hlo_module **out) {
     if (p->pos >= p->end) return 1;
     p->m = calloc(1, sizeof *p->m);
     if (!p->m) return tx_nomem(p);
+    memset(p->opcode_of_id, 0, sizeof p->opcode_of_id);
+    p->opcode_cap = 0;
     const char *hname = NULL;
     size_t hn = 0, off, n;
     int pct = 0;

@@ -250,8 +250,8 @@ static void print_window(sbuf *b, const pc_hlo_window *w) {
 
 static pc_status print_dim_labels(sbuf *b, const pc_hlo_computation *c, const pc_hlo_instruction *in,
                                   pc_error *err) {
-    if (!in->conv.present) return PC_OK;
-    const pc_hlo_conv_dims *d = &in->conv;
+    if (!pc_hlo_x(in)->conv.present) return PC_OK;
+    const pc_hlo_conv_dims *d = &pc_hlo_x(in)->conv;
     char li[13], lk[13], lo[13];
     if (d->kernel_spatial.n != d->input_spatial.n || d->output_spatial.n != d->input_spatial.n ||
         !labels_str(li, d->input_batch, d->input_feature, &d->input_spatial, 'b', 'f') ||
@@ -271,18 +271,18 @@ static pc_status print_dim_labels(sbuf *b, const pc_hlo_computation *c, const pc
 
 /* slice={[start:limit:stride], ...} */
 static pc_status print_slice(sbuf *b, const pc_hlo_computation *c, const pc_hlo_instruction *in, pc_error *err) {
-    if (in->slice_start.n <= 0 && in->slice_limit.n <= 0 && in->slice_stride.n <= 0) return PC_OK;
-    if (in->slice_limit.n != in->slice_start.n || in->slice_stride.n != in->slice_start.n)
+    if (pc_hlo_x(in)->slice_start.n <= 0 && pc_hlo_x(in)->slice_limit.n <= 0 && pc_hlo_x(in)->slice_stride.n <= 0) return PC_OK;
+    if (pc_hlo_x(in)->slice_limit.n != pc_hlo_x(in)->slice_start.n || pc_hlo_x(in)->slice_stride.n != pc_hlo_x(in)->slice_start.n)
         return pc_fail(err, PC_ERR_INVALID, "%s: instruction '%s': slice start/limit/stride lengths differ",
                        c->name, inst_name(in));
     sb_puts(b, ", slice={");
-    for (int32_t i = 0; i < in->slice_start.n; i++) {
+    for (int32_t i = 0; i < pc_hlo_x(in)->slice_start.n; i++) {
         sb_puts(b, i ? ", [" : "[");
-        sb_i64(b, in->slice_start.v[i]);
+        sb_i64(b, pc_hlo_x(in)->slice_start.v[i]);
         sb_puts(b, ":");
-        sb_i64(b, in->slice_limit.v[i]);
+        sb_i64(b, pc_hlo_x(in)->slice_limit.v[i]);
         sb_puts(b, ":");
-        sb_i64(b, in->slice_stride.v[i]);
+        sb_i64(b, pc_hlo_x(in)->slice_stride.v[i]);
         sb_puts(b, "]");
     }
     sb_puts(b, "}");
@@ -291,18 +291,18 @@ static pc_status print_slice(sbuf *b, const pc_hlo_computation *c, const pc_hlo_
 
 /* padding=lo_hi_interiorx... */
 static pc_status print_padding(sbuf *b, const pc_hlo_computation *c, const pc_hlo_instruction *in, pc_error *err) {
-    if (in->pad_low.n <= 0 && in->pad_high.n <= 0 && in->pad_interior.n <= 0) return PC_OK;
-    if (in->pad_high.n != in->pad_low.n || in->pad_interior.n != in->pad_low.n)
+    if (pc_hlo_x(in)->pad_low.n <= 0 && pc_hlo_x(in)->pad_high.n <= 0 && pc_hlo_x(in)->pad_interior.n <= 0) return PC_OK;
+    if (pc_hlo_x(in)->pad_high.n != pc_hlo_x(in)->pad_low.n || pc_hlo_x(in)->pad_interior.n != pc_hlo_x(in)->pad_low.n)
         return pc_fail(err, PC_ERR_INVALID, "%s: instruction '%s': padding low/high/interior lengths differ",
                        c->name, inst_name(in));
     sb_puts(b, ", padding=");
-    for (int32_t i = 0; i < in->pad_low.n; i++) {
+    for (int32_t i = 0; i < pc_hlo_x(in)->pad_low.n; i++) {
         if (i) sb_puts(b, "x");
-        sb_i64(b, in->pad_low.v[i]);
+        sb_i64(b, pc_hlo_x(in)->pad_low.v[i]);
         sb_puts(b, "_");
-        sb_i64(b, in->pad_high.v[i]);
+        sb_i64(b, pc_hlo_x(in)->pad_high.v[i]);
         sb_puts(b, "_");
-        sb_i64(b, in->pad_interior.v[i]);
+        sb_i64(b, pc_hlo_x(in)->pad_interior.v[i]);
     }
     return PC_OK;
 }
@@ -358,16 +358,16 @@ static pc_status print_instruction(sbuf *b, const pc_hlo_computation *c, const p
     pc_status st = print_head(b, c, in, inames, imap, idx, err);
     if (st != PC_OK) return st;
     print_dimensions(b, in);
-    print_window(b, &in->window);
+    print_window(b, &pc_hlo_x(in)->window);
     if ((st = print_dim_labels(b, c, in, err)) != PC_OK || (st = print_slice(b, c, in, err)) != PC_OK)
         return st;
-    if (in->dynamic_slice_sizes.n > 0) {
+    if (pc_hlo_x(in)->dynamic_slice_sizes.n > 0) {
         sb_puts(b, ", dynamic_slice_sizes={");
-        sb_list(b, in->dynamic_slice_sizes.v, in->dynamic_slice_sizes.n, ",");
+        sb_list(b, pc_hlo_x(in)->dynamic_slice_sizes.v, pc_hlo_x(in)->dynamic_slice_sizes.n, ",");
         sb_puts(b, "}");
     }
     if ((st = print_padding(b, c, in, err)) != PC_OK) return st;
-    print_dot_dims(b, &in->dot);
+    print_dot_dims(b, &pc_hlo_x(in)->dot);
     print_group_counts(b, in);
     if (in->is_stable) sb_puts(b, ", is_stable=true");
     if ((st = print_called(b, c, in, cnames, cmap, err)) != PC_OK) return st;

@@ -69,15 +69,15 @@ static int check_rules(pc_hlo_fault *f, int32_t i, const dim_rule *r, int n) {
 
 static int check_dot(const pc_hlo_instruction *in, const pc_hlo_instruction *lhs,
                      const pc_hlo_instruction *rhs, int32_t i, pc_hlo_fault *f) {
-    if (!in->dot.present || !lhs || !rhs) return 0;
+    if (!pc_hlo_x(in)->dot.present || !lhs || !rhs) return 0;
     const int32_t rl = lhs->shape.dims.n, rr = rhs->shape.dims.n;
-    const dim_rule r[4] = {{&in->dot.lhs_contracting, rl, "lhs_contracting_dims", "operand"},
-                           {&in->dot.lhs_batch, rl, "lhs_batch_dims", "operand"},
-                           {&in->dot.rhs_contracting, rr, "rhs_contracting_dims", "operand"},
-                           {&in->dot.rhs_batch, rr, "rhs_batch_dims", "operand"}};
+    const dim_rule r[4] = {{&pc_hlo_x(in)->dot.lhs_contracting, rl, "lhs_contracting_dims", "operand"},
+                           {&pc_hlo_x(in)->dot.lhs_batch, rl, "lhs_batch_dims", "operand"},
+                           {&pc_hlo_x(in)->dot.rhs_contracting, rr, "rhs_contracting_dims", "operand"},
+                           {&pc_hlo_x(in)->dot.rhs_batch, rr, "rhs_batch_dims", "operand"}};
     if (check_rules(f, i, r, 4)) return 1;
-    if (in->dot.lhs_contracting.n != in->dot.rhs_contracting.n ||
-        in->dot.lhs_batch.n != in->dot.rhs_batch.n)
+    if (pc_hlo_x(in)->dot.lhs_contracting.n != pc_hlo_x(in)->dot.rhs_contracting.n ||
+        pc_hlo_x(in)->dot.lhs_batch.n != pc_hlo_x(in)->dot.rhs_batch.n)
         return fault(f, i,
                      "lhs and rhs list different numbers of contracting or batch "
                      "dimensions");
@@ -114,7 +114,7 @@ static int conv_roles(pc_hlo_fault *f, int32_t i, const char *of, int32_t rank,
 
 static int check_conv(const pc_hlo_instruction *in, const pc_hlo_instruction *x,
                       const pc_hlo_instruction *w, int32_t i, pc_hlo_fault *f) {
-    const pc_hlo_conv_dims *d = &in->conv;
+    const pc_hlo_conv_dims *d = &pc_hlo_x(in)->conv;
     if (!d->present || !x || !w || in->shape.tuple_count > 0) return 0;
     const int32_t rx = x->shape.dims.n, rw = w->shape.dims.n, ro = in->shape.dims.n;
     int64_t one[6] = {d->input_batch,           d->input_feature, d->kernel_input_feature,

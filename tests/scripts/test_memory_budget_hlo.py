@@ -4,7 +4,7 @@
 
 Tiny models trained on synthetic data; HLO text generated here:
 - a program whose text alone (25 bytes per byte) is over the budget is refused
-  before it is read, one whose parse bound (1 KiB per '(') is over it after;
+  before it is read, one whose parse bound (384 bytes per '(') is over it after;
 - a layout module or a tile kernel whose graph and --candidates would not fit;
 - tune's batches (--batch) over the budget, tune's graph load over it (FILE.npz
   and --data), tune on HLO over it;
@@ -78,11 +78,11 @@ def check_rank_hlo():
     lay, tile = MODELS["layout:xla:default"], MODELS["tile:xla"]
     small = write("chain.hlo", conv_chain(3))
     big = write("chain_big.hlo", conv_chain(600))          # ~60 KB: 25x its size > 1 MiB
-    parens = write("parens.hlo", conv_chain(3) + "// " + "(" * 1100 + "\n")  # bound > 1 MiB
+    parens = write("parens.hlo", conv_chain(3) + "// " + "(" * 3000 + "\n")  # bound > 1 MiB
     dot = write("dot.hlo", DOT)
     for args, mm, needles in (
             ((lay, big), "1MiB", [big, "to read and parse it", "--max-memory budget of 1.0 MiB"]),
-            ((lay, parens), "1MiB", [parens, "up to 1024 bytes per '('", "budget of 1.0 MiB"]),
+            ((lay, parens), "1MiB", [parens, "up to 384 bytes per '('", "budget of 1.0 MiB"]),
             ((lay, small, "--candidates", "1000000"), "64MiB",
              [small, "module 'chain'", "1000000 candidates of 3 configurable nodes",
               "(--candidates)", "budget of 64.0 MiB"]),

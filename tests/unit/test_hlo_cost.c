@@ -297,6 +297,21 @@ static void test_errors(void **state) {
     assert_int_equal(pc_hlo_cost_text(ok, strlen(ok), "ok.hlo", &o, &c, &e), PC_ERR_ARG);
     assert_int_equal(pc_hlo_cost_file("/nonexistent/x.hlo", NULL, &c, &e), PC_ERR_IO);
     pc_hlo_cost_free(NULL);
+    /* calls nested deeper than the cost step follows: FILE:LINE of the computation named */
+    size_t cap = 400 * 96 + 256, len = 0;
+    char *deep = malloc(cap);
+    assert_non_null(deep);
+    len += (size_t)snprintf(deep + len, cap - len, "HloModule m\nc0 {\n  ROOT p = f32[] parameter(0)\n}\n");
+    for (int i = 1; i < 300; i++)
+        len += (size_t)snprintf(deep + len, cap - len, "c%d {\n  p = f32[] parameter(0)\n  ROOT r = f32[] "
+                                "call(p), to_apply=c%d\n}\n", i, i - 1);
+    len += (size_t)snprintf(deep + len, cap - len, "ENTRY e {\n  p = f32[] parameter(0)\n  ROOT r = "
+                            "f32[] call(p), to_apply=c299\n}\n");
+    assert_int_equal(pc_hlo_cost_text(deep, len, "deep.hlo", NULL, &c, &e), PC_ERR_FORMAT);
+    free(deep);
+    /* c43 (line 5 + 42 * 4) is the one reached through 257 calls from the entry */
+    assert_non_null(strstr(e.msg, "deep.hlo:173: module m: computation 'c43'"));
+    assert_non_null(strstr(e.msg, "nest too deep"));
 }
 
 static pc_status cost_status(const char *text, const pc_hlo_cost_opts *o, pc_error *e) {

@@ -119,7 +119,9 @@ static pc_hlo_module *sample_module(void) {
     *c = mk("conv", "convolution", 21, 11);
     c->operand_ids = L(I(20), I(20), I(20));
     c->shape.dims = L(I(1), I(2), I(3), I(4), I(5), I(6), I(7));
-    c->window.n = 2;
+    pc_hlo_inst_ext *cx = pc_hlo_x_mut(c);
+    assert_non_null(cx);
+    cx->window.n = 2;
     int64_t *w[6];
     for (int k = 0; k < 6; k++) {
         w[k] = malloc(2 * sizeof(int64_t));
@@ -127,15 +129,15 @@ static pc_hlo_module *sample_module(void) {
         w[k][0] = k + 1;
         w[k][1] = -(k + 1);
     }
-    c->window.size = w[0], c->window.stride = w[1], c->window.padding_low = w[2];
-    c->window.padding_high = w[3], c->window.window_dilation = w[4], c->window.base_dilation = w[5];
-    c->window.window_reversal = calloc(2, 1);
-    c->window.window_reversal[1] = 1;
-    c->conv.present = 1;
-    c->conv.input_batch = 0, c->conv.input_feature = 3, c->conv.kernel_input_feature = 2;
-    c->conv.kernel_output_feature = 3, c->conv.output_batch = 0, c->conv.output_feature = 3;
-    c->conv.input_spatial = L(I(1), I(2), I(4), I(5), I(6));
-    c->conv.kernel_spatial = L(I(0), I(1));
+    cx->window.size = w[0], cx->window.stride = w[1], cx->window.padding_low = w[2];
+    cx->window.padding_high = w[3], cx->window.window_dilation = w[4], cx->window.base_dilation = w[5];
+    cx->window.window_reversal = calloc(2, 1);
+    cx->window.window_reversal[1] = 1;
+    cx->conv.present = 1;
+    cx->conv.input_batch = 0, cx->conv.input_feature = 3, cx->conv.kernel_input_feature = 2;
+    cx->conv.kernel_output_feature = 3, cx->conv.output_batch = 0, cx->conv.output_feature = 3;
+    cx->conv.input_spatial = L(I(1), I(2), I(4), I(5), I(6));
+    cx->conv.kernel_spatial = L(I(0), I(1));
     c->feature_group_count = 2;
     c->batch_group_count = 3;
     pc_hlo_instruction *r = &b->inst[2];
@@ -152,13 +154,15 @@ static pc_hlo_module *sample_module(void) {
     pc_hlo_instruction *x = &b->inst[4];
     *x = mk("x", "weird-op", 24, 99);
     x->operand_ids = L(I(23));
-    x->slice_start = L(I(1), I(2), I(3));
-    x->slice_limit = L(I(5), I(6), I(7));
-    x->slice_stride = L(I(1), I(1), I(2));
-    x->dynamic_slice_sizes = L(I(9));
-    x->pad_low = L(I(-1), I(2));
-    x->pad_high = L(I(3), I(4));
-    x->pad_interior = L(I(7), I(7));
+    pc_hlo_inst_ext *xx = pc_hlo_x_mut(x);
+    assert_non_null(xx);
+    xx->slice_start = L(I(1), I(2), I(3));
+    xx->slice_limit = L(I(5), I(6), I(7));
+    xx->slice_stride = L(I(1), I(1), I(2));
+    xx->dynamic_slice_sizes = L(I(9));
+    xx->pad_low = L(I(-1), I(2));
+    xx->pad_high = L(I(3), I(4));
+    xx->pad_interior = L(I(7), I(7));
     return m;
 }
 

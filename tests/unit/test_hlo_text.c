@@ -151,35 +151,36 @@ static void assert_module_equal(const pc_hlo_module *a, const pc_hlo_module *b) 
             list_eq(&x->shape.minor_to_major, &y->shape.minor_to_major, "minor_to_major", nm);
             assert_int_equal(x->parameter_number, y->parameter_number);
             list_eq(&x->dimensions, &y->dimensions, "dimensions", nm);
-            assert_int_equal(x->window.n, y->window.n);
-            if (x->window.n) {
-                arr_eq(x->window.size, y->window.size, x->window.n, "size", nm);
-                arr_eq(x->window.stride, y->window.stride, x->window.n, "stride", nm);
-                arr_eq(x->window.padding_low, y->window.padding_low, x->window.n, "padding_low", nm);
-                arr_eq(x->window.padding_high, y->window.padding_high, x->window.n, "padding_high", nm);
-                arr_eq(x->window.window_dilation, y->window.window_dilation, x->window.n, "window_dilation", nm);
-                arr_eq(x->window.base_dilation, y->window.base_dilation, x->window.n, "base_dilation", nm);
-                assert_memory_equal(x->window.window_reversal, y->window.window_reversal, (size_t)x->window.n);
+            const pc_hlo_inst_ext *xe = pc_hlo_x(x), *ye = pc_hlo_x(y);
+            assert_int_equal(xe->window.n, ye->window.n);
+            if (xe->window.n) {
+                arr_eq(xe->window.size, ye->window.size, xe->window.n, "size", nm);
+                arr_eq(xe->window.stride, ye->window.stride, xe->window.n, "stride", nm);
+                arr_eq(xe->window.padding_low, ye->window.padding_low, xe->window.n, "padding_low", nm);
+                arr_eq(xe->window.padding_high, ye->window.padding_high, xe->window.n, "padding_high", nm);
+                arr_eq(xe->window.window_dilation, ye->window.window_dilation, xe->window.n, "window_dilation", nm);
+                arr_eq(xe->window.base_dilation, ye->window.base_dilation, xe->window.n, "base_dilation", nm);
+                assert_memory_equal(xe->window.window_reversal, ye->window.window_reversal, (size_t)xe->window.n);
             }
-            assert_int_equal(x->conv.present, y->conv.present);
-            if (x->conv.present) {
-                assert_int_equal(x->conv.input_batch, y->conv.input_batch);
-                assert_int_equal(x->conv.input_feature, y->conv.input_feature);
-                assert_int_equal(x->conv.kernel_input_feature, y->conv.kernel_input_feature);
-                assert_int_equal(x->conv.kernel_output_feature, y->conv.kernel_output_feature);
-                assert_int_equal(x->conv.output_batch, y->conv.output_batch);
-                assert_int_equal(x->conv.output_feature, y->conv.output_feature);
-                list_eq(&x->conv.input_spatial, &y->conv.input_spatial, "input_spatial", nm);
-                list_eq(&x->conv.kernel_spatial, &y->conv.kernel_spatial, "kernel_spatial", nm);
-                list_eq(&x->conv.output_spatial, &y->conv.output_spatial, "output_spatial", nm);
+            assert_int_equal(xe->conv.present, ye->conv.present);
+            if (xe->conv.present) {
+                assert_int_equal(xe->conv.input_batch, ye->conv.input_batch);
+                assert_int_equal(xe->conv.input_feature, ye->conv.input_feature);
+                assert_int_equal(xe->conv.kernel_input_feature, ye->conv.kernel_input_feature);
+                assert_int_equal(xe->conv.kernel_output_feature, ye->conv.kernel_output_feature);
+                assert_int_equal(xe->conv.output_batch, ye->conv.output_batch);
+                assert_int_equal(xe->conv.output_feature, ye->conv.output_feature);
+                list_eq(&xe->conv.input_spatial, &ye->conv.input_spatial, "input_spatial", nm);
+                list_eq(&xe->conv.kernel_spatial, &ye->conv.kernel_spatial, "kernel_spatial", nm);
+                list_eq(&xe->conv.output_spatial, &ye->conv.output_spatial, "output_spatial", nm);
             }
-            list_eq(&x->slice_start, &y->slice_start, "slice_start", nm);
-            list_eq(&x->slice_limit, &y->slice_limit, "slice_limit", nm);
-            list_eq(&x->slice_stride, &y->slice_stride, "slice_stride", nm);
-            list_eq(&x->dynamic_slice_sizes, &y->dynamic_slice_sizes, "dynamic_slice_sizes", nm);
-            list_eq(&x->pad_low, &y->pad_low, "pad_low", nm);
-            list_eq(&x->pad_high, &y->pad_high, "pad_high", nm);
-            list_eq(&x->pad_interior, &y->pad_interior, "pad_interior", nm);
+            list_eq(&xe->slice_start, &ye->slice_start, "slice_start", nm);
+            list_eq(&xe->slice_limit, &ye->slice_limit, "slice_limit", nm);
+            list_eq(&xe->slice_stride, &ye->slice_stride, "slice_stride", nm);
+            list_eq(&xe->dynamic_slice_sizes, &ye->dynamic_slice_sizes, "dynamic_slice_sizes", nm);
+            list_eq(&xe->pad_low, &ye->pad_low, "pad_low", nm);
+            list_eq(&xe->pad_high, &ye->pad_high, "pad_high", nm);
+            list_eq(&xe->pad_interior, &ye->pad_interior, "pad_interior", nm);
             assert_int_equal(x->feature_group_count, y->feature_group_count);
             assert_int_equal(x->batch_group_count, y->batch_group_count);
             assert_int_equal(x->is_stable, y->is_stable);
@@ -384,26 +385,26 @@ static void test_fixture_ssd_mobilenet(void **state) {
     assert_int_equal(cv->shape.element_type, 16); /* bf16 */
     CHECK_LIST(&cv->shape.dims, 1, 150, 150, 32);
     CHECK_LIST(&cv->shape.minor_to_major, 3, 2, 1, 0);
-    assert_int_equal(cv->window.n, 2);
-    assert_int_equal(cv->window.size[0], 3);
-    assert_int_equal(cv->window.size[1], 3);
-    assert_int_equal(cv->window.stride[1], 2);
-    assert_int_equal(cv->window.padding_low[0], 0);
-    assert_int_equal(cv->window.padding_high[0], 1);
-    assert_int_equal(cv->window.padding_high[1], 1);
-    assert_int_equal(cv->window.window_dilation[0], 1);
-    assert_int_equal(cv->window.base_dilation[1], 1);
-    assert_int_equal(cv->window.window_reversal[0], 0);
-    assert_true(cv->conv.present);
-    assert_int_equal(cv->conv.input_batch, 0);
-    assert_int_equal(cv->conv.input_feature, 3);
-    CHECK_LIST(&cv->conv.input_spatial, 1, 2);
-    assert_int_equal(cv->conv.kernel_input_feature, 2);
-    assert_int_equal(cv->conv.kernel_output_feature, 3);
-    CHECK_LIST(&cv->conv.kernel_spatial, 0, 1);
-    assert_int_equal(cv->conv.output_batch, 0);
-    assert_int_equal(cv->conv.output_feature, 3);
-    CHECK_LIST(&cv->conv.output_spatial, 1, 2);
+    assert_int_equal(pc_hlo_x(cv)->window.n, 2);
+    assert_int_equal(pc_hlo_x(cv)->window.size[0], 3);
+    assert_int_equal(pc_hlo_x(cv)->window.size[1], 3);
+    assert_int_equal(pc_hlo_x(cv)->window.stride[1], 2);
+    assert_int_equal(pc_hlo_x(cv)->window.padding_low[0], 0);
+    assert_int_equal(pc_hlo_x(cv)->window.padding_high[0], 1);
+    assert_int_equal(pc_hlo_x(cv)->window.padding_high[1], 1);
+    assert_int_equal(pc_hlo_x(cv)->window.window_dilation[0], 1);
+    assert_int_equal(pc_hlo_x(cv)->window.base_dilation[1], 1);
+    assert_int_equal(pc_hlo_x(cv)->window.window_reversal[0], 0);
+    assert_true(pc_hlo_x(cv)->conv.present);
+    assert_int_equal(pc_hlo_x(cv)->conv.input_batch, 0);
+    assert_int_equal(pc_hlo_x(cv)->conv.input_feature, 3);
+    CHECK_LIST(&pc_hlo_x(cv)->conv.input_spatial, 1, 2);
+    assert_int_equal(pc_hlo_x(cv)->conv.kernel_input_feature, 2);
+    assert_int_equal(pc_hlo_x(cv)->conv.kernel_output_feature, 3);
+    CHECK_LIST(&pc_hlo_x(cv)->conv.kernel_spatial, 0, 1);
+    assert_int_equal(pc_hlo_x(cv)->conv.output_batch, 0);
+    assert_int_equal(pc_hlo_x(cv)->conv.output_feature, 3);
+    CHECK_LIST(&pc_hlo_x(cv)->conv.output_spatial, 1, 2);
     assert_int_equal(cv->feature_group_count, 1); /* XLA's proto always has it for convolutions */
     assert_int_equal(cv->batch_group_count, 1);
     assert_int_equal(cv->operand_ids.n, 2);
@@ -411,13 +412,13 @@ static void test_fixture_ssd_mobilenet(void **state) {
     assert_string_equal(inst_by_id(m, cv->operand_ids.v[1])->name, "Conv2D.68");
     const pc_hlo_instruction *dw = find_inst(c, "depthwise.41");
     assert_int_equal(dw->feature_group_count, 32);
-    assert_int_equal(dw->window.stride[0], 1);
-    assert_int_equal(dw->window.padding_low[1], 1);
+    assert_int_equal(pc_hlo_x(dw)->window.stride[0], 1);
+    assert_int_equal(pc_hlo_x(dw)->window.padding_low[1], 1);
     /* slice={[0:1], [0:1917]} */
     const pc_hlo_instruction *sl = find_inst(c, "unstack.8");
-    CHECK_LIST(&sl->slice_start, 0, 0);
-    CHECK_LIST(&sl->slice_limit, 1, 1917);
-    CHECK_LIST(&sl->slice_stride, 1, 1);
+    CHECK_LIST(&pc_hlo_x(sl)->slice_start, 0, 0);
+    CHECK_LIST(&pc_hlo_x(sl)->slice_limit, 1, 1917);
+    CHECK_LIST(&pc_hlo_x(sl)->slice_stride, 1, 1);
     /* ROOT tuple of two */
     const pc_hlo_instruction *root = inst_by_id(m, c->root_id);
     assert_string_equal(root->name, "XLA_Retvals.5");
@@ -850,37 +851,37 @@ static void test_attributes(void **state) {
     /* condition first, body second, whatever the attribute order */
     CHECK_LIST(&w->called_computation_ids, find_comp(m, "cond")->id, find_comp(m, "body")->id);
     const pc_hlo_instruction *pd = find_inst(e, "padded");
-    CHECK_LIST(&pd->pad_low, 1, -1);
-    CHECK_LIST(&pd->pad_high, 1, 1);
-    CHECK_LIST(&pd->pad_interior, 0, 2);
+    CHECK_LIST(&pc_hlo_x(pd)->pad_low, 1, -1);
+    CHECK_LIST(&pc_hlo_x(pd)->pad_high, 1, 1);
+    CHECK_LIST(&pc_hlo_x(pd)->pad_interior, 0, 2);
     const pc_hlo_instruction *rw = find_inst(e, "rw");
-    assert_int_equal(rw->window.n, 2);
-    assert_int_equal(rw->window.size[1], 3);
-    assert_int_equal(rw->window.stride[0], 2);
-    assert_int_equal(rw->window.padding_high[1], 1);
-    assert_int_equal(rw->window.window_dilation[1], 2); /* rhs_dilate */
-    assert_int_equal(rw->window.base_dilation[1], 1);   /* lhs_dilate */
+    assert_int_equal(pc_hlo_x(rw)->window.n, 2);
+    assert_int_equal(pc_hlo_x(rw)->window.size[1], 3);
+    assert_int_equal(pc_hlo_x(rw)->window.stride[0], 2);
+    assert_int_equal(pc_hlo_x(rw)->window.padding_high[1], 1);
+    assert_int_equal(pc_hlo_x(rw)->window.window_dilation[1], 2); /* rhs_dilate */
+    assert_int_equal(pc_hlo_x(rw)->window.base_dilation[1], 1);   /* lhs_dilate */
     assert_int_equal(rw->feature_group_count, 0);
     const pc_hlo_instruction *cv = find_inst(e, "conv");
-    assert_int_equal(cv->window.window_reversal[0], 0);
-    assert_int_equal(cv->window.window_reversal[1], 1);
-    assert_int_equal(cv->window.stride[1], 1);
-    assert_int_equal(cv->conv.input_batch, 1);
-    assert_int_equal(cv->conv.input_feature, 2);
-    CHECK_LIST(&cv->conv.input_spatial, 0, 3);
-    assert_int_equal(cv->conv.kernel_input_feature, 0);
-    assert_int_equal(cv->conv.kernel_output_feature, 1);
-    CHECK_LIST(&cv->conv.kernel_spatial, 2, 3);
-    assert_int_equal(cv->conv.output_batch, 3);
-    assert_int_equal(cv->conv.output_feature, 0);
-    CHECK_LIST(&cv->conv.output_spatial, 1, 2);
+    assert_int_equal(pc_hlo_x(cv)->window.window_reversal[0], 0);
+    assert_int_equal(pc_hlo_x(cv)->window.window_reversal[1], 1);
+    assert_int_equal(pc_hlo_x(cv)->window.stride[1], 1);
+    assert_int_equal(pc_hlo_x(cv)->conv.input_batch, 1);
+    assert_int_equal(pc_hlo_x(cv)->conv.input_feature, 2);
+    CHECK_LIST(&pc_hlo_x(cv)->conv.input_spatial, 0, 3);
+    assert_int_equal(pc_hlo_x(cv)->conv.kernel_input_feature, 0);
+    assert_int_equal(pc_hlo_x(cv)->conv.kernel_output_feature, 1);
+    CHECK_LIST(&pc_hlo_x(cv)->conv.kernel_spatial, 2, 3);
+    assert_int_equal(pc_hlo_x(cv)->conv.output_batch, 3);
+    assert_int_equal(pc_hlo_x(cv)->conv.output_feature, 0);
+    CHECK_LIST(&pc_hlo_x(cv)->conv.output_spatial, 1, 2);
     assert_int_equal(cv->batch_group_count, 2);
     assert_int_equal(cv->feature_group_count, 1);
     const pc_hlo_instruction *sl = find_inst(e, "sl");
-    CHECK_LIST(&sl->slice_start, 0, 1);
-    CHECK_LIST(&sl->slice_limit, 4, 7);
-    CHECK_LIST(&sl->slice_stride, 2, 2);
-    CHECK_LIST(&find_inst(e, "ds")->dynamic_slice_sizes, 2, 2);
+    CHECK_LIST(&pc_hlo_x(sl)->slice_start, 0, 1);
+    CHECK_LIST(&pc_hlo_x(sl)->slice_limit, 4, 7);
+    CHECK_LIST(&pc_hlo_x(sl)->slice_stride, 2, 2);
+    CHECK_LIST(&pc_hlo_x(find_inst(e, "ds"))->dynamic_slice_sizes, 2, 2);
     CHECK_LIST(&find_inst(e, "io")->dimensions, 0);
     const pc_hlo_instruction *srt = find_inst(e, "srt");
     assert_int_equal(srt->is_stable, 1);
@@ -913,6 +914,37 @@ static void test_forward_reference(void **state) {
 
 /* A generated chain, defined last-to-first: forward references all the way,
  * so the cycle check walks 10k deep without recursion. */
+/* Issue #18: memory per instruction. The fields few opcodes have live apart (pc_hlo_inst_ext),
+ * made only for the instructions that set one; a plain instruction is the compact struct alone.
+ * Computations know their line (for the cost step's messages). */
+static void test_compact_instructions(void **state) {
+    (void)state;
+    assert_true(sizeof(pc_hlo_instruction) <= 176);
+    pc_hlo_module *m = parse_one("HloModule m\n\n"
+                                 "ENTRY e {\n"
+                                 "  p = f32[8,8] parameter(0)\n"
+                                 "  n = f32[8,8] negate(f32[8,8] negate(p))\n"
+                                 "  s = f32[4,8] slice(n), slice={[0:4], [0:8]}\n"
+                                 "  d = f32[8,8] dot(p, p), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+                                 "  ROOT r = f32[4,8] add(s, s)\n"
+                                 "}\n",
+                                 NULL);
+    const pc_hlo_computation *e = &m->comp[m->n_comp - 1];
+    assert_int_equal(e->line, 3);
+    int64_t with_ext = 0;
+    for (int32_t i = 0; i < e->n_inst; i++) with_ext += e->inst[i].ext != NULL;
+    assert_int_equal(e->n_inst, 6);
+    assert_int_equal(with_ext, 2);
+    assert_null(find_inst(e, "p")->ext);
+    assert_null(find_inst(e, "negate.anon")->ext);
+    assert_int_equal(pc_hlo_x(find_inst(e, "p"))->window.n, 0);
+    assert_false(pc_hlo_x(find_inst(e, "r"))->dot.present);
+    CHECK_LIST(&pc_hlo_x(find_inst(e, "s"))->slice_limit, 4, 8);
+    assert_true(pc_hlo_x(find_inst(e, "d"))->dot.present);
+    CHECK_LIST(&pc_hlo_x(find_inst(e, "d"))->dot.lhs_contracting, 1);
+    pc_hlo_module_free(m);
+}
+
 static void test_large_chain(void **state) {
     (void)state;
     enum { N = 10000 };
@@ -1218,6 +1250,7 @@ static void test_unterminated_buffer(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fixtures_parse),
+        cmocka_unit_test(test_compact_instructions),
         cmocka_unit_test(test_fixture_transpose),
         cmocka_unit_test(test_feat_rows),
         cmocka_unit_test(test_fixture_ssd_mobilenet),
