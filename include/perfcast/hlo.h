@@ -65,6 +65,13 @@ typedef struct pc_import_opts {
        pc_progress_fn). */
     pc_progress_fn progress;
     void *progress_user; /* its first argument; default NULL */
+    /* The memory budget (bytes, or PC_MEMORY_AUTO: half the available memory,
+       perfcast/npz.h; the default) of reading and parsing the input, checked
+       before it is read and parsed: HLO text as pc_rank_opts.max_memory says
+       (the files of a dump directory all together), a tuning protobuf its size
+       plus 5 times what its messages unpack to. Over it: PC_ERR_NOMEM naming
+       the file and both sizes, nothing written. */
+    uint64_t max_memory;
 } pc_import_opts;
 
 /* kind AUTO, stored archives. */

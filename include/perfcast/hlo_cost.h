@@ -27,6 +27,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "perfcast/npz.h"
 #include "perfcast/perfcast.h"
 
 /* Declared only under PC_STATIC_LINKING_ONLY: see "Structs across versions" in
@@ -106,6 +107,13 @@ typedef struct pc_hlo_cost_opts {
     int loop_ops;       /* 1: a while in the entry is its body's (and condition's) rows, named
                            "WHILE/INSTRUCTION", each times the trip count (nested loops too);
                            0 (default): one row per while */
+    /* The memory budget (bytes, or PC_MEMORY_AUTO: half the available memory,
+       perfcast/npz.h; the default) of reading and parsing the program, checked
+       before each file is read and parsed: HLO text as pc_rank_opts.max_memory
+       says (perfcast/hlo.h; the files of a dump directory all together), a
+       .pb its size plus 5 times what its messages unpack to. Over it:
+       PC_ERR_NOMEM naming the file and both sizes. */
+    uint64_t max_memory;
 } pc_hlo_cost_opts;
 PC_API pc_hlo_cost_opts pc_hlo_cost_opts_default(void);
 

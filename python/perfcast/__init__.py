@@ -210,7 +210,7 @@ def _matmuls(m):
 
 def roofline(hlo=None, chip=None, *, matmul=None, op=None, ops=None, stage=None, module=None,
              while_trips=None, loop_ops=None, mesh=None, top=None, dtype=None,
-             weight_dtype=None, comm_bw=None, chips_file=None):
+             weight_dtype=None, comm_bw=None, chips_file=None, max_memory=None):
     """Roofline time of each op on one chip, as `perfcast roofline --json`
     (docs/json.md): {"chip", "dtype", "peak_flops", "hbm_bw",
     "critical_intensity", "hlo", "ops": [{"name", "kind", "flops", "bytes",
@@ -221,12 +221,16 @@ def roofline(hlo=None, chip=None, *, matmul=None, op=None, ops=None, stage=None,
     given as matmul=(B, D, F) (or a list of them), op="elementwise
     shape=8192x4096" (or a list), ops=PATH (an op file). chip: "v5e",
     "h100", ... (perfcast chips). top=0: every op in program order (default
-    10 slowest). comm_bw accepts "4.5e10" or a number (bytes/s)."""
+    10 slowest). comm_bw accepts "4.5e10" or a number (bytes/s). max_memory:
+    the memory budget of reading and parsing hlo, as `roofline --max-memory`
+    (None: half the available memory; bytes; or "512MiB")."""
+    budget = _max_memory(max_memory)
     req = {"chip": chip, "matmul": _matmuls(matmul),
            "op": [op] if isinstance(op, str) else op, "ops": _path(ops), "stage": stage,
            "module": module, "while_trips": while_trips, "loop_ops": loop_ops, "mesh": mesh,
            "top": top, "dtype": dtype, "weight_dtype": weight_dtype, "comm_bw": comm_bw,
-           "chips_file": _path(chips_file)}
+           "chips_file": _path(chips_file),
+           "max_memory": None if budget == MEMORY_AUTO else budget}
     if hlo is not None:
         if isinstance(hlo, bytes):
             hlo = hlo.decode()

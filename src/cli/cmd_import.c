@@ -10,7 +10,8 @@
 static void import_help(FILE *f) {
     fprintf(f,
             "usage: perfcast import FILE.{pb,hlo,txt}|DUMP_DIR --out DIR [--kind tile|layout|auto]\n"
-            "                       [--stage after|before] [--compress] [--quiet]\n\n"
+            "                       [--stage after|before] [--compress] [--quiet]\n"
+            "                       [--max-memory SIZE]\n\n"
             "Reads a TpuGraphs tuning protobuf (tuning.proto) holding XLA HLO modules and\n"
             "their measured runs, featurizes each module exactly as the dataset's extractor\n"
             "does (140 node features, opcode ids, edges, node_splits) and writes one\n"
@@ -47,6 +48,9 @@ static void import_help(FILE *f) {
             "  --stage S        with a dump directory: after (default) or before optimizations\n"
             "  --compress       deflate the .npz members (like np.savez_compressed)\n"
             "  --quiet          print only errors\n"
+            "  --max-memory SIZE the memory budget of reading and parsing the input (all files\n"
+            "                   of a dump directory together): GiB, or with a unit (512MiB);\n"
+            "                   default half the available memory\n"
             "  --json           one JSON object with the counts above (docs/json.md)\n");
 }
 
@@ -87,13 +91,14 @@ int pc_cmd_import(int argc, char **argv) {
                                          {"quiet", no_argument, 0, 'q'},
                                          {"json", no_argument, 0, 'j'},
                                          {"help", no_argument, 0, 'h'},
+                                         {"max-memory", required_argument, 0, 'M'},
                                          {0, 0, 0, 0}};
     pc_import_opts o = pc_import_opts_default();
     const char *out = NULL, *stage = NULL;
     int quiet = 0, json = 0, c;
     optind = 1;
     opterr = 0;
-    while ((c = pc_cli_getopt(argc, argv, "o:k:s:zqjh", opts, NULL)) != -1) {
+    while ((c = pc_cli_getopt(argc, argv, "o:k:s:zqjM:h", opts, NULL)) != -1) {
         switch (c) {
         case 'j': json = 1; break;
         case 'o': out = optarg; break;
@@ -107,9 +112,12 @@ int pc_cmd_import(int argc, char **argv) {
         case 'z': o.compress = PC_NPZ_DEFLATED; break;
         case 's': stage = optarg; break;
         case 'q': quiet = 1; break;
+        case 'M':
+            if (pc_cli_max_memory("import", optarg, &o.max_memory)) return PC_EXIT_USAGE;
+            break;
         case 'h': import_help(stdout); return PC_EXIT_OK;
         default:
-            if (optopt && strchr("oks", optopt))
+            if (optopt && strchr("oksM", optopt))
                 return pc_cli_usage_error("import", "option '%s' needs a value", argv[optind - 1]);
             return pc_cli_usage_error("import", "unknown option '%s'", argv[optind - 1]);
         }

@@ -17,7 +17,7 @@ static void roofline_help(FILE *f) {
             "                         --hlo FILE)... [--dtype bf16] [--weight-dtype int8]\n"
             "                         [--comm-bw B/s] [--top N] [--module N] [--while-trips N]\n"
             "                         [--loop-ops] [--mesh AxB] [--svg FILE] [--json]\n"
-            "                         [--chips-file FILE]\n\n"
+            "                         [--chips-file FILE] [--max-memory SIZE]\n\n"
             "Roofline time of each op on one chip (scaling_book.md §2): T_math = FLOPs / peak,\n"
             "T_hbm = bytes / HBM bandwidth, T_comm = comm bytes / link bandwidth; the op takes\n"
             "the largest (perfect overlap) and is bound by it. Prints arithmetic intensity\n"
@@ -61,7 +61,10 @@ static void roofline_help(FILE *f) {
             "  --svg FILE        write a log-log roofline plot: one marker per op, its area the\n"
             "                    op's share of the time, its colour the bound\n"
             "  --json            machine-readable output\n"
-            "  --chips-file F    extra or overridden chips (see 'perfcast chips --help')\n");
+            "  --chips-file F    extra or overridden chips (see 'perfcast chips --help')\n"
+            "  --max-memory SIZE the memory budget of reading and parsing --hlo (all files of\n"
+            "                    a dump directory together): GiB, or with a unit (512MiB);\n"
+            "                    default half the available memory\n");
 }
 
 #define MAX_SPECS 256
@@ -77,6 +80,7 @@ typedef struct roof_args {
     double comm_bw, while_trips;
     int loop_ops;
     const char *mesh;
+    uint64_t max_memory; /* --max-memory (0: not given, the default budget) */
 } roof_args;
 
 /* ---- arguments ------------------------------------------------------------------ */
@@ -123,7 +127,7 @@ static int parse_args(int argc, char **argv, roof_args *a) {
         {"module", required_argument, 0, 'M'},  {"while-trips", required_argument, 0, 'W'},
         {"loop-ops", no_argument, 0, 'L'},      {"mesh", required_argument, 0, 'G'},
         {"stage", required_argument, 0, 'S'},   {"weight-dtype", required_argument, 0, 'w'},
-        {"help", no_argument, 0, 'h'},
+        {"help", no_argument, 0, 'h'},          {"max-memory", required_argument, 0, 'B'},
         {0, 0, 0, 0}};
     int c, rc;
     a->dtype = "bf16";
@@ -132,7 +136,7 @@ static int parse_args(int argc, char **argv, roof_args *a) {
     a->top = 10;
     optind = 1;
     opterr = 0;
-    while ((c = pc_cli_getopt(argc, argv, "c:m:o:O:d:w:b:s:jf:H:t:M:W:LS:h", opts, NULL)) != -1) {
+    while ((c = pc_cli_getopt(argc, argv, "c:m:o:O:d:w:b:s:jf:H:t:M:W:LS:B:h", opts, NULL)) != -1) {
         switch (c) {
         case 'c': a->chip_name = optarg; break;
         case 'm':
@@ -163,6 +167,9 @@ static int parse_args(int argc, char **argv, roof_args *a) {
         case 'L': a->loop_ops = 1; break;
         case 'G': a->mesh = optarg; break;
         case 'S': a->stage = optarg; break;
+        case 'B':
+            if (pc_cli_max_memory("roofline", optarg, &a->max_memory)) return PC_EXIT_USAGE;
+            break;
         case 'h': roofline_help(stdout); return PC_EXIT_OK;
         default: return pc_cli_usage_error("roofline", "unknown option '%s'", argv[optind - 1]);
         }
@@ -228,6 +235,7 @@ static cJSON *request(const roof_args *a) {
     if (a->wdtype) cJSON_AddStringToObject(q, "weight_dtype", a->wdtype);
     if (a->comm_bw > 0) cJSON_AddNumberToObject(q, "comm_bw", a->comm_bw);
     cJSON_AddTrueToObject(q, "plot");
+    if (a->max_memory) cJSON_AddNumberToObject(q, "max_memory", (double)a->max_memory);
     return q;
 }
 

@@ -7,6 +7,7 @@
  * error), so shared or nested callees cost linear time.
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,6 +16,7 @@
 #include "hlo/hlo_ir.h"
 #include "hlo/proto.h"
 #include "hlo/text.h"
+#include "io/io_internal.h"
 #include "perfcast/hlo_cost.h"
 #include "tpugraphs/opcode.h"
 
@@ -49,7 +51,8 @@ pc_hlo_cost_opts pc_hlo_cost_opts_default(void) {
                           .module = -1,
                           .while_trips = 1,
                           .keep_free = 0,
-                          .loop_ops = 0};
+                          .loop_ops = 0,
+                          .max_memory = PC_MEMORY_AUTO};
     return o;
 }
 
@@ -1115,7 +1118,12 @@ pc_status pc_hlo_cost_text(const char *text, size_t len, const char *what,
     *out = NULL;
     if (opts && PC_CHECK_SIZE(err, pc_hlo_cost_opts, opts)) return PC_ERR_ARG;
     if (!what) what = "<hlo>";
-    pc_status st = pc_hlo_parse_text(text, len, what, &mods, &n, NULL, err);
+    char how[128];
+    snprintf(how, sizeof how, " to parse it (up to %d bytes per '(' and %d per byte of HLO text)",
+             PC_HLO_TEXT_BYTES_PER_PAREN, 1 + PC_HLO_TEXT_BYTES_PER_BYTE);
+    pc_status st = pc_io_budget_check(pc_hlo_text_parse_bound(text, len),
+                                      opts ? opts->max_memory : PC_MEMORY_AUTO, what, how, err);
+    if (st == PC_OK) st = pc_hlo_parse_text(text, len, what, &mods, &n, NULL, err);
     if (st == PC_OK) st = cost_modules(mods, n, "HLO text", what, opts, out, err);
     pc_hlo_modules_free(mods, n);
     return st;
@@ -1124,7 +1132,8 @@ pc_status pc_hlo_cost_text(const char *text, size_t len, const char *what,
 static pc_status cost_proto(const char *path, const pc_hlo_cost_opts *opts, pc_hlo_cost **out,
                             pc_error *err) {
     pc_hlo_tuning *t = NULL;
-    pc_status st = pc_hlo_tuning_read(path, &t, err);
+    pc_status st =
+        pc_hlo_tuning_read_max(path, opts ? opts->max_memory : PC_MEMORY_AUTO, &t, err);
     if (st != PC_OK) return st;
     pc_hlo_module **mods = pc_calloc_array((uint64_t)t->n_mods + 1, sizeof *mods);
     if (!mods) st = pc_fail(err, PC_ERR_NOMEM, "out of memory");
@@ -1146,7 +1155,8 @@ pc_status pc_hlo_cost_file(const char *path, const pc_hlo_cost_opts *opts, pc_hl
         return cost_proto(path, opts, out, err);
     pc_hlo_module **mods = NULL;
     int n = 0;
-    pc_status st = pc_hlo_read_text_file(path, &mods, &n, NULL, err);
+    pc_status st = pc_hlo_read_text_file_max(path, opts ? opts->max_memory : PC_MEMORY_AUTO, &mods,
+                                             &n, NULL, err);
     if (st == PC_OK) st = cost_modules(mods, n, "HLO text", path, opts, out, err);
     pc_hlo_modules_free(mods, n);
     return st;

@@ -19,6 +19,7 @@ pc_import_opts pc_import_opts_default(void) {
     o.struct_size = sizeof o;
     o.kind = PC_KIND_AUTO;
     o.compress = PC_NPZ_STORED;
+    o.max_memory = PC_MEMORY_AUTO;
     return o;
 }
 
@@ -229,7 +230,7 @@ pc_status pc_import_file(const char *path, const char *out_dir, const pc_import_
     if (text) return pc_import_text(path, out_dir, &o, rep, err);
 
     pc_hlo_tuning *t;
-    pc_status st = pc_hlo_tuning_read(path, &t, err);
+    pc_status st = pc_hlo_tuning_read_max(path, o.max_memory, &t, err);
     if (st) return st;
     rep->container = pc_hlo_file_kind_name(t->file_kind);
     if (t->file_kind == PC_HLO_FILE_MODULE) {

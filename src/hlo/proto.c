@@ -18,10 +18,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "common/util.h"
 #include "hlo/proto.h"
 #include "hlo/verify.h"
+#include "io/io_internal.h"
 #include "tpugraphs/opcode.h"
 #include "tuning.pb-c.h"
 
@@ -861,6 +863,11 @@ static const ProtobufCMessageDescriptor *descriptor_of(pc_hlo_file_kind k) {
 
 pc_status pc_hlo_tuning_parse(const uint8_t *buf, size_t len, const char *what,
                               pc_hlo_tuning **out, pc_error *err) {
+    return pc_hlo_tuning_parse_max(buf, len, what, PC_MEMORY_AUTO, out, err);
+}
+
+pc_status pc_hlo_tuning_parse_max(const uint8_t *buf, size_t len, const char *what,
+                                  uint64_t max_memory, pc_hlo_tuning **out, pc_error *err) {
     if (out) *out = NULL;
     if (!out || (!buf && len))
         return pc_fail(err, PC_ERR_ARG, "pc_hlo_tuning_parse: NULL argument");
@@ -876,6 +883,7 @@ pc_status pc_hlo_tuning_parse(const uint8_t *buf, size_t len, const char *what,
     walk w0;
     memset(&w0, 0, sizeof w0);
     int found = -1;
+    uint64_t found_mem = 0;
     for (int c = 0; c < 3 && found < 0; c++) {
         walk w;
         memset(&w, 0, sizeof w);
@@ -886,6 +894,7 @@ pc_status pc_hlo_tuning_parse(const uint8_t *buf, size_t len, const char *what,
                                "memory (corrupt counts?)", what, pc_hlo_file_kind_name(order[c]),
                                (double)w.mem / (1 << 30));
             found = c;
+            found_mem = w.mem;
         } else if (c == 0) {
             w0 = w;
         }
@@ -894,6 +903,13 @@ pc_status pc_hlo_tuning_parse(const uint8_t *buf, size_t len, const char *what,
         return pc_fail(err, PC_ERR_FORMAT, "%s: not a valid tuning protobuf, truncated or "
                        "corrupt (read as a %s): %s", what, pc_hlo_file_kind_name(order[0]), w0.msg);
     pc_hlo_file_kind kind = order[found];
+    /* the file, the IR and one computation's arena, before anything is unpacked */
+    char how[128];
+    snprintf(how, sizeof how, " to read and parse it (the file and %d times what its messages "
+             "unpack to)", PC_HLO_PROTO_BYTES_PER_UNPACKED);
+    pc_status bst = pc_io_budget_check(pc_hlo_proto_parse_bound(len, found_mem), max_memory, what,
+                                       how, err);
+    if (bst) return bst;
 
     pc_status st = PC_OK;
     conv_ctx cx = {what, "", err};
@@ -936,17 +952,34 @@ pc_status pc_hlo_tuning_parse(const uint8_t *buf, size_t len, const char *what,
     return PC_OK;
 }
 
+uint64_t pc_hlo_proto_parse_bound(size_t len, uint64_t unpacked) {
+    const uint64_t k = PC_HLO_PROTO_BYTES_PER_UNPACKED;
+    uint64_t ir = unpacked > UINT64_MAX / k ? UINT64_MAX : k * unpacked;
+    return ir > UINT64_MAX - len ? UINT64_MAX : ir + len;
+}
+
 pc_status pc_hlo_tuning_read(const char *path, pc_hlo_tuning **out, pc_error *err) {
+    return pc_hlo_tuning_read_max(path, PC_MEMORY_AUTO, out, err);
+}
+
+pc_status pc_hlo_tuning_read_max(const char *path, uint64_t max_memory, pc_hlo_tuning **out,
+                                 pc_error *err) {
     if (out) *out = NULL;
     if (!path || !out) return pc_fail(err, PC_ERR_ARG, "pc_hlo_tuning_read: NULL argument");
     char *buf;
     size_t len;
+    struct stat sb; /* a file that alone is over the budget is refused before it is read */
+    if (stat(path, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size > 0) {
+        pc_status bst = pc_io_budget_check((uint64_t)sb.st_size, max_memory, path,
+                                           " to read it", err);
+        if (bst) return bst;
+    }
     pc_status rd = pc_read_file(path, PC_HLO_PROTO_MAX_BYTES, &buf, &len, err);
     if (rd == PC_ERR_RANGE)
         return pc_fail(err, PC_ERR_UNSUPPORTED,
                        "%s: larger than 2 GiB; protobuf messages are limited to 2 GiB", path);
     if (rd) return rd;
-    pc_status st = pc_hlo_tuning_parse((const uint8_t *)buf, len, path, out, err);
+    pc_status st = pc_hlo_tuning_parse_max((const uint8_t *)buf, len, path, max_memory, out, err);
     free(buf);
     return st;
 }

@@ -76,6 +76,27 @@ pc_status pc_hlo_tuning_parse(const uint8_t *buf, size_t len, const char *what,
                               pc_hlo_tuning **out, pc_error *err);
 /* Reads and parses a file. */
 pc_status pc_hlo_tuning_read(const char *path, pc_hlo_tuning **out, pc_error *err);
+/*
+ * Within a memory budget (bytes, or PC_MEMORY_AUTO as perfcast/npz.h defines
+ * it; the plain functions use PC_MEMORY_AUTO): a file whose size alone is
+ * over it is refused before it is read; after the wire walk (which counts
+ * what protobuf-c would allocate for the messages, `unpacked`) the parse
+ * bound pc_hlo_proto_parse_bound(len, unpacked) is checked before anything
+ * is unpacked: the file's bytes plus PC_HLO_PROTO_BYTES_PER_UNPACKED times
+ * `unpacked` (the IR's structs are larger than protobuf-c's: an instruction
+ * is 536 bytes against 200; with its lists, names, id index and the arena
+ * of one computation, measured peaks above the file are 2.7-3.7 times
+ * `unpacked`: 267 MiB for 300k instructions without shapes in 6 MB, whose
+ * messages unpack to 70 MiB; bench/RESULTS.md, issue #18). Over it:
+ * PC_ERR_NOMEM "PATH needs N in memory to read and parse it (...), more than
+ * the memory budget of B (max_memory)".
+ */
+pc_status pc_hlo_tuning_parse_max(const uint8_t *buf, size_t len, const char *what,
+                                  uint64_t max_memory, pc_hlo_tuning **out, pc_error *err);
+pc_status pc_hlo_tuning_read_max(const char *path, uint64_t max_memory, pc_hlo_tuning **out,
+                                 pc_error *err);
+#define PC_HLO_PROTO_BYTES_PER_UNPACKED 5
+uint64_t pc_hlo_proto_parse_bound(size_t len, uint64_t unpacked);
 void pc_hlo_tuning_free(pc_hlo_tuning *t); /* NULL ok */
 
 #endif /* PC_HLO_PROTO_H */

@@ -97,7 +97,10 @@ pc_status pc_hlo_read_text_file(const char *path, pc_hlo_module ***mods, int *nm
 
 /*
  * pc_hlo_read_text_file within a memory budget (bytes, or PC_MEMORY_AUTO as
- * perfcast/npz.h defines it), per file: a file whose size alone needs more
+ * perfcast/npz.h defines it), for the whole read: the modules of a dump
+ * directory's files are all kept, so each file is checked with what the
+ * files before it may hold (their bounds less their text, which is freed)
+ * added ("..., with the modules of the files before it"). A file whose size alone needs more
  * (pc_hlo_text_parse_bound counts 1 + PC_HLO_TEXT_BYTES_PER_BYTE bytes per
  * byte) is refused before it is read, then its text's bound is checked
  * before it is parsed. Over: PC_ERR_NOMEM "PATH needs N in memory to read and

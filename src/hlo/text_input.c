@@ -28,21 +28,29 @@ uint64_t pc_hlo_text_parse_bound(const char *buf, size_t len) {
     return (uint64_t)len * (1 + PC_HLO_TEXT_BYTES_PER_BYTE) + parens * PC_HLO_TEXT_BYTES_PER_PAREN;
 }
 
-/* "PATH needs N in memory to read and parse it (...), more than the memory budget of B". */
-static pc_status text_budget(const char *path, uint64_t need, uint64_t max_memory, int read,
-                             pc_error *err) {
-    char how[160];
+static uint64_t sat_add(uint64_t a, uint64_t b) { return a > UINT64_MAX - b ? UINT64_MAX : a + b; }
+
+/* "PATH needs N in memory to read and parse it (...), more than the memory budget of B";
+   held: what the files read before it hold (a dump directory's modules are kept together). */
+static pc_status text_budget(const char *path, uint64_t need, uint64_t held, uint64_t max_memory,
+                             int read, pc_error *err) {
+    char how[220];
+    const char *with = held ? ", with the modules of the files before it" : "";
     if (read)
         snprintf(how, sizeof how, " to read and parse it (up to %d bytes per '(' and %d per byte "
-                 "of HLO text)", PC_HLO_TEXT_BYTES_PER_PAREN, 1 + PC_HLO_TEXT_BYTES_PER_BYTE);
+                 "of HLO text%s)", PC_HLO_TEXT_BYTES_PER_PAREN, 1 + PC_HLO_TEXT_BYTES_PER_BYTE,
+                 with);
     else
-        snprintf(how, sizeof how, " to read and parse it (%d bytes per byte of HLO text at least)",
-                 1 + PC_HLO_TEXT_BYTES_PER_BYTE);
-    return pc_io_budget_check(need, max_memory, path, how, err);
+        snprintf(how, sizeof how, " to read and parse it (%d bytes per byte of HLO text at "
+                 "least%s)", 1 + PC_HLO_TEXT_BYTES_PER_BYTE, with);
+    return pc_io_budget_check(sat_add(held, need), max_memory, path, how, err);
 }
 
-static pc_status read_one(const char *path, uint64_t max_memory, pc_hlo_module ***mods, int *nmods,
-                          pc_hlo_text_stats *stats, pc_error *err) {
+/* *held (may be NULL): grows by what the file's modules may hold once its text is freed. */
+static pc_status read_one(const char *path, uint64_t max_memory, uint64_t *held,
+                          pc_hlo_module ***mods, int *nmods, pc_hlo_text_stats *stats,
+                          pc_error *err) {
+    const uint64_t before = held ? *held : 0;
     char *buf;
     size_t len;
     struct stat sb; /* a file too large to parse is refused before it is read */
@@ -51,14 +59,16 @@ static pc_status read_one(const char *path, uint64_t max_memory, pc_hlo_module *
         uint64_t least = size > UINT64_MAX / (1 + PC_HLO_TEXT_BYTES_PER_BYTE)
                              ? UINT64_MAX
                              : size * (1 + PC_HLO_TEXT_BYTES_PER_BYTE);
-        pc_status bst = text_budget(path, least, max_memory, 0, err);
+        pc_status bst = text_budget(path, least, before, max_memory, 0, err);
         if (bst) return bst;
     }
     pc_status rd = pc_read_file(path, SIZE_MAX - 1, &buf, &len, err);
     if (rd) return rd;
-    pc_status st = text_budget(path, pc_hlo_text_parse_bound(buf, len), max_memory, 1, err);
+    const uint64_t bound = pc_hlo_text_parse_bound(buf, len);
+    pc_status st = text_budget(path, bound, before, max_memory, 1, err);
     if (!st) st = pc_hlo_parse_text(buf, len, path, mods, nmods, stats, err);
     free(buf);
+    if (!st && held) *held = sat_add(before, bound > len ? bound - len : 0);
     return st;
 }
 
@@ -141,12 +151,13 @@ static pc_status read_matching(const char *dir, const char *pat, uint64_t max_me
     }
     pc_hlo_module **all = NULL;
     size_t n = 0, cap = 0;
+    uint64_t held = 0; /* every file's modules are kept: the budget covers them all */
     for (size_t i = 0; i < nf && st == PC_OK; i++) {
         pc_hlo_module **m = NULL;
         int k = 0;
         pc_hlo_text_stats ts;
         memset(&ts, 0, sizeof ts);
-        st = read_one(files[i], max_memory, &m, &k, &ts, err);
+        st = read_one(files[i], max_memory, &held, &m, &k, &ts, err);
         if (st) break;
         if (n + (size_t)k > INT32_MAX) {
             pc_hlo_modules_free(m, k);
@@ -200,7 +211,7 @@ pc_status pc_hlo_read_text_file_max(const char *path, uint64_t max_memory, pc_hl
     if (!path || !mods || !nmods) return pc_fail(err, PC_ERR_ARG, "pc_hlo_read_text_file: NULL argument");
     if (stats) memset(stats, 0, sizeof *stats);
     int kind = pc_hlo_text_path_kind(path);
-    if (kind == PC_HLO_PATH_FILE) return read_one(path, max_memory, mods, nmods, stats, err);
+    if (kind == PC_HLO_PATH_FILE) return read_one(path, max_memory, NULL, mods, nmods, stats, err);
     if (kind == PC_HLO_PATH_DIR)
         return read_matching(path, "*after_optimizations.txt", max_memory, mods, nmods, stats, err);
     const char *slash = strrchr(path, '/');

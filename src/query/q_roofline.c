@@ -15,7 +15,7 @@ typedef struct roof_req {
     const char *chip, *chips_file, *ops, *hlo, *hlo_text, *stage, *mesh;
     const char *dtype, *weight_dtype;
     int dtype_set, loop_ops, plot; /* plot: the document's "plot" (every op, the chip) */
-    long long top, module;
+    long long top, module, max_memory; /* max_memory: 0 = PC_MEMORY_AUTO */
     double comm_bw, while_trips;
     const cJSON *matmul, *op;
     int nmatmul, nop, matmul_one; /* matmul_one: 'matmul' is one [B, D, F] */
@@ -54,7 +54,7 @@ typedef struct roof_tot {
 static const char *const ROOF_KEYS[] = {
     "chip",     "chips_file", "matmul",       "op",          "ops",      "hlo",
     "hlo_text", "stage",      "module",       "while_trips", "loop_ops", "mesh",
-    "top",      "dtype",      "weight_dtype", "comm_bw",     "plot",     NULL};
+    "top",      "dtype",      "weight_dtype", "comm_bw",     "plot",     "max_memory", NULL};
 
 /* ---- the request ------------------------------------------------------------------ */
 
@@ -79,6 +79,7 @@ static pc_status read_req(const cJSON *o, roof_req *a, pc_error *err) {
         (st = pc_qreq_bool(o, "plot", &a->plot, err)) ||
         (st = pc_qreq_int(o, "top", 0, 1000000000, &a->top, err)) ||
         (st = pc_qreq_int(o, "module", -1, 1000000000, &a->module, err)) ||
+        (st = pc_qreq_int(o, "max_memory", 1, INT64_MAX, &a->max_memory, err)) ||
         (st = pc_qreq_count(o, "while_trips", 0, &a->while_trips, err)) ||
         (st = pc_qreq_bytes(o, "comm_bw", &a->comm_bw, err)) ||
         (st = pc_qreq_list(o, "matmul", &a->matmul, &a->nmatmul, err)) ||
@@ -629,6 +630,7 @@ static pc_status load_hlo(const roof_req *a, pc_hlo_cost **hc, pc_error *err) {
     o.module = (int)a->module;
     o.while_trips = a->while_trips;
     o.loop_ops = a->loop_ops;
+    if (a->max_memory > 0) o.max_memory = (uint64_t)a->max_memory; /* else PC_MEMORY_AUTO */
     if (a->hlo_text)
         return pc_hlo_cost_text(a->hlo_text, strlen(a->hlo_text), "hlo_text", &o, hc, err);
     if (!a->stage) return pc_hlo_cost_file(a->hlo, &o, hc, err);

@@ -353,6 +353,16 @@ def test_max_memory():
     except perfcast.Error as e:
         expect(e.status == "nomem" and "budget of 1 KiB" in e.message,
                "tune(max_memory=1024): %s %s" % (e.status, e.message))
+    hlo = os.path.join(HLO, "mobilenet_v2.hlo")  # roofline: the query's 'max_memory'
+    try:
+        perfcast.roofline(hlo, chip="v5e", max_memory="64KiB")
+        FAILS.append("roofline(max_memory='64KiB') did not raise")
+    except perfcast.Error as e:
+        expect(e.status == "nomem" and hlo in e.message and "budget of 64 KiB" in e.message,
+               "roofline(max_memory='64KiB'): %s %s" % (e.status, e.message))
+    same(perfcast.roofline(hlo, chip="v5e", max_memory="1GiB"),
+         cli_json("roofline", "--chip", "v5e", "--hlo", hlo, "--max-memory", "1GiB"),
+         "roofline max_memory=1GiB vs CLI")
     for bad in ("lots", 0, -5, True):
         try:
             perfcast.load_graph(files("tile:xla")[0], max_memory=bad)

@@ -572,8 +572,32 @@ static int setup(void **state) {
     return 0;
 }
 
+/* The parse bound (issue #18): the file plus PC_HLO_PROTO_BYTES_PER_UNPACKED times what
+ * protobuf-c would allocate, checked before anything is unpacked. A bare HloModuleProto
+ * holding only name "m" (0a 01 6d) unpacks to one string: 1 byte + 16 (the walk's count
+ * for a string), so the bound is 3 + 5 x 17 = 88 bytes. */
+static void test_parse_bound(void **state) {
+    (void)state;
+    assert_int_equal(PC_HLO_PROTO_BYTES_PER_UNPACKED, 5);
+    assert_int_equal(pc_hlo_proto_parse_bound(3, 17), 88);
+    assert_true(pc_hlo_proto_parse_bound(10, UINT64_MAX / 2) == UINT64_MAX);
+    assert_true(pc_hlo_proto_parse_bound(SIZE_MAX, UINT64_MAX - 1) == UINT64_MAX);
+    static const uint8_t named[] = {0x0a, 0x01, 0x6d};
+    pc_hlo_tuning *t = NULL;
+    pc_error err;
+    assert_int_equal(pc_hlo_tuning_parse_max(named, sizeof named, "m.pb", 87, &t, &err),
+                     PC_ERR_NOMEM);
+    assert_null(t);
+    assert_non_null(strstr(err.msg, "m.pb needs 88 bytes in memory to read and parse it"));
+    assert_non_null(strstr(err.msg, "budget of 87 bytes"));
+    pc_status st = pc_hlo_tuning_parse_max(named, sizeof named, "m.pb", 88, &t, &err);
+    assert_int_not_equal(st, PC_ERR_NOMEM); /* within the budget: the parse's own verdict */
+    pc_hlo_tuning_free(t);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_parse_bound),
         cmocka_unit_test(test_featurize_by_hand),
         cmocka_unit_test(test_featurize_empty),
         cmocka_unit_test(test_featurize_errors),
