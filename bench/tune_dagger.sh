@@ -145,4 +145,4 @@ for ((r = 0; r <= ROUNDS; r++)); do
     echo "round $((r + 1)) data: $cf" > "$N.tmp/collect.txt"
     mv "$N.tmp" "$N"
 done
-/usr/bin/python3 bench/tune_dagger_summary.py "$WORK" "$ROUNDS" "$POLICIES"
+BENCH_SEEDS="$BENCH_SEEDS" /usr/bin/python3 bench/tune_dagger_summary.py "$WORK" "$ROUNDS" "$POLICIES"

@@ -30,10 +30,13 @@ def sets(work):
     """{"seeds 10, 11": [tag...], "benchmark": [tag...]} from the oracle folder."""
     tags = sorted(os.path.basename(p)[:-len(".sim.json")]
                   for p in glob.glob(os.path.join(work, "oracle", "*.sim.json")))
-    out = {}
+    bench = {int(e.split(":")[0]) for e in os.environ.get("BENCH_SEEDS", "1:test 2:valid,test "
+                                                            "3:valid,test").split()}
+    held, out = sorted({int(t.split("-")[0]) for t in tags} - bench), {}
     for t in tags:
         s = int(t.split("-")[0])
-        out.setdefault("seeds 10, 11" if s >= 10 else "benchmark", []).append(t)
+        name = "benchmark" if s in bench else "seeds " + ", ".join(map(str, held))
+        out.setdefault(name, []).append(t)
     return out
 
 
