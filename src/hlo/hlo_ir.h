@@ -107,6 +107,7 @@ pc_hlo_inst_ext *pc_hlo_x_mut(pc_hlo_instruction *in);
 const char *pc_hlo_attr_get(const pc_hlo_instruction *in, const char *name);
 /* Frees a shape's tuple element shapes (recursively) and its lists; leaves it zeroed. */
 void pc_hlo_shape_clear(pc_hlo_shape *s);
+void pc_hlo_window_clear(pc_hlo_window *w); /* frees its arrays, zeroes it */
 
 typedef struct pc_hlo_computation {
     char *name;   /* name (1) */

@@ -26,9 +26,7 @@ pc_hlo_inst_ext *pc_hlo_x_mut(pc_hlo_instruction *in) {
     return in->ext;
 }
 
-static void free_ext(pc_hlo_inst_ext *x) {
-    if (!x) return;
-    pc_hlo_window *w = &x->window;
+void pc_hlo_window_clear(pc_hlo_window *w) {
     free(w->size);
     free(w->stride);
     free(w->padding_low);
@@ -36,6 +34,12 @@ static void free_ext(pc_hlo_inst_ext *x) {
     free(w->window_dilation);
     free(w->base_dilation);
     free(w->window_reversal);
+    memset(w, 0, sizeof *w);
+}
+
+static void free_ext(pc_hlo_inst_ext *x) {
+    if (!x) return;
+    pc_hlo_window_clear(&x->window);
     free(x->conv.input_spatial.v);
     free(x->conv.kernel_spatial.v);
     free(x->conv.output_spatial.v);

@@ -73,17 +73,6 @@ static int parse_pad_list(parser *p, pc_i64s *lo, pc_i64s *hi, pc_i64s *in, size
     }
 }
 
-static void window_clear(pc_hlo_window *w) {
-    free(w->size);
-    free(w->stride);
-    free(w->padding_low);
-    free(w->padding_high);
-    free(w->window_dilation);
-    free(w->base_dilation);
-    free(w->window_reversal);
-    memset(w, 0, sizeof *w);
-}
-
 /* window={size=3x3 stride=2x2 pad=0_1x0_1 lhs_dilate=1x1 rhs_dilate=1x1 rhs_reversal=0x0} */
 static int parse_window(parser *p, pc_hlo_window *w) {
     enum { W_SIZE, W_STRIDE, W_LO, W_HI, W_LHS, W_RHS, W_REV, W_N };
@@ -174,7 +163,7 @@ static int parse_window(parser *p, pc_hlo_window *w) {
         nw.base_dilation = arr[4];
         nw.window_reversal = pc_calloc_array((uint64_t)n, 1);
         if (!nw.window_reversal) {
-            window_clear(&nw);
+            pc_hlo_window_clear(&nw);
             tx_nomem(p);
             goto fail;
         }
@@ -187,7 +176,7 @@ static int parse_window(parser *p, pc_hlo_window *w) {
             }
     }
     for (int f = 0; f < W_N; f++) free(l[f].v);
-    window_clear(w);
+    pc_hlo_window_clear(w);
     *w = nw;
     return 0;
 fail:
