@@ -61,8 +61,9 @@ typedef struct pc_import_opts {
     pc_kind kind;             /* PC_KIND_AUTO: from the runs; TILE/LAYOUT: required */
     pc_npz_compress compress; /* PC_NPZ_STORED (default) or PC_NPZ_DEFLATED */
     /* Called after each module featurized ("modules read") and each file
-       written ("files written"); default NULL (perfcast/perfcast.h,
-       pc_progress_fn). */
+       written ("files written"), and for an input of 4 MiB or more while it is
+       read and parsed ("bytes read", "bytes parsed": done of total bytes, about
+       every MiB); default NULL (perfcast/perfcast.h, pc_progress_fn). */
     pc_progress_fn progress;
     void *progress_user; /* its first argument; default NULL */
     /* The memory budget (bytes, or PC_MEMORY_AUTO: half the available memory,
@@ -172,6 +173,11 @@ typedef struct pc_rank_opts {
      * PC_MEMORY_AUTO.
      */
     uint64_t max_memory;
+    /* Progress of reading and parsing HLO text of 4 MiB or more: "bytes read"
+       then "bytes parsed", done of total bytes, about every MiB; default NULL
+       (perfcast/perfcast.h, pc_progress_fn). */
+    pc_progress_fn progress;
+    void *progress_user; /* its first argument; default NULL */
 } pc_rank_opts;
 
 PC_API pc_rank_opts pc_rank_opts_default(void);

@@ -114,6 +114,11 @@ typedef struct pc_hlo_cost_opts {
        .pb its size plus 5 times what its messages unpack to. Over it:
        PC_ERR_NOMEM naming the file and both sizes. */
     uint64_t max_memory;
+    /* Progress of reading and parsing an input of 4 MiB or more: "bytes read"
+       then "bytes parsed" (a .pb: "bytes decoded"), done of total bytes, about
+       every MiB; default NULL (perfcast/perfcast.h, pc_progress_fn). */
+    pc_progress_fn progress;
+    void *progress_user; /* its first argument; default NULL */
 } pc_hlo_cost_opts;
 PC_API pc_hlo_cost_opts pc_hlo_cost_opts_default(void);
 

@@ -53,7 +53,10 @@ PC_API void pc_query_free(char *result); /* NULL ok */
  * max_scored, 0 when none), followed once a score is known by "; best so far:
  * predicted gain G" (layout: the compiler default's score minus the lowest
  * score so far, the graph's own configs included) or "; best so far: score S"
- * (tile); that `what` is valid during the call only. The other queries are quick and never call it.
+ * (tile); that `what` is valid during the call only. tune and roofline
+ * reading an HLO file of 4 MiB or more call it with "bytes read" then "bytes
+ * parsed" (done of total bytes, about every MiB). The other queries are quick
+ * and never call it.
  * fn NULL: pc_query_json.
  */
 PC_API pc_status pc_query_json_progress(pc_query q, const char *request, pc_progress_fn fn,

@@ -120,7 +120,10 @@ pc_status pc_acli_query(pc_query q, cJSON *req, cJSON **doc, pc_error *err) {
     char *text = req ? cJSON_PrintUnformatted(req) : NULL, *res = NULL;
     cJSON_Delete(req);
     if (!text) return nomem(err);
-    pc_status st = pc_query_json(q, text, &res, err);
+    /* a query that reports progress (roofline reading a large HLO file) gets a line */
+    pc_cli_progress *pr = pc_cli_progress_new(pc_query_name(q), pc_cli_progress_wanted());
+    pc_status st = pc_query_json_progress(q, text, pr ? pc_cli_progress_cb : NULL, pr, &res, err);
+    pc_cli_progress_end(pr);
     cJSON_free(text);
     if (st != PC_OK) return st;
     *doc = cJSON_Parse(res);

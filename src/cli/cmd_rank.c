@@ -315,8 +315,12 @@ static int rank_hlo(const rank_args *a, pc_predictor *p, int coll) {
     rep.struct_size = sizeof rep;
     pc_rank_set **sets = NULL;
     int n = 0;
-    if (pc_rank_sets_from_hlo(a->path, &a->ro, &sets, &n, &rep, &e) != PC_OK)
-        return pc_cli_fail(&e);
+    pc_rank_opts ro = a->ro; /* a large file: "bytes read", "bytes parsed" on a terminal */
+    pc_cli_progress *lp = pc_cli_progress_new("rank", pc_cli_progress_wanted());
+    ro.progress = lp ? pc_cli_progress_cb : NULL, ro.progress_user = lp;
+    pc_status lst = pc_rank_sets_from_hlo(a->path, &ro, &sets, &n, &rep, &e);
+    pc_cli_progress_end(lp);
+    if (lst != PC_OK) return pc_cli_fail(&e);
     warn_unknown(&rep);
     cJSON *graphs = cJSON_CreateArray();
     int rc = PC_EXIT_OK;

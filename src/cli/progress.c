@@ -61,11 +61,28 @@ pc_cli_progress *pc_cli_progress_new(const char *cmd, int enabled) {
     return p;
 }
 
-/* Draws the line: the rate and ETA while going on, the elapsed time at the end. */
+/* A byte count in decimal units, the total's unit for both counts ("12.3/50.0 MB"). */
+static const char *byte_unit(double total, double *div) {
+    *div = total >= 1e9 ? 1e9 : total >= 1e6 ? 1e6 : 1e3;
+    return *div == 1e9 ? "GB" : *div == 1e6 ? "MB" : "kB";
+}
+
+/* Draws the line: the rate and ETA while going on, the elapsed time at the end. A
+ * stage "bytes VERB" shows sizes: "12.3/50.0 MB parsed, 20.1 MB/s, ETA 2s". */
 static void draw(pc_cli_progress *p, double t, int final) {
-    double el = t - p->start, rate = el > 0 ? (double)p->done / el : 0;
+    double el = t - p->start, rate = el > 0 ? (double)p->done / el : 0, div = 1;
     char count[64], tail[64] = "", d[32];
-    if (p->total > 0)
+    const char *unit = NULL, *what = p->what;
+    if (!strncmp(p->what, "bytes ", 6)) {
+        unit = byte_unit((double)(p->total > 0 ? p->total : p->done), &div);
+        what = p->what + 6;
+    }
+    if (unit && p->total > 0)
+        snprintf(count, sizeof count, "%.1f/%.1f %s", (double)p->done / div,
+                 (double)p->total / div, unit);
+    else if (unit)
+        snprintf(count, sizeof count, "%.1f %s", (double)p->done / div, unit);
+    else if (p->total > 0)
         snprintf(count, sizeof count, "%lld/%lld", (long long)p->done, (long long)p->total);
     else
         snprintf(count, sizeof count, "%lld", (long long)p->done);
@@ -73,13 +90,15 @@ static void draw(pc_cli_progress *p, double t, int final) {
         pc_cli_duration(el, d, sizeof d);
         snprintf(tail, sizeof tail, " in %s", d);
     } else if (rate > 0) {
-        int n = snprintf(tail, sizeof tail, ", %.*f/s", rate < 10 ? 1 : 0, rate);
+        double r = rate / div;
+        int n = snprintf(tail, sizeof tail, ", %.*f %s/s", r < 10 ? 1 : 0, r, unit ? unit : "");
+        if (!unit) n = snprintf(tail, sizeof tail, ", %.*f/s", rate < 10 ? 1 : 0, rate);
         if (p->total > 0 && p->done < p->total && n > 0) {
             pc_cli_duration((double)(p->total - p->done) / rate, d, sizeof d);
             snprintf(tail + n, sizeof tail - (size_t)n, ", ETA %s", d);
         }
     }
-    fprintf(stderr, "\r\033[Kperfcast %s: %s %s%s%s%s%s", p->cmd, count, p->what, tail,
+    fprintf(stderr, "\r\033[Kperfcast %s: %s %s%s%s%s%s", p->cmd, count, what, tail,
             p->note[0] ? "; " : "", p->note, final ? "\n" : "");
     fflush(stderr);
     p->last_draw = t;

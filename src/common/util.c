@@ -111,6 +111,26 @@ pc_status pc_open_regular(const char *path, int *fd, uint64_t *size, pc_error *e
 
 pc_status pc_read_file(const char *path, size_t max_bytes, char **data, size_t *len,
                        pc_error *err) {
+    return pc_read_file_progress(path, max_bytes, NULL, NULL, data, len, err);
+}
+
+/* Reads n bytes; in pieces with "bytes read" after each when fn is set. */
+static size_t read_pieces(FILE *f, char *buf, size_t n, pc_progress_fn fn, void *user) {
+    if (!fn || n < PC_PROGRESS_MIN_BYTES) return n ? fread(buf, 1, n, f) : 0;
+    size_t got = 0;
+    fn(user, "bytes read", 0, (int64_t)n);
+    while (got < n) {
+        size_t want = n - got < PC_PROGRESS_STEP_BYTES ? n - got : PC_PROGRESS_STEP_BYTES;
+        size_t k = fread(buf + got, 1, want, f);
+        got += k;
+        if (k < want) break;
+        fn(user, "bytes read", (int64_t)got, (int64_t)n);
+    }
+    return got;
+}
+
+pc_status pc_read_file_progress(const char *path, size_t max_bytes, pc_progress_fn fn, void *user,
+                                char **data, size_t *len, pc_error *err) {
     *data = NULL;
     *len = 0;
     int fd = -1;
@@ -134,7 +154,7 @@ pc_status pc_read_file(const char *path, size_t max_bytes, char **data, size_t *
         fclose(f);
         return pc_fail(err, PC_ERR_NOMEM, "%s: out of memory", path);
     }
-    size_t got = n ? fread(buf, 1, n, f) : 0;
+    size_t got = read_pieces(f, buf, n, fn, user);
     int bad = ferror(f);
     fclose(f);
     if (bad || got != n) {

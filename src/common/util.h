@@ -80,6 +80,13 @@ void *pc_reserve_array(void *ptr, size_t *cap, size_t need, size_t elem);
  * name the path.
  */
 pc_status pc_read_file(const char *path, size_t max_bytes, char **data, size_t *len, pc_error *err);
+/* pc_read_file with progress: a file of PC_PROGRESS_MIN_BYTES or more is read in
+   PC_PROGRESS_STEP_BYTES pieces, fn(user, "bytes read", done, size) after each (and once
+   at 0); smaller files and fn NULL: none. */
+#define PC_PROGRESS_MIN_BYTES (4u << 20)
+#define PC_PROGRESS_STEP_BYTES (1u << 20)
+pc_status pc_read_file_progress(const char *path, size_t max_bytes, pc_progress_fn fn, void *user,
+                                char **data, size_t *len, pc_error *err);
 
 /*
  * Opens `path` read-only for a reader of data files without ever blocking (a

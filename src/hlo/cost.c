@@ -1155,8 +1155,9 @@ pc_status pc_hlo_cost_file(const char *path, const pc_hlo_cost_opts *opts, pc_hl
         return cost_proto(path, opts, out, err);
     pc_hlo_module **mods = NULL;
     int n = 0;
-    pc_status st = pc_hlo_read_text_file_max(path, opts ? opts->max_memory : PC_MEMORY_AUTO, &mods,
-                                             &n, NULL, err);
+    pc_hlo_read_opts rdo = {opts ? opts->max_memory : PC_MEMORY_AUTO, opts ? opts->progress : NULL,
+                            opts ? opts->progress_user : NULL};
+    pc_status st = pc_hlo_read_text_file_opts(path, &rdo, &mods, &n, NULL, err);
     if (st == PC_OK) st = cost_modules(mods, n, "HLO text", path, opts, out, err);
     pc_hlo_modules_free(mods, n);
     return st;

@@ -111,7 +111,8 @@ pc_status pc_import_text(const char *path, const char *out_dir, const pc_import_
     pc_hlo_text_stats ts;
     memset(&ts, 0, sizeof ts);
     rep->container = "HLO text";
-    pc_status st = pc_hlo_read_text_file_max(path, o->max_memory, &mods, &nmods, &ts, err);
+    pc_hlo_read_opts rdo = {o->max_memory, o->progress, o->progress_user};
+    pc_status st = pc_hlo_read_text_file_opts(path, &rdo, &mods, &nmods, &ts, err);
     if (st) return st;
     pc_kind kind = o->kind == PC_KIND_TILE ? PC_KIND_TILE : PC_KIND_LAYOUT;
     rep->modules = nmods;

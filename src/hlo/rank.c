@@ -1000,7 +1000,8 @@ pc_status pc_rank_sets_from_hlo(const char *path, const pc_rank_opts *opts, pc_r
     memset(&ts, 0, sizeof ts);
     cfg_file cfg;
     memset(&cfg, 0, sizeof cfg);
-    st = pc_hlo_read_text_file_max(path, o.max_memory, &mods, &nmods, &ts, err);
+    pc_hlo_read_opts rdo = {o.max_memory, o.progress, o.progress_user};
+    st = pc_hlo_read_text_file_opts(path, &rdo, &mods, &nmods, &ts, err);
     if (!st) note_text(rep, nmods, &ts);
     if (!st && o.configs) st = cfg_file_read(o.configs, &cfg, err);
     if (!st) st = build_sets(path, &o, o.configs ? &cfg : NULL, mods, nmods, rep, sets, n, err);

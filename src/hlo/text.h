@@ -86,6 +86,21 @@ pc_status pc_hlo_parse_text(const char *buf, size_t len, const char *path, pc_hl
                             int *nmods, pc_hlo_text_stats *stats, pc_error *err);
 
 /*
+ * Progress of reading and parsing a large input (perfcast/perfcast.h,
+ * pc_progress_fn): texts of PC_HLO_PROGRESS_MIN_BYTES or more report
+ * "bytes parsed" (done of total bytes) at the start, about every
+ * PC_HLO_PROGRESS_STEP_BYTES and at the end; smaller ones never call it (a
+ * line would only flash). Files read in pieces report "bytes read" the same way.
+ */
+#define PC_HLO_PROGRESS_MIN_BYTES (4u << 20)  /* = PC_PROGRESS_MIN_BYTES (common/util.h) */
+#define PC_HLO_PROGRESS_STEP_BYTES (1u << 20) /* = PC_PROGRESS_STEP_BYTES */
+
+/* pc_hlo_parse_text with progress (NULL: none); the results are the same. */
+pc_status pc_hlo_parse_text_progress(const char *buf, size_t len, const char *path,
+                                     pc_progress_fn progress, void *user, pc_hlo_module ***mods,
+                                     int *nmods, pc_hlo_text_stats *stats, pc_error *err);
+
+/*
  * Reads a whole file and parses it (pc_hlo_parse_text). `path` may also be
  * an XLA dump directory (its *after_optimizations.txt files) or a pattern
  * in its last component (such as *before_optimizations.txt); every matching
@@ -109,6 +124,18 @@ pc_status pc_hlo_read_text_file(const char *path, pc_hlo_module ***mods, int *nm
  */
 pc_status pc_hlo_read_text_file_max(const char *path, uint64_t max_memory, pc_hlo_module ***mods,
                                     int *nmods, pc_hlo_text_stats *stats, pc_error *err);
+
+/* How files are read (pc_hlo_read_text_file_opts). */
+typedef struct pc_hlo_read_opts {
+    uint64_t max_memory;     /* as pc_hlo_read_text_file_max */
+    pc_progress_fn progress; /* "bytes read" and "bytes parsed" of each large file; NULL: none */
+    void *progress_user;
+} pc_hlo_read_opts;
+
+/* pc_hlo_read_text_file_max with progress (o may be NULL: PC_MEMORY_AUTO, no progress). */
+pc_status pc_hlo_read_text_file_opts(const char *path, const pc_hlo_read_opts *o,
+                                     pc_hlo_module ***mods, int *nmods, pc_hlo_text_stats *stats,
+                                     pc_error *err);
 
 /*
  * The memory parsing `len` bytes of HLO text may take at its peak, the text

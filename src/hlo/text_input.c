@@ -47,9 +47,10 @@ static pc_status text_budget(const char *path, uint64_t need, uint64_t held, uin
 }
 
 /* *held (may be NULL): grows by what the file's modules may hold once its text is freed. */
-static pc_status read_one(const char *path, uint64_t max_memory, uint64_t *held,
+static pc_status read_one(const char *path, const pc_hlo_read_opts *o, uint64_t *held,
                           pc_hlo_module ***mods, int *nmods, pc_hlo_text_stats *stats,
                           pc_error *err) {
+    const uint64_t max_memory = o->max_memory;
     const uint64_t before = held ? *held : 0;
     char *buf;
     size_t len;
@@ -62,11 +63,14 @@ static pc_status read_one(const char *path, uint64_t max_memory, uint64_t *held,
         pc_status bst = text_budget(path, least, before, max_memory, 0, err);
         if (bst) return bst;
     }
-    pc_status rd = pc_read_file(path, SIZE_MAX - 1, &buf, &len, err);
+    pc_status rd =
+        pc_read_file_progress(path, SIZE_MAX - 1, o->progress, o->progress_user, &buf, &len, err);
     if (rd) return rd;
     const uint64_t bound = pc_hlo_text_parse_bound(buf, len);
     pc_status st = text_budget(path, bound, before, max_memory, 1, err);
-    if (!st) st = pc_hlo_parse_text(buf, len, path, mods, nmods, stats, err);
+    if (!st)
+        st = pc_hlo_parse_text_progress(buf, len, path, o->progress, o->progress_user, mods, nmods,
+                                        stats, err);
     free(buf);
     if (!st && held) *held = sat_add(before, bound > len ? bound - len : 0);
     return st;
@@ -132,7 +136,7 @@ static pc_status list_matching(const char *dir, const char *pat, char ***out, si
     return PC_OK;
 }
 
-static pc_status read_matching(const char *dir, const char *pat, uint64_t max_memory,
+static pc_status read_matching(const char *dir, const char *pat, const pc_hlo_read_opts *o,
                                pc_hlo_module ***mods, int *nmods, pc_hlo_text_stats *stats,
                                pc_error *err) {
     char **files = NULL;
@@ -157,7 +161,7 @@ static pc_status read_matching(const char *dir, const char *pat, uint64_t max_me
         int k = 0;
         pc_hlo_text_stats ts;
         memset(&ts, 0, sizeof ts);
-        st = read_one(files[i], max_memory, &held, &m, &k, &ts, err);
+        st = read_one(files[i], o, &held, &m, &k, &ts, err);
         if (st) break;
         if (n + (size_t)k > INT32_MAX) {
             pc_hlo_modules_free(m, k);
@@ -206,14 +210,23 @@ pc_status pc_hlo_read_text_file(const char *path, pc_hlo_module ***mods, int *nm
 
 pc_status pc_hlo_read_text_file_max(const char *path, uint64_t max_memory, pc_hlo_module ***mods,
                                     int *nmods, pc_hlo_text_stats *stats, pc_error *err) {
+    pc_hlo_read_opts o = {max_memory, NULL, NULL};
+    return pc_hlo_read_text_file_opts(path, &o, mods, nmods, stats, err);
+}
+
+pc_status pc_hlo_read_text_file_opts(const char *path, const pc_hlo_read_opts *opts,
+                                     pc_hlo_module ***mods, int *nmods, pc_hlo_text_stats *stats,
+                                     pc_error *err) {
+    pc_hlo_read_opts dflt = {PC_MEMORY_AUTO, NULL, NULL};
+    const pc_hlo_read_opts *o = opts ? opts : &dflt;
     if (mods) *mods = NULL;
     if (nmods) *nmods = 0;
     if (!path || !mods || !nmods) return pc_fail(err, PC_ERR_ARG, "pc_hlo_read_text_file: NULL argument");
     if (stats) memset(stats, 0, sizeof *stats);
     int kind = pc_hlo_text_path_kind(path);
-    if (kind == PC_HLO_PATH_FILE) return read_one(path, max_memory, NULL, mods, nmods, stats, err);
+    if (kind == PC_HLO_PATH_FILE) return read_one(path, o, NULL, mods, nmods, stats, err);
     if (kind == PC_HLO_PATH_DIR)
-        return read_matching(path, "*after_optimizations.txt", max_memory, mods, nmods, stats, err);
+        return read_matching(path, "*after_optimizations.txt", o, mods, nmods, stats, err);
     const char *slash = strrchr(path, '/');
     char *dir = NULL;
     if (slash) {
@@ -222,8 +235,8 @@ pc_status pc_hlo_read_text_file_max(const char *path, uint64_t max_memory, pc_hl
         memcpy(dir, path, dn);
         dir[dn] = '\0';
     }
-    pc_status st = read_matching(dir ? dir : ".", slash ? slash + 1 : path, max_memory, mods, nmods,
-                                 stats, err);
+    pc_status st = read_matching(dir ? dir : ".", slash ? slash + 1 : path, o, mods, nmods, stats,
+                                 err);
     free(dir);
     return st;
 }

@@ -142,6 +142,9 @@ typedef struct parser {
     size_t opcode_cap;                         /* of m->opcodes */
     size_t line_pos; /* computation lines: newlines before line_pos counted in line_no */
     int32_t line_no; /* 0: none counted yet */
+    pc_progress_fn progress; /* "bytes parsed" (text.h, PC_HLO_PROGRESS_MIN_BYTES); NULL: none */
+    void *progress_user;
+    size_t progress_next; /* report when pos reaches it */
 } parser;
 
 /* ---- the cursor, text_lex.c ------------------------------------------------------- */

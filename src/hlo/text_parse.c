@@ -619,6 +619,10 @@ static int parse_body(parser *p, int32_t comp, int top) {
                            p->m->comp[comp].name, l, col);
         }
         if (parse_instruction(p, comp)) return -1;
+        if (p->progress && p->pos >= p->progress_next) {
+            p->progress(p->progress_user, "bytes parsed", (int64_t)p->pos, (int64_t)p->len);
+            p->progress_next = p->pos + PC_HLO_PROGRESS_STEP_BYTES;
+        }
     }
     return finish_computation(p, comp, oref0);
 }
@@ -979,6 +983,12 @@ static int parse_segment(parser *p, size_t start, size_t end, pc_hlo_module ***o
 
 pc_status pc_hlo_parse_text(const char *buf, size_t len, const char *path, pc_hlo_module ***mods, int *nmods,
                             pc_hlo_text_stats *stats, pc_error *err) {
+    return pc_hlo_parse_text_progress(buf, len, path, NULL, NULL, mods, nmods, stats, err);
+}
+
+pc_status pc_hlo_parse_text_progress(const char *buf, size_t len, const char *path,
+                                     pc_progress_fn progress, void *user, pc_hlo_module ***mods,
+                                     int *nmods, pc_hlo_text_stats *stats, pc_error *err) {
     if (mods) *mods = NULL;
     if (nmods) *nmods = 0;
     if (!mods || !nmods || (!buf && len))
@@ -991,6 +1001,11 @@ pc_status pc_hlo_parse_text(const char *buf, size_t len, const char *path, pc_hl
     p.path = path ? path : "<hlo>";
     p.err = err;
     p.stats = stats;
+    if (progress && len >= PC_HLO_PROGRESS_MIN_BYTES) {
+        p.progress = progress, p.progress_user = user;
+        p.progress_next = PC_HLO_PROGRESS_STEP_BYTES;
+        progress(user, "bytes parsed", 0, (int64_t)len);
+    }
     tx_opcode_table_init(&p);
     pc_hlo_module **out = NULL;
     size_t nout = 0, cap = 0, seg = 0;
@@ -1020,6 +1035,7 @@ pc_status pc_hlo_parse_text(const char *buf, size_t len, const char *path, pc_hl
         pc_hlo_modules_free(out, (int)nout);
         return p.code ? p.code : PC_ERR_FORMAT;
     }
+    if (p.progress) progress(user, "bytes parsed", (int64_t)len, (int64_t)len);
     *mods = out;
     *nmods = (int)nout;
     return PC_OK;

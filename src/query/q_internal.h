@@ -7,7 +7,9 @@
 #include "perfcast/analytic.h"
 
 /* Each runs its query on the request text and sets *out to the document. */
-pc_status pc_q_roofline(const char *request, cJSON **out, pc_error *err);
+/* roofline with progress: "bytes read", "bytes parsed" of a large HLO file (fn may be NULL) */
+pc_status pc_q_roofline_progress(const char *request, pc_progress_fn fn, void *user, cJSON **out,
+                                 pc_error *err);
 pc_status pc_q_model(const char *request, cJSON **out, pc_error *err);
 pc_status pc_q_plan_serve(const char *request, cJSON **out, pc_error *err);
 pc_status pc_q_plan_train(const char *request, cJSON **out, pc_error *err);

@@ -625,8 +625,10 @@ static cJSON *roof_doc(const roof_req *a, const pc_chip *chip, const roof_set *s
 
 /* ---- the query -------------------------------------------------------------------------- */
 
-static pc_status load_hlo(const roof_req *a, pc_hlo_cost **hc, pc_error *err) {
+static pc_status load_hlo(const roof_req *a, pc_progress_fn fn, void *user, pc_hlo_cost **hc,
+                          pc_error *err) {
     pc_hlo_cost_opts o = pc_hlo_cost_opts_default();
+    o.progress = fn, o.progress_user = user; /* "bytes read", "bytes parsed" of a large file */
     o.module = (int)a->module;
     o.while_trips = a->while_trips;
     o.loop_ops = a->loop_ops;
@@ -650,7 +652,8 @@ static pc_status load_hlo(const roof_req *a, pc_hlo_cost **hc, pc_error *err) {
     return pc_hlo_cost_file(pat, &o, hc, err);
 }
 
-pc_status pc_q_roofline(const char *request, cJSON **out, pc_error *err) {
+pc_status pc_q_roofline_progress(const char *request, pc_progress_fn fn, void *user, cJSON **out,
+                                 pc_error *err) {
     cJSON *root;
     roof_req a;
     pc_status st = pc_qreq_parse(request, "roofline", ROOF_KEYS, &root, err);
@@ -666,7 +669,7 @@ pc_status pc_q_roofline(const char *request, cJSON **out, pc_error *err) {
     if ((st = read_req(root, &a, err)) == PC_OK)
         st = pc_q_open_chip(a.chips_file, a.chip, &db, &chip, err);
     if (st == PC_OK && a.ops) st = pc_ops_load(a.ops, &file_ops, &nfile, err);
-    if (st == PC_OK && (a.hlo || a.hlo_text)) st = load_hlo(&a, &hc, err);
+    if (st == PC_OK && (a.hlo || a.hlo_text)) st = load_hlo(&a, fn, user, &hc, err);
     if (st == PC_OK) st = gather_ops(&a, chip, file_ops, nfile, hc, &s, err);
     if (st == PC_OK) st = price_collectives(&a, chip, hc, &s, err);
     if (st == PC_OK) st = eval_ops(chip, a.comm_bw, &s, &t, err);

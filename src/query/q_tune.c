@@ -274,6 +274,7 @@ static pc_status tune_hlo(const tune_req *r, cJSON **out, pc_error *e) {
     ro.candidates = r->candidates;
     ro.seed = r->o.seed;
     ro.max_memory = r->o.max_memory;
+    ro.progress = r->progress, ro.progress_user = r->progress_user; /* bytes of a large file */
     pc_rank_set **sets = NULL;
     int n = 0;
     pc_status st = pc_rank_sets_from_hlo(r->file, &ro, &sets, &n, NULL, e);

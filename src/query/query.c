@@ -32,7 +32,7 @@ pc_status pc_query_json_progress(pc_query q, const char *request, pc_progress_fn
     if (!result) return pc_fail(err, PC_ERR_ARG, "pc_query_json: result is NULL");
     *result = NULL;
     switch (q) {
-    case PC_QUERY_ROOFLINE: st = pc_q_roofline(request, &doc, err); break;
+    case PC_QUERY_ROOFLINE: st = pc_q_roofline_progress(request, fn, user, &doc, err); break;
     case PC_QUERY_MODEL: st = pc_q_model(request, &doc, err); break;
     case PC_QUERY_PLAN_SERVE: st = pc_q_plan_serve(request, &doc, err); break;
     case PC_QUERY_PLAN_TRAIN: st = pc_q_plan_train(request, &doc, err); break;
