@@ -51,9 +51,10 @@ PC_API void pc_query_free(char *result); /* NULL ok */
  * pc_query_json with progress (perfcast/perfcast.h, pc_progress_fn): tune calls
  * fn with "candidates scored" after each batch the scorer rates (total: its
  * max_scored, 0 when none), followed once a score is known by "; best so far:
- * predicted gain G" (layout: the compiler default's score minus the lowest
- * score so far, the graph's own configs included) or "; best so far: score S"
- * (tile); that `what` is valid during the call only. tune and roofline
+ * predicted gain G" (layout: the compiler default's score minus the score of
+ * the best proposal the search holds, pc_tune_opts.best) or "; best so far:
+ * score S" (tile: that proposal's score), both "%.6g": at the end, the
+ * result's gain and scores[0]; that `what` is valid during the call only. tune and roofline
  * reading an HLO file of 4 MiB or more call it with "bytes read" then "bytes
  * parsed" (done of total bytes, about every MiB). The other queries are quick
  * and never call it.

@@ -80,6 +80,15 @@ typedef enum pc_tune_stop {
 PC_API const char *pc_tune_stop_name(pc_tune_stop s); /* "budget", ...; NULL outside */
 PC_API pc_status pc_tune_stop_parse(const char *name, pc_tune_stop *out);
 
+/*
+ * The search's best so far (pc_tune_opts.best): after each batch is scored and
+ * kept, `best` is the score of the best proposal the search holds (what
+ * pc_tune_result.scores[0] would be if it stopped now; +INFINITY while it holds
+ * none; the graph's configs count only where they are proposals, inside the
+ * trust region), `scored` the candidates scored so far (pc_tune_result.scored).
+ */
+typedef void (*pc_tune_best_fn)(void *user, double best, int64_t scored);
+
 typedef struct pc_tune_opts {
     size_t struct_size; /* sizeof(pc_tune_opts), set by pc_tune_opts_default() */
     int top_k;          /* proposals kept, best first; default 5 */
@@ -128,6 +137,8 @@ typedef struct pc_tune_opts {
      * and both sizes. Default PC_MEMORY_AUTO.
      */
     uint64_t max_memory;
+    pc_tune_best_fn best; /* the best so far after each scored batch; default NULL: none */
+    void *best_user;      /* its first argument; default NULL */
 } pc_tune_opts;
 
 #define PC_TUNE_DEFAULT_RISK 1.0

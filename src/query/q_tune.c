@@ -111,16 +111,17 @@ static pc_status sim_score(void *ctx, const float *configs, int64_t n, double *s
     return pc_synth_sim_run(ctx, configs, n, scores, err);
 }
 
-/* The scorer with progress: "candidates scored; best so far ..." after each call, the
- * best score so far as the predicted gain over the compiler default (layout: the search
- * scores the default alone, first) or as the score (tile). */
+/* The scorer with progress: "candidates scored; best so far ..." after each scored batch
+ * (pc_tune_opts.best), the best proposal the search holds as the predicted gain over the
+ * compiler default (layout: the search scores the default alone, first) or as the score
+ * (tile): at the end, the summary's gain and scores[0]. */
 typedef struct counted {
     pc_tune_score_fn fn;
     void *ctx;
     const tune_req *r;
-    int64_t scored;
+    int64_t calls;
     int layout;
-    double base, best; /* the default's score (layout), the lowest so far; NAN: none yet */
+    double base; /* the default's score (layout); NAN: none yet */
     char what[128];
 } counted;
 
@@ -128,20 +129,21 @@ static pc_status counted_score(void *ctx, const float *configs, int64_t n, doubl
                                pc_error *err) {
     counted *c = ctx;
     pc_status st = c->fn(c->ctx, configs, n, scores, err);
-    if (st || !c->r->progress) return st;
-    if (c->layout && c->scored == 0 && n == 1) c->base = scores[0];
-    for (int64_t i = 0; i < n; i++)
-        if (!isnan(scores[i]) && (isnan(c->best) || scores[i] < c->best)) c->best = scores[i];
-    c->scored += n;
-    if (isnan(c->best))
+    if (!st && c->layout && c->calls++ == 0 && n == 1) /* NAN ranks last: as the search */
+        c->base = isnan(scores[0]) ? INFINITY : scores[0];
+    return st;
+}
+
+static void counted_best(void *user, double best, int64_t scored) {
+    counted *c = user;
+    if (!isfinite(best))
         snprintf(c->what, sizeof c->what, "candidates scored");
     else if (!isnan(c->base))
-        snprintf(c->what, sizeof c->what, "candidates scored; best so far: predicted gain %.4g",
-                 c->base - c->best);
+        snprintf(c->what, sizeof c->what, "candidates scored; best so far: predicted gain %.6g",
+                 c->base - best);
     else
-        snprintf(c->what, sizeof c->what, "candidates scored; best so far: score %.4g", c->best);
-    c->r->progress(c->r->progress_user, c->what, c->scored, c->r->o.max_scored);
-    return st;
+        snprintf(c->what, sizeof c->what, "candidates scored; best so far: score %.6g", best);
+    c->r->progress(c->r->progress_user, c->what, scored, c->r->o.max_scored);
 }
 
 typedef struct tuned {
@@ -174,9 +176,10 @@ static pc_status tune_graph(const tune_req *r, pc_graph *g, tuned *t, pc_error *
                  0,
                  pc_graph_kind(g) == PC_KIND_LAYOUT,
                  NAN,
-                 NAN,
                  ""};
-    if (!st) st = pc_tune_search(t->space, g, &r->o, counted_score, &c, &t->res, e);
+    pc_tune_opts o = r->o;
+    if (r->progress) o.best = counted_best, o.best_user = &c;
+    if (!st) st = pc_tune_search(t->space, g, &o, counted_score, &c, &t->res, e);
     pc_tune_model_free(m);
     pc_synth_sim_free(sim);
     return st;

@@ -223,6 +223,11 @@ static void elite_insert(search *s, const int32_t *ch, double score) {
     memcpy(s->elite + at * s->nv, ch, (size_t)s->nv * sizeof *ch);
 }
 
+/* pc_tune_opts.best: the best proposal held after a scored batch. */
+static void report_best(const search *s) {
+    if (s->o->best) s->o->best(s->o->best_user, s->ne ? s->esc[0] : INFINITY, s->scored);
+}
+
 /* Scores the batch and keeps the best; *improved when the best got better. */
 static pc_status flush(search *s, int *improved, pc_error *err) {
     if (!s->nb) return PC_OK;
@@ -243,6 +248,7 @@ static pc_status flush(search *s, int *improved, pc_error *err) {
     }
     s->scored += s->nb;
     s->nb = 0;
+    report_best(s);
     if (improved) *improved = s->esc[0] < before;
     return PC_OK;
 }
@@ -366,6 +372,7 @@ static pc_status seed_inputs(search *s, pc_graph *g, pc_tune_result *res, int32_
             if (fresh > 0 && inside(s, chs + k * s->nv)) elite_insert(s, chs + k * s->nv, v);
         }
         s->scored += valid;
+        if (!st) report_best(s);
     }
     free(buf);
     free(chs);
