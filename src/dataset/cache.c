@@ -510,7 +510,7 @@ pc_status pc_cache_build_tree(const pc_dataset *d, const char *cache_root,
     for (int64_t i = 0; i < (int64_t)n; i++) {
         run_job(&jobs[i]);
         if (o.progress) {
-#pragma omp critical
+#pragma omp critical(pc_cache_progress)
             o.progress(o.progress_user, "files cached", ++done, (int64_t)n);
         }
     }

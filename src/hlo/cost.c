@@ -1133,7 +1133,9 @@ static pc_status cost_proto(const char *path, const pc_hlo_cost_opts *opts, pc_h
                             pc_error *err) {
     pc_hlo_tuning *t = NULL;
     pc_status st =
-        pc_hlo_tuning_read_max(path, opts ? opts->max_memory : PC_MEMORY_AUTO, &t, err);
+        pc_hlo_tuning_read_progress(path, opts ? opts->max_memory : PC_MEMORY_AUTO,
+                                    opts ? opts->progress : NULL, opts ? opts->progress_user : NULL,
+                                    &t, err);
     if (st != PC_OK) return st;
     pc_hlo_module **mods = pc_calloc_array((uint64_t)t->n_mods + 1, sizeof *mods);
     if (!mods) st = pc_fail(err, PC_ERR_NOMEM, "out of memory");

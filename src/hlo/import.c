@@ -230,7 +230,8 @@ pc_status pc_import_file(const char *path, const char *out_dir, const pc_import_
     if (text) return pc_import_text(path, out_dir, &o, rep, err);
 
     pc_hlo_tuning *t;
-    pc_status st = pc_hlo_tuning_read_max(path, o.max_memory, &t, err);
+    pc_status st = pc_hlo_tuning_read_progress(path, o.max_memory, o.progress, o.progress_user, &t,
+                                               err);
     if (st) return st;
     rep->container = pc_hlo_file_kind_name(t->file_kind);
     if (t->file_kind == PC_HLO_FILE_MODULE) {

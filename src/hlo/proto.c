@@ -868,7 +868,14 @@ pc_status pc_hlo_tuning_parse(const uint8_t *buf, size_t len, const char *what,
 
 pc_status pc_hlo_tuning_parse_max(const uint8_t *buf, size_t len, const char *what,
                                   uint64_t max_memory, pc_hlo_tuning **out, pc_error *err) {
+    return pc_hlo_tuning_parse_progress(buf, len, what, max_memory, NULL, NULL, out, err);
+}
+
+pc_status pc_hlo_tuning_parse_progress(const uint8_t *buf, size_t len, const char *what,
+                                       uint64_t max_memory, pc_progress_fn fn, void *user,
+                                       pc_hlo_tuning **out, pc_error *err) {
     if (out) *out = NULL;
+    if (len < PC_PROGRESS_MIN_BYTES) fn = NULL; /* a small file: no line to flash */
     if (!out || (!buf && len))
         return pc_fail(err, PC_ERR_ARG, "pc_hlo_tuning_parse: NULL argument");
     if (!what) what = "<memory>";
@@ -917,6 +924,7 @@ pc_status pc_hlo_tuning_parse_max(const uint8_t *buf, size_t len, const char *wh
     pc_hlo_tuning *t = calloc(1, sizeof *t);
     if (!t) return nomem(&cx);
     t->file_kind = kind;
+    if (fn) fn(user, "bytes decoded", 0, (int64_t)len);
     if (kind == PC_HLO_FILE_TUNING_DATA) {
         size_t i = 0, n = 0;
         field f;
@@ -932,6 +940,7 @@ pc_status pc_hlo_tuning_parse_max(const uint8_t *buf, size_t len, const char *wh
             } else if (f.num == 1 && f.wt == 2) {
                 int32_t k = t->n_mods++;
                 st = decode_tuned(&cx, &ar, f.p, f.len, k, &t->mods[k]);
+                if (!st && fn && i < len) fn(user, "bytes decoded", (int64_t)i, (int64_t)len);
             }
         }
     } else {
@@ -948,6 +957,7 @@ pc_status pc_hlo_tuning_parse_max(const uint8_t *buf, size_t len, const char *wh
         pc_hlo_tuning_free(t);
         return st;
     }
+    if (fn) fn(user, "bytes decoded", (int64_t)len, (int64_t)len);
     *out = t;
     return PC_OK;
 }
@@ -964,6 +974,11 @@ pc_status pc_hlo_tuning_read(const char *path, pc_hlo_tuning **out, pc_error *er
 
 pc_status pc_hlo_tuning_read_max(const char *path, uint64_t max_memory, pc_hlo_tuning **out,
                                  pc_error *err) {
+    return pc_hlo_tuning_read_progress(path, max_memory, NULL, NULL, out, err);
+}
+
+pc_status pc_hlo_tuning_read_progress(const char *path, uint64_t max_memory, pc_progress_fn fn,
+                                      void *user, pc_hlo_tuning **out, pc_error *err) {
     if (out) *out = NULL;
     if (!path || !out) return pc_fail(err, PC_ERR_ARG, "pc_hlo_tuning_read: NULL argument");
     char *buf;
@@ -974,12 +989,13 @@ pc_status pc_hlo_tuning_read_max(const char *path, uint64_t max_memory, pc_hlo_t
                                            " to read it", err);
         if (bst) return bst;
     }
-    pc_status rd = pc_read_file(path, PC_HLO_PROTO_MAX_BYTES, &buf, &len, err);
+    pc_status rd = pc_read_file_progress(path, PC_HLO_PROTO_MAX_BYTES, fn, user, &buf, &len, err);
     if (rd == PC_ERR_RANGE)
         return pc_fail(err, PC_ERR_UNSUPPORTED,
                        "%s: larger than 2 GiB; protobuf messages are limited to 2 GiB", path);
     if (rd) return rd;
-    pc_status st = pc_hlo_tuning_parse_max((const uint8_t *)buf, len, path, max_memory, out, err);
+    pc_status st = pc_hlo_tuning_parse_progress((const uint8_t *)buf, len, path, max_memory, fn,
+                                                user, out, err);
     free(buf);
     return st;
 }

@@ -95,6 +95,14 @@ pc_status pc_hlo_tuning_parse_max(const uint8_t *buf, size_t len, const char *wh
                                   uint64_t max_memory, pc_hlo_tuning **out, pc_error *err);
 pc_status pc_hlo_tuning_read_max(const char *path, uint64_t max_memory, pc_hlo_tuning **out,
                                  pc_error *err);
+/* With progress (fn NULL: none): a file of PC_PROGRESS_MIN_BYTES or more (common/util.h)
+   reports "bytes read" while it is read, then "bytes decoded" (at the start, after each
+   module of a TuningData, at the end); the results are the same. */
+pc_status pc_hlo_tuning_parse_progress(const uint8_t *buf, size_t len, const char *what,
+                                       uint64_t max_memory, pc_progress_fn fn, void *user,
+                                       pc_hlo_tuning **out, pc_error *err);
+pc_status pc_hlo_tuning_read_progress(const char *path, uint64_t max_memory, pc_progress_fn fn,
+                                      void *user, pc_hlo_tuning **out, pc_error *err);
 #define PC_HLO_PROTO_BYTES_PER_UNPACKED 5
 uint64_t pc_hlo_proto_parse_bound(size_t len, uint64_t unpacked);
 void pc_hlo_tuning_free(pc_hlo_tuning *t); /* NULL ok */

@@ -411,7 +411,7 @@ pc_status pc_synth_write(const char *out_dir, const pc_synth_opts *opts, pc_repo
 #pragma omp atomic write
             failed = 1;
         } else if (opts->progress) {
-#pragma omp critical
+#pragma omp critical(pc_synth_progress)
             opts->progress(opts->progress_user, "graphs written", ++written, n);
         }
     }
