@@ -1,7 +1,8 @@
 """More progress lines (src/cli/progress.c), drawn as test_progress.py checks them
 (stderr on a pty): rank over several graphs ("graphs scored"), tune's best so far
 ("candidates scored; best so far: predicted gain G" for a layout graph, "...: score
-S" for a tile graph). Never on a pipe, never under --json.
+S" for a tile graph; at the end the summary's gain or first score). Never on a pipe,
+never under --json.
 """
 import glob
 import os
@@ -76,6 +77,13 @@ def check_tune(model, coll, what):
         gains = [float(b[1]) for b in best]
         expect(all(g >= 0 for g in gains) and gains == sorted(gains),
                "tune %s: the best gain so far goes down or below 0: %r" % (coll, gains))
+    # the line shows the best proposal the search holds: at the end, the summary's
+    # predicted gain (layout) or its first proposal's score (tile), as printed
+    final = re.search(r"predicted gain (\S+) score units" if what == "predicted gain"
+                      else r"(?m)^\s+1\s+score (\S+)", out)
+    expect(final and best and best[-1][1] == final.group(1),
+           "tune %s: the last best so far %r is not the summary's %r" %
+           (coll, best[-1][1] if best else None, final.group(1) if final else out))
     rc, out, err = run_tty(*args, "--json")
     expect(rc == 0 and "best so far" not in err and "\r" not in err,
            "tune --json on a terminal drew progress: %r" % err)
