@@ -1,7 +1,8 @@
-"""Progress of reading and parsing a large HLO file (src/hlo/text_input.c, text_parse.c;
-src/cli/progress.c): a multi-MB HLO text shows "perfcast CMD: 1.2/6.0 MB read" and
-"... MB parsed" lines with sizes on a terminal (roofline, import, rank), nothing on a
-pipe or under --json, and the same output either way; a file under 4 MiB shows none.
+"""Progress of reading and parsing a large HLO file (src/hlo/text_input.c, text_parse.c,
+proto.c; src/cli/progress.c): a multi-MB HLO text shows "perfcast CMD: 1.2/6.0 MB read"
+and "... MB parsed" lines with sizes on a terminal (roofline, import), a multi-MB .pb
+"... MB read" and "... MB decoded"; nothing on a pipe or under --json, and the same
+output either way; a file under 4 MiB shows none.
 Also: no unnamed `#pragma omp critical` in src/ (unrelated sections would serialize).
 """
 import os
@@ -9,12 +10,14 @@ import re
 import shutil
 import sys
 
+import hloproto as H
 from clitest import FAILS, expect, expect_rc, report, run, run_checks
 from test_progress import expect_quiet, run_tty
 
 TMP = os.environ.get("PC_TEST_TMP", "/tmp/pc_test_progress_bytes")
 BIG = os.path.join(TMP, "big.hlo")
 SMALL = os.path.join(TMP, "small.hlo")
+PB = os.path.join(TMP, "big.pb")
 SRC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "src")
 BYTES = re.compile(r"^perfcast (\w+): ([\d.]+)/([\d.]+) (kB|MB|GB) (read|parsed|decoded)"
                    r"(?:, [\d.]+ (?:kB|MB|GB)/s)?(?:, ETA \S+)?(?: in (\S+))?$")
@@ -32,6 +35,18 @@ def write_hlo(path, n):
         f.write("\n".join(lines))
 
 
+def write_pb(path, modules, n):
+    """A TuningData of `modules` modules, each a chain of n negates (f32[4])."""
+    def one(k):
+        insts = [H.inst("p", "parameter", 1, 11, [4])]
+        insts += [H.inst("n%d" % i, "negate", i + 2, 11, [4], operands=[i + 1]) for i in range(n)]
+        mod = H.module("m%d" % k, [H.comp("entry", 1, n + 1, insts)], 1)
+        return H.module_tuning(mod, [H.tile_run(5, output=[1], default=True)])
+    data = H.tuning_data([one(k) for k in range(modules)])
+    with open(path, "wb") as f:
+        f.write(data)
+
+
 def byte_lines(err, cmd):
     got = []
     for part in re.split(r"[\r\n]", err):
@@ -44,9 +59,9 @@ def byte_lines(err, cmd):
     return got
 
 
-def expect_bytes(err, cmd, verb):
+def expect_bytes(err, cmd, verb, path=BIG):
     got = [g for g in byte_lines(err, cmd) if g[3] == verb]
-    size = os.path.getsize(BIG) / 1e6
+    size = os.path.getsize(path) / 1e6
     expect(got, "%s: no 'MB %s' line on the terminal: %r" % (cmd, verb, err[-1500:]))
     if not got:
         return
@@ -75,6 +90,18 @@ def check_roofline():
     rc, _, err = run_tty("roofline", "--chip", "v5e", "--hlo", SMALL, "--top", "3")
     expect(rc == 0 and not byte_lines(err, "roofline") and "\r" not in err,
            "roofline of a small file drew a bytes line: %r" % err[-500:])
+
+
+def check_pb():
+    args = ["roofline", "--chip", "v5e", "--hlo", PB, "--top", "3"]
+    rc, out, err = run_tty(*args)
+    expect(rc == 0, "roofline .pb on a terminal: exit %d\n%s" % (rc, err[-1000:]))
+    expect_bytes(err, "roofline", "read", PB)
+    expect_bytes(err, "roofline", "decoded", PB)
+    p = run(*args)
+    expect_rc(p, 0, "roofline .pb on a pipe")
+    expect_quiet(p, "roofline .pb")
+    expect(p.stdout == out, "roofline .pb: stdout differs with progress on a terminal")
 
 
 def check_import():
@@ -107,7 +134,8 @@ def main():
     os.makedirs(TMP)
     write_hlo(BIG, 90000)   # about 6 MB: over the 4 MiB threshold
     write_hlo(SMALL, 5000)  # about 0.3 MB: no line
-    run_checks([check_roofline, check_import, check_named_criticals])
+    write_pb(PB, 300, 600)  # about 5 MB
+    run_checks([check_roofline, check_pb, check_import, check_named_criticals])
     return report("progress: bytes read and parsed of a large HLO file")
 
 
