@@ -121,6 +121,20 @@ static void test_layout_space(void **state) {
     pc_graph_free(g);
 }
 
+/* pc_tune_opts.best: every report, the last equal to the result's scores[0] and scored. */
+typedef struct best_rec {
+    int n;
+    double last;
+    int64_t scored;
+    int rising; /* a report above the one before: the search's best never gets worse */
+} best_rec;
+
+static void on_best(void *user, double best, int64_t scored) {
+    best_rec *b = user;
+    if (b->n && best > b->last) b->rising = 1;
+    b->n++, b->last = best, b->scored = scored;
+}
+
 static void run_layout_r(uint64_t seed, int64_t max_changes, pc_tune_result *r, int64_t *calls) {
     pc_graph *g = layout_graph();
     pc_tune_space *sp = NULL;
@@ -132,10 +146,15 @@ static void run_layout_r(uint64_t seed, int64_t max_changes, pc_tune_result *r, 
     o.budget_s = 1000; /* the patience stops it */
     o.patience = 20;
     o.max_changes = max_changes;
+    best_rec b = {0, 0, 0, 0};
+    o.best = on_best, o.best_user = &b;
     memset(r, 0, sizeof *r);
     r->struct_size = sizeof *r;
     assert_int_equal(pc_tune_search(sp, g, &o, toy_layout, calls, r, &e), PC_OK);
     assert_true(r->k >= 1 && r->k <= 5);
+    assert_true(b.n >= 2 && !b.rising);
+    assert_true(b.last == r->scores[0]); /* the proposal, not the graph's best input */
+    assert_int_equal(b.scored, r->scored);
     for (int64_t k = 0; k < r->k; k++) {
         assert_true(pc_tune_space_contains(sp, r->configs + k * r->width, NULL));
         if (k) assert_true(r->scores[k] >= r->scores[k - 1]);
