@@ -90,9 +90,9 @@ static void draw(pc_cli_progress *p, double t, int final) {
         pc_cli_duration(el, d, sizeof d);
         snprintf(tail, sizeof tail, " in %s", d);
     } else if (rate > 0) {
-        double r = rate / div;
-        int n = snprintf(tail, sizeof tail, ", %.*f %s/s", r < 10 ? 1 : 0, r, unit ? unit : "");
-        if (!unit) n = snprintf(tail, sizeof tail, ", %.*f/s", rate < 10 ? 1 : 0, rate);
+        double r = rate / div; /* div 1 without a unit */
+        int n = unit ? snprintf(tail, sizeof tail, ", %.*f %s/s", r < 10 ? 1 : 0, r, unit)
+                     : snprintf(tail, sizeof tail, ", %.*f/s", r < 10 ? 1 : 0, r);
         if (p->total > 0 && p->done < p->total && n > 0) {
             pc_cli_duration((double)(p->total - p->done) / rate, d, sizeof d);
             snprintf(tail + n, sizeof tail - (size_t)n, ", ETA %s", d);
