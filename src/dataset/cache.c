@@ -10,6 +10,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -504,16 +505,20 @@ pc_status pc_cache_build_tree(const pc_dataset *d, const char *cache_root,
     }
     int nt = o.threads > 0 ? o.threads : pc_threads();
     int64_t done = 0;
+    omp_lock_t plock; /* this call's lock for its progress calls (see synth.c) */
+    omp_init_lock(&plock);
     if (res) res->files = (int64_t)n;
         /* Files differ wildly in size, so hand them out one at a time. */
 #pragma omp parallel for schedule(dynamic, 1) num_threads(nt)
     for (int64_t i = 0; i < (int64_t)n; i++) {
         run_job(&jobs[i]);
         if (o.progress) {
-#pragma omp critical(pc_cache_progress)
+            omp_set_lock(&plock);
             o.progress(o.progress_user, "files cached", ++done, (int64_t)n);
+            omp_unset_lock(&plock);
         }
     }
+    omp_destroy_lock(&plock);
     st = collect_failures(jobs, n, r, res, err);
     free(jobs);
     pc_lock_release(lock, NULL);

@@ -7,6 +7,7 @@
  * shares programs between the two searches.
  */
 #include <math.h>
+#include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -400,6 +401,10 @@ pc_status pc_synth_write(const char *out_dir, const pc_synth_opts *opts, pc_repo
     int threads = opts->threads > 0 ? opts->threads : pc_threads();
     int failed = 0;
     int64_t written = 0;
+    /* this call's lock for its progress calls: a named critical would be process-wide
+       (and exported from the shared library), an unnamed one shared with every other */
+    omp_lock_t plock;
+    omp_init_lock(&plock);
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
     for (int64_t i = 0; i < n; i++) {
         int stop;
@@ -411,10 +416,12 @@ pc_status pc_synth_write(const char *out_dir, const pc_synth_opts *opts, pc_repo
 #pragma omp atomic write
             failed = 1;
         } else if (opts->progress) {
-#pragma omp critical(pc_synth_progress)
+            omp_set_lock(&plock);
             opts->progress(opts->progress_user, "graphs written", ++written, n);
+            omp_unset_lock(&plock);
         }
     }
+    omp_destroy_lock(&plock);
     for (int64_t i = 0; i < n && !st; i++)
         if (res[i]) {
             st = res[i];

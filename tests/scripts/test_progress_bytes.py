@@ -3,7 +3,9 @@ proto.c; src/cli/progress.c): a multi-MB HLO text shows "perfcast CMD: 1.2/6.0 M
 and "... MB parsed" lines with sizes on a terminal (roofline, import), a multi-MB .pb
 "... MB read" and "... MB decoded"; nothing on a pipe or under --json, and the same
 output either way; a file under 4 MiB shows none.
-Also: no unnamed `#pragma omp critical` in src/ (unrelated sections would serialize).
+Also: no `#pragma omp critical` in src/: an unnamed one serializes with every other, a
+named one is process-wide too and exported from libperfcast.so; progress calls from a
+parallel loop take the call's own omp_lock_t (synth.c, cache.c).
 """
 import os
 import re
@@ -116,7 +118,7 @@ def check_import():
     expect_quiet(p, "import")
 
 
-def check_named_criticals():
+def check_no_criticals():
     bad = []
     for root, _, files in os.walk(SRC):
         for name in files:
@@ -124,9 +126,10 @@ def check_named_criticals():
                 path = os.path.join(root, name)
                 with open(path, errors="replace") as f:
                     for no, line in enumerate(f, 1):
-                        if re.match(r"\s*#\s*pragma\s+omp\s+critical\s*$", line):
+                        if re.match(r"\s*#\s*pragma\s+omp\s+critical\b", line):
                             bad.append("%s:%d" % (os.path.relpath(path, SRC), no))
-    expect(not bad, "unnamed '#pragma omp critical' (name it): %s" % ", ".join(bad))
+    expect(not bad, "'#pragma omp critical' (take the call's own omp_lock_t): %s"
+           % ", ".join(bad))
 
 
 def main():
@@ -135,7 +138,7 @@ def main():
     write_hlo(BIG, 90000)   # about 6 MB: over the 4 MiB threshold
     write_hlo(SMALL, 5000)  # about 0.3 MB: no line
     write_pb(PB, 300, 600)  # about 5 MB
-    run_checks([check_roofline, check_pb, check_import, check_named_criticals])
+    run_checks([check_roofline, check_pb, check_import, check_no_criticals])
     return report("progress: bytes read and parsed of a large HLO file")
 
 
