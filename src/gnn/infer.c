@@ -202,8 +202,7 @@ int64_t pc_infer_chunk(const pc_gnn *m, const pc_gnn_graph *g) {
 
 int64_t pc_infer_chunk_min(const pc_gnn *m) { return pc_infer_chunk_of(m, 1); }
 
-/* The chunk pc_infer_all uses on g without a cap, from g's unpruned shapes. */
-static int64_t default_chunk(const pc_gnn *m, const pc_graph *g) {
+int64_t pc_infer_chunk_for(const pc_gnn *m, const pc_graph *g) {
     if (m->opts.gst) return pc_infer_chunk_of(m, 64);
     pc_gnn_graph gg;
     memset(&gg, 0, sizeof gg);
@@ -228,6 +227,7 @@ double pc_infer_peak_bytes(const pc_gnn *m, const pc_graph *g, int64_t chunk, in
     /* model input: features, CSR (both directions), pruned copies */
     double in = n * F * 4 + (2 * (n + 1) + 2 * e) * 4;
     if (layout && m->opts.prune_hops >= 0) in += n * 4 + nc * 4 + e * 8 + (double)nsplits * 8;
+    if (m->opts.encode) in += n * m->node_prep.in_dim * 4; /* the encoded features, briefly */
     double a;
     if (m->opts.gst) { /* segments: copies of the input, a pass over the largest */
         pc_gst_opts go = pc_gst_opts_of(m);
@@ -237,14 +237,18 @@ double pc_infer_peak_bytes(const pc_gnn *m, const pc_graph *g, int64_t chunk, in
         double snc = nc < seg ? nc : seg;
         a = pc_gnn_pass_bytes(m, (int64_t)seg, (int64_t)snc, K, 0) +
             Kd * S * pc_gnn_readout_width(m) * 4;
+        a *= 1.5; /* the planner's slack, allocated (not all touched) */
     } else {
-        a = pc_gnn_pass_bytes(m, (int64_t)n, (int64_t)nc, K, 0);
+        a = pc_gnn_ws_score_bytes(m, (int64_t)n, (int64_t)nc, K);
     }
     a *= workspaces > 1 ? workspaces : 1;
     /* buffers: ids/pred/yk, a chunk's scores, its raw and preprocessed config rows */
     double rows = layout ? Kd * nc : Kd;
     double raw = layout ? PC_LAYOUT_CONFIG_DIM : (double)pc_graph_config_dim(g);
     double b = (c + Kd + 1) * 24 + Kd * 4 + rows * (raw + m->cfg_dim) * 4 + 8;
+    /* small ones: the GST context, the dedup's tables; and 256 KiB the configs'
+       preprocessing allocates at any chunk size (measured, tests/unit/test_infer_memory.c) */
+    b += 327680;
     int passes = m->opts.attn_heads > 0 && m->tta > 1 ? m->tta : 1;
     if (m->opts.attn_heads <= 0 && c >= 2) /* the grouping and what computes it */
         b += c * 16 + (layout ? c * nc * 12 + c * 8 : c * (raw * 4 + 24));
@@ -258,7 +262,7 @@ double pc_infer_peak_bytes(const pc_gnn *m, const pc_graph *g, int64_t chunk, in
 pc_status pc_infer_fit(const pc_gnn *m, const pc_graph *g, uint64_t max_memory, int workspaces,
                        int64_t *chunk_max, pc_error *err) {
     *chunk_max = 0;
-    int64_t chunk = default_chunk(m, g), lo = pc_infer_chunk_min(m);
+    int64_t chunk = pc_infer_chunk_for(m, g), lo = pc_infer_chunk_min(m);
     double need = pc_infer_peak_bytes(m, g, chunk, workspaces, NULL, NULL);
     if (max_memory == PC_MEMORY_AUTO && need <= (double)PC_MEMORY_AUTO_MIN) return PC_OK;
     const double budget = (double)pc_memory_budget(max_memory);

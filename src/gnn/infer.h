@@ -99,6 +99,8 @@ int64_t pc_infer_chunk(const pc_gnn *m, const pc_gnn_graph *g);
  */
 double pc_infer_peak_bytes(const pc_gnn *m, const pc_graph *g, int64_t chunk, int workspaces,
                            double *input, double *act);
+/* The chunk pc_infer_all uses on g without a cap, from g's unpruned shapes. */
+int64_t pc_infer_chunk_for(const pc_gnn *m, const pc_graph *g);
 /* The smallest chunk: one config (attention models: one group). */
 int64_t pc_infer_chunk_min(const pc_gnn *m);
 /*
