@@ -87,7 +87,17 @@ PC_API pc_status pc_predictor_load(const char *model_path, int threads, pc_predi
  * pc_predictor_load uses; perfcast/npz.h): the checkpoint's header and the
  * model's parameters are checked against it before they are allocated
  * (PC_ERR_NOMEM naming the file and the budget), and pc_predictor_eval loads
- * each graph within it (pc_load_opts.max_memory).
+ * each graph within it (pc_load_opts.max_memory). Scoring a graph
+ * (pc_predictor_score, _score_spread, pc_prepared_graph_new: a workspace per
+ * ensemble member) checks its own peak against it too, estimated from the
+ * graph's shapes before anything is built (model input, activations of a
+ * chunk of configs, buffers); when the default chunk (activations near 256
+ * MiB) does not fit, the chunk is halved until it does, down to one config
+ * (one attention group), and only if that does not fit either is the call
+ * refused: PC_ERR_NOMEM, "FILE: scoring configs of this graph needs N in
+ * memory even in chunks of 1 config (...), more than the memory budget of
+ * B (max_memory)". Scores in smaller chunks equal the default's to float
+ * rounding (BLAS kernels are picked by row count), not always bit for bit.
  */
 PC_API pc_status pc_predictor_load_max(const char *model_path, int threads, uint64_t max_memory,
                                        pc_predictor **out, pc_error *err);
@@ -180,8 +190,10 @@ PC_API pc_status pc_predictor_eval(pc_predictor *p, const char *data_dir, const 
                                    const struct pc_dist *dist, pc_eval_result *res, pc_error *err);
 /*
  * Progress of pc_predictor_eval (perfcast/perfcast.h, pc_progress_fn):
- * "graphs loaded", then "graphs scored", counting this rank's graphs. fn
- * NULL (the default): none. p NULL: nothing.
+ * "graphs loaded", then "graphs scored", counting this rank's graphs; and of
+ * pc_predictor_score / _score_spread: "configs scored" of the graph's configs
+ * after each chunk (ensemble members and test-time orderings as fractions of
+ * it). fn NULL (the default): none. p NULL: nothing.
  */
 PC_API void pc_predictor_set_progress(pc_predictor *p, pc_progress_fn fn, void *user);
 

@@ -48,8 +48,9 @@ static void rank_help(FILE *f) {
             "  --candidates N    enumerated candidates, config 0 included (default 64)\n"
             "  --seed S          seed of the enumeration (default 1)\n"
             "  --threads N       worker threads (0 = all cores)\n"
-            "  --max-memory SIZE the memory budget of the model's and the .npz's load, and\n"
-            "                    of reading PROGRAM.hlo and building its candidates: GiB,\n"
+            "  --max-memory SIZE the memory budget of the model's and the .npz's load, of\n"
+            "                    reading PROGRAM.hlo and building its candidates, and of\n"
+            "                    scoring (configs in smaller chunks when needed): GiB,\n"
             "                    or with a unit (512MiB); default half the available memory\n"
             "  --tta M           models with --cfg-attention: average each config's score\n"
             "                    over M orderings of the configs (the given one and M-1\n"
@@ -147,6 +148,17 @@ static int score_and_order(const rank_args *a, pc_predictor *p, pc_graph *g, sco
         pc_topk_indices(s->scores, (size_t)n, (size_t)n, s->idx, &s->got, &e) != PC_OK)
         return pc_cli_fail(&e);
     return PC_EXIT_OK;
+}
+
+/* score_and_order with "configs scored" on a terminal, after each chunk of configs
+   the model scores (one graph: a dataset file, or an HLO program of one graph). */
+static int score_with_progress(const rank_args *a, pc_predictor *p, pc_graph *g, scored *s) {
+    pc_cli_progress *pr = pc_cli_progress_new("rank", pc_cli_progress_wanted());
+    pc_predictor_set_progress(p, pr ? pc_cli_progress_cb : NULL, pr);
+    int rc = score_and_order(a, p, g, s);
+    pc_predictor_set_progress(p, NULL, NULL);
+    pc_cli_progress_end(pr); /* before the ranking: stdout may be the same terminal */
+    return rc;
 }
 
 /* ---- a dataset file -------------------------------------------------------- */
@@ -249,7 +261,7 @@ static int rank_npz(const rank_args *a, pc_predictor *p, int coll) {
     }
     pc_report_free(r);
     scored s;
-    int rc = score_and_order(a, p, g, &s);
+    int rc = score_with_progress(a, p, g, &s);
     if (rc == PC_EXIT_OK) print_npz(a, g, coll, &s);
     if (rc == PC_EXIT_OK && a->svg) rc = rank_svg(a, g, coll, &s);
     scored_free(&s);
@@ -328,7 +340,8 @@ static int rank_hlo(const rank_args *a, pc_predictor *p, int coll) {
     pc_cli_progress *pr = pc_cli_progress_new("rank", n > 1 && pc_cli_progress_wanted());
     for (int i = 0; i < n && rc == PC_EXIT_OK; i++) {
         scored sc;
-        rc = score_and_order(a, p, pc_rank_set_graph(sets[i]), &sc);
+        rc = n == 1 ? score_with_progress(a, p, pc_rank_set_graph(sets[i]), &sc)
+                    : score_and_order(a, p, pc_rank_set_graph(sets[i]), &sc);
         if (rc == PC_EXIT_OK && a->json) {
             cJSON_AddItemToArray(graphs, set_json(a, sets[i], &sc));
         } else if (rc == PC_EXIT_OK) {

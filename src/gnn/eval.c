@@ -56,7 +56,7 @@ pc_status pc_eval_graph_values(const pc_gnn *m, pc_gnn_ws *ws, pc_split_graph *t
     int64_t nc = pc_graph_num_configs(g);
     *scored = 0;
     if (nc < 1) return PC_OK;
-    pc_status st = pc_infer_all(m, ws, g, &t->d, t->gst, &t->uniq, x, err);
+    pc_status st = pc_infer_all(m, ws, g, &t->d, t->gst, &t->uniq, x, NULL, err);
     if (st) return st;
     size_t c = (size_t)nc;
     double w[PC_EVAL_NVALUES];

@@ -312,5 +312,12 @@ size_t pc_gnn_bytes_per_config(const pc_gnn *m, const pc_gnn_graph *g);
  * train. For memory estimates before training (src/train/train_memory.c).
  */
 double pc_gnn_pass_bytes(const pc_gnn *m, int64_t n, int64_t nc, int64_t K, int train);
+/*
+ * Bytes a fresh workspace maps (src/gnn/gnn_ws.c: both parts, with the
+ * planner's 1.5x slack) for pc_gnn_prefix on a graph of n nodes (nc
+ * configurable) and then pc_gnn_score_configs of K configs: what inference
+ * allocates (src/gnn/infer.c's estimate), more than pc_gnn_pass_bytes' resident share.
+ */
+double pc_gnn_ws_score_bytes(const pc_gnn *m, int64_t n, int64_t nc, int64_t K);
 
 #endif /* PC_MODEL_H */

@@ -1,5 +1,6 @@
 /* The GNN's workspace: planning its two parts from the size table (see gnn_ws.h). */
 #define _DEFAULT_SOURCE /* MAP_ANONYMOUS */
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -161,4 +162,25 @@ int pc_gnn_ws_plan(const pc_gnn *m, pc_gnn_ws *ws, pc_gnn_ws_part part, const pc
                              need, ws->cap, off);
     if (r) ws_point(ws, part, late, r > 0 ? off : NULL);
     return r;
+}
+
+/* Bytes of a part's block planned for d from empty: the planner's 1.5x, aligned. */
+static double part_bytes(const pc_gnn *m, pc_gnn_ws_part part, const pc_gnn_ws_dims *d) {
+    int late = m->opts.join == PC_JOIN_LATE;
+    size_t need[PC_WS_COUNT];
+    ws_needs(m, d, need);
+    double total = 0;
+    for (int i = 0; i < PC_WS_COUNT; i++) {
+        if (part_of(ws_stage[i], late) != part) continue;
+        double c = (double)(need[i] + need[i] / 2) * (double)ws_elem[i];
+        total += ceil(c / WS_ALIGN) * WS_ALIGN;
+    }
+    return total > 0 ? total : WS_ALIGN;
+}
+
+double pc_gnn_ws_score_bytes(const pc_gnn *m, int64_t n, int64_t nc, int64_t K) {
+    int fused = m->opts.kind == PC_KIND_LAYOUT && m->opts.join == PC_JOIN_LATE;
+    pc_gnn_ws_dims g = {(size_t)n, (size_t)nc, 0, 0, 0, 0};
+    pc_gnn_ws_dims c = {(size_t)n, (size_t)nc, (size_t)K, 0, 0, fused};
+    return part_bytes(m, PC_WS_GRAPH, &g) + part_bytes(m, PC_WS_CONFIGS, &c);
 }

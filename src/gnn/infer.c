@@ -9,6 +9,7 @@
 #include "common/util.h"
 #include "dataset/config_pack.h"
 #include "gnn/infer.h"
+#include "perfcast/npz.h"
 
 /* ---- buffers ------------------------------------------------------------------ */
 
@@ -87,7 +88,18 @@ typedef struct igraph {
     const int64_t *perm; /* TTA: position i scores config perm[i]; NULL: config i */
     double *out;         /* (c) the scores, by config */
     int64_t chunk;       /* configs per chunk */
+    const pc_infer_run *run; /* its progress; NULL: none */
+    double work, work_total; /* configs scored over all members and orderings, of */
 } igraph;
+
+/* After a chunk of K configs: "configs scored", the graph's configs as the unit. */
+static void chunk_progress(igraph *t, int K) {
+    if (!t->run || !t->run->progress) return;
+    t->work += K;
+    double f = t->work_total > 0 ? t->work / t->work_total : 1.0;
+    int64_t done = (int64_t)((double)t->c * (f < 1.0 ? f : 1.0));
+    t->run->progress(t->run->progress_user, "configs scored", done, t->c);
+}
 
 /*
  * Configs c0.. of a chunk into x->ids: K real ones, padded (cyclically from
@@ -160,7 +172,7 @@ int64_t pc_infer_chunk_of(const pc_gnn *m, int64_t budget) {
 }
 
 /* GST models: every segment fresh, chunks of configs, into t->out. */
-static pc_status infer_all_gst(const pc_gnn *m, const igraph *t, pc_infer_scratch *x,
+static pc_status infer_all_gst(const pc_gnn *m, igraph *t, pc_infer_scratch *x,
                                pc_error *err) {
     pc_gst_ctx *cx = pc_gst_ctx_new(1);
     if (!cx) return pc_fail(err, PC_ERR_NOMEM, "out of memory");
@@ -171,6 +183,7 @@ static pc_status infer_all_gst(const pc_gnn *m, const igraph *t, pc_infer_scratc
         if (!(st = pc_infer_gather_cfg(m, t->g, x->ids, Kp, x, err)))
             st = pc_gst_score(m, cx, t->gst, x->cfg.p, Kp, x->s.p, err);
         if (!st) chunk_out(t, c0, K, x->s.p);
+        if (!st) chunk_progress(t, K);
     }
     pc_gst_ctx_free(cx);
     if (!st) expand_uniq(t);
@@ -185,8 +198,101 @@ int64_t pc_infer_chunk(const pc_gnn *m, const pc_gnn_graph *g) {
     return pc_infer_chunk_of(m, chunk);
 }
 
+/* ---- the memory a scoring needs ------------------------------------------------ */
+
+int64_t pc_infer_chunk_min(const pc_gnn *m) { return pc_infer_chunk_of(m, 1); }
+
+int64_t pc_infer_chunk_for(const pc_gnn *m, const pc_graph *g) {
+    if (m->opts.gst) return pc_infer_chunk_of(m, 64);
+    pc_gnn_graph gg;
+    memset(&gg, 0, sizeof gg);
+    gg.n = (int)pc_graph_num_nodes(g);
+    gg.nc = m->opts.kind == PC_KIND_LAYOUT ? (int)pc_graph_num_config_nodes(g) : 0;
+    return pc_infer_chunk(m, &gg);
+}
+
+double pc_infer_peak_bytes(const pc_gnn *m, const pc_graph *g, int64_t chunk, int workspaces,
+                           double *input, double *act) {
+    double n = (double)pc_graph_num_nodes(g), e = (double)pc_graph_num_edges(g);
+    double c = (double)pc_graph_num_configs(g), F = m->feat_dim;
+    int layout = m->opts.kind == PC_KIND_LAYOUT;
+    double nc = layout ? (double)pc_graph_num_config_nodes(g) : 0;
+    int64_t nsplits = 0;
+    pc_graph_node_splits(g, &nsplits);
+    /* the configs a chunk scores: at most every config, whole attention groups */
+    int64_t K = pc_infer_chunk_of(m, chunk < 1 ? 1 : chunk);
+    int64_t all = pc_infer_chunk_of(m, (int64_t)c);
+    if (all < K) K = all;
+    double Kd = (double)K;
+    /* model input: features, CSR (both directions), pruned copies */
+    double in = n * F * 4 + (2 * (n + 1) + 2 * e) * 4;
+    if (layout && m->opts.prune_hops >= 0) in += n * 4 + nc * 4 + e * 8 + (double)nsplits * 8;
+    if (m->opts.encode) in += n * m->node_prep.in_dim * 4; /* the encoded features, briefly */
+    double a;
+    if (m->opts.gst) { /* segments: copies of the input, a pass over the largest */
+        pc_gst_opts go = pc_gst_opts_of(m);
+        double seg = go.seg_size > 0 && go.seg_size < n ? go.seg_size : n;
+        double S = n / (seg > 0 ? seg : 1) + 1;
+        in += n * F * 4 + n * 8 + (2 * (n + S) + 2 * e) * 4;
+        double snc = nc < seg ? nc : seg;
+        a = pc_gnn_pass_bytes(m, (int64_t)seg, (int64_t)snc, K, 0) +
+            Kd * S * pc_gnn_readout_width(m) * 4;
+        a *= 1.5; /* the planner's slack, allocated (not all touched) */
+    } else {
+        a = pc_gnn_ws_score_bytes(m, (int64_t)n, (int64_t)nc, K);
+    }
+    a *= workspaces > 1 ? workspaces : 1;
+    /* buffers: ids/pred/yk, a chunk's scores, its raw and preprocessed config rows */
+    double rows = layout ? Kd * nc : Kd;
+    double raw = layout ? PC_LAYOUT_CONFIG_DIM : (double)pc_graph_config_dim(g);
+    double b = (c + Kd + 1) * 24 + Kd * 4 + rows * (raw + m->cfg_dim) * 4 + 8;
+    /* small ones: the GST context, the dedup's tables; and 256 KiB the configs'
+       preprocessing allocates at any chunk size (measured, tests/unit/test_infer_memory.c) */
+    b += 327680;
+    int passes = m->opts.attn_heads > 0 && m->tta > 1 ? m->tta : 1;
+    if (m->opts.attn_heads <= 0 && c >= 2) /* the grouping and what computes it */
+        b += c * 16 + (layout ? c * nc * 12 + c * 8 : c * (raw * 4 + 24));
+    if (m->n_members > 0 || passes > 1)
+        b += c * 8 * (1 + m->n_members) + c * 8 + (passes > 1 ? c * 16 : 0);
+    if (input) *input = in;
+    if (act) *act = a;
+    return in + a + b;
+}
+
+pc_status pc_infer_fit(const pc_gnn *m, const pc_graph *g, uint64_t max_memory, int workspaces,
+                       int64_t *chunk_max, pc_error *err) {
+    *chunk_max = 0;
+    int64_t chunk = pc_infer_chunk_for(m, g), lo = pc_infer_chunk_min(m);
+    double need = pc_infer_peak_bytes(m, g, chunk, workspaces, NULL, NULL);
+    if (max_memory == PC_MEMORY_AUTO && need <= (double)PC_MEMORY_AUTO_MIN) return PC_OK;
+    const double budget = (double)pc_memory_budget(max_memory);
+    if (need <= budget) return PC_OK;
+    while (chunk > lo && need > budget) {
+        chunk = pc_infer_chunk_of(m, chunk / 2 > lo ? chunk / 2 : lo);
+        need = pc_infer_peak_bytes(m, g, chunk, workspaces, NULL, NULL);
+    }
+    if (need <= budget) {
+        *chunk_max = chunk;
+        return PC_OK;
+    }
+    double in = 0, act = 0;
+    need = pc_infer_peak_bytes(m, g, lo, workspaces, &in, &act);
+    char t[32], b[32], ti[32], ta[32];
+    pc_fmt_bytes((uint64_t)need, t, sizeof t);
+    pc_fmt_bytes((uint64_t)budget, b, sizeof b);
+    pc_fmt_bytes((uint64_t)in, ti, sizeof ti);
+    pc_fmt_bytes((uint64_t)act, ta, sizeof ta);
+    return pc_fail(err, PC_ERR_NOMEM,
+                   "scoring configs of this graph needs %s in memory even in chunks of "
+                   "%lld config%s (model input %s, activations %s; %lld nodes, hidden %d, %d "
+                   "layers%s), more than the memory budget of %s (max_memory)",
+                   t, (long long)lo, lo == 1 ? "" : "s", ti, ta,
+                   (long long)pc_graph_num_nodes(g), m->opts.hidden, m->opts.layers,
+                   workspaces > 1 ? ", a workspace per ensemble member" : "", b);
+}
+
 /* One ordering of every config through the model, its prefix computed, into t->out. */
-static pc_status score_chunks(const pc_gnn *m, pc_gnn_ws *ws, const igraph *t,
+static pc_status score_chunks(const pc_gnn *m, pc_gnn_ws *ws, igraph *t,
                               pc_infer_scratch *x, pc_error *err) {
     int64_t n = t->u->first ? t->u->n : t->c;
     for (int64_t c0 = 0; c0 < n; c0 += t->chunk) {
@@ -195,6 +301,7 @@ static pc_status score_chunks(const pc_gnn *m, pc_gnn_ws *ws, const igraph *t,
         if (!st) st = pc_gnn_score_configs(m, ws, x->cfg.p, Kp, x->s.p, err);
         if (st) return st;
         chunk_out(t, c0, K, x->s.p);
+        chunk_progress(t, K);
     }
     expand_uniq(t);
     return PC_OK;
@@ -277,23 +384,30 @@ static pc_status score_ensemble(const pc_gnn *m, int passes, pc_gnn_ws *ws, igra
 }
 
 pc_status pc_infer_all(const pc_gnn *m, pc_gnn_ws *ws, pc_graph *g, const pc_gnn_gdata *d,
-                       pc_gst_graph *gst, pc_infer_uniq *u, pc_infer_scratch *x, pc_error *err) {
+                       pc_gst_graph *gst, pc_infer_uniq *u, pc_infer_scratch *x,
+                       const pc_infer_run *run, pc_error *err) {
     int64_t c = pc_graph_num_configs(g);
     int64_t chunk = m->opts.gst ? pc_infer_chunk_of(m, 64) : pc_infer_chunk(m, &d->g);
+    if (run && run->chunk_max > 0 && run->chunk_max < chunk)
+        chunk = pc_infer_chunk_of(m, run->chunk_max);
     /* every buffer first: t.out may point into x->pred */
     if (!pc_infer_scratch_ids(x, (size_t)(c + chunk) + 1) || !pc_fbuf_grow(&x->s, (size_t)chunk))
         return pc_fail(err, PC_ERR_NOMEM, "out of memory");
-    igraph t = {g, d, gst, c, u, NULL, x->pred, chunk};
+    igraph t = {g, d, gst, c, u, NULL, x->pred, chunk, run, 0, 0};
     uniq_build(m, &t);
     int passes = m->opts.attn_heads > 0 && m->tta > 1 ? m->tta : 1;
+    t.work_total = (double)(u->first ? u->n : c) * passes * (1 + m->n_members);
     if (m->n_members == 0 && passes == 1) return score_member(m, 1, 0, ws, &t, x, x->pred, err);
     return score_ensemble(m, passes, ws, &t, x, err);
 }
 
 pc_status pc_infer_score_graph(const pc_gnn *m, pc_gnn_ws *ws, pc_graph *g, double *scores,
-                               double *spread, pc_error *err) {
+                               double *spread, const pc_infer_run *run, pc_error *err) {
     int64_t c = pc_graph_num_configs(g);
     if (c < 1) return PC_OK;
+    pc_infer_run r = {PC_MEMORY_AUTO, 0, NULL, NULL};
+    if (run) r = *run;
+    r.chunk_max = 0;
     pc_gnn_gdata d;
     memset(&d, 0, sizeof d);
     pc_gst_graph *gst = NULL;
@@ -301,12 +415,13 @@ pc_status pc_infer_score_graph(const pc_gnn *m, pc_gnn_ws *ws, pc_graph *g, doub
     memset(&u, 0, sizeof u);
     pc_infer_scratch x;
     memset(&x, 0, sizeof x);
-    pc_status st = pc_gnn_gdata_build(m, g, &d, err);
+    pc_status st = run ? pc_infer_fit(m, g, r.max_memory, 1, &r.chunk_max, err) : PC_OK;
+    if (!st) st = pc_gnn_gdata_build(m, g, &d, err);
     if (!st && m->opts.gst) {
         pc_gst_opts go = pc_gst_opts_of(m);
         st = pc_gst_graph_build(m, &d, &go, 0, &gst, err);
     }
-    if (!st) st = pc_infer_all(m, ws, g, &d, gst, &u, &x, err);
+    if (!st) st = pc_infer_all(m, ws, g, &d, gst, &u, &x, &r, err);
     if (!st) memcpy(scores, x.pred, (size_t)c * sizeof(double));
     if (!st && spread && x.spread) memcpy(spread, x.spread, (size_t)c * sizeof(double));
     else if (!st && spread) memset(spread, 0, (size_t)c * sizeof(double));

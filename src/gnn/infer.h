@@ -62,10 +62,55 @@ typedef struct pc_infer_uniq {
 
 void pc_infer_uniq_free(pc_infer_uniq *u);
 
+/*
+ * What one scoring of a graph may use and report (pc_infer_all,
+ * pc_infer_score_graph); NULL: the defaults (no cap, no progress).
+ *  - max_memory: the budget (bytes, PC_MEMORY_AUTO: half the memory
+ *    available) of the scoring's own allocations (pc_infer_peak_bytes),
+ *    checked by pc_infer_score_graph before anything is allocated;
+ *  - chunk_max: configs per chunk at most (0: pc_infer_chunk's), which
+ *    pc_infer_score_graph sets from max_memory (pc_infer_fit);
+ *  - progress: "configs scored" of the graph's configs after each chunk
+ *    (ensemble members and TTA orderings counted as fractions of it).
+ */
+typedef struct pc_infer_run {
+    uint64_t max_memory;
+    int64_t chunk_max;
+    pc_progress_fn progress;
+    void *progress_user;
+} pc_infer_run;
+
 /* Chunk size: about `budget` configs, whole attention groups. */
 int64_t pc_infer_chunk_of(const pc_gnn *m, int64_t budget);
 /* Configs per chunk of full-graph inference on g: a chunk's activations near 256 MiB. */
 int64_t pc_infer_chunk(const pc_gnn *m, const pc_gnn_graph *g);
+
+/*
+ * The peak bytes pc_infer_score_graph allocates to score every config of g
+ * in chunks of (at most) `chunk` configs, from shapes alone, before
+ * anything is built: the model input (node features, CSR, pruned copies;
+ * GST: the segments), the workspace's pass over a chunk (pc_gnn_pass_bytes,
+ * the unpruned graph: an upper bound), and the buffers (ids, scores, config
+ * rows of a chunk, the distinct-config grouping, the ensemble's and TTA's
+ * per-config scores). Not counted: the loaded graph itself and the caller's
+ * score arrays. *input and *act (may be NULL) receive the model input's and
+ * the activations' shares. workspaces: how many hold a pass (pc_infer_all:
+ * 1; a prepared graph, src/gnn/prepared.c: one per ensemble member).
+ */
+double pc_infer_peak_bytes(const pc_gnn *m, const pc_graph *g, int64_t chunk, int workspaces,
+                           double *input, double *act);
+/* The chunk pc_infer_all uses on g without a cap, from g's unpruned shapes. */
+int64_t pc_infer_chunk_for(const pc_gnn *m, const pc_graph *g);
+/* The smallest chunk: one config (attention models: one group). */
+int64_t pc_infer_chunk_min(const pc_gnn *m);
+/*
+ * The chunk cap within max_memory (pc_infer_run): *chunk_max 0 when the
+ * default chunk fits, else the default halved until the peak fits (down to
+ * pc_infer_chunk_min); PC_ERR_NOMEM naming the need and the budget when
+ * even the smallest chunk does not fit (the caller prefixes g's file).
+ */
+pc_status pc_infer_fit(const pc_gnn *m, const pc_graph *g, uint64_t max_memory, int workspaces,
+                       int64_t *chunk_max, pc_error *err);
 
 /*
  * Scores every config of g into x->pred[0 .. pc_graph_num_configs(g)): d is
@@ -91,7 +136,8 @@ int64_t pc_infer_chunk(const pc_gnn *m, const pc_gnn_graph *g);
  * raw scores and x->spread is all 0.
  */
 pc_status pc_infer_all(const pc_gnn *m, pc_gnn_ws *ws, pc_graph *g, const pc_gnn_gdata *d,
-                       pc_gst_graph *gst, pc_infer_uniq *u, pc_infer_scratch *x, pc_error *err);
+                       pc_gst_graph *gst, pc_infer_uniq *u, pc_infer_scratch *x,
+                       const pc_infer_run *run, pc_error *err);
 
 /*
  * The TTA ordering p (>= 1) of n configs: position i scores config perm[i], a
@@ -103,9 +149,11 @@ void pc_infer_tta_perm(uint64_t seed, int p, int64_t n, int64_t *perm);
 /*
  * Scores every config of g into scores[0 .. pc_graph_num_configs(g)) (and
  * the ensemble's spread into spread when not NULL), building g's model
- * input (and segments) for the call.
+ * input (and segments) for the call. run (may be NULL: no budget, no
+ * progress): its max_memory is checked first (pc_infer_fit), shrinking the
+ * chunk when the default one does not fit; its chunk_max is ignored.
  */
 pc_status pc_infer_score_graph(const pc_gnn *m, pc_gnn_ws *ws, pc_graph *g, double *scores,
-                               double *spread, pc_error *err);
+                               double *spread, const pc_infer_run *run, pc_error *err);
 
 #endif /* PC_MODEL_INFER_H */

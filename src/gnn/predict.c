@@ -103,7 +103,8 @@ pc_status pc_predictor_score_spread(pc_predictor *p, pc_graph *g, double *scores
     pc_status st = pc_predictor_check_graph(p, g, err);
     if (st) return st;
     int saved = pc_threads_begin(p->threads);
-    st = pc_infer_score_graph(p->m, p->ws, g, scores, spread, err);
+    pc_infer_run run = {p->max_memory, 0, p->progress, p->progress_user};
+    st = pc_infer_score_graph(p->m, p->ws, g, scores, spread, &run, err);
     pc_threads_end(saved);
     return st;
 }

@@ -152,11 +152,20 @@ static pc_status set_offsets(pc_prepared_graph *pg, const float *ref, int64_t nr
     return st;
 }
 
+/* The model input and (cached) each member's prefix; first, the estimate of what the
+   scoring holds within the predictor's max_memory (pc_infer_fit: the chunk shrunk to fit;
+   a member's workspace each). Attention and GST models build per call (score_as_graph),
+   checked there. */
 static pc_status prepare(pc_prepared_graph *pg, const float *ref, int64_t nref, pc_error *err) {
     const pc_gnn *m = pg->p->m;
-    pc_status st = pc_gnn_gdata_build(m, pg->g, &pg->d, err);
+    int64_t cap = 0;
+    pc_status st = pg->cached ? pc_infer_fit(m, pg->g, pg->p->max_memory, pg->N, &cap, err)
+                              : PC_OK;
+    if (st) return st;
+    st = pc_gnn_gdata_build(m, pg->g, &pg->d, err);
     if (st || !pg->cached) return st;
     pg->chunk = pc_infer_chunk(m, &pg->d.g);
+    if (cap > 0 && cap < pg->chunk) pg->chunk = cap;
     for (int j = 0; j < pg->N && !st; j++) {
         if (!(pg->ws[j] = pc_gnn_ws_new())) return pc_fail(err, PC_ERR_NOMEM, "out of memory");
         st = pc_gnn_prefix(member(pg, j), pg->ws[j], &pg->d.g, err);

@@ -1,10 +1,12 @@
 """More progress lines (src/cli/progress.c), drawn as test_progress.py checks them
-(stderr on a pty): rank over several graphs ("graphs scored"), tune's best so far
+(stderr on a pty): rank over several graphs ("graphs scored"), rank on one .npz
+("configs scored", after each chunk the model scores), tune's best so far
 ("candidates scored; best so far: predicted gain G" for a layout graph, "...: score
 S" for a tile graph; at the end the summary's gain or first score). Never on a pipe,
 never under --json.
 """
 import glob
+import json
 import os
 import re
 import shutil
@@ -59,6 +61,29 @@ def check_rank():
     expect_quiet(p, "rank")
 
 
+def check_rank_npz():
+    """One .npz: "configs scored" after each chunk of the model's scoring."""
+    for model, coll in ((TILE, "tile:xla"), (LAYOUT, "layout:xla:random")):
+        files = sorted(glob.glob(os.path.join(DATA, "npz", *coll.split(":"), "valid", "*.npz")))
+        expect(files, "no %s graphs" % coll)
+        if not files:
+            continue
+        p = run("rank", "--model", model, files[0], "--json", "--top", "1")
+        configs = json.loads(p.stdout)["graphs"][0]["configs"] if p.returncode == 0 else None
+        args = ["rank", "--model", model, files[0], "--top", "2"]
+        rc, out, err = run_tty(*args)
+        expect(rc == 0, "rank %s on a terminal: exit %d\n%s" % (coll, rc, err))
+        expect_progress(err, "rank", "configs scored", total=configs)
+        expect("config" in out and "configs scored" not in out,
+               "rank %s: the ranking on stdout: %r" % (coll, out))
+        rc, out, err = run_tty(*args, "--json")
+        expect(rc == 0 and "configs scored" not in err and "\r" not in err,
+               "rank --json on a terminal drew progress: %r" % err)
+        p = run(*args)
+        expect_rc(p, 0, "rank %s on a pipe" % coll)
+        expect_quiet(p, "rank")
+
+
 def check_tune(model, coll, what):
     files = sorted(glob.glob(os.path.join(DATA, "npz", *coll.split(":"), "valid", "*.npz")))
     expect(files, "no %s graphs" % coll)
@@ -104,7 +129,7 @@ def main():
     if p.returncode != 0:
         print("setup failed:", p.stderr)
         return 1
-    run_checks([check_rank, lambda: check_tune(TILE, "tile:xla", "score"),
+    run_checks([check_rank, check_rank_npz, lambda: check_tune(TILE, "tile:xla", "score"),
                 lambda: check_tune(LAYOUT, "layout:xla:random", "predicted gain")])
     return report("progress: rank's graphs, tune's best so far")
 
