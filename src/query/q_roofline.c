@@ -31,10 +31,10 @@ typedef struct roof_set {
     const pc_hlo_cost *hc;
     const roof_req *a;
     const pc_chip *chip;
-    double *row_t;      /* per HLO row: its collectives' time (count x time); NULL: none */
+    double *row_t;       /* per HLO row: its collectives' time (count x time); NULL: none */
     struct timed *order; /* print order: each op's time and index */
-    int prec_fallbacks; /* HLO dots/convolutions counted at the bf16 rate */
-    pc_prec head;       /* the document's precision (eval_ops) */
+    int prec_fallbacks;  /* HLO dots/convolutions counted at the bf16 rate */
+    pc_prec head;        /* the document's precision (eval_ops) */
     /* the HLO collectives, priced by pc_collective_cost */
     double coll_time;                  /* sum of count x time */
     int64_t coll_skipped;              /* over all devices without a mesh: not priced */
@@ -652,7 +652,8 @@ static cJSON *roof_doc(const roof_req *a, const pc_chip *chip, const roof_set *s
     else
         cJSON_AddNullToObject(o, "hlo");
     cJSON *arr = cJSON_AddArrayToObject(o, "ops");
-    for (size_t k = 0; k < shown; k++) cJSON_AddItemToArray(arr, json_op(s, s->order[k].i, t->time));
+    for (size_t k = 0; k < shown; k++)
+        cJSON_AddItemToArray(arr, json_op(s, s->order[k].i, t->time));
     json_others(o, s, shown, t->time);
     cJSON_AddNumberToObject(o, "bf16_rate_fallbacks", s->prec_fallbacks);
     json_totals(o, t);
