@@ -957,22 +957,6 @@ static pc_status rows_check(row_budget *rb, int64_t rows, pc_error *err) {
     return st;
 }
 
-/* What the parsed modules hold: their instructions, lists and names (as rank.c counts). */
-static uint64_t module_held(const pc_hlo_module *m, int64_t *insts) {
-    uint64_t t = 0;
-    for (int32_t c = 0; c < m->n_comp; c++)
-        for (int32_t k = 0; k < m->comp[c].n_inst; k++) {
-            const pc_hlo_instruction *in = &m->comp[c].inst[k];
-            uint64_t lists = (uint64_t)in->shape.dims.n + (uint64_t)in->shape.minor_to_major.n +
-                             (uint64_t)in->operand_ids.n + (uint64_t)in->dimensions.n +
-                             7 * (uint64_t)pc_hlo_x(in)->window.n;
-            t = sat_add(t, sizeof *in + 8 * lists + 64 + COST_BYTES_PER_INST +
-                               (in->name ? strlen(in->name) : 0));
-            (*insts)++;
-        }
-    return t;
-}
-
 static pc_status add_row(cctx *cx, const pc_hlo_instruction *in, const char *prefix,
                          const unit *u, double trips, int64_t coll0, size_t *cap) {
     pc_hlo_cost *r = cx->rep;
@@ -1155,7 +1139,8 @@ static pc_status cost_modules(pc_hlo_module *const *mods, int32_t n, const char 
     int64_t insts = 0; /* the rows: one per instruction at most, loop_ops aside */
     for (int32_t i = 0; i < n; i++)
         if (mods[i] && (o.module < 0 || o.module == i))
-            rb.held = sat_add(rb.held, module_held(mods[i], &insts));
+            rb.held = sat_add(rb.held, pc_hlo_module_bytes(mods[i], &insts, NULL));
+    rb.held = sat_add(rb.held, sat_mul((uint64_t)insts, COST_BYTES_PER_INST));
     pc_status st = rows_check(&rb, insts, err);
     for (int32_t i = 0; i < n && st == PC_OK; i++)
         if (mods[i] && (o.module < 0 || o.module == i))
