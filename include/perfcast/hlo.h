@@ -70,8 +70,11 @@ typedef struct pc_import_opts {
        perfcast/npz.h; the default) of reading and parsing the input, checked
        before it is read and parsed: HLO text as pc_rank_opts.max_memory says
        (the files of a dump directory all together), a tuning protobuf its size
-       plus 5 times what its messages unpack to. Over it: PC_ERR_NOMEM naming
-       the file and both sizes, nothing written. */
+       plus 5 times what its messages unpack to; then, before any module's
+       arrays are built, the parsed modules and every module's graph (80 bytes
+       a node, 16 an edge; from a tuning file also its node_feat rows and
+       configurations). Over it: PC_ERR_NOMEM naming the file and both sizes,
+       nothing written. */
     uint64_t max_memory;
 } pc_import_opts;
 

@@ -111,8 +111,10 @@ typedef struct pc_hlo_cost_opts {
        perfcast/npz.h; the default) of reading and parsing the program, checked
        before each file is read and parsed: HLO text as pc_rank_opts.max_memory
        says (perfcast/hlo.h; the files of a dump directory all together), a
-       .pb its size plus 5 times what its messages unpack to. Over it:
-       PC_ERR_NOMEM naming the file and both sizes. */
+       .pb its size plus 5 times what its messages unpack to; then, before the
+       rows are made, the parsed modules and their rows (one per instruction,
+       up to 224 bytes each; checked again as loop_ops repeats a body's rows).
+       Over it: PC_ERR_NOMEM naming the file and both sizes. */
     uint64_t max_memory;
     /* Progress of reading and parsing an input of 4 MiB or more: "bytes read"
        then "bytes parsed" (a .pb: "bytes decoded"), done of total bytes, about

@@ -206,7 +206,7 @@ static int check_args(int argc, char **argv, const roof_args *a) {
 /* ---- the request -------------------------------------------------------------------- */
 
 /* The flags as a roofline query (perfcast/query.h): the library computes, this prints. The
- * document's "plot" (the chip, every op) is the text's header and the --svg picture. */
+ * document's "plot" is the text's header (its chip) and the --svg picture (every op). */
 static cJSON *request(const roof_args *a) {
     cJSON *q = cJSON_CreateObject();
     cJSON_AddStringToObject(q, "chip", a->chip_name);
@@ -234,7 +234,10 @@ static cJSON *request(const roof_args *a) {
     if (a->dtype_set) cJSON_AddStringToObject(q, "dtype", a->dtype);
     if (a->wdtype) cJSON_AddStringToObject(q, "weight_dtype", a->wdtype);
     if (a->comm_bw > 0) cJSON_AddNumberToObject(q, "comm_bw", a->comm_bw);
-    cJSON_AddTrueToObject(q, "plot");
+    if (a->svg) /* every op: the picture; else the chip only (the text's header) */
+        cJSON_AddTrueToObject(q, "plot");
+    else
+        cJSON_AddStringToObject(q, "plot", "chip");
     if (a->max_memory) cJSON_AddNumberToObject(q, "max_memory", (double)a->max_memory);
     return q;
 }

@@ -84,8 +84,18 @@ typedef struct unit {
     int32_t mxu_type; /* lhs type of the first dot/convolution; 0 = none */
 } unit;
 
+/* The memory budget of costing (pc_hlo_cost_opts.max_memory), checked before the rows are
+ * made and again whenever they outgrow what was checked (loop_ops repeats a body's rows). */
+typedef struct row_budget {
+    uint64_t held;   /* the parsed modules and the per-instruction tables */
+    int64_t rows_ok; /* rows checked to fit */
+    uint64_t max_memory;
+    const char *what;
+} row_budget;
+
 typedef struct cctx {
     const pc_hlo_module *m;
+    row_budget *rb;
     loc *inst, *comp; /* sorted by id */
     int64_t n_inst;
     unit *memo;       /* per computation (module order) */
@@ -923,10 +933,37 @@ static const char *rep_opcode(pc_hlo_cost *r, const pc_hlo_instruction *in) {
     return cr->opcode[id] && strcmp(cr->opcode[id], op) ? rep_str(r, op, "") : cr->opcode[id];
 }
 
+/* A row: its struct (the array grows by doubling), its name and opcode; the costing's
+ * tables per instruction of the module (loc, a tuple's bytes, a trip count, a state). */
+#define COST_BYTES_PER_ROW (2 * sizeof(pc_hlo_op_cost) + 48)
+#define COST_BYTES_PER_INST 48
+
+static uint64_t sat_add(uint64_t a, uint64_t b) { return a > UINT64_MAX - b ? UINT64_MAX : a + b; }
+static uint64_t sat_mul(uint64_t a, uint64_t b) {
+    return b && a > UINT64_MAX / b ? UINT64_MAX : a * b;
+}
+
+/* `rows` rows with what rb holds within the budget; on success rb->rows_ok = rows. */
+static pc_status rows_check(row_budget *rb, int64_t rows, pc_error *err) {
+    char how[200];
+    snprintf(how, sizeof how,
+             " to cost it (its parsed modules and room for %lld cost rows of up to %d "
+             "bytes)",
+             (long long)rows, (int)COST_BYTES_PER_ROW);
+    pc_status st =
+        pc_io_budget_check(sat_add(rb->held, sat_mul((uint64_t)rows, COST_BYTES_PER_ROW)),
+                           rb->max_memory, rb->what, how, err);
+    if (!st) rb->rows_ok = rows;
+    return st;
+}
 
 static pc_status add_row(cctx *cx, const pc_hlo_instruction *in, const char *prefix,
                          const unit *u, double trips, int64_t coll0, size_t *cap) {
     pc_hlo_cost *r = cx->rep;
+    if (cx->rb && r->n_ops >= cx->rb->rows_ok) { /* loop_ops: more rows than instructions */
+        pc_status st = rows_check(cx->rb, r->n_ops < 1024 ? 2048 : 2 * r->n_ops, cx->err);
+        if (st) return st;
+    }
     if ((size_t)r->n_ops == *cap) {
         pc_hlo_op_cost *v = pc_grow_array(r->ops, cap, (size_t)r->n_ops + 1, sizeof *v);
         if (!v) return pc_fail(cx->err, PC_ERR_NOMEM, "out of memory");
@@ -1045,8 +1082,9 @@ static pc_status cost_entry(cctx *cx, size_t *cap) {
 }
 
 static pc_status cost_module(const pc_hlo_module *m, const char *what, const pc_hlo_cost_opts *o,
-                             pc_hlo_cost *rep, size_t *cap, size_t *coll_cap, pc_error *err) {
-    cctx cx = {.m = m, .rep = rep, .err = err, .what = what};
+                             pc_hlo_cost *rep, size_t *cap, size_t *coll_cap, row_budget *rb,
+                             pc_error *err) {
+    cctx cx = {.m = m, .rep = rep, .err = err, .what = what, .rb = rb};
     cx.trips = o->while_trips > 0 ? o->while_trips : 1;
     cx.keep_free = o->keep_free;
     cx.loop_ops = o->loop_ops;
@@ -1097,10 +1135,16 @@ static pc_status cost_modules(pc_hlo_module *const *mods, int32_t n, const char 
     }
     rep->format = format;
     size_t cap = 0, coll_cap = 0;
-    pc_status st = PC_OK;
+    row_budget rb = {.max_memory = o.max_memory, .what = what};
+    int64_t insts = 0; /* the rows: one per instruction at most, loop_ops aside */
+    for (int32_t i = 0; i < n; i++)
+        if (mods[i] && (o.module < 0 || o.module == i))
+            rb.held = sat_add(rb.held, pc_hlo_module_bytes(mods[i], &insts, NULL));
+    rb.held = sat_add(rb.held, sat_mul((uint64_t)insts, COST_BYTES_PER_INST));
+    pc_status st = rows_check(&rb, insts, err);
     for (int32_t i = 0; i < n && st == PC_OK; i++)
         if (mods[i] && (o.module < 0 || o.module == i))
-            st = cost_module(mods[i], what, &o, rep, &cap, &coll_cap, err);
+            st = cost_module(mods[i], what, &o, rep, &cap, &coll_cap, &rb, err);
     if (st == PC_OK && rep->n_modules == 0)
         st = pc_fail(err, PC_ERR_INVALID, "%s: no HLO module in the file", what);
     if (st != PC_OK) {

@@ -168,6 +168,11 @@ void pc_hlo_feat_rows(const pc_hlo_module *mod, pc_hlo_row_cursor *cur, int64_t 
                       float *dst);
 void pc_hlo_graph_free(pc_hlo_graph *g); /* frees the arrays, not the struct */
 
+/* What a parsed module holds (its instructions, lists and names: an estimate for memory
+ * budgets); *nodes and *edges (may be NULL) grow by its instructions and by its operands
+ * and called computations (the graph's edges at most). */
+uint64_t pc_hlo_module_bytes(const pc_hlo_module *m, int64_t *nodes, int64_t *edges);
+
 /*
  * A name (module, computation, instruction: bytes from a file) made safe for
  * a one-line message: at most 64 bytes ("..." when cut), anything but

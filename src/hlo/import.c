@@ -10,6 +10,7 @@
 
 #include "common/util.h"
 #include "hlo/import.h"
+#include "io/io_internal.h"
 #include "tpugraphs/features.h"
 #include "tpugraphs/opcode.h"
 
@@ -209,6 +210,33 @@ static void note_first_unknown(const pc_hlo_module *m, pc_import_report *rep) {
         }
 }
 
+/* Every module's arrays are built before any file is written: the parsed modules, their
+ * graphs (node_feat whole) and configurations within pc_import_opts.max_memory. */
+static pc_status samples_budget(const char *path, const pc_hlo_tuning *t, uint64_t max_memory,
+                                pc_error *err) {
+    int64_t nodes = 0, edges = 0;
+    uint64_t held = 0, configs = 0; /* config_feat, runtime, normalizers, config_ids */
+    for (int32_t i = 0; i < t->n_mods; i++) {
+        const pc_hlo_tuned *m = &t->mods[i];
+        if (m->module) held += pc_hlo_module_bytes(m->module, &nodes, &edges);
+        configs += 8 * (uint64_t)(m->n_config_nodes > 0 ? m->n_config_nodes : 0);
+        for (int32_t r = 0; r < m->n_runs; r++)
+            configs += 16 + 4 * (m->runs[r].has_tile ? PC_TPUG_TILE_FEATS : 0) +
+                       4 * (uint64_t)(m->runs[r].layout_nodes > 0 ? m->runs[r].layout_nodes : 0) *
+                           PC_TPUG_LAYOUT_FEATS;
+    }
+    char how[260];
+    snprintf(how, sizeof how,
+             " to import it (its parsed modules, graphs of %lld nodes and %lld "
+             "edges, %d and %d bytes each, and their configurations)",
+             (long long)nodes, (long long)edges,
+             PC_IMPORT_BYTES_PER_NODE + PC_IMPORT_BYTES_PER_FEAT_ROW, PC_IMPORT_BYTES_PER_EDGE);
+    uint64_t need = held + configs +
+                    (uint64_t)nodes * (PC_IMPORT_BYTES_PER_NODE + PC_IMPORT_BYTES_PER_FEAT_ROW) +
+                    (uint64_t)edges * PC_IMPORT_BYTES_PER_EDGE;
+    return pc_io_budget_check(need, max_memory, path, how, err);
+}
+
 pc_status pc_import_file(const char *path, const char *out_dir, const pc_import_opts *opts,
                          pc_import_report *rep, pc_error *err) {
     if (!path || !out_dir) return pc_fail(err, PC_ERR_ARG, "pc_import_file: NULL path");
@@ -241,6 +269,10 @@ pc_status pc_import_file(const char *path, const char *out_dir, const pc_import_
                        "ModuleTuningData)", path);
     }
     rep->modules = t->n_mods;
+    if ((st = samples_budget(path, t, o.max_memory, err))) {
+        pc_hlo_tuning_free(t);
+        return st;
+    }
     pc_hlo_sample *samples =
         pc_calloc_array((uint64_t)(t->n_mods ? t->n_mods : 1), sizeof *samples);
     if (!samples) {

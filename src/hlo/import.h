@@ -55,6 +55,14 @@ void pc_hlo_safe_name(const char *in, char *out, size_t cap);
  * protobuf), else by content (no NUL or control bytes in the first 4 KiB). */
 pc_status pc_hlo_is_text_file(const char *path, int *text, pc_error *err);
 
+/* What the import's samples may hold beyond the parsed modules, checked against
+ * pc_import_opts.max_memory before any is built: per node its opcode, the featurizer's id
+ * map and a configurable node's id (and, from a tuning file, its node_feat row of 140
+ * floats), per edge its pair. */
+#define PC_IMPORT_BYTES_PER_NODE 80
+#define PC_IMPORT_BYTES_PER_FEAT_ROW (PC_TPUG_NODE_FEATS * 4)
+#define PC_IMPORT_BYTES_PER_EDGE 16
+
 /* pc_import_file for HLO text: graph-only files (include/perfcast/hlo.h). */
 pc_status pc_import_text(const char *path, const char *out_dir, const pc_import_opts *o,
                          pc_import_report *rep, pc_error *err);

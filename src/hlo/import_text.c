@@ -14,6 +14,7 @@
 #include "hlo/candidates.h"
 #include "hlo/import.h"
 #include "hlo/text.h"
+#include "io/io_internal.h"
 
 pc_status pc_hlo_is_text_file(const char *path, int *text, pc_error *err) {
     *text = 0;
@@ -104,6 +105,24 @@ static void note_written(pc_import_report *rep, const pc_hlo_sample *s, const ch
                       file, (long long)s->g.n, (long long)s->g.m);
 }
 
+/* Every module's graph is built before any file is written: the parsed modules and those
+ * graphs within pc_import_opts.max_memory. */
+static pc_status samples_budget(const char *path, pc_hlo_module *const *mods, int nmods,
+                                uint64_t max_memory, pc_error *err) {
+    int64_t nodes = 0, edges = 0;
+    uint64_t held = 0;
+    for (int i = 0; i < nmods; i++) held += pc_hlo_module_bytes(mods[i], &nodes, &edges);
+    char how[240];
+    snprintf(how, sizeof how,
+             " to import it (its parsed modules and graphs of %lld nodes and "
+             "%lld edges, %d and %d bytes each)",
+             (long long)nodes, (long long)edges, PC_IMPORT_BYTES_PER_NODE,
+             PC_IMPORT_BYTES_PER_EDGE);
+    return pc_io_budget_check(held + (uint64_t)nodes * PC_IMPORT_BYTES_PER_NODE +
+                                  (uint64_t)edges * PC_IMPORT_BYTES_PER_EDGE,
+                              max_memory, path, how, err);
+}
+
 pc_status pc_import_text(const char *path, const char *out_dir, const pc_import_opts *o,
                          pc_import_report *rep, pc_error *err) {
     pc_hlo_module **mods = NULL;
@@ -118,8 +137,9 @@ pc_status pc_import_text(const char *path, const char *out_dir, const pc_import_
     rep->modules = nmods;
     rep->unknown_opcodes = ts.unknown_opcodes;
     snprintf(rep->first_unknown, sizeof rep->first_unknown, "%s", ts.first_unknown);
-    pc_hlo_sample *samples = pc_calloc_array((uint64_t)nmods, sizeof *samples);
-    if (!samples) st = pc_fail(err, PC_ERR_NOMEM, "%s: out of memory", path);
+    st = samples_budget(path, mods, nmods, o->max_memory, err);
+    pc_hlo_sample *samples = st ? NULL : pc_calloc_array((uint64_t)nmods, sizeof *samples);
+    if (!st && !samples) st = pc_fail(err, PC_ERR_NOMEM, "%s: out of memory", path);
     /* Everything is featurized before anything is written. */
     for (int i = 0; i < nmods && !st; i++) {
         st = text_sample(mods[i], kind, &samples[i], err);

@@ -105,3 +105,21 @@ int64_t pc_hlo_node_of_id(const pc_hlo_module *mod, int64_t id) {
     }
     return -1;
 }
+
+uint64_t pc_hlo_module_bytes(const pc_hlo_module *m, int64_t *nodes, int64_t *edges) {
+    uint64_t t = 0;
+    int64_t n = 0, e = 0;
+    for (int32_t c = 0; c < m->n_comp; c++)
+        for (int32_t k = 0; k < m->comp[c].n_inst; k++) {
+            const pc_hlo_instruction *in = &m->comp[c].inst[k];
+            uint64_t lists = (uint64_t)in->shape.dims.n + (uint64_t)in->shape.minor_to_major.n +
+                             (uint64_t)in->operand_ids.n + (uint64_t)in->dimensions.n +
+                             7 * (uint64_t)pc_hlo_x(in)->window.n;
+            t += sizeof *in + 8 * lists + 64 + (in->name ? strlen(in->name) : 0);
+            n++;
+            e += in->operand_ids.n + in->called_computation_ids.n;
+        }
+    if (nodes) *nodes += n;
+    if (edges) *edges += e;
+    return t;
+}

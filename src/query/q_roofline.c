@@ -21,20 +21,20 @@ typedef struct roof_req {
     int nmatmul, nop, matmul_one; /* matmul_one: 'matmul' is one [B, D, F] */
 } roof_req;
 
-/* All ops of one run, with the per-op results. */
+/* All ops of one run. An op's results are computed when needed (row_eval: the totals, the
+ * rows shown, the others, the plot), not kept: an HLO file of 2M instructions is 2M ops, and
+ * per op only its time and place in the order are kept (16 bytes; 8 more with collectives). */
 typedef struct roof_set {
     size_t n;
-    pc_op *ops;
-    pc_cost *costs;
-    pc_roofline *rl;
-    const char **label;         /* full names (HLO names may be longer than pc_op.name) */
-    const char **kind;          /* pc_op_kind_name or the HLO opcode */
-    int *vector;                /* -1: as pc_op_cost says; 0/1: HLO matrix or vector op */
-    const pc_hlo_op_cost **hlo; /* the HLO row or NULL */
-    double *comm_bw;    /* per op: the link rate that gives its collectives' time; 0 default */
-    size_t *order;      /* print order */
-    int prec_fallbacks; /* HLO dots/convolutions counted at the bf16 rate */
+    pc_op *ops;         /* the op specs and the ops file's ops: rows 0 .. hlo_base - 1 */
     size_t hlo_base;    /* index of the first HLO row */
+    const pc_hlo_cost *hc;
+    const roof_req *a;
+    const pc_chip *chip;
+    double *row_t;       /* per HLO row: its collectives' time (count x time); NULL: none */
+    struct timed *order; /* print order: each op's time and index */
+    int prec_fallbacks;  /* HLO dots/convolutions counted at the bf16 rate */
+    pc_prec head;        /* the document's precision (eval_ops) */
     /* the HLO collectives, priced by pc_collective_cost */
     double coll_time;                  /* sum of count x time */
     int64_t coll_skipped;              /* over all devices without a mesh: not priced */
@@ -58,6 +58,19 @@ static const char *const ROOF_KEYS[] = {
 
 /* ---- the request ------------------------------------------------------------------ */
 
+/* 'plot': true (1: the chip and every op), false, or "chip" (2: the chip only). */
+static pc_status read_plot(const cJSON *o, int *plot, pc_error *err) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "plot");
+    if (cJSON_IsString(v) && !strcmp(v->valuestring, "chip")) {
+        *plot = 2;
+        return PC_OK;
+    }
+    if (cJSON_IsString(v))
+        return pc_fail(err, PC_ERR_ARG, "'plot' expects true, false or \"chip\", got '%.100s'",
+                       v->valuestring);
+    return pc_qreq_bool(o, "plot", plot, err);
+}
+
 static pc_status read_req(const cJSON *o, roof_req *a, pc_error *err) {
     static const char precs[] = "(fp32 tf32 bf16 fp16 fp8 int8 int4 fp4)";
     pc_status st;
@@ -76,7 +89,7 @@ static pc_status read_req(const cJSON *o, roof_req *a, pc_error *err) {
         (st = pc_qreq_string(o, "dtype", &a->dtype, err)) ||
         (st = pc_qreq_string(o, "weight_dtype", &a->weight_dtype, err)) ||
         (st = pc_qreq_bool(o, "loop_ops", &a->loop_ops, err)) ||
-        (st = pc_qreq_bool(o, "plot", &a->plot, err)) ||
+        (st = read_plot(o, &a->plot, err)) ||
         (st = pc_qreq_int(o, "top", 0, 1000000000, &a->top, err)) ||
         (st = pc_qreq_int(o, "module", -1, 1000000000, &a->module, err)) ||
         (st = pc_qreq_int(o, "max_memory", 1, INT64_MAX, &a->max_memory, err)) ||
@@ -115,31 +128,15 @@ static pc_status read_req(const cJSON *o, roof_req *a, pc_error *err) {
 
 /* ---- gathering ops ---------------------------------------------------------------- */
 
-static int set_alloc(roof_set *s, size_t n) {
-    s->n = n;
-    s->ops = calloc(n + 1, sizeof *s->ops);
-    s->costs = calloc(n + 1, sizeof *s->costs);
-    s->rl = calloc(n + 1, sizeof *s->rl);
-    s->label = calloc(n + 1, sizeof *s->label);
-    s->kind = calloc(n + 1, sizeof *s->kind);
-    s->vector = calloc(n + 1, sizeof *s->vector);
-    s->hlo = calloc(n + 1, sizeof *s->hlo);
-    s->order = calloc(n + 1, sizeof *s->order);
-    s->comm_bw = calloc(n + 1, sizeof *s->comm_bw);
-    return s->ops && s->costs && s->rl && s->label && s->kind && s->vector && s->hlo && s->order &&
-           s->comm_bw;
-}
+typedef struct timed {
+    double time;
+    size_t i;
+} timed;
 
 static void set_free(roof_set *s) {
     free(s->ops);
-    free(s->costs);
-    free(s->rl);
-    free(s->label);
-    free(s->kind);
-    free(s->vector);
-    free(s->hlo);
+    free(s->row_t);
     free(s->order);
-    free(s->comm_bw);
 }
 
 /* A matmul's "B,D,F" (or [B, D, F]) as "BxDxF". */
@@ -219,32 +216,69 @@ static pc_prec prec_of_type(int32_t t) {
     }
 }
 
-/* One HLO row as a raw op: its FLOPs and bytes, its precision, matrix or vector unit. */
-static void hlo_op(const roof_req *a, const pc_chip *chip, const pc_hlo_op_cost *h, roof_set *s,
-                   size_t i) {
-    pc_op *op = &s->ops[i];
+/* One HLO row as a raw op: its FLOPs and bytes, its precision, matrix or vector unit;
+ * *fallback: 1 when a matrix op is counted at the bf16 rate. */
+static void hlo_op(const roof_req *a, const pc_chip *chip, const pc_hlo_op_cost *h, pc_op *op,
+                   int *fallback) {
     *op = pc_op_init(PC_OP_RAW);
     snprintf(op->name, sizeof op->name, "%s", h->name);
     op->flops = h->flops;
     op->bytes = h->bytes_read + h->bytes_written;
     op->prec = prec_of_type(h->compute_type);
+    *fallback = 0;
     if (h->matrix && a->dtype_set) op->prec = (pc_prec)pc_prec_parse(a->dtype);
     if (h->matrix && pc_chip_flops(chip, op->prec) <= 0) { /* e.g. f32 dots on a TPU */
         op->prec = PC_PREC_BF16;
-        s->prec_fallbacks++;
+        *fallback = 1;
     }
     op->wprec = op->prec;
-    s->label[i] = h->name;
-    s->kind[i] = h->opcode;
-    s->vector[i] = !h->matrix;
-    s->hlo[i] = h;
+}
+
+/* Op i's full name (HLO names may be longer than pc_op.name), kind (pc_op_kind_name or the
+ * HLO opcode) and HLO row (NULL for the others). */
+static const pc_hlo_op_cost *row_hlo(const roof_set *s, size_t i) {
+    return i < s->hlo_base ? NULL : &s->hc->ops[i - s->hlo_base];
+}
+static const char *row_label(const roof_set *s, size_t i) {
+    return i < s->hlo_base ? s->ops[i].name : s->hc->ops[i - s->hlo_base].name;
+}
+static const char *row_kind(const roof_set *s, size_t i) {
+    return i < s->hlo_base ? pc_op_kind_name(s->ops[i].kind) : s->hc->ops[i - s->hlo_base].opcode;
+}
+
+/* Op i evaluated: the op, its cost and roofline (the same every time it is asked for);
+ * *fallback (may be NULL) as hlo_op says. */
+static pc_status row_eval(const roof_set *s, size_t i, pc_op *op, pc_cost *c, pc_roofline *r,
+                          int *fallback, pc_error *e) {
+    double bw = 0; /* the link rate that gives its collectives' time; 0: the default */
+    int fb = 0;
+    const pc_hlo_op_cost *h = row_hlo(s, i);
+    if (!h) {
+        *op = s->ops[i];
+    } else {
+        hlo_op(s->a, s->chip, h, op, &fb);
+        double t = s->row_t ? s->row_t[i - s->hlo_base] : 0;
+        op->comm_bytes = t > 0 ? h->comm_bytes : 0;
+        bw = t > 0 ? h->comm_bytes / t : 0;
+    }
+    if (fallback) *fallback = fb;
+    pc_status st = pc_op_cost(op, c, e);
+    if (st != PC_OK) return st;
+    if (h) c->vector = !h->matrix;
+    return pc_roofline_eval(s->chip, c, bw > 0 ? bw : s->a->comm_bw, r, e);
 }
 
 static pc_status gather_ops(const roof_req *a, const pc_chip *chip, const pc_op *file_ops,
                             size_t nfile, const pc_hlo_cost *hc, roof_set *s, pc_error *err) {
     size_t nspecs = (size_t)a->nmatmul + (size_t)a->nop;
     size_t nh = hc ? (size_t)hc->n_ops : 0, base = nspecs + nfile;
-    if (!set_alloc(s, base + nh)) return pc_fail(err, PC_ERR_NOMEM, "out of memory");
+    s->n = base + nh;
+    s->hc = hc;
+    s->a = a;
+    s->chip = chip;
+    s->ops = calloc(base + 1, sizeof *s->ops);
+    s->order = calloc(s->n + 1, sizeof *s->order);
+    if (!s->ops || !s->order) return pc_fail(err, PC_ERR_NOMEM, "out of memory");
     for (int i = 0; i < a->nmatmul + a->nop; i++) {
         int mm = i < a->nmatmul;
         const cJSON *v = a->matmul_one && mm ? a->matmul
@@ -254,12 +288,6 @@ static pc_status gather_ops(const roof_req *a, const pc_chip *chip, const pc_op 
         if (st != PC_OK) return st;
     }
     if (nfile) memcpy(s->ops + nspecs, file_ops, nfile * sizeof *s->ops);
-    for (size_t i = 0; i < base; i++) {
-        s->label[i] = s->ops[i].name;
-        s->kind[i] = pc_op_kind_name(s->ops[i].kind);
-        s->vector[i] = -1;
-    }
-    for (size_t i = 0; i < nh; i++) hlo_op(a, chip, &hc->ops[i], s, base + i);
     s->hlo_base = base;
     return PC_OK;
 }
@@ -366,52 +394,54 @@ static pc_status price_collectives(const roof_req *a, const pc_chip *chip, const
         if (c->op >= 0 && c->op < hc->n_ops) row_t[c->op] += c->count * t;
         s->coll_time += c->count * t;
     }
-    for (int64_t i = 0; i < hc->n_ops; i++) {
-        pc_op *op = &s->ops[s->hlo_base + (size_t)i];
-        op->comm_bytes = row_t[i] > 0 ? hc->ops[i].comm_bytes : 0;
-        s->comm_bw[s->hlo_base + (size_t)i] = row_t[i] > 0 ? hc->ops[i].comm_bytes / row_t[i] : 0;
-    }
-    free(row_t);
+    s->row_t = row_t; /* row_eval: comm bytes over the rate that gives that time */
     return PC_OK;
 }
 
 /* ---- evaluation --------------------------------------------------------------------- */
 
-static pc_status eval_ops(const pc_chip *chip, double comm_bw, roof_set *s, roof_tot *t,
-                          pc_error *err) {
+/* Every op evaluated once, in order: the totals, each op's time (the order's), the bf16
+ * fallbacks and the document's precision (the op with the most FLOPs among those the chip
+ * has a rate for: the plot's roof and the header; bf16 when none, e.g. only f32 vector ops
+ * on a TPU). */
+static pc_status eval_ops(const pc_chip *chip, roof_set *s, roof_tot *t, pc_error *err) {
     pc_error e;
+    pc_op op;
+    pc_cost c;
+    pc_roofline rl;
+    size_t best = s->n;
+    double best_flops = 0;
+    pc_prec prec0 = PC_PREC_BF16;
     memset(t, 0, sizeof *t);
     for (size_t i = 0; i < s->n; i++) {
-        if (pc_op_cost(&s->ops[i], &s->costs[i], &e) == PC_OK) {
-            if (s->vector[i] >= 0) s->costs[i].vector = s->vector[i];
-            double bw = s->comm_bw[i] > 0 ? s->comm_bw[i] : comm_bw;
-            if (pc_roofline_eval(chip, &s->costs[i], bw, &s->rl[i], &e) == PC_OK) {
-                const pc_roofline *r = &s->rl[i];
-                t->time += r->time;
-                t->t_math += r->t_compute;
-                t->t_mem += r->t_memory;
-                t->t_comm += r->t_comm;
-                t->flops += s->costs[i].flops;
-                t->bytes += s->costs[i].bytes;
-                t->comm += s->costs[i].comm_bytes;
-                *(r->bound == PC_BOUND_COMPUTE  ? &t->tc
-                  : r->bound == PC_BOUND_MEMORY ? &t->tm
-                                                : &t->tx) += r->time;
-                continue;
-            }
-        }
-        return pc_fail(err, e.code ? e.code : PC_ERR_ARG, "%s: %s", s->label[i], e.msg);
+        int fb = 0;
+        memset(&e, 0, sizeof e);
+        if (row_eval(s, i, &op, &c, &rl, &fb, &e) != PC_OK)
+            return pc_fail(err, e.code ? e.code : PC_ERR_ARG, "%s: %s", row_label(s, i), e.msg);
+        const pc_roofline *r = &rl;
+        s->prec_fallbacks += fb;
+        s->order[i] = (timed){r->time, i};
+        t->time += r->time;
+        t->t_math += r->t_compute;
+        t->t_mem += r->t_memory;
+        t->t_comm += r->t_comm;
+        t->flops += c.flops;
+        t->bytes += c.bytes;
+        t->comm += c.comm_bytes;
+        *(r->bound == PC_BOUND_COMPUTE  ? &t->tc
+          : r->bound == PC_BOUND_MEMORY ? &t->tm
+                                        : &t->tx) += r->time;
+        if (i == 0) prec0 = op.prec;
+        if (pc_chip_flops(chip, op.prec) > 0 && (best == s->n || c.flops > best_flops))
+            best = i, best_flops = c.flops, s->head = op.prec;
     }
+    if (best == s->n)
+        s->head = pc_chip_flops(chip, PC_PREC_BF16) > 0 || !s->n ? PC_PREC_BF16 : prec0;
     t->bound = t->t_math >= t->t_mem && t->t_math >= t->t_comm ? PC_BOUND_COMPUTE
                : t->t_mem >= t->t_comm                         ? PC_BOUND_MEMORY
                                                                : PC_BOUND_COMM;
     return PC_OK;
 }
-
-typedef struct timed {
-    double time;
-    size_t i;
-} timed;
 
 static int by_time_desc(const void *x, const void *y) {
     const timed *a = x, *b = y;
@@ -421,41 +451,36 @@ static int by_time_desc(const void *x, const void *y) {
 
 /* Print order: as given, or slowest first with top. Returns the rows to show. */
 static size_t make_order(roof_set *s, long long top) {
-    for (size_t i = 0; i < s->n; i++) s->order[i] = i;
     if (top <= 0 || (size_t)top >= s->n) return s->n;
-    timed *v = calloc(s->n, sizeof *v);
-    if (!v) return s->n; /* out of memory: every op in order */
-    for (size_t i = 0; i < s->n; i++) v[i] = (timed){s->rl[i].time, i};
-    qsort(v, s->n, sizeof *v, by_time_desc);
-    for (size_t i = 0; i < s->n; i++) s->order[i] = v[i].i;
-    free(v);
+    qsort(s->order, s->n, sizeof *s->order, by_time_desc);
     return (size_t)top;
-}
-
-/* The precision of the op with the most FLOPs among those the chip has a rate for (the
- * plot's roof and the header); bf16 when none (e.g. only f32 vector ops on a TPU). */
-static pc_prec head_prec(const pc_chip *chip, const roof_set *s) {
-    size_t best = s->n;
-    for (size_t i = 0; i < s->n; i++)
-        if (pc_chip_flops(chip, s->ops[i].prec) > 0 &&
-            (best == s->n || s->costs[i].flops > s->costs[best].flops))
-            best = i;
-    if (best < s->n) return s->ops[best].prec;
-    return pc_chip_flops(chip, PC_PREC_BF16) > 0 || !s->n ? PC_PREC_BF16 : s->ops[0].prec;
 }
 
 /* ---- the document ----------------------------------------------------------------------- */
 
+/* Op i again (eval_ops succeeded on every op: the same results). */
+static void row_again(const roof_set *s, size_t i, pc_op *op, pc_cost *c, pc_roofline *r) {
+    pc_error e;
+    if (row_eval(s, i, op, c, r, NULL, &e) != PC_OK) { /* not reached */
+        memset(c, 0, sizeof *c);
+        memset(r, 0, sizeof *r);
+    }
+}
+
 static cJSON *json_op(const roof_set *s, size_t i, double total) {
     cJSON *x = cJSON_CreateObject();
-    const pc_roofline *r = &s->rl[i];
-    cJSON_AddStringToObject(x, "name", s->label[i]);
-    cJSON_AddStringToObject(x, "kind", s->kind[i]);
-    cJSON_AddStringToObject(x, "dtype", pc_prec_name(s->ops[i].prec));
-    cJSON_AddNumberToObject(x, "flops", s->costs[i].flops);
-    cJSON_AddNumberToObject(x, "bytes", s->costs[i].bytes);
-    if (s->hlo[i]) {
-        const pc_hlo_op_cost *h = s->hlo[i];
+    pc_op op;
+    pc_cost cost;
+    pc_roofline rl;
+    row_again(s, i, &op, &cost, &rl);
+    const pc_roofline *r = &rl;
+    const pc_hlo_op_cost *h = row_hlo(s, i);
+    cJSON_AddStringToObject(x, "name", row_label(s, i));
+    cJSON_AddStringToObject(x, "kind", row_kind(s, i));
+    cJSON_AddStringToObject(x, "dtype", pc_prec_name(op.prec));
+    cJSON_AddNumberToObject(x, "flops", cost.flops);
+    cJSON_AddNumberToObject(x, "bytes", cost.bytes);
+    if (h) {
         cJSON_AddNumberToObject(x, "module", h->module);
         cJSON_AddStringToObject(x, "element_type", pc_hlo_type_name(h->element_type));
         cJSON_AddBoolToObject(x, "matrix", h->matrix);
@@ -465,7 +490,7 @@ static cJSON *json_op(const roof_set *s, size_t i, double total) {
         cJSON_AddNumberToObject(x, "trips", h->trips);
         cJSON_AddNumberToObject(x, "collectives", (double)h->collectives);
     }
-    cJSON_AddNumberToObject(x, "comm_bytes", s->costs[i].comm_bytes);
+    cJSON_AddNumberToObject(x, "comm_bytes", cost.comm_bytes);
     cJSON_AddNumberToObject(x, "intensity", r->intensity);
     cJSON_AddNumberToObject(x, "critical_intensity", r->critical_intensity);
     cJSON_AddNumberToObject(x, "t_compute", r->t_compute);
@@ -562,10 +587,13 @@ static void json_others(cJSON *o, const roof_set *s, size_t shown, double total)
     }
     double f = 0, b = 0, tm = 0;
     for (size_t k = shown; k < s->n; k++) {
-        size_t i = s->order[k];
-        f += s->costs[i].flops;
-        b += s->costs[i].bytes;
-        tm += s->rl[i].time;
+        pc_op op;
+        pc_cost c;
+        pc_roofline r;
+        row_again(s, s->order[k].i, &op, &c, &r);
+        f += c.flops;
+        b += c.bytes;
+        tm += r.time;
     }
     cJSON *x = cJSON_AddObjectToObject(o, "others");
     cJSON_AddNumberToObject(x, "ops", (double)(s->n - shown));
@@ -576,8 +604,10 @@ static void json_others(cJSON *o, const roof_set *s, size_t shown, double total)
 }
 
 /* "plot" (requested): the chip's roof and every op in program order, whatever 'top' shows:
- * what a roofline picture draws, from the one run that makes the rest of the document. */
-static void json_plot(cJSON *o, const pc_chip *chip, pc_prec head, const roof_set *s) {
+ * what a roofline picture draws, from the one run that makes the rest of the document;
+ * 'plot' "chip": the chip only ("ops" null). */
+static void json_plot(cJSON *o, const pc_chip *chip, pc_prec head, const roof_set *s,
+                      int with_ops) {
     cJSON *x = cJSON_AddObjectToObject(o, "plot");
     cJSON *c = cJSON_AddObjectToObject(x, "chip");
     cJSON_AddStringToObject(c, "name", chip->name);
@@ -585,22 +615,30 @@ static void json_plot(cJSON *o, const pc_chip *chip, pc_prec head, const roof_se
     cJSON_AddNumberToObject(c, "peak_flops", pc_chip_flops(chip, head));
     cJSON_AddNumberToObject(c, "hbm_bw", chip->hbm_bw);
     cJSON_AddNumberToObject(c, "vector_flops", chip->vector_flops);
+    if (!with_ops) {
+        cJSON_AddNullToObject(x, "ops");
+        return;
+    }
     cJSON *arr = cJSON_AddArrayToObject(x, "ops");
     for (size_t i = 0; i < s->n; i++) {
         cJSON *p = cJSON_CreateObject();
-        cJSON_AddStringToObject(p, "name", s->label[i]);
-        cJSON_AddStringToObject(p, "kind", s->kind[i]);
-        cJSON_AddNumberToObject(p, "flops", s->costs[i].flops);
-        cJSON_AddNumberToObject(p, "intensity", s->rl[i].intensity);
-        cJSON_AddNumberToObject(p, "time", s->rl[i].time);
-        cJSON_AddStringToObject(p, "bound", pc_bound_name(s->rl[i].bound));
+        pc_op op;
+        pc_cost cost;
+        pc_roofline r;
+        row_again(s, i, &op, &cost, &r);
+        cJSON_AddStringToObject(p, "name", row_label(s, i));
+        cJSON_AddStringToObject(p, "kind", row_kind(s, i));
+        cJSON_AddNumberToObject(p, "flops", cost.flops);
+        cJSON_AddNumberToObject(p, "intensity", r.intensity);
+        cJSON_AddNumberToObject(p, "time", r.time);
+        cJSON_AddStringToObject(p, "bound", pc_bound_name(r.bound));
         cJSON_AddItemToArray(arr, p);
     }
 }
 
 static cJSON *roof_doc(const roof_req *a, const pc_chip *chip, const roof_set *s, size_t shown,
                        const roof_tot *t, const pc_hlo_cost *hc) {
-    pc_prec head = head_prec(chip, s);
+    pc_prec head = s->head;
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "chip", chip->name);
     cJSON_AddStringToObject(o, "dtype", pc_prec_name(head));
@@ -614,12 +652,13 @@ static cJSON *roof_doc(const roof_req *a, const pc_chip *chip, const roof_set *s
     else
         cJSON_AddNullToObject(o, "hlo");
     cJSON *arr = cJSON_AddArrayToObject(o, "ops");
-    for (size_t k = 0; k < shown; k++) cJSON_AddItemToArray(arr, json_op(s, s->order[k], t->time));
+    for (size_t k = 0; k < shown; k++)
+        cJSON_AddItemToArray(arr, json_op(s, s->order[k].i, t->time));
     json_others(o, s, shown, t->time);
     cJSON_AddNumberToObject(o, "bf16_rate_fallbacks", s->prec_fallbacks);
     json_totals(o, t);
     cJSON_AddNullToObject(o, "svg"); /* the command's --svg sets it */
-    if (a->plot) json_plot(o, chip, head, s);
+    if (a->plot) json_plot(o, chip, head, s, a->plot == 1);
     return o;
 }
 
@@ -672,7 +711,7 @@ pc_status pc_q_roofline_progress(const char *request, pc_progress_fn fn, void *u
     if (st == PC_OK && (a.hlo || a.hlo_text)) st = load_hlo(&a, fn, user, &hc, err);
     if (st == PC_OK) st = gather_ops(&a, chip, file_ops, nfile, hc, &s, err);
     if (st == PC_OK) st = price_collectives(&a, chip, hc, &s, err);
-    if (st == PC_OK) st = eval_ops(chip, a.comm_bw, &s, &t, err);
+    if (st == PC_OK) st = eval_ops(chip, &s, &t, err);
     if (st == PC_OK) {
         size_t shown = make_order(&s, a.top);
         *out = roof_doc(&a, chip, &s, shown, &t, hc);
