@@ -774,31 +774,19 @@ static uint64_t sat_mul(uint64_t a, uint64_t b) {
     return b && a > UINT64_MAX / b ? UINT64_MAX : a * b;
 }
 
-/* What the parsed modules hold: their instructions, lists and names. */
+/* What the parsed modules hold: their instructions, lists and names (pc_hlo_module_bytes). */
 static uint64_t modules_bytes(pc_hlo_module *const *mods, int nmods) {
     uint64_t t = 0;
-    for (int i = 0; i < nmods; i++)
-        for (int32_t c = 0; c < mods[i]->n_comp; c++)
-            for (int32_t k = 0; k < mods[i]->comp[c].n_inst; k++) {
-                const pc_hlo_instruction *in = &mods[i]->comp[c].inst[k];
-                uint64_t lists = (uint64_t)in->shape.dims.n + (uint64_t)in->shape.minor_to_major.n +
-                                 (uint64_t)in->operand_ids.n + (uint64_t)in->dimensions.n +
-                                 7 * (uint64_t)pc_hlo_x(in)->window.n;
-                t = sat_add(t, sizeof *in + 8 * lists + 64 + (in->name ? strlen(in->name) : 0));
-            }
+    for (int i = 0; i < nmods; i++) t = sat_add(t, pc_hlo_module_bytes(mods[i], NULL, NULL));
     return t;
 }
 
 /* The featurized graph of m: its nodes and (at most) edges. */
 static uint64_t graph_bytes(const pc_hlo_module *m) {
-    uint64_t nodes = 0, edges = 0;
-    for (int32_t c = 0; c < m->n_comp; c++)
-        for (int32_t k = 0; k < m->comp[c].n_inst; k++) {
-            const pc_hlo_instruction *in = &m->comp[c].inst[k];
-            nodes++;
-            edges += (uint64_t)in->operand_ids.n + (uint64_t)in->called_computation_ids.n;
-        }
-    return sat_add(sat_mul(nodes, BYTES_PER_NODE), sat_mul(edges, BYTES_PER_EDGE));
+    int64_t nodes = 0, edges = 0;
+    pc_hlo_module_bytes(m, &nodes, &edges);
+    return sat_add(sat_mul((uint64_t)nodes, BYTES_PER_NODE),
+                   sat_mul((uint64_t)edges, BYTES_PER_EDGE));
 }
 
 /*
