@@ -24,7 +24,8 @@
 # POLICIES (layout: "-;--max-changes 16"; tile: "-;--tile-max-changes -1
 # --tile-new-sizes"), COLLECT_FLAGS (layout: "--risk 0 --max-changes 16;--risk
 # 0 --max-changes 0"; tile: "--tile-max-changes -1 --tile-new-sizes"; the last
-# entry serves the later rounds), WORK (the work folder, kept; default
+# entry serves the later rounds), TRAIN_FLAGS (extra train flags, e.g.
+# "--encode steps,rsteps"; default none), WORK (the work folder, kept; default
 # /tmp/dagger_<coll>_<tseed>), SCALE (synth's scale, small; tiny for a smoke run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -40,6 +41,7 @@ TUNE_S="${TUNE_S:-2}"
 K="${K:-5}"
 SCALE="${SCALE:-small}"
 THREADS="${THREADS:-1}"
+TRAIN_FLAGS="${TRAIN_FLAGS:-}"
 EVAL_SEEDS="${EVAL_SEEDS:-10 11}"
 BENCH_SEEDS="${BENCH_SEEDS:-1:test 2:valid,test 3:valid,test}"
 name="${COLL//:/_}"
@@ -105,7 +107,7 @@ for ((r = 0; r <= ROUNDS; r++)); do
     # shellcheck disable=SC2086
     [ -f "$M" ] || "$P" train --data "$R/data" --collection "$COLL" --out "$M" \
         --time-budget "$TRAIN_S" --ensemble "$ENSEMBLE" --seed "$TSEED" --threads "$THREADS" \
-        > "$R/train.log" 2>&1
+        $TRAIN_FLAGS > "$R/train.log" 2>&1
     for pi in "${!pols[@]}"; do
         flags="${pols[$pi]}"
         [ "$flags" = "-" ] && flags=""

@@ -63,6 +63,22 @@ PC_API void pc_query_free(char *result); /* NULL ok */
 PC_API pc_status pc_query_json_progress(pc_query q, const char *request, pc_progress_fn fn,
                                         void *user, char **result, pc_error *err);
 
+struct pc_predictor; /* perfcast/predict.h */
+/*
+ * The tune query (PC_QUERY_TUNE, as pc_query_json_progress) with its model
+ * already loaded (pc_predictor_load_max), so that many graphs are tuned with
+ * one load (`perfcast tune --data`): `model` scores the candidates instead of
+ * a checkpoint read from the request's "model" key, which is then optional
+ * (when given, only checked as the other keys are). The request's "threads"
+ * and "max_memory" still apply to loading the graph; the model scores on the
+ * threads it was loaded with. The documents equal pc_query_json_progress's
+ * with "model" loaded by pc_predictor_load_max(model, threads, max_memory).
+ * model NULL: exactly pc_query_json_progress(PC_QUERY_TUNE, ...). The call
+ * does not free `model`; it must not be used by another thread meanwhile.
+ */
+PC_API pc_status pc_query_tune_json(const char *request, struct pc_predictor *model,
+                                    pc_progress_fn fn, void *user, char **result, pc_error *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -84,7 +84,7 @@ typedef struct tune_args {
     long long candidates;
     pc_tune_opts o;
     pc_synth_opts so;
-    pc_predictor *p; /* --data: the model, for its collection */
+    pc_predictor *p; /* --data: the model, for its collection and every graph's query */
 } tune_args;
 
 /* ---- the request: the flags as the tune query's keys (perfcast/query.h) ----------- */
@@ -142,8 +142,9 @@ static cJSON *run_query(const tune_args *a, const char *file, const char *out, i
     pc_error e;
     pc_error_clear(&e);
     pc_cli_progress *pr = pc_cli_progress_new("tune", pc_cli_progress_wanted());
-    pc_status st = text ? pc_query_json_progress(PC_QUERY_TUNE, text, pr ? pc_cli_progress_cb : NULL,
-                                                 pr, &res, &e)
+    /* --data: the model loaded once (a->p) serves every graph */
+    pc_status st = text ? pc_query_tune_json(text, a->p, pr ? pc_cli_progress_cb : NULL, pr, &res,
+                                             &e)
                         : nomem(&e);
     pc_cli_progress_end(pr);
     cJSON_free(text);

@@ -14,9 +14,11 @@ pc_status pc_q_model(const char *request, cJSON **out, pc_error *err);
 pc_status pc_q_plan_serve(const char *request, cJSON **out, pc_error *err);
 pc_status pc_q_plan_train(const char *request, cJSON **out, pc_error *err);
 pc_status pc_q_validate(const char *request, cJSON **out, pc_error *err);
-/* tune with progress: "candidates scored" after each scorer call (fn may be NULL) */
-pc_status pc_q_tune_progress(const char *request, pc_progress_fn fn, void *user, cJSON **out,
-                             pc_error *err);
+/* tune with progress: "candidates scored" after each scorer call (fn may be NULL); model
+ * NULL: loaded from the request's "model" (perfcast/query.h, pc_query_tune_json) */
+struct pc_predictor;
+pc_status pc_q_tune_progress(const char *request, struct pc_predictor *model, pc_progress_fn fn,
+                             void *user, cJSON **out, pc_error *err);
 
 /* request.c: the chip database (built-ins plus chips_file when not NULL) and the chip
  * called name in it; messages name the request keys 'chip' and 'chips_file'. */

@@ -97,9 +97,10 @@ static pc_status read_request(const cJSON *root, tune_req *r, pc_error *err) {
     if (scale && pc_synth_scale_parse(scale, &r->so.scale) != PC_OK)
         return pc_fail(err, PC_ERR_ARG, "'synth_scale' expects tiny, small or full, got '%s'",
                        scale);
-    if (!r->model && !r->oracle)
+    if (!r->model && !r->p && !r->oracle)
         return pc_fail(err, PC_ERR_ARG, "tune: 'model' (a checkpoint) is required");
-    if (r->model && r->oracle) return pc_fail(err, PC_ERR_ARG, "tune: 'oracle' replaces 'model'");
+    if ((r->model || r->p) && r->oracle)
+        return pc_fail(err, PC_ERR_ARG, "tune: 'oracle' replaces 'model'");
     if (!r->file) return pc_fail(err, PC_ERR_ARG, "tune: 'file' (a .npz or HLO program) is required");
     return PC_OK;
 }
@@ -305,15 +306,17 @@ static pc_status tune_hlo(const tune_req *r, cJSON **out, pc_error *e) {
     return st;
 }
 
-pc_status pc_q_tune_progress(const char *request, pc_progress_fn fn, void *user, cJSON **out,
-                             pc_error *err) {
+pc_status pc_q_tune_progress(const char *request, pc_predictor *model, pc_progress_fn fn,
+                             void *user, cJSON **out, pc_error *err) {
     cJSON *root = NULL;
     tune_req r;
     memset(&r, 0, sizeof r);
     r.progress = fn, r.progress_user = user;
+    r.p = model;
     pc_status st = pc_qreq_parse(request, "tune", TUNE_KEYS, &root, err);
     if (!st) st = read_request(root, &r, err);
-    if (!st && r.model) st = pc_predictor_load_max(r.model, r.threads, r.o.max_memory, &r.p, err);
+    if (!st && !r.p && r.model) /* else loaded by the caller: not freed here */
+        st = pc_predictor_load_max(r.model, r.threads, r.o.max_memory, &r.p, err);
     if (!st) {
         struct stat sb;
         size_t len = strlen(r.file);
@@ -321,7 +324,7 @@ pc_status pc_q_tune_progress(const char *request, pc_progress_fn fn, void *user,
                   (stat(r.file, &sb) == 0 && S_ISDIR(sb.st_mode));
         st = npz || r.oracle ? tune_npz(&r, out, err) : tune_hlo(&r, out, err);
     }
-    pc_predictor_free(r.p);
+    if (r.p != model) pc_predictor_free(r.p);
     cJSON_Delete(root);
     return st;
 }

@@ -24,8 +24,8 @@ pc_status pc_query_json(pc_query q, const char *request, char **result, pc_error
     return pc_query_json_progress(q, request, NULL, NULL, result, err);
 }
 
-pc_status pc_query_json_progress(pc_query q, const char *request, pc_progress_fn fn, void *user,
-                                 char **result, pc_error *err) {
+static pc_status query_with(pc_query q, const char *request, struct pc_predictor *model,
+                            pc_progress_fn fn, void *user, char **result, pc_error *err) {
     cJSON *doc = NULL;
     pc_status st;
     pc_error_clear(err);
@@ -37,7 +37,7 @@ pc_status pc_query_json_progress(pc_query q, const char *request, pc_progress_fn
     case PC_QUERY_PLAN_SERVE: st = pc_q_plan_serve(request, &doc, err); break;
     case PC_QUERY_PLAN_TRAIN: st = pc_q_plan_train(request, &doc, err); break;
     case PC_QUERY_VALIDATE: st = pc_q_validate(request, &doc, err); break;
-    case PC_QUERY_TUNE: st = pc_q_tune_progress(request, fn, user, &doc, err); break;
+    case PC_QUERY_TUNE: st = pc_q_tune_progress(request, model, fn, user, &doc, err); break;
     default: return pc_fail(err, PC_ERR_ARG, "pc_query_json: unknown query %d", (int)q);
     }
     if (st != PC_OK) {
@@ -45,6 +45,16 @@ pc_status pc_query_json_progress(pc_query q, const char *request, pc_progress_fn
         return st;
     }
     return pc_qreq_print(doc, result, err);
+}
+
+pc_status pc_query_json_progress(pc_query q, const char *request, pc_progress_fn fn, void *user,
+                                 char **result, pc_error *err) {
+    return query_with(q, request, NULL, fn, user, result, err);
+}
+
+pc_status pc_query_tune_json(const char *request, struct pc_predictor *model, pc_progress_fn fn,
+                             void *user, char **result, pc_error *err) {
+    return query_with(PC_QUERY_TUNE, request, model, fn, user, result, err);
 }
 
 void pc_query_free(char *result) { cJSON_free(result); }

@@ -5,7 +5,8 @@
   K configs of the right shape and zero runtimes, and `simulate` (which
   refuses anything but -1 or a permutation of each tensor's true rank, and
   tile bounds outside the kernel's extents) times all of them; `--data`
-  writes one <stem>.npz per test graph;
+  writes one <stem>.npz per test graph, byte-identical to tuning the file
+  alone (the model is loaded once for the split), with the same document;
 - deterministic for a seed with --max-scored (same bytes twice);
 - the policy: --max-changes N keeps every proposal within N changed tensors
   of the default, --risk and --max-changes are echoed in the JSON and refuse
@@ -87,9 +88,10 @@ def check_valid_proposals():
         p = run("tune", "--model", MODELS[coll], "--data", DATA, "--out", out, "--top", "4",
                 "--budget-s", "20", "--max-scored", "1500", "--threads", "2", "--json")
         expect_rc(p, 0, "tune --data " + coll)
+        docs = json.loads(p.stdout) if p.returncode == 0 else []
         srcs = test_files(coll)
         expect(len(srcs) >= 1, "no test files for " + coll)
-        for src in srcs:
+        for i, src in enumerate(srcs):
             dst = os.path.join(out, os.path.basename(src))
             expect(os.path.exists(dst), "no output for " + src)
             if not os.path.exists(dst):
@@ -97,6 +99,24 @@ def check_valid_proposals():
             check_output(src, dst, 4)
             r = simulate(dst)  # refuses invalid configs
             expect(r is not None and r["configs"] == 4, "simulated proposals of " + dst)
+            check_same_as_file(coll, src, dst, docs[i] if i < len(docs) else None)
+
+
+def check_same_as_file(coll, src, dst, doc):
+    """--data loads the model once for all graphs: each graph's proposals and document
+    are those of tuning the file alone (the model loaded for it)."""
+    one = os.path.join(TMP, "one_" + os.path.basename(src))
+    p = run("tune", "--model", MODELS[coll], src, "--out", one, "--top", "4", "--budget-s", "20",
+            "--max-scored", "1500", "--threads", "2", "--json")
+    expect_rc(p, 0, "tune " + src)
+    if p.returncode != 0:
+        return
+    with open(one, "rb") as f, open(dst, "rb") as g:
+        expect(f.read() == g.read(), "%s: --data wrote other bytes than tuning it alone" % dst)
+    drop = ("seconds", "out")
+    alone = {k: v for k, v in json.loads(p.stdout).items() if k not in drop}
+    expect(doc is not None and {k: v for k, v in doc.items() if k not in drop} == alone,
+           "%s: --data's document differs from tuning it alone" % src)
 
 
 def check_deterministic():

@@ -108,6 +108,14 @@ static void test_errors(void **state) {
     fails("{\"chip\": ", "not JSON");
     pc_error e;
     assert_int_equal(pc_query_json(PC_QUERY_COUNT, "{}", NULL, &e), PC_ERR_ARG);
+    /* tune with no loaded model (NULL) is the plain query: it needs 'model' (tune --data's
+     * path with a loaded one is tests/scripts/test_tune.py's) */
+    char *res = (char *)1;
+    assert_int_equal(pc_query_tune_json("{\"file\": \"x.npz\"}", NULL, NULL, NULL, &res, &e),
+                     PC_ERR_ARG);
+    assert_null(res);
+    assert_non_null(strstr(e.msg, "'model' (a checkpoint) is required"));
+    assert_int_equal(pc_query_tune_json("{}", NULL, NULL, NULL, NULL, &e), PC_ERR_ARG);
     assert_int_equal(pc_query_parse("roofline"), PC_QUERY_ROOFLINE);
     assert_int_equal(pc_query_parse("nope"), -1);
     assert_string_equal(pc_query_name(PC_QUERY_ROOFLINE), "roofline");
