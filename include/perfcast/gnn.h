@@ -99,7 +99,7 @@ PC_API pc_status pc_segments_parse(const char *name, pc_segments *out);
 #define PC_ENCODE_STEPS 32u    /* "steps" (not in "all"; tile configs only) */
 #define PC_ENCODE_RSTEPS 64u   /* "rsteps" (not in "all"; tile configs only) */
 #define PC_ENCODE_COUNT 7      /* bits */
-/* Not an encoding: "the collection's default" (layout all, tile steps). */
+/* Not an encoding: "the collection's default" (layout all, tile steps,rsteps). */
 #define PC_ENCODE_AUTO 0x80000000u
 /* The name of one bit ("pad", "dims", "layout", "roofline", "mismatch", "steps",
    "rsteps");

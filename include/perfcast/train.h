@@ -158,7 +158,7 @@ typedef struct pc_train_opts {
     int prune_hops;
     int collapse_chains;
     /* feature encodings, PC_ENCODE_* bits (perfcast/gnn.h); default
-       PC_ENCODE_AUTO: layout PC_ENCODE_ALL, tile PC_ENCODE_STEPS */
+       PC_ENCODE_AUTO: layout PC_ENCODE_ALL, tile PC_ENCODE_STEPS | PC_ENCODE_RSTEPS */
     unsigned encode;
     pc_loss_weights loss;   /* default all PC_TRAIN_AUTO (see pc_loss_weights) */
     pc_sampling sampling;   /* default PC_SAMPLING_UNIFORM */

@@ -221,7 +221,7 @@ def options_tests(data):
     m = enc("lopt_9.st")
     expect(m is not None and m.group(1) == b"31", "--encode all,roofline,mismatch: %r" % m)
     m = enc("opt_6.st")
-    expect(m is not None and m.group(1) == b"32", "tile encodes steps by default: %r" % m)
+    expect(m is not None and m.group(1) == b"96", "tile encodes steps,rsteps by default: %r" % m)
     memory_tests(data)
     p = run("train", "--data", data, "--collection", "tile:xla", "--out",
             os.path.join(TMP, "tilegst.st"), "--gst")
