@@ -47,3 +47,19 @@ def report(ok_message):
         return 1
     print(ok_message)
     return 0
+
+
+def tiny_models(data, out_dir, seed, layout_coll):
+    """synth --scale tiny (seed) of tile:xla and layout_coll into data, and a tiny model of
+    each (one epoch, hidden 8, one layer) in out_dir: {collection: model path}."""
+    p = run("synth", "--out", data, "--scale", "tiny", "--seed", str(seed), "--threads", "2",
+            "--collections", "tile:xla," + layout_coll)
+    expect_rc(p, 0, "synth")
+    models = {}
+    for coll, name in ((layout_coll, "layout.st"), ("tile:xla", "tile.st")):
+        models[coll] = os.path.join(out_dir, name)
+        p = run("train", "--data", data, "--collection", coll, "--out", models[coll],
+                "--threads", "2", "--epochs", "1", "--hidden", "8", "--layers", "1",
+                "--configs", "4", "--time-budget", "3")
+        expect_rc(p, 0, "train " + coll)
+    return models

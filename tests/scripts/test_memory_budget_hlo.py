@@ -20,7 +20,7 @@ import shutil
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from clitest import expect, expect_rc, report, run, run_checks  # noqa: E402
+from clitest import expect, expect_rc, report, run, run_checks, tiny_models  # noqa: E402
 
 TMP = os.environ.get("PC_TEST_TMP", "/tmp/pc_test_memory_budget_hlo")
 DATA = os.path.join(TMP, "data")
@@ -58,15 +58,7 @@ def write(name, text):
 def setup():
     shutil.rmtree(TMP, ignore_errors=True)
     os.makedirs(TMP)
-    p = run("synth", "--out", DATA, "--scale", "tiny", "--seed", "3", "--threads", "2",
-            "--collections", "tile:xla,layout:xla:default")
-    expect_rc(p, 0, "synth")
-    for coll, name in (("layout:xla:default", "layout.st"), ("tile:xla", "tile.st")):
-        MODELS[coll] = os.path.join(TMP, name)
-        p = run("train", "--data", DATA, "--collection", coll, "--out", MODELS[coll],
-                "--threads", "2", "--epochs", "1", "--hidden", "8", "--layers", "1",
-                "--configs", "4", "--time-budget", "3")
-        expect_rc(p, 0, "train " + coll)
+    MODELS.update(tiny_models(DATA, TMP, 3, "layout:xla:default"))
 
 
 def fails(p, what, needles):

@@ -31,7 +31,7 @@ except ImportError:
     sys.exit(77)
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from clitest import FAILS, expect, expect_rc, run  # noqa: E402
+from clitest import FAILS, expect, expect_rc, run, tiny_models  # noqa: E402
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 TMP = os.environ.get("PC_TEST_TMP", "/tmp/pc_test_rank_hlo")
@@ -112,18 +112,7 @@ def test_multi_module(files, single_dir):
 
 
 def train_models():
-    data = os.path.join(TMP, "data")
-    p = run("synth", "--out", data, "--scale", "tiny", "--seed", "1", "--threads", "2",
-            "--collections", "tile:xla,layout:xla:random")
-    expect_rc(p, 0, "synth")
-    models = {}
-    for coll, name in (("layout:xla:random", "layout.st"), ("tile:xla", "tile.st")):
-        models[coll] = os.path.join(TMP, name)
-        p = run("train", "--data", data, "--collection", coll, "--out", models[coll],
-                "--threads", "2", "--epochs", "1", "--hidden", "8", "--layers", "1",
-                "--configs", "4", "--time-budget", "3")
-        expect_rc(p, 0, "train " + coll)
-    return models
+    return tiny_models(os.path.join(TMP, "data"), TMP, 1, "layout:xla:random")
 
 
 def rank_json(*args):

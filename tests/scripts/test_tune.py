@@ -35,7 +35,7 @@ except ImportError:
     sys.exit(77)
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from clitest import expect, expect_rc, report, run, run_checks  # noqa: E402
+from clitest import expect, expect_rc, report, run, run_checks, tiny_models  # noqa: E402
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 TMP = os.environ.get("PC_TEST_TMP", "/tmp/pc_test_tune")
@@ -49,15 +49,7 @@ MODELS = {}
 def setup():
     shutil.rmtree(TMP, ignore_errors=True)
     os.makedirs(TMP)
-    p = run("synth", "--out", DATA, "--scale", "tiny", "--seed", "3", "--threads", "2",
-            "--collections", "tile:xla,layout:xla:default")
-    expect_rc(p, 0, "synth")
-    for coll, name in (("layout:xla:default", "layout.st"), ("tile:xla", "tile.st")):
-        MODELS[coll] = os.path.join(TMP, name)
-        p = run("train", "--data", DATA, "--collection", coll, "--out", MODELS[coll],
-                "--threads", "2", "--epochs", "1", "--hidden", "8", "--layers", "1",
-                "--configs", "4", "--time-budget", "3")
-        expect_rc(p, 0, "train " + coll)
+    MODELS.update(tiny_models(DATA, TMP, 3, "layout:xla:default"))
 
 
 def test_files(coll):
