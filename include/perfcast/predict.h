@@ -104,6 +104,8 @@ PC_API pc_status pc_predictor_load_max(const char *model_path, int threads, uint
 PC_API void pc_predictor_free(pc_predictor *p);
 /* The model's collection index (as pc_collection_name). */
 PC_API int pc_predictor_collection(const pc_predictor *p);
+/* The feature encodings the model was trained with (PC_ENCODE_* bits, perfcast/gnn.h). */
+PC_API unsigned pc_predictor_encode(const pc_predictor *p);
 /*
  * What graphs the model reads, from its checkpoint (architecture and
  * preprocessing): its kind, node_feat columns, config_feat (tile) or

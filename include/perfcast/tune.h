@@ -98,7 +98,9 @@ typedef struct pc_tune_opts {
     int64_t max_scored; /* stop after this many candidates; default 0 = no limit */
     int patience;       /* rounds without a better best before stopping; default 40 */
     int64_t max_inputs; /* the graph's configs scored as starting points; default 4096 */
-    int tile_new_sizes; /* 1: tile spaces also hold sizes no config of the file uses; default 0 */
+    /* 1: tile spaces also hold sizes no config of the file uses; 0: not; default
+       PC_TUNE_AUTO (pc_tune_opts_for_model decides; unresolved: 0) */
+    int tile_new_sizes;
     /*
      * How far the model is trusted (bench/RESULTS.md, issue #15, "the policy"):
      *  risk: a model scorer (pc_tune_model) ranks layout candidates by the
@@ -117,7 +119,8 @@ typedef struct pc_tune_opts {
      *  tile_max_changes: the trust region of tile spaces: every candidate
      *    differs from the nearest of the graph's configs in at most this many
      *    free bounds (0: only the graph's configs are proposed); -1 = no
-     *    limit. Default PC_TUNE_DEFAULT_TILE_MAX_CHANGES;
+     *    limit. Default PC_TUNE_AUTO: pc_tune_opts_for_model decides (left
+     *    unresolved, the search takes 0);
      *  tile_risk: risk for tile graphs, whose reference is the graph's own
      *    configs (no default is known): there the spread favours the configs
      *    the members agree on, not the safe ones, and a risk of 1 made a
@@ -143,10 +146,25 @@ typedef struct pc_tune_opts {
 
 #define PC_TUNE_DEFAULT_RISK 1.0
 #define PC_TUNE_DEFAULT_MAX_CHANGES 4
-#define PC_TUNE_DEFAULT_TILE_MAX_CHANGES 0
 #define PC_TUNE_DEFAULT_TILE_RISK 0.0
+/* tile_max_changes and tile_new_sizes: "decided by the model" (pc_tune_opts_for_model) */
+#define PC_TUNE_AUTO (-2)
+/* The tile region pc_tune_opts_for_model gives models trained with the rsteps
+   encoding (PC_ENCODE_RSTEPS, perfcast/gnn.h; train's tile default), with new
+   sizes: better than the file's configs alone for every such model measured,
+   and catastrophic (picks up to 170x slower) for models without it
+   (bench/RESULTS.md, issue #15 ninth and tenth passes). */
+#define PC_TUNE_RSTEPS_TILE_MAX_CHANGES 2
 
 PC_API pc_tune_opts pc_tune_opts_default(void);
+/*
+ * Resolves the fields left at PC_TUNE_AUTO for the scorer: a tile model
+ * trained with the rsteps encoding gets tile_max_changes
+ * PC_TUNE_RSTEPS_TILE_MAX_CHANGES and tile_new_sizes 1; any other model, or
+ * p NULL (a simulator, a test's function), 0 and 0 (the file's configs only).
+ * Fields set to anything else are kept.
+ */
+PC_API void pc_tune_opts_for_model(pc_tune_opts *o, const pc_predictor *p);
 
 /* The caller sets struct_size = sizeof(pc_tune_result); pc_tune_result_clear frees. */
 typedef struct pc_tune_result {

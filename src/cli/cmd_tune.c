@@ -67,10 +67,13 @@ static void tune_help(FILE *f) {
                "                      compiler default (default 4; 0 = no limit; --oracle:\n"
                "                      no limit unless given)\n"
                "  --tile-max-changes N  tile trust region: at most N bounds changed from the\n"
-               "                      nearest of the file's configs (default 0: only those;\n"
-               "                      -1: no limit)\n"
+               "                      nearest of the file's configs (0: only those; -1: no\n"
+               "                      limit); default 2 for models trained with the rsteps\n"
+               "                      encoding (train's tile default), else 0\n"
                "  --tile-new-sizes    tile: also try sizes no config of the file uses (synth's\n"
-               "                      autotuner rule); default: the file's sizes, combined anew\n"
+               "                      autotuner rule); default: with a region and an rsteps\n"
+               "                      model; --no-tile-new-sizes: the file's sizes, combined\n"
+               "                      anew\n"
                "  --oracle            score with synth's simulator instead of a model (the\n"
                "                      search's ceiling on a synth file); --synth-seed N,\n"
                "                      --synth-scale S, --synth-graphs N, --synth-layout-nodes N,\n"
@@ -96,7 +99,8 @@ static cJSON *request_of(const tune_args *a, const char *file, const char *out) 
     if (out) cJSON_AddStringToObject(r, "out", out);
     if (a->kernel) cJSON_AddStringToObject(r, "kernel", a->kernel);
     if (a->oracle) cJSON_AddTrueToObject(r, "oracle");
-    if (a->o.tile_new_sizes) cJSON_AddTrueToObject(r, "tile_new_sizes");
+    if (a->o.tile_new_sizes != PC_TUNE_AUTO) /* else the model decides */
+        cJSON_AddBoolToObject(r, "tile_new_sizes", a->o.tile_new_sizes > 0);
     cJSON_AddNumberToObject(r, "top", a->o.top_k);
     cJSON_AddNumberToObject(r, "budget_s", a->o.budget_s);
     cJSON_AddNumberToObject(r, "seed", (double)a->o.seed);
@@ -110,7 +114,8 @@ static cJSON *request_of(const tune_args *a, const char *file, const char *out) 
     cJSON_AddNumberToObject(r, "risk", a->o.risk);
     cJSON_AddNumberToObject(r, "tile_risk", a->o.tile_risk);
     cJSON_AddNumberToObject(r, "max_changes", (double)a->o.max_changes);
-    cJSON_AddNumberToObject(r, "tile_max_changes", (double)a->o.tile_max_changes);
+    if (a->o.tile_max_changes != PC_TUNE_AUTO)
+        cJSON_AddNumberToObject(r, "tile_max_changes", (double)a->o.tile_max_changes);
     if (a->oracle) {
         cJSON_AddNumberToObject(r, "synth_seed", (double)a->so.seed);
         cJSON_AddStringToObject(r, "synth_scale", pc_synth_scale_name(a->so.scale));
@@ -360,6 +365,7 @@ int pc_cmd_tune(int argc, char **argv) {
                                          {"tile-risk", required_argument, 0, 271},
                                          {"max-memory", required_argument, 0, 272},
                                          {"tile-new-sizes", no_argument, 0, 'N'},
+                                         {"no-tile-new-sizes", no_argument, 0, 273},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     tune_args a;
@@ -383,6 +389,7 @@ int pc_cmd_tune(int argc, char **argv) {
         case 'j': a.json = 1; break;
         case 'O': a.oracle = 1; break;
         case 'N': a.o.tile_new_sizes = 1; break;
+        case 273: a.o.tile_new_sizes = 0; break;
         case 'S':
             if (pc_cli_parse_i64(optarg, 0, INT64_MAX, &v))
                 return pc_cli_usage_error("tune",

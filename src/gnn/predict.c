@@ -47,6 +47,8 @@ void pc_predictor_free(pc_predictor *p) {
 
 int pc_predictor_collection(const pc_predictor *p) { return p->collection; }
 
+unsigned pc_predictor_encode(const pc_predictor *p) { return p->m->opts.encode; }
+
 pc_status pc_predictor_widths(const pc_predictor *p, pc_graph_widths *out, pc_error *err) {
     if (!p || !out) return pc_fail(err, PC_ERR_ARG, "pc_predictor_widths: NULL argument");
     if (PC_CHECK_RESULT_SIZE(err, pc_graph_widths, out)) return PC_ERR_ARG;

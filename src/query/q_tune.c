@@ -205,6 +205,7 @@ static cJSON *summary_json(const tune_req *r, const char *name, const tuned *t) 
         cJSON_AddNumberToObject(o, "risk", r->o.risk);
         cJSON_AddNumberToObject(o, "max_changes", (double)r->o.max_changes);
         cJSON_AddNumberToObject(o, "tile_max_changes", (double)r->o.tile_max_changes);
+        cJSON_AddBoolToObject(o, "tile_new_sizes", r->o.tile_new_sizes > 0);
         cJSON_AddNumberToObject(o, "tile_risk", r->o.tile_risk);
     }
     if (res->has_default) cJSON_AddNumberToObject(o, "default_score", res->default_score);
@@ -317,6 +318,7 @@ pc_status pc_q_tune_progress(const char *request, pc_predictor *model, pc_progre
     if (!st) st = read_request(root, &r, err);
     if (!st && !r.p && r.model) /* else loaded by the caller: not freed here */
         st = pc_predictor_load_max(r.model, r.threads, r.o.max_memory, &r.p, err);
+    if (!st) pc_tune_opts_for_model(&r.o, r.p); /* the tile region the model is trusted with */
     if (!st) {
         struct stat sb;
         size_t len = strlen(r.file);

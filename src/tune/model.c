@@ -5,12 +5,29 @@
  * The score is conservative: the members' mean plus pc_tune_opts.risk (tile:
  * tile_risk) times their spread, both relative to the reference (layout: the
  * compiler default, whose spread is then 0; tile: the graph's own configs).
+ * How far it is trusted by default depends on how it was trained
+ * (pc_tune_opts_for_model).
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/util.h"
+#include "perfcast/gnn.h"
 #include "tune/tune_internal.h"
+
+/* Only a tile model that sees the reduction's grid steps (rsteps) ranks tiles
+ * off the file's configs well enough to search there: with 2 bounds and new
+ * sizes, 9 of 10 such models measured proposed faster configs than with the
+ * file's configs alone, on both simulators; models without it made picks up to
+ * 170x slower (bench/RESULTS.md, issue #15 ninth and tenth passes). */
+void pc_tune_opts_for_model(pc_tune_opts *o, const pc_predictor *p) {
+    if (!o) return;
+    int trusted = p && pc_collection_kind(pc_predictor_collection(p)) == PC_KIND_TILE &&
+                  (pc_predictor_encode(p) & PC_ENCODE_RSTEPS);
+    if (o->tile_max_changes == PC_TUNE_AUTO)
+        o->tile_max_changes = trusted ? PC_TUNE_RSTEPS_TILE_MAX_CHANGES : 0;
+    if (o->tile_new_sizes == PC_TUNE_AUTO) o->tile_new_sizes = trusted && o->tile_max_changes;
+}
 
 struct pc_tune_model {
     pc_prepared_graph *pg;

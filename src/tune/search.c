@@ -47,7 +47,8 @@ pc_tune_opts pc_tune_opts_default(void) {
     o.max_inputs = 4096;
     o.risk = PC_TUNE_DEFAULT_RISK;
     o.max_changes = PC_TUNE_DEFAULT_MAX_CHANGES;
-    o.tile_max_changes = PC_TUNE_DEFAULT_TILE_MAX_CHANGES;
+    o.tile_max_changes = PC_TUNE_AUTO;
+    o.tile_new_sizes = PC_TUNE_AUTO;
     o.tile_risk = PC_TUNE_DEFAULT_TILE_RISK;
     o.max_memory = PC_MEMORY_AUTO;
     return o;
@@ -149,7 +150,8 @@ static uint64_t rnd(search *s, uint64_t n) { return n ? pc_splitmix64(&s->rng) %
  */
 static int64_t radius(const search *s) {
     if (s->sp->kind == PC_KIND_LAYOUT) return s->o->max_changes > 0 ? s->o->max_changes : -1;
-    return s->n_in > 0 ? s->o->tile_max_changes : -1;
+    if (s->n_in < 1) return -1;
+    return s->o->tile_max_changes == PC_TUNE_AUTO ? 0 : s->o->tile_max_changes;
 }
 
 /* The anchor of ch: NULL for the default (all choice 0), or the nearest input. */
@@ -433,9 +435,10 @@ static pc_status check_opts(const pc_tune_opts *o, pc_error *err) {
         return pc_fail(err, PC_ERR_ARG,
                        "tune: pc_tune_opts.max_scored, max_inputs and max_changes must be "
                        ">= 0 and patience >= 1");
-    if (o->tile_max_changes < -1)
+    if (o->tile_max_changes < -1 && o->tile_max_changes != PC_TUNE_AUTO)
         return pc_fail(err, PC_ERR_ARG,
-                       "tune: pc_tune_opts.tile_max_changes must be >= -1 (-1: no limit), got %lld",
+                       "tune: pc_tune_opts.tile_max_changes must be >= -1 (-1: no limit) or "
+                       "PC_TUNE_AUTO, got %lld",
                        (long long)o->tile_max_changes);
     if (!(o->risk >= 0) || o->risk > 1e6)
         return pc_fail(err, PC_ERR_ARG, "tune: pc_tune_opts.risk must lie in [0, 1e6], got %g",

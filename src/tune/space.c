@@ -310,7 +310,7 @@ pc_status pc_tune_space_from_graph(pc_graph *g, const pc_tune_opts *opts, pc_tun
     pc_error_clear(err);
     if (!g || !out) return pc_fail(err, PC_ERR_ARG, "tune: NULL argument");
     if (opts && PC_CHECK_SIZE(err, pc_tune_opts, opts)) return PC_ERR_ARG;
-    int new_sizes = opts ? opts->tile_new_sizes : 0;
+    int new_sizes = opts && opts->tile_new_sizes > 0; /* PC_TUNE_AUTO unresolved: 0 */
     *out = NULL;
     if (pc_graph_num_configs(g) < 1)
         return pc_fail(err, PC_ERR_INVALID,

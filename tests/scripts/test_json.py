@@ -47,7 +47,7 @@ SCHEMA = {
     "rank_npz": {"file", "collection", "input", "graphs"},
     "rank_hlo": {"file", "collection", "input", "graphs"},
     "tune": {"graph", "kind", "out", "vars", "log10_space", "rounds", "scored", "seconds",
-             "risk", "max_changes", "tile_max_changes", "tile_risk",
+             "risk", "max_changes", "tile_max_changes", "tile_new_sizes", "tile_risk",
              "stop", "input_best", "input_best_score", "scores"},
     "simulate": {"file", "graph", "kind", "configs", "default_ns", "best", "runtimes"},
     "import": {"file", "out", "container", "kind", "modules", "written", "skipped", "runs",

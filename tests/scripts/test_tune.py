@@ -10,7 +10,9 @@
 - deterministic for a seed with --max-scored (same bytes twice);
 - the policy: --max-changes N keeps every proposal within N changed tensors
   of the default, --risk and --max-changes are echoed in the JSON and refuse
-  negative values;
+  negative values; the tile region follows the model: 2 bounds and new sizes
+  for a model trained with rsteps (train's default), the file's configs only
+  for one trained without; explicit flags win;
 - the oracle search (--oracle, the simulator as scorer) is never slower than
   the compiler default nor than the file's best config;
 - imported HLO (PC_SHARED_DIR/fixtures/hlo, skipped without): layout and
@@ -151,6 +153,36 @@ def check_policy():
         expect(flag in p.stderr, "message: " + p.stderr)
 
 
+def check_tile_policy():
+    """The tile trust region is decided by the model's encoding unless given."""
+    src = test_files("tile:xla")[0]
+    plain = os.path.join(TMP, "tile_steps.st")  # trained without rsteps
+    p = run("train", "--data", DATA, "--collection", "tile:xla", "--out", plain, "--threads", "2",
+            "--epochs", "1", "--hidden", "8", "--layers", "1", "--configs", "4", "--encode",
+            "steps")
+    expect_rc(p, 0, "train --encode steps")
+    file_rows = {tuple(r) for r in np.load(src)["config_feat"].tolist()}
+    for model, flags, region, new, only_file in (
+            (MODELS["tile:xla"], (), 2, True, False),
+            (MODELS["tile:xla"], ("--no-tile-new-sizes",), 2, False, False),
+            (MODELS["tile:xla"], ("--tile-max-changes", "0"), 0, False, True),
+            (plain, (), 0, False, True),
+            (plain, ("--tile-max-changes", "1", "--tile-new-sizes"), 1, True, False)):
+        out = os.path.join(TMP, "tpol.npz")
+        p = run("tune", "--model", model, src, "--out", out, "--max-scored", "400",
+                "--budget-s", "30", "--threads", "2", "--json", *flags)
+        expect_rc(p, 0, "tune %s %s" % (os.path.basename(model), flags))
+        if p.returncode:
+            continue
+        j = json.loads(p.stdout)
+        expect(j["tile_max_changes"] == region and j["tile_new_sizes"] is new,
+               "%s %s: policy %s" % (os.path.basename(model), flags, j))
+        if only_file:
+            rows = np.load(out)["config_feat"].tolist()
+            expect(all(tuple(r) in file_rows for r in rows),
+                   "region 0 proposed a config the file does not hold")
+
+
 def check_oracle():
     for coll in ("layout:xla:default", "tile:xla"):
         for src in test_files(coll)[:2]:
@@ -230,8 +262,8 @@ def check_bad_input():
 
 def main():
     setup()
-    run_checks([check_valid_proposals, check_deterministic, check_policy, check_oracle, check_hlo,
-                check_bad_input])
+    run_checks([check_valid_proposals, check_deterministic, check_policy, check_tile_policy,
+                check_oracle, check_hlo, check_bad_input])
     return report("tune: ok")
 
 

@@ -324,6 +324,41 @@ static void test_tile_trust_region(void **state) {
     pc_graph_free(g);
 }
 
+/* Left at PC_TUNE_AUTO (the default) and unresolved, the tile region is the file's
+ * configs only; pc_tune_opts_for_model without a model resolves to that and keeps
+ * explicit values (with a model: test_tune.py, which trains one with and without rsteps). */
+static void test_tile_auto_region(void **state) {
+    (void)state;
+    pc_tune_opts o = pc_tune_opts_default();
+    assert_int_equal(o.tile_max_changes, PC_TUNE_AUTO);
+    assert_int_equal(o.tile_new_sizes, PC_TUNE_AUTO);
+    pc_graph *g = tile_graph(0);
+    pc_error e;
+    o.top_k = 20;
+    pc_tune_space *sp = NULL;
+    assert_int_equal(pc_tune_space_from_graph(g, &o, &sp, &e), PC_OK);
+    pc_tune_result r;
+    memset(&r, 0, sizeof r);
+    r.struct_size = sizeof r;
+    assert_int_equal(pc_tune_search(sp, g, &o, toy_tile, NULL, &r, &e), PC_OK);
+    for (int64_t k = 0; k < r.k; k++) assert_true(tile_distance(g, r.configs + k * 24) == 0);
+    pc_tune_result_clear(&r);
+    o.tile_max_changes = -3; /* neither a region nor PC_TUNE_AUTO */
+    assert_int_equal(pc_tune_search(sp, g, &o, toy_tile, NULL, &r, &e), PC_ERR_ARG);
+    assert_non_null(strstr(e.msg, "tile_max_changes"));
+    pc_tune_space_free(sp);
+    pc_graph_free(g);
+    o = pc_tune_opts_default();
+    pc_tune_opts_for_model(&o, NULL);
+    assert_int_equal(o.tile_max_changes, 0);
+    assert_int_equal(o.tile_new_sizes, 0);
+    o = pc_tune_opts_default();
+    o.tile_max_changes = 3, o.tile_new_sizes = 1;
+    pc_tune_opts_for_model(&o, NULL);
+    assert_int_equal(o.tile_max_changes, 3);
+    assert_int_equal(o.tile_new_sizes, 1);
+}
+
 static void test_refusals(void **state) {
     (void)state;
     pc_graph *g = tile_graph(1);
@@ -365,6 +400,7 @@ int main(void) {
         cmocka_unit_test(test_layout_trust_region),
         cmocka_unit_test(test_tile_search),
         cmocka_unit_test(test_tile_trust_region),
+        cmocka_unit_test(test_tile_auto_region),
         cmocka_unit_test(test_refusals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
