@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # perfcast tune on the simulator (issue #15): train a model per collection on
-# `synth --scale small` (default flags, --time-budget TRAIN_S), tune every test
+# `synth --scale small` (default flags; tile --epochs TILE_EPOCHS, layout --time-budget
+# TRAIN_S), tune every test
 # graph with it (--budget-s TUNE_S) and with the simulator itself as scorer
 # (--oracle, the search's ceiling), and time each proposal with
 # `perfcast simulate`. bench/tune_summary.py prints per collection:
@@ -20,13 +21,20 @@
 # nodes (bench/make_layout_file.py) tuned with a 30 s budget, and a tile
 # kernel with a 1 s budget.
 #   bench/tune_bench.sh [BUILD_DIR]
-# Environment: TRAIN_S (100, the whole ensemble), ENSEMBLE (5), TUNE_S (5),
+# Training data: the train splits of seed SEED and of TRAIN_SEEDS (default 4-8:
+# 240 tile kernels; with seed SEED's 40 alone the tile model's first pick was
+# 0.93 of the default, with 240 0.85-0.86: bench/RESULTS.md, tenth pass), their
+# valid splits choosing the epochs (48 tile kernels).
+# Environment: TRAIN_S (200 s per layout ensemble), TILE_EPOCHS (60: tile trains that
+# many epochs per member, --patience as many; "" for --time-budget TRAIN_S), ENSEMBLE
+# (5), TUNE_S (5),
 # SEED (1), TEST_SEEDS ("2 3"), THREADS (2), COLLS ("tile:xla
 # layout:xla:random layout:nlp:random layout:xla:default layout:nlp:default"),
 # FLAGS (more tune flags, e.g. "--risk 0"; default none: the library's
 # defaults), KEEP (a folder to keep the work in instead of a temporary one),
-# TRAIN_SEEDS (default none: more synth seeds whose train splits join seed
-# SEED's in training, e.g. "12 13 14 15 16"; never SEED or a TEST_SEEDS seed),
+# TRAIN_SEEDS ("4 5 6 7 8": more synth seeds whose train splits join seed
+# SEED's in training; "" for seed SEED's alone; never SEED or a TEST_SEEDS seed),
+# TSEED (train's --seed, 1; an ensemble of 5 trains members TSEED..TSEED+4),
 # TRAIN_FLAGS (more train flags, e.g. "--encode none"; default none),
 # SECOND_SIM (1: also check the proposals on bench/second_sim.py, a simulator
 # perfcast has never seen, with bench/second_sim_check.py; default 0),
@@ -35,7 +43,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD="${1:-build}"
 P="$BUILD/perfcast"
-TRAIN_S="${TRAIN_S:-100}"
+TRAIN_S="${TRAIN_S:-200}"
+TILE_EPOCHS="${TILE_EPOCHS-60}"
 ENSEMBLE="${ENSEMBLE:-5}"
 TUNE_S="${TUNE_S:-5}"
 SEED="${SEED:-1}"
@@ -49,7 +58,8 @@ if [ -n "${KEEP:-}" ]; then WORK="$KEEP"; mkdir -p "$WORK"; else
     WORK="$(mktemp -d)"; trap 'rm -rf "$WORK"' EXIT; fi
 
 collist="$(echo $COLLS | tr ' ' ',')"
-TRAIN_SEEDS="${TRAIN_SEEDS:-}"
+TRAIN_SEEDS="${TRAIN_SEEDS-4 5 6 7 8}"
+TSEED="${TSEED:-1}"
 for s in $TRAIN_SEEDS; do
     for t in $SEED $TEST_SEEDS; do
         [ "$s" != "$t" ] || { echo "TRAIN_SEEDS must not hold seed $s (a test seed)" >&2; exit 2; }
@@ -59,19 +69,21 @@ for s in $SEED $TEST_SEEDS $TRAIN_SEEDS; do
     [ -d "$WORK/data$s" ] || "$P" synth --out "$WORK/data$s" --scale small --seed "$s" \
         --threads "$THREADS" --collections "$collist" >/dev/null
 done
-# the training set: seed SEED's splits plus, with TRAIN_SEEDS, their train splits
+# the training set: seed SEED's splits plus, with TRAIN_SEEDS, their train and valid
+# splits (a valid split of 8 tile kernels chose the epochs by luck: RESULTS, tenth pass)
 TRAIN_DATA="$WORK/data$SEED"
 if [ -n "$TRAIN_SEEDS" ]; then
     TRAIN_DATA="$WORK/train_data"
     rm -rf "$TRAIN_DATA"
     for coll in $COLLS; do
         sub="npz/${coll//://}"
-        mkdir -p "$TRAIN_DATA/$sub/train"
-        ln -s "$(cd "$WORK/data$SEED/$sub" && pwd)/valid" "$TRAIN_DATA/$sub/valid"
         for s in $SEED $TRAIN_SEEDS; do
-            for f in "$WORK/data$s/$sub/train"/*.npz; do
-                ln -s "$(cd "$(dirname "$f")" && pwd)/$(basename "$f")" \
-                    "$TRAIN_DATA/$sub/train/s${s}_$(basename "$f")"
+            for split in train valid; do
+                mkdir -p "$TRAIN_DATA/$sub/$split"
+                for f in "$WORK/data$s/$sub/$split"/*.npz; do
+                    ln -s "$(cd "$(dirname "$f")" && pwd)/$(basename "$f")" \
+                        "$TRAIN_DATA/$sub/$split/s${s}_$(basename "$f")"
+                done
             done
         done
     done
@@ -79,10 +91,15 @@ fi
 for coll in $COLLS; do
     name="${coll//:/_}"
     rm -rf "$WORK/model/$name" "$WORK/oracle/$name" "$WORK"/*-"$name"-*.sim.json
+    # tile: a fixed number of epochs (the machine's load does not change the model);
+    # layout: a time budget (an epoch of the big graphs costs too much to fix)
+    length=(--time-budget "$TRAIN_S")
+    case "$coll" in tile:*) [ -z "$TILE_EPOCHS" ] ||
+        length=(--epochs "$TILE_EPOCHS" --patience "$TILE_EPOCHS") ;; esac
     # shellcheck disable=SC2086
     [ -f "$WORK/$name.st" ] || "$P" train --data "$TRAIN_DATA" --collection "$coll" \
-        --out "$WORK/$name.st" --time-budget "$TRAIN_S" --ensemble "$ENSEMBLE" \
-        --threads "$THREADS" $TRAIN_FLAGS >/dev/null
+        --out "$WORK/$name.st" "${length[@]}" --ensemble "$ENSEMBLE" \
+        --threads "$THREADS" --seed "$TSEED" $TRAIN_FLAGS >/dev/null
     mkdir -p "$WORK/model/$name" "$WORK/oracle/$name"
     for s in $SEED $TEST_SEEDS; do
         splits="valid test"

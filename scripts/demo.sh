@@ -39,6 +39,15 @@ held_out=$(ls "$OUT"/npz/tile/xla/valid/*.npz | head -n 1)
 echo "== perfcast rank: best tile configurations of a held-out kernel ($held_out)"
 "$PC" rank --model "$OUT/tile_xla.model" "$held_out" --top 5
 echo
+echo "== perfcast tune: search every test kernel for faster tilings, then time the first"
+echo "   proposal on synth's simulated TPU (perfcast simulate) against the compiler default"
+rm -rf "$OUT/tuned"
+"$PC" tune --model "$OUT/tile_xla.model" --data "$OUT" --split test --out "$OUT/tuned" \
+  --budget-s 2 | tail -n 1
+for f in "$OUT"/tuned/*.npz; do
+  "$PC" simulate "$f" --seed 1 --scale small | awk '$2 == "0" { print $5 }'
+done | awk '{ s += log($1); n++ } END { if (n) printf "first proposal / compiler default, geometric mean over %d kernels: %.3f\n", n, exp(s / n) }'
+echo
 echo "== perfcast predict: competition CSV for the test split -> $OUT/submission.csv"
 "$PC" predict --model "$OUT/tile_xla.model" --model "$OUT/layout_xla_random.model" \
   --data "$OUT" --split test --out "$OUT/submission.csv"

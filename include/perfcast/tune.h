@@ -34,8 +34,9 @@ extern "C" {
  *     size the file's configs give it, combined anew, and with
  *     pc_tune_opts.tile_new_sizes also the sizes synth's autotuner rule gives
  *     below its largest (multiples of 128, powers of two, the whole extent).
- *     Seen sizes only is the default: a model trained on such files ranks
- *     sizes it never saw badly (bench/RESULTS.md, issue #15).
+ *     Unresolved (PC_TUNE_AUTO) it is seen sizes only: a model ranks sizes
+ *     it never saw well only when trained with the rsteps encoding
+ *     (pc_tune_opts_for_model; bench/RESULTS.md, issue #15).
  * A graph without configs, without configurable nodes, or whose space holds
  * one configuration: PC_ERR_INVALID saying so.
  */
