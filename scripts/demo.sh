@@ -2,7 +2,8 @@
 # The main job on built-in data: set up, generate a small synthetic TpuGraphs
 # dataset, summarise and validate it, inspect one file, then train tile and
 # layout cost models for about a minute and a half, evaluate them, rank the
-# configurations of a held-out kernel, write a competition-format CSV, then
+# configurations of a held-out kernel, tune the test kernels and time the proposals
+# on the simulator, write a competition-format CSV, then
 # plan LLaMA-3-70B training and serving with the analytic model.
 #   scripts/demo.sh [OUT_DIR]   (default: demo/)
 set -euo pipefail
