@@ -298,22 +298,28 @@ static int tile_distance(pc_graph *g, const float *f) {
     return best;
 }
 
+/* The space of g and a search of it with the toy tile scorer, both succeeding. */
+static void search_tile(pc_graph *g, const pc_tune_opts *o, pc_tune_space **sp,
+                        pc_tune_result *r) {
+    pc_error e;
+    assert_int_equal(pc_tune_space_from_graph(g, o, sp, &e), PC_OK);
+    memset(r, 0, sizeof *r);
+    r->struct_size = sizeof *r;
+    assert_int_equal(pc_tune_search(*sp, g, o, toy_tile, NULL, r, &e), PC_OK);
+}
+
 /* The tile trust region: 0 proposes only the file's configs, 1 at most one bound away. */
 static void test_tile_trust_region(void **state) {
     (void)state;
     pc_graph *g = tile_graph(0);
-    pc_error e;
     for (int R = 0; R <= 1; R++) {
         pc_tune_opts o = pc_tune_opts_default();
         o.tile_new_sizes = 1;
         o.tile_max_changes = R;
         o.top_k = 20;
         pc_tune_space *sp = NULL;
-        assert_int_equal(pc_tune_space_from_graph(g, &o, &sp, &e), PC_OK);
         pc_tune_result r;
-        memset(&r, 0, sizeof r);
-        r.struct_size = sizeof r;
-        assert_int_equal(pc_tune_search(sp, g, &o, toy_tile, NULL, &r, &e), PC_OK);
+        search_tile(g, &o, &sp, &r);
         assert_true(r.k >= 1);
         for (int64_t k = 0; k < r.k; k++) assert_true(tile_distance(g, r.configs + k * 24) <= R);
         if (R == 0) assert_true(r.k == 8 || r.k == pc_graph_num_configs(g)); /* only those */
@@ -336,11 +342,8 @@ static void test_tile_auto_region(void **state) {
     pc_error e;
     o.top_k = 20;
     pc_tune_space *sp = NULL;
-    assert_int_equal(pc_tune_space_from_graph(g, &o, &sp, &e), PC_OK);
     pc_tune_result r;
-    memset(&r, 0, sizeof r);
-    r.struct_size = sizeof r;
-    assert_int_equal(pc_tune_search(sp, g, &o, toy_tile, NULL, &r, &e), PC_OK);
+    search_tile(g, &o, &sp, &r);
     for (int64_t k = 0; k < r.k; k++) assert_true(tile_distance(g, r.configs + k * 24) == 0);
     pc_tune_result_clear(&r);
     o.tile_max_changes = -3; /* neither a region nor PC_TUNE_AUTO */
