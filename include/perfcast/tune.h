@@ -152,8 +152,9 @@ typedef struct pc_tune_opts {
 #define PC_TUNE_AUTO (-2)
 /* The tile region pc_tune_opts_for_model gives models trained with the rsteps
    encoding (PC_ENCODE_RSTEPS, perfcast/gnn.h; train's tile default), with new
-   sizes: better than the file's configs alone for every such model measured,
-   and catastrophic (picks up to 170x slower) for models without it
+   sizes: better than the file's configs alone in 19 of 20 paired comparisons
+   (10 of 10 on a second simulator), and catastrophic (picks up to 170x slower)
+   for models without it
    (bench/RESULTS.md, issue #15 ninth and tenth passes). */
 #define PC_TUNE_RSTEPS_TILE_MAX_CHANGES 2
 

@@ -17,9 +17,10 @@
 
 /* Only a tile model that sees the reduction's grid steps (rsteps) ranks tiles
  * off the file's configs well enough to search there: with 2 bounds and new
- * sizes, 9 of 10 such models measured proposed faster configs than with the
- * file's configs alone, on both simulators; models without it made picks up to
- * 170x slower (bench/RESULTS.md, issue #15 ninth and tenth passes). */
+ * sizes such models proposed faster configs than with the file's configs alone
+ * in 19 of 20 paired comparisons on perfcast's simulator and 10 of 10 on a
+ * second one; models without it made picks up to 170x slower (bench/RESULTS.md,
+ * issue #15 ninth and tenth passes). */
 void pc_tune_opts_for_model(pc_tune_opts *o, const pc_predictor *p) {
     if (!o) return;
     int trusted = p && pc_collection_kind(pc_predictor_collection(p)) == PC_KIND_TILE &&
